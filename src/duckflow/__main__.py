@@ -1,0 +1,5 @@
+"""`python -m duckflow` runs the command line."""
+
+from duckflow.channels.cli.main import main
+
+raise SystemExit(main())

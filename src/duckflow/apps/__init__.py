@@ -1,0 +1,1 @@
+"""Applications built on the engine (SmartAO essay agents)."""

@@ -1,0 +1,1 @@
+"""People-facing channels: the command line, HTTP, Slack and LINE."""

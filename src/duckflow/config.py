@@ -1,0 +1,171 @@
+"""One typed configuration: a TOML file plus environment variables, defaults from the seeds.
+
+Sources, later ones win: built-in defaults → the user's file (`paths.config_file()`) →
+the workspace's `.duckflow/config.toml` → environment variables named below.
+Every section is its own pydantic model; a subsystem reads only its section.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from duckflow.errors import ConfigError
+from duckflow.paths import config_file, workspace_state_dir
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ModelsConfig(_Section):
+    """Which models play which role (seed 003 §3). Names are `provider:model`."""
+
+    default: str | None = None
+    chat: str | None = None
+    worker: str | None = None
+    coder1: str | None = None
+    coder2: str | None = None
+    coder3: str | None = None
+    fallbacks: list[str] = Field(default_factory=list)
+    ollama_host: str = "http://127.0.0.1:11434"
+    ollama_restart_command: str | None = None
+    ollama_num_ctx: int = 8192
+    min_context: int = 4096
+    max_context: int = 131072
+    request_timeout_s: float = 120.0
+
+
+class WorkspaceConfig(_Section):
+    """The guard and the workspace tools (seed 001 §12, seed 002 tool set)."""
+
+    dangerous_extensions: list[str] = Field(default_factory=lambda: [".exe", ".bat", ".sh", ".ps1"])
+    dangerous_extensions_mode: Literal["refuse", "approve"] = "refuse"
+    max_read_bytes: int = 2_000_000
+    max_write_bytes: int = 2_000_000
+    shell_timeout_s: float = 60.0
+    shell_max_timeout_s: float = 600.0
+    shell_output_limit: int = 20_000
+    sandbox: Literal["auto", "bwrap", "none"] = "auto"
+
+
+class GateConfig(_Section):
+    """Approval defaults (seed 003 §6.4, §10.2): approval is required unless scoped otherwise."""
+
+    require_approval: bool = True
+    auto_approve_ttl_min: int = 30
+    hard_required: list[str] = Field(
+        default_factory=lambda: [
+            "delete",
+            "rename",
+            "send_sensitive",
+            "push_public",
+            "cost_over_limit",
+            "outside_workspace",
+        ]
+    )
+
+
+class BudgetConfig(_Section):
+    """Per-layer prompt token budget (seed 001 §11)."""
+
+    base_tokens: int = 500
+    main_tokens: int = 800
+    specialized_tokens: int = 1200
+
+
+class CompanionConfig(_Section):
+    """The companion conversation (seed 001)."""
+
+    language: Literal["en", "ja"] = "en"
+    codec: Literal["native", "symops", "dml"] = "symops"
+    transitions_file: str | None = None
+    max_recovery_retries: int = 2
+
+
+class TokenGuardConfig(_Section):
+    """Cumulative tokens per session (seed 004 §3-4)."""
+
+    warn_at: int = 200_000
+    block_at: int = 400_000
+    backend: Literal["memory", "sqlite", "redis"] = "sqlite"
+    redis_url: str | None = None
+
+
+class TraceConfig(_Section):
+    """JSONL traces and optional OTLP export (seed 004 §3-6)."""
+
+    enabled: bool = True
+    path: str | None = None
+    otlp_endpoint: str | None = None
+
+
+class Config(_Section):
+    models: ModelsConfig = Field(default_factory=ModelsConfig)
+    workspace: WorkspaceConfig = Field(default_factory=WorkspaceConfig)
+    gate: GateConfig = Field(default_factory=GateConfig)
+    budget: BudgetConfig = Field(default_factory=BudgetConfig)
+    companion: CompanionConfig = Field(default_factory=CompanionConfig)
+    token_guard: TokenGuardConfig = Field(default_factory=TokenGuardConfig)
+    trace: TraceConfig = Field(default_factory=TraceConfig)
+
+
+_ENV: dict[str, tuple[str, str]] = {
+    "DUCKFLOW_MODEL": ("models", "default"),
+    "OLLAMA_HOST": ("models", "ollama_host"),
+    "TRACE_OTLP_ENDPOINT": ("trace", "otlp_endpoint"),
+    "OTEL_EXPORTER_OTLP_ENDPOINT": ("trace", "otlp_endpoint"),
+    "DUCKFLOW_LANGUAGE": ("companion", "language"),
+    "DUCKFLOW_CODEC": ("companion", "codec"),
+}
+
+
+def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except FileNotFoundError:
+        return {}
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(
+            f"{path}: not valid TOML ({exc}).", hint="fix the file or move it aside"
+        ) from exc
+
+
+def load_config(workspace: str | Path | None = None, *, env: dict[str, str] | None = None) -> Config:
+    """Load the configuration; a broken file raises ConfigError naming the file and the key."""
+    environ = os.environ if env is None else env
+    data: dict[str, Any] = {}
+    sources = [config_file()]
+    if workspace is not None:
+        sources.append(workspace_state_dir(workspace) / "config.toml")
+    for path in sources:
+        data = _merge(data, _read_toml(path))
+    for var, (section, key) in _ENV.items():
+        if environ.get(var):
+            data.setdefault(section, {})
+            if isinstance(data[section], dict):
+                data[section][key] = environ[var]
+    try:
+        return Config.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ConfigError(
+            f"invalid configuration at '{where}': {first['msg']}",
+            hint=f"check {', '.join(str(s) for s in sources)} and the environment",
+        ) from exc

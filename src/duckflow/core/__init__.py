@@ -1,0 +1,1 @@
+"""The engine core: Agent run/stream, Tool, ToolRegistry, guards, chunks, traces, memory."""

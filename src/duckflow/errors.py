@@ -1,0 +1,21 @@
+"""The base error every user-facing Duckflow failure derives from."""
+
+from __future__ import annotations
+
+
+class DuckflowError(Exception):
+    """An error a person can meet: says what happened and, in `hint`, what to do next."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return self.message if not self.hint else f"{self.message}\n  next: {self.hint}"
+
+
+class ConfigError(DuckflowError):
+    """The configuration file or an environment variable is invalid."""

@@ -1,0 +1,1 @@
+"""Model adapters (OpenAI-compatible, Anthropic, Ollama, scripted), retry/fallback, tokens."""

@@ -1,0 +1,182 @@
+"""Shared value types of model calls: messages, tool specs and calls, usage, stream events.
+
+Plain dataclasses (no pydantic) so that every layer can import them cheaply. These are the
+contracts between `llm/` (providers), `protocols/` (codecs) and `core/` (agents).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+Role = Literal["system", "user", "assistant", "tool"]
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """What a model is told about one tool: name, description, JSON schema of its arguments."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any] = field(default_factory=lambda: {"type": "object", "properties": {}})
+
+    @property
+    def param_names(self) -> list[str]:
+        """Argument names in declaration order."""
+        return list(self.parameters.get("properties", {}))
+
+    @property
+    def required(self) -> list[str]:
+        return list(self.parameters.get("required", []))
+
+
+@dataclass
+class ToolCall:
+    """A request to run one tool.
+
+    `executable` is False for calls a codec found by guessing (never run without a person's
+    consent); `confidence` and `source` say how the call was obtained.
+    """
+
+    name: str
+    arguments: dict[str, Any]
+    id: str = ""
+    executable: bool = True
+    confidence: float = 1.0
+    source: str = "native"  # native | symops | dml | ...
+    raw: str = ""
+
+
+@dataclass
+class ToolResult:
+    """The outcome of one tool call, as sent back to the model."""
+
+    call_id: str
+    name: str
+    content: str
+    is_error: bool = False
+
+
+@dataclass
+class Message:
+    """One chat message. Assistant messages may carry native tool calls; tool messages answer one."""
+
+    role: Role
+    content: str = ""
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    tool_call_id: str | None = None
+    name: str | None = None
+
+
+@dataclass
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+        )
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    text: str
+    kind: Literal["text"] = "text"
+
+
+@dataclass(frozen=True)
+class ToolCallEvent:
+    """A complete native tool call (providers assemble streamed argument fragments first)."""
+
+    call: ToolCall
+    kind: Literal["tool_call"] = "tool_call"
+
+
+@dataclass(frozen=True)
+class UsageEvent:
+    usage: Usage
+    kind: Literal["usage"] = "usage"
+
+
+@dataclass(frozen=True)
+class FinishEvent:
+    reason: str = "stop"  # stop | tool_calls | length | error
+    kind: Literal["finish"] = "finish"
+
+
+ModelEvent = TextDelta | ToolCallEvent | UsageEvent | FinishEvent
+
+
+@dataclass
+class ModelSettings:
+    temperature: float | None = None
+    max_tokens: int | None = None
+    timeout_s: float = 120.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class ModelResponse:
+    text: str
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    model: str = ""
+    finish_reason: str = "stop"
+
+
+@runtime_checkable
+class Model(Protocol):
+    """What every provider (and ScriptedModel) implements.
+
+    `name` is normalised `provider:model`. `supports_tools` says whether native tool calling
+    is available; `is_local` says whether text stays on this machine (the sanitizer is applied
+    to everything that is not local).
+    """
+
+    name: str
+    supports_tools: bool
+    is_local: bool
+
+    def stream(
+        self,
+        messages: Sequence[Message],
+        *,
+        tools: Sequence[ToolSpec] = (),
+        settings: ModelSettings | None = None,
+    ) -> AsyncIterator[ModelEvent]: ...
+
+
+async def collect(events: AsyncIterator[ModelEvent], model: str = "") -> ModelResponse:
+    """Consume a stream of events into one ModelResponse."""
+    text: list[str] = []
+    calls: list[ToolCall] = []
+    usage = Usage()
+    reason = "stop"
+    async for ev in events:
+        if isinstance(ev, TextDelta):
+            text.append(ev.text)
+        elif isinstance(ev, ToolCallEvent):
+            calls.append(ev.call)
+        elif isinstance(ev, UsageEvent):
+            usage = usage + ev.usage
+        elif isinstance(ev, FinishEvent):
+            reason = ev.reason
+    return ModelResponse("".join(text), calls, usage, model, reason)
+
+
+async def complete(
+    model: Model,
+    messages: Sequence[Message],
+    *,
+    tools: Sequence[ToolSpec] = (),
+    settings: ModelSettings | None = None,
+) -> ModelResponse:
+    """One non-streaming call: the stream, collected."""
+    return await collect(model.stream(messages, tools=tools, settings=settings), model.name)

@@ -1,0 +1,36 @@
+"""Where Duckflow keeps its state: a per-user home and a per-workspace `.duckflow/` folder."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+WORKSPACE_STATE_DIRNAME = ".duckflow"
+
+
+def duckflow_home() -> Path:
+    """Per-user state (sessions, approvals, token counters, traces).
+
+    `DUCKFLOW_HOME` wins; then `$XDG_DATA_HOME/duckflow`; then `~/.local/share/duckflow`.
+    """
+    env = os.environ.get("DUCKFLOW_HOME")
+    if env:
+        return Path(env).expanduser()
+    xdg = os.environ.get("XDG_DATA_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".local" / "share"
+    return base / "duckflow"
+
+
+def workspace_state_dir(root: str | Path) -> Path:
+    """Per-workspace state (checkpoints, code-search index). Read-only to tools."""
+    return Path(root) / WORKSPACE_STATE_DIRNAME
+
+
+def config_file() -> Path:
+    """The user's config file: `DUCKFLOW_CONFIG`, else `$XDG_CONFIG_HOME/duckflow/config.toml`."""
+    env = os.environ.get("DUCKFLOW_CONFIG")
+    if env:
+        return Path(env).expanduser()
+    xdg = os.environ.get("XDG_CONFIG_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".config"
+    return base / "duckflow" / "config.toml"

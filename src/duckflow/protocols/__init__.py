@@ -1,0 +1,1 @@
+"""Text protocols for model actions: Sym-Ops, DML, JSON replies, and codecs."""

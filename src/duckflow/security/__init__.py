@@ -1,0 +1,1 @@
+"""Security: the sanitizer that masks secrets and PII before anything leaves the machine."""

@@ -1,0 +1,1 @@
+"""Storage: SQLite by default, Redis / Postgres backends behind extras."""

@@ -1,0 +1,58 @@
+"""The package skeleton: fast import, CLI dispatch, config loading and errors."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from duckflow.channels.cli.main import main
+from duckflow.config import load_config
+from duckflow.errors import ConfigError
+
+
+def test_import_pulls_in_nothing_heavy() -> None:
+    code = (
+        "import sys, duckflow; heavy = {'pydantic','httpx','tiktoken','rich','jinja2',"
+        "'prompt_toolkit','detect_secrets'} & set(m.split('.')[0] for m in sys.modules); "
+        "print(sorted(heavy))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_help_lists_commands(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    assert "protocol" in out and "bench" in out
+
+
+def test_unknown_command_suggests(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["protocl"]) == 2
+    assert "duckflow protocol" in capsys.readouterr().err
+
+
+def test_broken_config_names_the_file(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    cfg = tmp_path / "config.toml"
+    cfg.write_text("[models\n")
+    monkeypatch.setenv("DUCKFLOW_CONFIG", str(cfg))
+    with pytest.raises(ConfigError) as err:
+        load_config()
+    assert str(cfg) in str(err.value)
+
+
+def test_config_rejects_unknown_key(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    cfg = tmp_path / "config.toml"
+    cfg.write_text("[budget]\nbase_tokenz = 3\n")
+    monkeypatch.setenv("DUCKFLOW_CONFIG", str(cfg))
+    with pytest.raises(ConfigError) as err:
+        load_config()
+    assert "budget.base_tokenz" in str(err.value)
+
+
+def test_config_env_overrides(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("DUCKFLOW_CONFIG", str(tmp_path / "none.toml"))
+    cfg = load_config(env={"OLLAMA_HOST": "http://127.0.0.1:9"})
+    assert cfg.models.ollama_host == "http://127.0.0.1:9"
+    assert cfg.budget.base_tokens == 500
