@@ -1,0 +1,19 @@
+"""Test-wide isolation: no test reads or writes the real user's Duckflow state or config."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def _isolated_duckflow_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    home = tmp_path_factory.mktemp("duckflow_home")
+    monkeypatch.setenv("DUCKFLOW_HOME", str(home))
+    monkeypatch.setenv("DUCKFLOW_CONFIG", str(home / "no-config.toml"))
+    for var in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OLLAMA_HOST", "DUCKFLOW_MODEL",
+                "TRACE_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT"):
+        monkeypatch.delenv(var, raising=False)
+    yield home
