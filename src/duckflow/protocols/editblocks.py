@@ -1,0 +1,353 @@
+"""SEARCH/REPLACE edit hunks: tolerant parsing, strict application with a matching ladder.
+
+An edit's content is either a whole new file or one or more hunks::
+
+    <<<<<<< SEARCH
+    old lines
+    =======
+    new lines
+    >>>>>>> REPLACE
+
+Markers may have 5 to 9 marker characters (models miscount) and surrounding whitespace.
+Application is strict (the shape follows aider's edit blocks, see docs/protocols/editblocks.md):
+each hunk is tried, in order, as an exact match, then with a uniform indentation offset, then
+without a spurious leading/trailing blank line, then with `...` elision lines — never a loose
+fuzzy match. A search text found more than once is refused, not guessed. A failed hunk
+reports the closest lines of the file (difflib) so that a re-ask can point at them.
+
+Empty SEARCH rule: an empty SEARCH section appends the REPLACE text at the end of the file
+(on an empty file this creates the content).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+_SEARCH = re.compile(r"^\s*<{5,9}\s*SEARCH\s*$")
+_DIVIDER = re.compile(r"^\s*={5,9}\s*$")
+_REPLACE = re.compile(r"^\s*>{5,9}\s*REPLACE\s*$")
+
+
+@dataclass(frozen=True)
+class Hunk:
+    """One SEARCH/REPLACE pair. `complete` is False for a hunk cut off before its REPLACE marker."""
+
+    search: str
+    replace: str
+    complete: bool = True
+
+
+@dataclass(frozen=True)
+class HunkFailure:
+    """Why hunk `index` (0-based) did not apply, and the file lines closest to its SEARCH text."""
+
+    index: int
+    reason: str
+    closest: str = ""
+    closest_line: int = 0  # 1-based line of `closest` in the file; 0 when there is none
+
+
+@dataclass
+class ApplyResult:
+    """`text` holds the original with every hunk that applied; `applied` names each one's method."""
+
+    ok: bool
+    text: str
+    applied: list[str] = field(default_factory=list)
+    failures: list[HunkFailure] = field(default_factory=list)
+
+
+def has_markers(content: str) -> bool:
+    """True when `content` contains at least one SEARCH marker line."""
+    return any(_SEARCH.match(line) for line in content.splitlines())
+
+
+def parse_hunks(content: str) -> list[Hunk] | None:
+    """Hunks in `content`, or None when it has no SEARCH marker (then it is a whole new file).
+
+    Text between hunks (prose, code fences, a file name) is ignored. A hunk cut off by the end
+    of the text is returned with `complete=False`; `apply_hunks` never applies it.
+    """
+    lines = content.splitlines(keepends=True)
+    if not any(_SEARCH.match(line) for line in lines):
+        return None
+    hunks: list[Hunk] = []
+    state = "outside"
+    search: list[str] = []
+    replace: list[str] = []
+    for line in lines:
+        bare = line.rstrip("\r\n")
+        if state == "outside":
+            if _SEARCH.match(bare):
+                state, search, replace = "search", [], []
+        elif state == "search":
+            if _DIVIDER.match(bare):
+                state = "replace"
+            else:
+                search.append(line)
+        elif _REPLACE.match(bare):
+            hunks.append(Hunk("".join(search), "".join(replace)))
+            state = "outside"
+        else:
+            replace.append(line)
+    if state != "outside":
+        hunks.append(Hunk("".join(search), "".join(replace), complete=False))
+    return hunks
+
+
+def _lines(text: str) -> list[str]:
+    """Lines without their terminators (line endings are not something a model reproduces)."""
+    return text.splitlines()
+
+
+def _find(hay: Sequence[str], needle: Sequence[str], start: int = 0) -> list[int]:
+    n = len(needle)
+    if n == 0:
+        return []
+    first = needle[0]
+    return [
+        i
+        for i in range(start, len(hay) - n + 1)
+        if hay[i] == first and list(hay[i : i + n]) == list(needle)
+    ]
+
+
+def _ws(line: str) -> str:
+    return line[: len(line) - len(line.lstrip())]
+
+
+def _indent_offset(window: Sequence[str], search: Sequence[str]) -> tuple[str, int] | None:
+    """(prefix, sign) when `window` equals `search` up to one uniform indentation change.
+
+    sign +1: the file has `prefix` more indentation than the search; -1: less.
+    """
+    prefix: str | None = None
+    sign = 0
+    for got, want in zip(window, search, strict=True):
+        if not want.strip():
+            if got.strip():
+                return None
+            continue
+        if got.lstrip() != want.lstrip():
+            return None
+        gw, ww = _ws(got), _ws(want)
+        if gw.startswith(ww) and len(gw) > len(ww):
+            cand, s = gw[len(ww) :], 1
+        elif ww.startswith(gw) and len(ww) > len(gw):
+            cand, s = ww[len(gw) :], -1
+        elif gw == ww:
+            cand, s = "", 0
+        else:
+            return None
+        if prefix is None:
+            prefix, sign = cand, s
+        elif (cand, s) != (prefix, sign):
+            return None
+    if not prefix:
+        return None
+    return prefix, sign
+
+
+def _reindent(lines: Sequence[str], prefix: str, sign: int) -> list[str]:
+    out: list[str] = []
+    for line in lines:
+        if not line.strip():
+            out.append(line)
+        elif sign > 0:
+            out.append(prefix + line)
+        else:
+            ws = _ws(line)
+            cut = len(prefix) if ws.startswith(prefix) else len(ws)
+            out.append(line[cut:])
+    return out
+
+
+class _Refused(Exception):
+    """A rung found the search text more than once: stop the ladder, report honestly."""
+
+    def __init__(self, rows: list[int]) -> None:
+        super().__init__(rows)
+        self.rows = rows
+
+
+def _match(hay: list[str], search: list[str], replace: list[str]) -> tuple[int, int, list[str], str] | None:
+    """(start, length, new_lines, method) for exact or indentation matches; raises _Refused."""
+    hits = _find(hay, search)
+    if len(hits) > 1:
+        raise _Refused(hits)
+    if hits:
+        return hits[0], len(search), list(replace), "exact"
+    n = len(search)
+    found: list[tuple[int, tuple[str, int]]] = []
+    stripped = [s.lstrip() for s in search]
+    for i in range(len(hay) - n + 1):
+        if hay[i].lstrip() != stripped[0]:
+            continue
+        off = _indent_offset(hay[i : i + n], search)
+        if off is not None:
+            found.append((i, off))
+    if len(found) > 1:
+        raise _Refused([i for i, _ in found])
+    if found:
+        i, (prefix, sign) = found[0]
+        return i, n, _reindent(replace, prefix, sign), "indent"
+    return None
+
+
+def _trim_blank(lines: list[str]) -> list[str]:
+    lo, hi = 0, len(lines)
+    while lo < hi and not lines[lo].strip():
+        lo += 1
+    while hi > lo and not lines[hi - 1].strip():
+        hi -= 1
+    return lines[lo:hi]
+
+
+def _strip_like(search: list[str], replace: list[str]) -> list[str]:
+    """Drop from `replace` the blank lines that were spurious at the ends of `search`."""
+    lead = len(search) - len(_trim_blank(search + ["x"])) + 1
+    trail = len(search) - len(_trim_blank(["x"] + search)) + 1
+    lo, hi = 0, len(replace)
+    while lo < lead and lo < hi and not replace[lo].strip():
+        lo += 1
+    while trail > 0 and hi > lo and not replace[hi - 1].strip():
+        hi -= 1
+        trail -= 1
+    return replace[lo:hi]
+
+
+def _split_elisions(lines: list[str]) -> list[list[str]]:
+    pieces: list[list[str]] = [[]]
+    for line in lines:
+        if line.strip() == "...":
+            pieces.append([])
+        else:
+            pieces[-1].append(line)
+    return pieces
+
+
+def _apply_one(hay: list[str], hunk: Hunk) -> tuple[list[str], str]:
+    """New lines of the file and the method used; raises _Refused or LookupError."""
+    search, replace = _lines(hunk.search), _lines(hunk.replace)
+    m = _match(hay, search, replace)
+    if m is not None:
+        start, n, new, method = m
+        return hay[:start] + new + hay[start + n :], method
+    trimmed = _trim_blank(search)
+    if trimmed and trimmed != search:
+        m = _match(hay, trimmed, _strip_like(search, replace))
+        if m is not None:
+            start, n, new, _ = m
+            return hay[:start] + new + hay[start + n :], "blank_line"
+    s_parts, r_parts = _split_elisions(search), _split_elisions(replace)
+    if len(s_parts) > 1 and len(s_parts) == len(r_parts):
+        out = list(hay)
+        pos = 0
+        for s_part, r_part in zip(s_parts, r_parts, strict=True):
+            if not s_part:
+                if r_part:
+                    raise LookupError("an elided part of SEARCH maps to new lines in REPLACE")
+                continue
+            hits = _find(out, s_part)
+            if len(hits) > 1:
+                raise _Refused(hits)
+            if not hits or hits[0] < pos:
+                raise LookupError("a part between `...` lines was not found in order")
+            i = hits[0]
+            out = out[:i] + r_part + out[i + len(s_part) :]
+            pos = i + len(r_part)
+        return out, "elision"
+    raise LookupError("SEARCH text not found")
+
+
+def closest_lines(text: str, search: str) -> tuple[str, int]:
+    """The window of `text` most similar to `search` (difflib ratio) and its 1-based first line."""
+    hay, needle = _lines(text), _trim_blank(_lines(search))
+    if not hay or not needle:
+        return "", 0
+    n = min(len(needle), len(hay))
+    target = "\n".join(needle)
+    best, best_i = -1.0, 0
+    matcher = difflib.SequenceMatcher(autojunk=False)
+    matcher.set_seq2(target)
+    for i in range(len(hay) - n + 1):
+        matcher.set_seq1("\n".join(hay[i : i + n]))
+        if matcher.real_quick_ratio() <= best or matcher.quick_ratio() <= best:
+            continue
+        r = matcher.ratio()
+        if r > best:
+            best, best_i = r, i
+    if best <= 0:
+        return "", 0
+    return "\n".join(hay[best_i : best_i + n]), best_i + 1
+
+
+def _join(lines: list[str], newline: str, trailing: bool) -> str:
+    if not lines:
+        return ""
+    return newline.join(lines) + (newline if trailing else "")
+
+
+def apply_hunks(original: str, hunks: Sequence[Hunk]) -> ApplyResult:
+    """Apply `hunks` in order to `original`; see the module docstring for the ladder.
+
+    `ok` is True only when every hunk applied. Failed hunks are skipped (the others still
+    apply to `text`) and listed in `failures` with the closest lines of the file.
+    """
+    newline = "\r\n" if "\r\n" in original else "\n"
+    trailing = original.endswith(("\n", "\r"))
+    hay = _lines(original)
+    applied: list[str] = []
+    failures: list[HunkFailure] = []
+    for index, hunk in enumerate(hunks):
+        current = _join(hay, newline, trailing)
+        if not hunk.complete:
+            failures.append(
+                HunkFailure(index, "hunk is not closed (no '>>>>>>> REPLACE' line): the reply was cut off")
+            )
+            continue
+        if not hunk.search.strip():
+            # Empty SEARCH: append at the end of the file (creates the content of an empty file).
+            hay = hay + _lines(hunk.replace)
+            trailing = trailing or not original or hunk.replace.endswith("\n")
+            applied.append("append")
+            continue
+        try:
+            hay, method = _apply_one(hay, hunk)
+            applied.append(method)
+        except _Refused as refused:
+            rows = ", ".join(str(r + 1) for r in refused.rows[:5])
+            first = refused.rows[0]
+            n = len(_trim_blank(_lines(hunk.search))) or 1
+            failures.append(
+                HunkFailure(
+                    index,
+                    f"SEARCH text matches {len(refused.rows)} places (lines {rows}); "
+                    "add surrounding lines so it matches exactly one",
+                    "\n".join(hay[first : first + n]),
+                    first + 1,
+                )
+            )
+        except LookupError as err:
+            closest, line = closest_lines(current, hunk.search)
+            reason = f"{err} (tried exact, indentation, blank-line and `...` elision matches)"
+            if hunk.replace.strip() and _find(hay, _trim_blank(_lines(hunk.replace))):
+                reason += "; the REPLACE text is already in the file: the edit may be applied already"
+            failures.append(HunkFailure(index, reason, closest, line))
+    return ApplyResult(not failures, _join(hay, newline, trailing), applied, failures)
+
+
+def describe_failures(result: ApplyResult, path: str = "the file") -> str:
+    """A re-ask text naming each failed hunk and quoting the closest real lines."""
+    parts: list[str] = []
+    for f in result.failures:
+        msg = f"Hunk {f.index + 1} for {path} did not apply: {f.reason}."
+        if f.closest:
+            msg += f"\nThe closest lines in {path} (from line {f.closest_line}) are:\n{f.closest}"
+        parts.append(msg)
+    if parts:
+        parts.append("Resend only the failed hunks, with SEARCH text copied exactly from the file.")
+    return "\n\n".join(parts)

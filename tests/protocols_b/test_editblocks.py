@@ -1,0 +1,104 @@
+"""SEARCH/REPLACE hunks: tolerant parsing, the matching ladder, honest failures."""
+
+from __future__ import annotations
+
+from duckflow.protocols.editblocks import (
+    Hunk,
+    apply_hunks,
+    describe_failures,
+    parse_hunks,
+)
+
+SRC = "def f():\n    a = 1\n    return a\n\n\ndef g():\n    return 2\n"
+
+
+def block(search: str, replace: str, n: int = 7) -> str:
+    return f"{'<' * n} SEARCH\n{search}{'=' * n}\n{replace}{'>' * n} REPLACE\n"
+
+
+def test_no_markers_means_whole_file() -> None:
+    assert parse_hunks("print('hi')\n") is None
+
+
+def test_marker_length_five_to_nine_and_prose_between() -> None:
+    text = "edit x.py\n```python\n" + block("a\n", "b\n", 5) + "```\nand\n" + block("c\n", "d\n", 9)
+    assert parse_hunks(text) == [Hunk("a\n", "b\n"), Hunk("c\n", "d\n")]
+
+
+def test_divider_like_line_inside_replace_is_content() -> None:
+    hunks = parse_hunks(block("Title\n", "Title\n=======\n"))
+    assert hunks == [Hunk("Title\n", "Title\n=======\n")]
+
+
+def test_exact_rung() -> None:
+    r = apply_hunks(SRC, [Hunk("    a = 1\n", "    a = 2\n")])
+    assert r.ok and r.applied == ["exact"]
+    assert r.text == SRC.replace("a = 1", "a = 2")
+
+
+def test_indent_rung_adds_offset_to_replace() -> None:
+    r = apply_hunks(SRC, [Hunk("a = 1\nreturn a\n", "a = 3\nif a:\n    return a\n")])
+    assert r.ok and r.applied == ["indent"]
+    assert "    a = 3\n    if a:\n        return a\n" in r.text
+
+
+def test_indent_rung_removes_offset() -> None:
+    r = apply_hunks(SRC, [Hunk("        def g():\n            return 2\n", "        def g():\n            return 3\n")])
+    assert r.ok and r.applied == ["indent"]
+    assert r.text.endswith("def g():\n    return 3\n")
+
+
+def test_blank_line_rung() -> None:
+    r = apply_hunks(SRC, [Hunk("\n    a = 1\n", "\n    a = 5\n")])
+    assert r.ok and r.applied == ["blank_line"]
+    assert r.text == SRC.replace("a = 1", "a = 5")
+
+
+def test_elision_rung() -> None:
+    r = apply_hunks(SRC, [Hunk("def f():\n...\n    return a\n", "def f():\n...\n    return a * 2\n")])
+    assert r.ok and r.applied == ["elision"]
+    assert "    a = 1\n    return a * 2\n" in r.text
+
+
+def test_ambiguous_search_is_refused() -> None:
+    text = "x = 1\n    return\ny = 2\n    return\n"
+    r = apply_hunks(text, [Hunk("    return\n", "    return None\n")])
+    assert not r.ok and r.text == text
+    assert "2 places" in r.failures[0].reason and r.failures[0].closest_line == 2
+
+
+def test_failure_reports_closest_lines() -> None:
+    r = apply_hunks(SRC, [Hunk("def g():\n    return 3\n", "def g():\n    return 4\n")])
+    assert not r.ok
+    f = r.failures[0]
+    assert f.closest == "def g():\n    return 2" and f.closest_line == 6
+    msg = describe_failures(r, "m.py")
+    assert "line 6" in msg and "return 2" in msg
+
+
+def test_already_applied_is_said() -> None:
+    r = apply_hunks(SRC, [Hunk("    a = 9\n", "    a = 1\n")])
+    assert not r.ok and "already" in r.failures[0].reason
+
+
+def test_empty_search_appends() -> None:
+    r = apply_hunks("a\n", [Hunk("", "b\n")])
+    assert r.ok and r.text == "a\nb\n" and r.applied == ["append"]
+    assert apply_hunks("", [Hunk("", "new\n")]).text == "new\n"
+
+
+def test_truncated_hunk_never_applies() -> None:
+    hunks = parse_hunks(block("a\n", "b\n") + "<<<<<<< SEARCH\nc\n=======\nd\n")
+    assert hunks is not None and hunks[1].complete is False
+    r = apply_hunks("a\nc\n", hunks)
+    assert r.text == "b\nc\n" and not r.ok and "cut off" in r.failures[0].reason
+
+
+def test_crlf_file_keeps_its_line_endings() -> None:
+    r = apply_hunks("a\r\nb\r\n", [Hunk("b\n", "c\n")])
+    assert r.ok and r.text == "a\r\nc\r\n"
+
+
+def test_hunks_apply_in_sequence() -> None:
+    r = apply_hunks("one\ntwo\n", [Hunk("one\n", "uno\n"), Hunk("uno\ntwo\n", "uno\ndos\n")])
+    assert r.ok and r.text == "uno\ndos\n"
