@@ -1,0 +1,253 @@
+"""Tools: immutable wrappers around functions, with a pydantic model of their arguments.
+
+`Tool.from_function(fn)` (or the `@tool` decorator) reads the signature and the docstring
+(Google or NumPy style) into an arguments model; `await tool.invoke(args, ctx)` validates the
+arguments first (`ToolValidationError` naming the field, the function is not called), then
+awaits async functions or runs sync ones in the default executor. A parameter annotated
+`ToolContext` receives the call's context and is not part of the schema.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import dataclasses
+import functools
+import inspect
+import json
+import typing
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, TypeVar, overload
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+
+from duckflow.core.docstrings import parse_docstring
+from duckflow.core.errors import ToolValidationError
+from duckflow.llm.types import ToolSpec
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@dataclass(frozen=True, eq=False)
+class ToolContext:
+    """What a tool may learn about the call: the session, the calling agent, injected config.
+
+    `extra_cfg` is the agent's `extra_cfg` (a DB connection, a workspace ...). `run` is the
+    engine's handle on the current run (used by handoffs); tools normally ignore it.
+    """
+
+    session_id: str = ""
+    agent: str = ""
+    extra_cfg: Mapping[str, Any] = field(default_factory=dict)
+    run: Any = field(default=None, repr=False)
+
+
+class _ArgsBase(BaseModel):
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+
+@dataclass(frozen=True, eq=False)
+class Tool:
+    """One tool: name, description, arguments model, the function, and whether it runs alone.
+
+    `exclusive=True` tools never run concurrently with other calls of the same turn.
+    `params` maps model field names to the function's parameter names; `instance_param`
+    is set when the function takes the whole arguments model as one parameter.
+    """
+
+    name: str
+    description: str
+    args_model: type[BaseModel]
+    fn: Callable[..., Any]
+    exclusive: bool = False
+    context_param: str | None = None
+    params: Mapping[str, str] = field(default_factory=dict)
+    instance_param: str | None = None
+    is_async: bool = False
+
+    @cached_property
+    def json_schema(self) -> dict[str, Any]:
+        """The JSON schema of the arguments (titles removed, as models are told)."""
+        schema = self.args_model.model_json_schema()
+        schema.pop("title", None)
+        for prop in schema.get("properties", {}).values():
+            if isinstance(prop, dict):
+                prop.pop("title", None)
+        schema.setdefault("properties", {})
+        return schema
+
+    @cached_property
+    def spec(self) -> ToolSpec:
+        return ToolSpec(self.name, self.description, self.json_schema)
+
+    @classmethod
+    def from_function(
+        cls,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        exclusive: bool = False,
+        args_model: type[BaseModel] | None = None,
+    ) -> Tool:
+        """Wrap `fn`; its signature and docstring become the arguments model and description."""
+        doc = parse_docstring(inspect.getdoc(fn))
+        tool_name = name or getattr(fn, "__name__", None) or type(fn).__name__
+        sig = inspect.signature(fn)
+        hints = _type_hints(fn)
+        context_param: str | None = None
+        instance_param: str | None = None
+        fields: dict[str, Any] = {}
+        params: dict[str, str] = {}
+        for pname, param in sig.parameters.items():
+            if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+                continue
+            annotation = hints.get(pname, param.annotation)
+            if _is_context(annotation):
+                context_param = pname
+                continue
+            if args_model is not None:
+                if annotation is args_model or annotation == args_model.__name__ or (
+                    pname not in args_model.model_fields and param.default is param.empty
+                ):
+                    instance_param = pname
+                continue
+            if annotation is inspect.Parameter.empty:
+                annotation = Any
+            default = ... if param.default is inspect.Parameter.empty else param.default
+            field_name = pname if not hasattr(BaseModel, pname) else f"{pname}_"
+            info = Field(default, description=doc.params.get(pname) or None,
+                         alias=pname if field_name != pname else None)
+            fields[field_name] = (annotation, info)
+            params[field_name] = pname
+        if args_model is None:
+            model_name = "".join(p.title() for p in tool_name.split("_")) + "Args"
+            args_model = create_model(model_name, __base__=_ArgsBase, **fields)
+        else:
+            params = {} if instance_param else {f: f for f in args_model.model_fields}
+        is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+            type(fn).__call__)
+        return cls(
+            name=tool_name,
+            description=description if description is not None else doc.summary,
+            args_model=args_model,
+            fn=fn,
+            exclusive=exclusive,
+            context_param=context_param,
+            params=params,
+            instance_param=instance_param,
+            is_async=is_async,
+        )
+
+    def validate(self, arguments: Mapping[str, Any] | None) -> BaseModel:
+        """Check arguments against the model; `ToolValidationError` names each bad field."""
+        try:
+            return self.args_model.model_validate(dict(arguments or {}))
+        except ValidationError as exc:
+            problems = []
+            fields = []
+            for err in exc.errors():
+                loc = ".".join(str(part) for part in err["loc"]) or "(arguments)"
+                fields.append(loc)
+                problems.append(f"'{loc}': {err['msg']}")
+            expected = ", ".join(self.json_schema.get("properties", {})) or "no arguments"
+            raise ToolValidationError(
+                f"invalid arguments for tool '{self.name}': " + "; ".join(problems),
+                tool=self.name,
+                fields=fields,
+                hint=f"call {self.name} with: {expected}",
+            ) from None
+
+    async def invoke(self, arguments: Mapping[str, Any] | None, ctx: ToolContext | None = None) -> Any:
+        """Validate `arguments`, then run the function (sync ones in the default executor)."""
+        parsed = self.validate(arguments)
+        if self.instance_param:
+            kwargs: dict[str, Any] = {self.instance_param: parsed}
+        else:
+            values = parsed.__dict__
+            kwargs = {pname: values[fname] for fname, pname in self.params.items()}
+        if self.context_param:
+            kwargs[self.context_param] = ctx if ctx is not None else ToolContext()
+        if self.is_async:
+            return await self.fn(**kwargs)
+        loop = asyncio.get_running_loop()
+        call = functools.partial(contextvars.copy_context().run, self.fn, **kwargs)
+        result = await loop.run_in_executor(None, call)
+        if inspect.isawaitable(result):
+            result = await result
+        return result
+
+    async def __call__(self, **arguments: Any) -> Any:
+        return await self.invoke(arguments)
+
+
+def _is_context(annotation: Any) -> bool:
+    if annotation is ToolContext:
+        return True
+    if isinstance(annotation, str):
+        return "ToolContext" in annotation
+    return any(arg is ToolContext for arg in typing.get_args(annotation))
+
+
+def _type_hints(fn: Callable[..., Any]) -> dict[str, Any]:
+    target = fn if inspect.isfunction(fn) or inspect.ismethod(fn) else type(fn).__call__
+    try:
+        return typing.get_type_hints(target, include_extras=True)
+    except Exception:  # unresolved forward references: fall back to raw annotations
+        return dict(getattr(target, "__annotations__", {}))
+
+
+@overload
+def tool(fn: F, /) -> Tool: ...
+
+
+@overload
+def tool(
+    *, name: str | None = None, description: str | None = None, exclusive: bool = False,
+    args_model: type[BaseModel] | None = None,
+) -> Callable[[F], Tool]: ...
+
+
+def tool(
+    fn: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    exclusive: bool = False,
+    args_model: type[BaseModel] | None = None,
+) -> Tool | Callable[[Callable[..., Any]], Tool]:
+    """Decorator: `@tool` or `@tool(name=..., exclusive=True)` turns a function into a Tool."""
+
+    def wrap(f: Callable[..., Any]) -> Tool:
+        return Tool.from_function(f, name=name, description=description, exclusive=exclusive,
+                                  args_model=args_model)
+
+    return wrap(fn) if fn is not None else wrap
+
+
+def as_tool(obj: Tool | Callable[..., Any]) -> Tool:
+    """A Tool as is; a plain function wrapped with `Tool.from_function`."""
+    if isinstance(obj, Tool):
+        return obj
+    if callable(obj):
+        return Tool.from_function(obj)
+    raise TypeError(f"not a tool or a function: {obj!r}")
+
+
+def result_to_text(value: Any) -> str:
+    """How a tool's return value is shown to the model: text as is, everything else as JSON."""
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return "null"
+    if isinstance(value, BaseModel):
+        return value.model_dump_json()
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        value = dataclasses.asdict(value)
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return str(value)
