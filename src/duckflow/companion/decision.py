@@ -1,0 +1,179 @@
+"""The Main model's decision JSON (seed 001 §7.1): model, tolerant reading, one re-ask, safe default.
+
+Fields of the seed: rationale, goal_consistency, constraint_check, next_step, step,
+prompt_pattern, state_delta. Added because people need them (optional, documented in
+docs/companion.md): `reply` (what to say to the person), `question`, `options`,
+`confidence`. `state_delta` may be a sentence or an object updating the fixed five.
+
+Reading: `protocols.jsonreply.read_json` (fences, prose around, broken JSON repaired); a reply
+that still does not validate is re-asked once naming the errors; a second failure gives the
+safe default — wait for the person — and a message saying so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+STEPS = ("PLANNING", "EXECUTION", "REVIEW", "AWAITING_APPROVAL", "DONE")
+
+SCHEMA_HINT = (
+    '{"rationale": "...", "goal_consistency": "yes|no: why", "constraint_check": "yes|no: why", '
+    '"next_step": "done|pending_user|defer|continue", '
+    '"step": "PLANNING|EXECUTION|REVIEW|AWAITING_APPROVAL|DONE", '
+    '"prompt_pattern": "base_main|base_main_specialized", "state_delta": {}, "reply": "..."}'
+)
+
+
+class MainDecision(BaseModel):
+    """The Main model's decision for one turn."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    rationale: str = Field(min_length=1)
+    goal_consistency: str
+    constraint_check: str
+    next_step: Literal["done", "pending_user", "defer", "continue"]
+    step: Literal["PLANNING", "EXECUTION", "REVIEW", "AWAITING_APPROVAL", "DONE"]
+    prompt_pattern: Literal["base_main", "base_main_specialized"] = "base_main"
+    state_delta: str | dict[str, Any] | None = None
+    reply: str = ""
+    question: str | None = None
+    options: list[str] = Field(default_factory=list)
+    confidence: float | None = Field(default=None, ge=0.0, le=1.0)
+
+    @field_validator("next_step", "prompt_pattern", mode="before")
+    @classmethod
+    def _lower(cls, v: Any) -> Any:
+        return v.strip().lower() if isinstance(v, str) else v
+
+    @field_validator("step", mode="before")
+    @classmethod
+    def _upper(cls, v: Any) -> Any:
+        return v.strip().upper() if isinstance(v, str) else v
+
+    @field_validator("goal_consistency", "constraint_check", "rationale", mode="before")
+    @classmethod
+    def _text(cls, v: Any) -> Any:
+        if isinstance(v, bool):
+            return "yes" if v else "no"
+        return v
+
+
+def safe_default(current_step: str, why: str) -> MainDecision:
+    """Wait for the person: no transition, no tool call."""
+    return MainDecision(
+        rationale=f"could not read the model's decision ({why}); waiting for you",
+        goal_consistency="unknown",
+        constraint_check="unknown",
+        next_step="pending_user",
+        step=current_step if current_step in STEPS else "PLANNING",  # type: ignore[arg-type]
+        prompt_pattern="base_main",
+        reply="",
+    )
+
+
+@dataclass
+class DecisionResult:
+    decision: MainDecision
+    raw: list[str] = field(default_factory=list)
+    repairs: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    reasked: bool = False
+    safe_default: bool = False
+    message: str = ""
+
+
+@dataclass
+class _Reply:
+    ok: bool
+    value: Any
+    repairs: list[str]
+    errors: list[str]
+
+
+def _read(text: str) -> _Reply:
+    """read_json from protocols when available; a small json_repair-based reader otherwise."""
+    try:
+        from duckflow.protocols.jsonreply import read_json
+    except ImportError:  # protocols-B's reader not there: same contract, minimal version
+        return _read_fallback(text)
+    r = read_json(text, MainDecision)
+    return _Reply(bool(r.ok), r.value, list(r.repairs), list(r.errors))
+
+
+def _read_fallback(text: str) -> _Reply:
+    import json
+
+    from pydantic import ValidationError
+
+    repairs: list[str] = []
+    body = text.strip()
+    start, end = body.find("{"), body.rfind("}")
+    if start > 0 or (end != -1 and end < len(body) - 1):
+        repairs.append("removed text around the JSON object")
+    if start == -1:
+        return _Reply(False, None, repairs, ["no JSON object found"])
+    body = body[start : end + 1] if end > start else body[start:]
+    try:
+        data = json.loads(body)
+    except json.JSONDecodeError:
+        import json_repair
+
+        data = json_repair.loads(body)
+        repairs.append("repaired broken JSON")
+    if not isinstance(data, dict):
+        return _Reply(False, None, repairs, ["the JSON is not an object"])
+    try:
+        return _Reply(True, MainDecision.model_validate(data), repairs, [])
+    except ValidationError as exc:
+        errs = [f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()]
+        return _Reply(False, None, repairs, errs)
+
+
+def reask_text(errors: list[str]) -> str:
+    try:
+        from duckflow.protocols.jsonreply import reask_message
+    except ImportError:
+        lines = "\n".join(f"- {e}" for e in errors)
+        return (
+            "Your last reply was not the decision JSON I need:\n"
+            f"{lines}\nAnswer again with only one JSON object of this shape:\n{SCHEMA_HINT}"
+        )
+    return str(reask_message(errors, SCHEMA_HINT))
+
+
+Ask = Callable[[str | None], Awaitable[str]]
+
+
+async def read_decision(ask: Ask, current_step: str) -> DecisionResult:
+    """`ask(None)` makes the Main call; `ask(text)` re-asks with `text` added. One re-ask at most."""
+    result = DecisionResult(decision=safe_default(current_step, "not asked yet"))
+    text = await ask(None)
+    result.raw.append(text)
+    r = _read(text)
+    result.repairs += r.repairs
+    if r.ok and isinstance(r.value, MainDecision):
+        result.decision = r.value
+        return result
+    result.errors += r.errors
+    result.reasked = True
+    text = await ask(reask_text(r.errors))
+    result.raw.append(text)
+    r = _read(text)
+    result.repairs += r.repairs
+    if r.ok and isinstance(r.value, MainDecision):
+        result.decision = r.value
+        return result
+    result.errors += r.errors
+    result.safe_default = True
+    why = "; ".join(r.errors[:3]) or "unreadable"
+    result.decision = safe_default(current_step, why)
+    result.message = (
+        "The model's decision could not be read twice in a row, so nothing was done and no "
+        f"step changed ({why}). Say what you want next, or try another model with --model."
+    )
+    return result

@@ -1,0 +1,140 @@
+"""The single owner of a session's AgentState: every change goes through it (seed 001 §4.4).
+
+Both loops of the dual loop (chat and task) hold a reference to one `StateOwner`, never a copy
+of the state. Each change is applied under a lock, stamped, written to the session store at
+once (so a crash loses nothing) and announced to the change callbacks, so whatever reads the
+state next sees the latest.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from duckflow.companion.plan import PlanTool
+from duckflow.companion.state import AgentState, Status, Step
+from duckflow.companion.store import SessionStore
+from duckflow.companion.transitions import Source, TransitionController, TransitionRecord
+
+log = logging.getLogger("duckflow.companion")
+
+Listener = Callable[[AgentState, str], None]
+
+
+class StateOwner:
+    """Holds the state, the transition controller and the plans of one session."""
+
+    def __init__(
+        self,
+        state: AgentState,
+        controller: TransitionController | None = None,
+        store: SessionStore | None = None,
+        plans: PlanTool | None = None,
+    ) -> None:
+        self._state = state
+        self.controller = controller or TransitionController()
+        self.store = store
+        self.plans = plans or PlanTool()
+        self._listeners: list[Listener] = []
+        self._lock = threading.RLock()
+
+    @property
+    def state(self) -> AgentState:
+        return self._state
+
+    def add_listener(self, callback: Listener) -> None:
+        """`callback(state, what_changed)` runs after every change."""
+        self._listeners.append(callback)
+
+    def _commit(self, what: str) -> None:
+        self._state.last_updated = time.time()
+        self.persist()
+        for cb in list(self._listeners):
+            try:
+                cb(self._state, what)
+            except Exception:  # a broken listener must not break the conversation
+                log.exception("state listener failed on %r", what)
+
+    def persist(self) -> None:
+        if self.store is not None:
+            self.store.save(self._state, self.extra())
+
+    def extra(self) -> dict[str, Any]:
+        return {
+            "transitions": [
+                {
+                    "at": r.at, "from": r.from_step.value, "to": r.to_step.value,
+                    "allowed": r.allowed, "reason": r.reason, "source": r.source,
+                }
+                for r in self.controller.history
+            ],
+            "plans": self.plans.to_dict(),
+        }
+
+    def change(self, what: str, fn: Callable[[AgentState], None]) -> None:
+        """Apply `fn` to the state as one change, described by `what`."""
+        with self._lock:
+            fn(self._state)
+            self._commit(what)
+
+    def set_status(self, status: Status, why: str = "") -> None:
+        def apply(s: AgentState) -> None:
+            s.status = status
+
+        self.change(f"status {status.value}" + (f": {why}" if why else ""), apply)
+
+    def new_utterance(self) -> None:
+        self.controller.limiter.new_utterance()
+
+    def transition(
+        self, to: Step, reason: str, *, source: Source = "decision", status: Status | None = None
+    ) -> TransitionRecord:
+        """Try one move; the record says whether it happened and why (refusals are logged too)."""
+        with self._lock:
+            src = self._state.step
+            rec = self.controller.request(src, to, reason, source)
+            self._after(rec, status or Status.IN_PROGRESS)
+            return rec
+
+    def recover(self, reason: str) -> TransitionRecord:
+        """After an ERROR: back to PLANNING while retries remain; otherwise ask the person."""
+        with self._lock:
+            rec = self.controller.recover(self._state.step, self._state.recovery_retries, reason)
+            if rec.allowed:
+                self._state.recovery_retries += 1
+                self._after(rec, Status.IN_PROGRESS)
+            else:
+                self._after(rec, Status.REQUIRES_USER_INPUT)
+            return rec
+
+    def _after(self, rec: TransitionRecord, status: Status) -> None:
+        s = self._state
+        if rec.allowed:
+            s.step = rec.to_step
+            s.status = status
+            s.set_last_delta(f"step {rec.from_step.value} → {rec.to_step.value}: {rec.reason}")
+            s.log_decision(f"{rec.from_step.value}→{rec.to_step.value}: {rec.reason}")
+            if rec.to_step == Step.DONE:
+                s.recovery_retries = 0
+            self._commit(rec.line())
+        else:
+            log.debug("transition refused: %s", rec.line())
+            if rec.source == "recovery":
+                s.status = status
+            self._commit(rec.line())
+
+    def restore_history(self, extra: dict[str, Any]) -> None:
+        """Put back the transition history and plans saved with the session."""
+        from duckflow.companion.transitions import TransitionRecord as Rec
+
+        for r in extra.get("transitions", []):
+            try:
+                self.controller.history.append(
+                    Rec(r["at"], Step(r["from"]), Step(r["to"]), r["allowed"], r["reason"], r["source"])
+                )
+            except (KeyError, ValueError):
+                continue
+        self.plans = PlanTool.from_dict(extra.get("plans", {}))

@@ -1,0 +1,100 @@
+"""PlanTool and ActionSpec: the one way plans are made and their actions declared (seed 001 §12.1.1).
+
+`propose(content)` stores a plan and returns its id; `set_action_specs(plan_id, specs)` says
+what the plan will do, one ActionSpec per action. There is no fallback path: an unknown plan
+id or an empty spec list is an error (the seed removed its silent fallbacks on purpose).
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from duckflow.errors import DuckflowError
+
+ACTION_KINDS = ("read", "create", "edit", "delete", "run", "test", "implement", "other")
+
+
+class PlanError(DuckflowError):
+    """A plan operation was asked for something that does not exist or is empty."""
+
+
+@dataclass(frozen=True)
+class ActionSpec:
+    """One declared action of a plan: what kind, on which path, why; optional ones may be skipped."""
+
+    kind: str
+    path: str
+    description: str
+    optional: bool = False
+
+    def line(self) -> str:
+        opt = " (optional)" if self.optional else ""
+        return f"{self.kind} {self.path}: {self.description}{opt}"
+
+
+@dataclass
+class Plan:
+    plan_id: str
+    content: str
+    created_at: float
+    action_specs: list[ActionSpec] = field(default_factory=list)
+    status: str = "proposed"  # proposed | approved | executed | abandoned
+
+
+class PlanTool:
+    """Keeps the plans of one session, in order."""
+
+    def __init__(self) -> None:
+        self._plans: dict[str, Plan] = {}
+        self._ids = itertools.count(1)
+
+    def propose(self, content: str) -> str:
+        text = content.strip()
+        if not text:
+            raise PlanError("cannot propose an empty plan", hint="describe at least one step")
+        plan_id = f"plan-{time.strftime('%Y%m%d')}-{next(self._ids):03d}"
+        while plan_id in self._plans:
+            plan_id = f"plan-{time.strftime('%Y%m%d')}-{next(self._ids):03d}"
+        self._plans[plan_id] = Plan(plan_id, text, time.time())
+        return plan_id
+
+    def get(self, plan_id: str) -> Plan:
+        try:
+            return self._plans[plan_id]
+        except KeyError:
+            raise PlanError(f"no plan '{plan_id}'", hint="propose a plan first") from None
+
+    def set_action_specs(self, plan_id: str, specs: list[ActionSpec]) -> None:
+        plan = self.get(plan_id)
+        if not specs:
+            raise PlanError(f"plan '{plan_id}' needs at least one ActionSpec")
+        for s in specs:
+            if s.kind not in ACTION_KINDS:
+                raise PlanError(
+                    f"unknown action kind '{s.kind}'", hint=f"use one of {', '.join(ACTION_KINDS)}"
+                )
+        plan.action_specs = list(specs)
+
+    def set_status(self, plan_id: str, status: str) -> None:
+        self.get(plan_id).status = status
+
+    def latest(self) -> Plan | None:
+        return next(reversed(self._plans.values()), None) if self._plans else None
+
+    def __len__(self) -> int:
+        return len(self._plans)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {pid: asdict(p) for pid, p in self._plans.items()}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> PlanTool:
+        tool = cls()
+        for pid, p in data.items():
+            specs = [ActionSpec(**s) for s in p.get("action_specs", [])]
+            tool._plans[pid] = Plan(pid, p["content"], p["created_at"], specs, p.get("status", "proposed"))
+        tool._ids = itertools.count(len(tool._plans) + 1)
+        return tool

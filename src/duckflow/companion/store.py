@@ -1,0 +1,131 @@
+"""Persists companion sessions in SQLite (`duckflow_home()/sessions.db`), one row per session.
+
+The whole AgentState is written as one JSON document in one transaction after every change,
+so a crash leaves either the previous state or the new one; the transition history and the
+plans go into the same row. `load()` restores a session (pending approval included).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from duckflow.companion.state import AgentState
+from duckflow.paths import duckflow_home
+from duckflow.store.sqlite import connect
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS companion_sessions (
+    session_id   TEXT PRIMARY KEY,
+    workspace    TEXT NOT NULL,
+    created_at   REAL NOT NULL,
+    updated_at   REAL NOT NULL,
+    step         TEXT NOT NULL,
+    status       TEXT NOT NULL,
+    goal         TEXT NOT NULL,
+    state_json   TEXT NOT NULL,
+    extra_json   TEXT NOT NULL DEFAULT '{}'
+);
+CREATE INDEX IF NOT EXISTS companion_sessions_ws ON companion_sessions(workspace, updated_at);
+"""
+
+
+def default_db_path() -> Path:
+    return duckflow_home() / "sessions.db"
+
+
+@dataclass(frozen=True)
+class SessionSummary:
+    """One line of `duckflow sessions`."""
+
+    session_id: str
+    workspace: str
+    updated_at: float
+    step: str
+    status: str
+    goal: str
+    pending: bool
+
+
+class SessionStore:
+    """Saves and restores AgentState (plus an `extra` dict: transition history, plans)."""
+
+    def __init__(self, path: str | Path | None = None) -> None:
+        self.path = Path(path) if path is not None else default_db_path()
+        self._conn: sqlite3.Connection = connect(self.path)
+        self._conn.executescript(_SCHEMA)
+        self._lock = threading.Lock()
+
+    def save(self, state: AgentState, extra: dict[str, Any] | None = None) -> None:
+        doc = json.dumps(state.to_dict(), ensure_ascii=False)
+        extra_doc = json.dumps(extra or {}, ensure_ascii=False, default=str)
+        with self._lock, self._conn:
+            self._conn.execute(
+                "INSERT INTO companion_sessions(session_id, workspace, created_at, updated_at, step,"
+                " status, goal, state_json, extra_json) VALUES (?,?,?,?,?,?,?,?,?)"
+                " ON CONFLICT(session_id) DO UPDATE SET workspace=excluded.workspace,"
+                " updated_at=excluded.updated_at, step=excluded.step, status=excluded.status,"
+                " goal=excluded.goal, state_json=excluded.state_json, extra_json=excluded.extra_json",
+                (
+                    state.session_id, state.workspace, state.created_at, state.last_updated,
+                    state.step.value, state.status.value, state.goal, doc, extra_doc,
+                ),
+            )
+
+    def load(self, session_id: str) -> tuple[AgentState, dict[str, Any]] | None:
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT state_json, extra_json FROM companion_sessions WHERE session_id=?",
+                (session_id,),
+            ).fetchone()
+        if row is None:
+            return None
+        return AgentState.from_dict(json.loads(row["state_json"])), json.loads(row["extra_json"])
+
+    def latest(self, workspace: str | None = None) -> str | None:
+        """The most recently updated session id (of one workspace when given)."""
+        sql = "SELECT session_id FROM companion_sessions"
+        args: tuple[Any, ...] = ()
+        if workspace is not None:
+            sql += " WHERE workspace=?"
+            args = (workspace,)
+        with self._lock:
+            row = self._conn.execute(sql + " ORDER BY updated_at DESC LIMIT 1", args).fetchone()
+        return None if row is None else str(row["session_id"])
+
+    def list(self, limit: int = 50) -> list[SessionSummary]:
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT session_id, workspace, updated_at, step, status, goal, state_json"
+                " FROM companion_sessions ORDER BY updated_at DESC LIMIT ?",
+                (limit,),
+            ).fetchall()
+        out = []
+        for r in rows:
+            pending = bool(json.loads(r["state_json"]).get("pending_gate"))
+            out.append(
+                SessionSummary(
+                    r["session_id"], r["workspace"], r["updated_at"], r["step"], r["status"],
+                    r["goal"], pending,
+                )
+            )
+        return out
+
+    def delete(self, session_id: str) -> bool:
+        with self._lock, self._conn:
+            cur = self._conn.execute("DELETE FROM companion_sessions WHERE session_id=?", (session_id,))
+        return cur.rowcount > 0
+
+    def close(self) -> None:
+        self._conn.close()
+
+
+def new_session_id() -> str:
+    import secrets
+
+    return time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)

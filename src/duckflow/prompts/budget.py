@@ -1,0 +1,123 @@
+"""Token budget per prompt layer (seed 001 §11): count with the real tokenizer, cut in a fixed order.
+
+Limits come from config (`budget.base_tokens / main_tokens / specialized_tokens`, defaults
+500 / 800 / 1200). When a layer is over, items are removed one at a time in the seed's fixed
+order — evidence → conversation summary → open_questions → plan_brief — and the prompts are
+rendered again, until every layer fits or nothing cuttable is left. The report says what was
+cut and what is still over, so nothing is dropped silently.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from duckflow.prompts.render import PromptBuilder, PromptInputs
+
+CUT_ORDER = ("evidence", "conversation", "open_questions", "plan_brief")
+# which layers show each kind (a cut is only made where it helps an over-budget layer)
+_SHOWN_IN = {
+    "evidence": {"main", "specialized"},
+    "conversation": {"base", "main"},
+    "open_questions": {"main"},
+    "plan_brief": {"main", "specialized"},
+}
+
+Counter = Callable[[str], int]
+
+
+@dataclass(frozen=True)
+class LayerBudget:
+    base: int = 500
+    main: int = 800
+    specialized: int = 1200
+
+
+@dataclass
+class BudgetReport:
+    tokens: dict[str, int] = field(default_factory=dict)
+    limits: dict[str, int] = field(default_factory=dict)
+    cuts: list[str] = field(default_factory=list)
+    over: dict[str, int] = field(default_factory=dict)
+    exact: bool = False
+    method: str = ""
+
+
+@dataclass
+class BuiltPrompts:
+    base: str
+    main: str
+    specialized: str | None
+    report: BudgetReport
+
+
+def token_counter() -> tuple[Counter, bool, str]:
+    """The team's count_tokens when present; a 4-characters-per-token estimate otherwise."""
+    try:
+        from duckflow.llm.tokens import count_tokens
+    except ImportError:
+        return (lambda text: (len(text) + 3) // 4), False, "estimate: 4 characters per token"
+    probe = count_tokens("probe")
+
+    def count(text: str) -> int:
+        return int(count_tokens(text).tokens)
+
+    return count, bool(probe.exact), str(probe.method)
+
+
+def _cut_one(inp: PromptInputs, kind: str) -> str | None:
+    """Remove one item of `kind`; returns a description, or None when nothing is left."""
+    if kind == "evidence" and inp.evidence:
+        item = inp.evidence.pop(0)  # oldest evidence first
+        return f"evidence: {item[:40]}"
+    if kind == "conversation":
+        if inp.summaries:
+            return f"conversation summary: {inp.summaries.pop(0)[:40]}"
+        if inp.recent_turns:
+            return f"recent turn: {inp.recent_turns.pop(0)[:40]}"
+        return None
+    if kind == "open_questions" and inp.open_questions:
+        return f"open question: {inp.open_questions.pop()[:40]}"
+    if kind == "plan_brief" and inp.plan_brief:
+        return f"plan step: {inp.plan_brief.pop()[:40]}"
+    return None
+
+
+def build_prompts(
+    builder: PromptBuilder,
+    inputs: PromptInputs,
+    budget: LayerBudget,
+    *,
+    specialized_step: str | None = None,
+    counter: Counter | None = None,
+) -> BuiltPrompts:
+    """Render Base, Main (and Specialized when a step is given) within the budget."""
+    if counter is None:
+        counter, exact, method = token_counter()
+    else:
+        exact, method = False, "given counter"
+    inp = inputs.copy()
+    limits = {"base": budget.base, "main": budget.main}
+    if specialized_step:
+        limits["specialized"] = budget.specialized
+    report = BudgetReport(limits=limits, exact=exact, method=method)
+    while True:
+        texts = {"base": builder.base(inp), "main": builder.main(inp)}
+        if specialized_step:
+            texts["specialized"] = builder.specialized(specialized_step, inp)
+        report.tokens = {k: counter(v) for k, v in texts.items()}
+        over = {k: report.tokens[k] - limits[k] for k in limits if report.tokens[k] > limits[k]}
+        if not over:
+            report.over = {}
+            break
+        cut = None
+        for kind in CUT_ORDER:
+            if _SHOWN_IN[kind] & set(over):
+                cut = _cut_one(inp, kind)
+                if cut is not None:
+                    break
+        if cut is None:
+            report.over = over
+            break
+        report.cuts.append(cut)
+    return BuiltPrompts(texts["base"], texts["main"], texts.get("specialized"), report)

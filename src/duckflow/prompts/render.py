@@ -1,0 +1,130 @@
+"""Renders the three prompt layers — Base, Main, Specialized — from template files (seed 001 §3).
+
+Templates live in `prompts/templates/<lang>/` (en, ja) and are rendered with Jinja2 (imported
+lazily, compiled once per process). Base is concatenated in seed 003's fixed order:
+persona → policy → overlay (the session's data). A workspace's `CHAT_PERSONA.md` is read first
+and replaces the built-in persona. The fixed text of Base (persona + policy) is kept within
+1000 characters (seed 001 §3.1): a longer persona file is shortened visibly ("…").
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+Language = Literal["en", "ja"]
+SpecializedStep = Literal["PLANNING", "EXECUTION", "REVIEW"]
+BASE_FIXED_MAX = 1000
+PERSONA_FILE = "CHAT_PERSONA.md"
+_SPECIALIZED = {"PLANNING": "planning.j2", "EXECUTION": "execution.j2", "REVIEW": "review.j2"}
+
+
+@dataclass
+class PromptInputs:
+    """Everything the templates may show. Filled by the companion from its AgentState."""
+
+    session_id: str = ""
+    conversation_count: int = 0
+    last_updated: str = ""
+    files_created: int = 0
+    successful_operations: int = 0
+    learned_patterns: list[str] = field(default_factory=list)
+    user_settings: dict[str, str] = field(default_factory=dict)
+    summaries: list[str] = field(default_factory=list)  # last five exchanges (Base)
+    step: str = "PLANNING"
+    status: str = "IN_PROGRESS"
+    task: str = ""
+    vitals: str = ""
+    goal: str = ""
+    why_now: str = ""
+    constraints: list[str] = field(default_factory=list)
+    plan_brief: list[str] = field(default_factory=list)
+    open_questions: list[str] = field(default_factory=list)
+    recent_turns: list[str] = field(default_factory=list)  # last three (Main)
+    evidence: list[str] = field(default_factory=list)  # latest tool results, newest last
+    context_refs: list[str] = field(default_factory=list)
+    pending: str = ""
+    allowed: list[str] = field(default_factory=list)
+    tools: str = ""  # the codec's tool instructions for the Specialized call
+
+    def copy(self) -> PromptInputs:
+        from copy import deepcopy
+
+        return deepcopy(self)
+
+
+@functools.lru_cache(maxsize=4)
+def _environment(language: str) -> Any:
+    import jinja2
+
+    root = resources.files("duckflow.prompts").joinpath("templates", language)
+    loader = jinja2.DictLoader(
+        {p.name: p.read_text(encoding="utf-8") for p in root.iterdir() if p.is_file()}
+    )
+    env = jinja2.Environment(
+        loader=loader, autoescape=False, keep_trailing_newline=False, trim_blocks=False
+    )
+    # compile every template once
+    for name in loader.list_templates():
+        env.get_template(name)
+    return env
+
+
+def read_workspace_persona(workspace: str | Path | None) -> str | None:
+    """The workspace's CHAT_PERSONA.md (read first when present), else None."""
+    if workspace is None:
+        return None
+    path = Path(workspace) / PERSONA_FILE
+    try:
+        text = path.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return text or None
+
+
+class PromptBuilder:
+    """Builds the Base, Main and Specialized prompts for one language."""
+
+    def __init__(self, language: Language = "en", persona: str | None = None) -> None:
+        self.language: Language = language if language in ("en", "ja") else "en"
+        self._env = _environment(self.language)
+        self.notes: list[str] = []
+        source = self._env.loader.get_source(self._env, "policy.md")[0].strip()
+        self.policy = source
+        builtin = self._env.loader.get_source(self._env, "persona.md")[0].strip()
+        text = persona.strip() if persona else builtin
+        room = BASE_FIXED_MAX - len(self.policy) - 2
+        if len(text) > room:
+            self.notes.append(
+                f"{PERSONA_FILE} shortened to {room} characters (was {len(text)}) to keep Base "
+                f"within {BASE_FIXED_MAX}"
+            )
+            text = text[: room - 1].rstrip() + "…"
+        self.persona = text
+
+    @property
+    def fixed_base(self) -> str:
+        """persona → policy: the constant part of Base."""
+        return f"{self.persona}\n\n{self.policy}"
+
+    def _render(self, name: str, data: dict[str, Any]) -> str:
+        return str(self._env.get_template(name).render(**data)).strip()
+
+    def base(self, inp: PromptInputs) -> str:
+        return self._render(
+            "base.j2",
+            {**inp.__dict__, "persona": self.persona, "policy": self.policy},
+        )
+
+    def main(self, inp: PromptInputs) -> str:
+        data = dict(inp.__dict__)
+        data["allowed"] = ", ".join(inp.allowed) or "-"
+        data["steps"] = "|".join(["PLANNING", "EXECUTION", "REVIEW", "AWAITING_APPROVAL", "DONE"])
+        return self._render("main.j2", data)
+
+    def specialized(self, step: str, inp: PromptInputs) -> str:
+        name = _SPECIALIZED.get(step.upper(), "planning.j2")
+        return self._render(name, dict(inp.__dict__))
