@@ -54,10 +54,16 @@ class WorkspaceConfig(_Section):
 
 
 class GateConfig(_Section):
-    """Approval defaults (seed 003 §6.4, §10.2): approval is required unless scoped otherwise."""
+    """Approval defaults (seed 003 §6.4, §10.2): approval is required unless scoped otherwise.
+
+    `hard_required` can only ADD operations: the built-in set (delete, rename, send_sensitive,
+    push_public, cost_over_limit, outside_workspace, dangerous_extension, broad_overwrite) is
+    always hard-required. See docs/gate.md.
+    """
 
     require_approval: bool = True
-    auto_approve_ttl_min: int = 30
+    db_path: str | None = None
+    audit_path: str | None = None
     hard_required: list[str] = Field(
         default_factory=lambda: [
             "delete",
@@ -66,8 +72,23 @@ class GateConfig(_Section):
             "push_public",
             "cost_over_limit",
             "outside_workspace",
+            "dangerous_extension",
+            "broad_overwrite",
         ]
     )
+    refuse_operations: list[str] = Field(default_factory=list)
+    cost_limit: float | None = None
+    broad_overwrite_files: int = 10
+    pending_expiry_min: int | None = None
+    risk_rules_file: str | None = None
+    auto_approve_ttl_min: int = 60
+    auto_approve_task_types: list[str] = Field(default_factory=lambda: ["design", "review"])
+    auto_approve_tools: list[str] = Field(default_factory=lambda: ["*"])
+    auto_approve_paths: list[str] = Field(default_factory=lambda: ["docs/"])
+    auto_approve_deny_operations: list[str] = Field(
+        default_factory=lambda: ["delete", "rename", "push_public"]
+    )
+    auto_approve_max_risk: Literal["low", "medium", "high"] = "medium"
 
 
 class BudgetConfig(_Section):
