@@ -115,6 +115,7 @@ class TokenGuardConfig(_Section):
     block_at: int = 400_000
     backend: Literal["memory", "sqlite", "redis"] = "sqlite"
     redis_url: str | None = None
+    db_path: str | None = None  # sqlite backend; default <DUCKFLOW_HOME>/token_guard.db
 
 
 class TraceConfig(_Section):
