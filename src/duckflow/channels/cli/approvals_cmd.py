@@ -1,0 +1,131 @@
+"""`duckflow approvals [list|show JOB|grant JOB|deny JOB]`: answer the gate's approval jobs."""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import json
+import time
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from duckflow.gate import Gate, Job
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("action", nargs="?", default="list", choices=["list", "show", "grant", "deny"],
+                        help="list pending jobs (default), show one, grant or deny one")
+    parser.add_argument("job", nargs="?", help="job id or a unique prefix of it (4+ characters)")
+    parser.add_argument("--note", help="a note kept with the decision (e.g. why it was denied)")
+    parser.add_argument("--by", help="who decides (default: cli:$USER)")
+    parser.add_argument("--all", action="store_true", help="list: recent jobs of every status")
+    parser.add_argument("--limit", type=int, default=20, help="list --all: how many (default 20)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def _who(args: argparse.Namespace) -> str:
+    if args.by:
+        return str(args.by)
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):
+        user = "unknown"
+    return f"cli:{user}"
+
+
+def _ago(ts: float) -> str:
+    s = max(0, int(time.time() - ts))
+    if s < 60:
+        return f"{s} s ago"
+    if s < 3600:
+        return f"{s // 60} min ago"
+    if s < 86400:
+        return f"{s // 3600} h ago"
+    return f"{s // 86400} d ago"
+
+
+def _line(job: Job) -> str:
+    r = job.request
+    first = r.summary.splitlines()[0] if r.summary else r.operation.describe()
+    who = f", from {r.requested_by}" if r.requested_by else ""
+    status = "" if job.status == "pending" else f"{job.status:<13} "
+    hard = " [person must decide]" if r.hard_required and job.status == "pending" else ""
+    return f"  {job.job_id[:8]}  {status}{r.risk:<6} {first}  ({_ago(r.created_at)}{who}){hard}"
+
+
+def _print(data: dict[str, Any]) -> None:
+    print(json.dumps(data, ensure_ascii=False, indent=2))
+
+
+def _list(gate: Gate, args: argparse.Namespace) -> int:
+    jobs = gate.history(limit=args.limit) if args.all else gate.pending()
+    if args.json:
+        _print({"pending": sum(1 for j in jobs if j.status == "pending"),
+                "jobs": [j.to_dict() for j in jobs]})
+        return 0
+    if args.all:
+        if not jobs:
+            print("No approval jobs yet.")
+            return 0
+        print(f"{len(jobs)} recent approval job(s), newest first:")
+        for j in jobs:
+            print(_line(j))
+        return 0
+    if not jobs:
+        print("No pending approvals. See past decisions with `duckflow approvals list --all`.")
+        return 0
+    print(f"{len(jobs)} pending approval{'s' if len(jobs) != 1 else ''}:")
+    for j in jobs:
+        print(_line(j))
+    short = jobs[0].job_id[:8]
+    print(f"Details with `duckflow approvals show {short}`; grant with `duckflow approvals grant {short}`; "
+          f"deny with `duckflow approvals deny {short} --note WHY`.")
+    return 0
+
+
+def _show(gate: Gate, args: argparse.Namespace) -> int:
+    job = gate.get(args.job)
+    if args.json:
+        _print(job.to_dict())
+        return 0
+    print(job.request.render())
+    print()
+    if job.decision is None:
+        short = job.job_id[:8]
+        print(f"Status: pending ({_ago(job.request.created_at)}). "
+              f"Grant with `duckflow approvals grant {short}` or deny with "
+              f"`duckflow approvals deny {short} --note WHY`.")
+    else:
+        d = job.decision
+        note = f" — {d.note}" if d.note else ""
+        print(f"Status: {d.status} by {d.by}, {_ago(d.at)}{note}.")
+    return 0
+
+
+def _decide(gate: Gate, args: argparse.Namespace, granted: bool) -> int:
+    decision = gate.decide(args.job, granted, _who(args), args.note)
+    if args.json:
+        _print(decision.to_dict())
+        return 0
+    job = gate.get(decision.job_id)
+    verb = "Granted" if granted else "Denied"
+    print(f"{verb} {decision.job_id[:8]}: {job.request.summary.splitlines()[0]} (by {decision.by}).")
+    left = len(gate.pending())
+    if left:
+        print(f"{left} more pending: `duckflow approvals list`.")
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    from duckflow.errors import DuckflowError
+    from duckflow.gate import Gate
+
+    if args.action in ("show", "grant", "deny") and not args.job:
+        raise DuckflowError(f"`duckflow approvals {args.action}` needs a job id.",
+                            hint="find it with `duckflow approvals list`")
+    with Gate.from_config() as gate:
+        if args.action == "list":
+            return _list(gate, args)
+        if args.action == "show":
+            return _show(gate, args)
+        return _decide(gate, args, granted=args.action == "grant")
