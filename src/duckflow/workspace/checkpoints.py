@@ -1,0 +1,246 @@
+"""Checkpoints: the state of files before each change, stored on disk, so any change can be undone.
+
+Layout: `<root>/.duckflow/checkpoints/index.db` (SQLite: one row per checkpoint, one per
+file/dir/link recorded) and `blobs/<sha256>` (contents, stored once). Everything survives a
+restart: a new `Checkpoints(root)` sees the same history. An undo first records a checkpoint
+of what it is about to overwrite, so an undo can itself be undone.
+"""
+
+from __future__ import annotations
+
+import builtins
+import hashlib
+import os
+import sqlite3
+import stat
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from duckflow.errors import DuckflowError
+from duckflow.paths import workspace_state_dir
+from duckflow.workspace import fsops
+
+MAX_CHECKPOINT_BYTES = 200_000_000
+_Row = tuple[str, str, int, str, int, "str | None", "str | None"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS checkpoints (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    created REAL NOT NULL,
+    tool TEXT NOT NULL,
+    summary TEXT NOT NULL DEFAULT '',
+    undone INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS entries (
+    checkpoint_id INTEGER NOT NULL REFERENCES checkpoints(id),
+    seq INTEGER NOT NULL,
+    top TEXT NOT NULL,
+    path TEXT NOT NULL,
+    existed INTEGER NOT NULL,
+    kind TEXT NOT NULL DEFAULT '',
+    mode INTEGER NOT NULL DEFAULT 0,
+    blob TEXT,
+    link TEXT
+);
+CREATE INDEX IF NOT EXISTS entries_by_checkpoint ON entries(checkpoint_id, seq);
+"""
+
+
+class CheckpointError(DuckflowError):
+    """A checkpoint could not be recorded or restored."""
+
+
+@dataclass(frozen=True)
+class CheckpointInfo:
+    """One recorded change: which tool, when, the paths it affected, whether it was undone."""
+
+    id: int
+    created: float
+    tool: str
+    summary: str
+    paths: tuple[str, ...]
+    undone: bool
+
+
+@dataclass(frozen=True)
+class UndoResult:
+    """What an undo restored, and the checkpoint that saved the state it overwrote."""
+
+    undone_id: int
+    restored: tuple[str, ...]
+    saved_as: int
+
+
+class Checkpoints:
+    """Record-before-change and undo for one workspace; safe to create anew after a restart."""
+
+    def __init__(self, root: str | Path, *, max_bytes: int = MAX_CHECKPOINT_BYTES) -> None:
+        self.root = Path(os.path.realpath(root))
+        state = workspace_state_dir(self.root)
+        if state.is_symlink():
+            raise CheckpointError(
+                f"{state} is a symlink; Duckflow will not keep its state through it",
+                hint="remove the link (Duckflow recreates the folder)",
+            )
+        self.dir = state / "checkpoints"
+        self.blobs = self.dir / "blobs"
+        self.blobs.mkdir(parents=True, exist_ok=True)
+        self.max_bytes = max_bytes
+        from duckflow.store.sqlite import connect
+
+        self._db = connect(self.dir / "index.db")
+        self._db.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        self._db.close()
+
+    # ----------------------------------------------------------------- recording
+    def record(self, tool: str, paths: Sequence[str], summary: str = "") -> int:
+        """Save the current state of `paths` (relative to the root, already guarded)."""
+        rows: list[_Row] = []
+        root_fd = os.open(self.root, fsops.DIR_FLAGS)
+        try:
+            for top in dict.fromkeys(paths):
+                rows.extend(self._capture(root_fd, top))
+        except (OSError, ValueError) as exc:
+            raise CheckpointError(
+                f"could not record a checkpoint before {tool}: {exc}",
+                hint="the change was not made; free space or make the change smaller",
+            ) from exc
+        finally:
+            os.close(root_fd)
+        with self._db:
+            cur = self._db.execute(
+                "INSERT INTO checkpoints(created, tool, summary) VALUES (?, ?, ?)",
+                (time.time(), tool, summary),
+            )
+            cid = int(cur.lastrowid or 0)
+            self._db.executemany(
+                "INSERT INTO entries(checkpoint_id, seq, top, path, existed, kind, mode, blob, link)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(cid, i, *row) for i, row in enumerate(rows)],
+            )
+        return cid
+
+    def _capture(self, root_fd: int, top: str) -> list[_Row]:
+        parts = [p for p in top.split("/") if p]
+        if not parts:
+            raise ValueError("the workspace root itself cannot be checkpointed")
+        missing: list[_Row] = [(top, top, 0, "", 0, None, None)]
+        try:
+            pfd = fsops.walk_parent(root_fd, parts[:-1], create=False)
+        except FileNotFoundError:
+            return missing
+        try:
+            try:
+                os.stat(parts[-1], dir_fd=pfd, follow_symlinks=False)
+            except FileNotFoundError:
+                return missing
+            base = "/".join(parts[:-1])
+            out: list[_Row] = []
+            for entry in fsops.snapshot(pfd, parts[-1], self.max_bytes):
+                path = f"{base}/{entry.rel}" if base else entry.rel
+                blob = self._store(entry.data) if entry.kind == "file" else None
+                out.append((top, path, 1, entry.kind, entry.mode, blob, entry.link or None))
+            return out
+        finally:
+            os.close(pfd)
+
+    def _store(self, data: bytes) -> str:
+        digest = hashlib.sha256(data).hexdigest()
+        target = self.blobs / digest
+        if not target.exists():
+            tmp = self.blobs / f".{digest}.{os.getpid()}.tmp"
+            tmp.write_bytes(data)
+            os.replace(tmp, target)
+        return digest
+
+    # ----------------------------------------------------------------- reading
+    def list(self, limit: int = 50) -> "list[CheckpointInfo]":
+        """The newest checkpoints first."""
+        rows = self._db.execute(
+            "SELECT * FROM checkpoints ORDER BY id DESC LIMIT ?", (limit,)
+        ).fetchall()
+        return [self._info(r) for r in rows]
+
+    def get(self, cid: int) -> CheckpointInfo:
+        row = self._db.execute("SELECT * FROM checkpoints WHERE id = ?", (cid,)).fetchone()
+        if row is None:
+            raise CheckpointError(f"there is no checkpoint #{cid}",
+                                  hint="see `duckflow undo --list`")
+        return self._info(row)
+
+    def _info(self, row: sqlite3.Row) -> CheckpointInfo:
+        tops = self._db.execute(
+            "SELECT DISTINCT top FROM entries WHERE checkpoint_id = ? ORDER BY seq", (row["id"],)
+        ).fetchall()
+        return CheckpointInfo(row["id"], row["created"], row["tool"], row["summary"],
+                              tuple(t["top"] for t in tops), bool(row["undone"]))
+
+    # ----------------------------------------------------------------- undo
+    def undo(self, cid: int | None = None) -> UndoResult:
+        """Restore the paths of checkpoint `cid` (default: the newest not yet undone)."""
+        if cid is None:
+            row = self._db.execute(
+                "SELECT id FROM checkpoints WHERE undone = 0 AND tool != 'undo' "
+                "ORDER BY id DESC LIMIT 1"
+            ).fetchone()
+            if row is None:
+                raise CheckpointError("there is nothing to undo",
+                                      hint="changes made by Duckflow's tools are listed by "
+                                      "`duckflow undo --list`")
+            cid = int(row["id"])
+        info = self.get(cid)
+        saved = self.record("undo", info.paths, f"state before undo of #{cid}")
+        entries = self._db.execute(
+            "SELECT * FROM entries WHERE checkpoint_id = ? ORDER BY seq", (cid,)
+        ).fetchall()
+        root_fd = os.open(self.root, fsops.DIR_FLAGS)
+        try:
+            for top in info.paths:
+                self._restore_top(root_fd, top, [e for e in entries if e["top"] == top])
+        except OSError as exc:
+            raise CheckpointError(f"undo of #{cid} failed: {exc}",
+                                  hint=f"checkpoint #{saved} holds the state before this undo") from exc
+        finally:
+            os.close(root_fd)
+        with self._db:
+            self._db.execute("UPDATE checkpoints SET undone = 1 WHERE id = ?", (cid,))
+        return UndoResult(cid, info.paths, saved)
+
+    def _restore_top(self, root_fd: int, top: str, entries: builtins.list[sqlite3.Row]) -> None:
+        parts = [p for p in top.split("/") if p]
+        pfd = fsops.walk_parent(root_fd, parts[:-1], create=True)
+        try:
+            try:
+                fsops.remove(pfd, parts[-1])
+            except FileNotFoundError:
+                pass
+        finally:
+            os.close(pfd)
+        for e in sorted(entries, key=lambda r: (r["path"].count("/"), r["seq"])):
+            if not e["existed"]:
+                continue
+            eparts = e["path"].split("/")
+            fd = fsops.walk_parent(root_fd, eparts[:-1], create=True)
+            try:
+                name = eparts[-1]
+                if e["kind"] == "dir":
+                    try:
+                        os.mkdir(name, e["mode"] or 0o755, dir_fd=fd)
+                    except FileExistsError:
+                        pass
+                    dfd = os.open(name, fsops.DIR_FLAGS, dir_fd=fd)
+                    try:
+                        os.fchmod(dfd, stat.S_IMODE(e["mode"]) or 0o755)
+                    finally:
+                        os.close(dfd)
+                elif e["kind"] == "link":
+                    os.symlink(e["link"], name, dir_fd=fd)
+                else:
+                    data = (self.blobs / e["blob"]).read_bytes()
+                    fsops.atomic_write(fd, name, data, e["mode"])
+            finally:
+                os.close(fd)
