@@ -13,6 +13,8 @@ class LLMError(DuckflowError):
     """A model call failed. `retryable` says whether the same call may succeed later."""
 
     retryable: bool = False
+    #: True when part of the answer had already been streamed to the caller before the failure.
+    partial_output: bool = False
 
     def __init__(
         self,
