@@ -1,0 +1,172 @@
+"""Anthropic Messages API over httpx, streamed (tool_use / tool_result blocks, SSE events).
+
+Wire format (Anthropic docs, "Messages" and "Streaming Messages"): POST {base_url}/v1/messages
+with headers `x-api-key` and `anthropic-version`; system text goes in the top-level `system`
+field. The stream is `message_start`, then per content block `content_block_start` /
+`content_block_delta` (`text_delta`, `input_json_delta`) / `content_block_stop`, then
+`message_delta` (stop_reason, output usage) and `message_stop`; `ping` and `error` may come
+at any point.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+from duckflow.llm.errors import (
+    LLMAuthError,
+    LLMBadRequestError,
+    LLMError,
+    LLMRateLimitError,
+    LLMServerError,
+)
+from duckflow.llm.http import cut_stream, iter_sse, loads_event, open_stream
+from duckflow.llm.openai_compat import parse_arguments
+from duckflow.llm.provider import HTTPModel
+from duckflow.llm.types import (
+    FinishEvent,
+    Message,
+    ModelEvent,
+    ModelSettings,
+    TextDelta,
+    ToolCallEvent,
+    ToolSpec,
+    Usage,
+    UsageEvent,
+)
+
+ANTHROPIC_VERSION = "2023-06-01"
+DEFAULT_MAX_TOKENS = 4096
+
+
+def to_anthropic(messages: list[Message]) -> tuple[str, list[dict[str, Any]]]:
+    """(system text, messages as content blocks). Tool results join the next user turn."""
+    system = "\n\n".join(m.content for m in messages if m.role == "system" and m.content)
+    out: list[dict[str, Any]] = []
+
+    def add(role: str, blocks: list[dict[str, Any]]) -> None:
+        if not blocks:
+            return
+        if out and out[-1]["role"] == role:
+            out[-1]["content"].extend(blocks)
+        else:
+            out.append({"role": role, "content": blocks})
+
+    for m in messages:
+        if m.role == "system":
+            continue
+        if m.role == "tool":
+            add("user", [{"type": "tool_result", "tool_use_id": m.tool_call_id or "",
+                          "content": m.content}])
+        elif m.role == "assistant":
+            blocks: list[dict[str, Any]] = [{"type": "text", "text": m.content}] if m.content else []
+            blocks += [{"type": "tool_use", "id": c.id or f"toolu_{i}", "name": c.name, "input": c.arguments}
+                       for i, c in enumerate(m.tool_calls)]
+            add("assistant", blocks)
+        else:
+            add("user", [{"type": "text", "text": m.content}] if m.content else [])
+    return system, out
+
+
+_ERROR_TYPES: dict[str, type[LLMError]] = {
+    "overloaded_error": LLMServerError,
+    "api_error": LLMServerError,
+    "rate_limit_error": LLMRateLimitError,
+    "authentication_error": LLMAuthError,
+    "permission_error": LLMAuthError,
+    "invalid_request_error": LLMBadRequestError,
+    "not_found_error": LLMBadRequestError,
+}
+_STOP = {"tool_use": "tool_calls", "max_tokens": "length"}
+
+
+class AnthropicModel(HTTPModel):
+    """Claude models through the Messages API."""
+
+    provider = "anthropic"
+    default_base_url = "https://api.anthropic.com"
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"anthropic-version": ANTHROPIC_VERSION, "Accept": "text/event-stream"}
+        if self.api_key:
+            headers["x-api-key"] = self.api_key
+        headers.update(self.extra_headers)
+        return headers
+
+    def payload(self, messages: list[Message], tools: list[ToolSpec], settings: ModelSettings) -> dict[str, Any]:
+        system, msgs = to_anthropic(messages)
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": msgs,
+            "max_tokens": settings.max_tokens or DEFAULT_MAX_TOKENS,
+            "stream": True,
+        }
+        if system:
+            body["system"] = system
+        if tools and self.supports_tools:
+            body["tools"] = [{"name": t.name, "description": t.description, "input_schema": t.parameters}
+                             for t in tools]
+        if settings.temperature is not None:
+            body["temperature"] = settings.temperature
+        body.update(settings.extra)
+        return body
+
+    async def _stream(
+        self, messages: list[Message], tools: list[ToolSpec], settings: ModelSettings
+    ) -> AsyncIterator[ModelEvent]:
+        url = f"{self.base_url}/v1/messages"
+        blocks: dict[int, dict[str, Any]] = {}
+        usage = Usage()
+        stop: str | None = None
+        finished = False
+        async with open_stream(url, self.payload(messages, tools, settings), headers=self._headers(),
+                               provider=self.name, timeout_s=self._timeout(settings)) as lines:
+            async for event, data in iter_sse(lines):
+                body = loads_event(data, self.name)
+                if not isinstance(body, dict):
+                    continue
+                kind = body.get("type") or event
+                if kind == "ping":
+                    continue
+                if kind == "error":
+                    err = body.get("error") or {}
+                    cls = _ERROR_TYPES.get(str(err.get("type")), LLMServerError)
+                    raise cls(f"{self.name}: {err.get('type', 'error')}: {err.get('message', '')}",
+                              provider=self.name)
+                if kind == "message_start":
+                    u = (body.get("message") or {}).get("usage") or {}
+                    usage = Usage(int(u.get("input_tokens") or 0), int(u.get("output_tokens") or 0))
+                elif kind == "content_block_start":
+                    block = dict(body.get("content_block") or {})
+                    block["partial"] = []
+                    blocks[int(body.get("index", len(blocks)))] = block
+                    if block.get("type") == "text" and block.get("text"):
+                        yield TextDelta(block["text"])
+                elif kind == "content_block_delta":
+                    delta = body.get("delta") or {}
+                    block = blocks.setdefault(int(body.get("index", 0)), {"type": "text", "partial": []})
+                    if delta.get("type") == "text_delta" and delta.get("text"):
+                        yield TextDelta(delta["text"])
+                    elif delta.get("type") == "input_json_delta":
+                        block["partial"].append(delta.get("partial_json") or "")
+                elif kind == "content_block_stop":
+                    block = blocks.get(int(body.get("index", -1)), {})
+                    if block.get("type") == "tool_use":
+                        raw = "".join(block["partial"])
+                        call = parse_arguments(block.get("name", ""), raw, block.get("id", ""))
+                        if not raw and isinstance(block.get("input"), dict):
+                            call.arguments = block["input"]
+                        yield ToolCallEvent(call)
+                elif kind == "message_delta":
+                    stop = (body.get("delta") or {}).get("stop_reason") or stop
+                    u = body.get("usage") or {}
+                    if u.get("output_tokens") is not None:
+                        usage = Usage(int(u.get("input_tokens") or usage.prompt_tokens),
+                                      int(u["output_tokens"]))
+                elif kind == "message_stop":
+                    finished = True
+                    break
+        if not finished:
+            raise cut_stream(self.name, "message_stop")
+        yield UsageEvent(usage)
+        yield FinishEvent(_STOP.get(stop or "", "stop"))

@@ -1,0 +1,176 @@
+"""OpenAI-compatible chat completions over httpx, streamed (OpenAI, OpenRouter, vLLM, LM Studio,
+llama.cpp server, Ollama's /v1).
+
+Wire format: POST {base_url}/chat/completions with `stream: true` and
+`stream_options.include_usage`; the answer is server-sent events `data: {chunk}` ending with
+`data: [DONE]` (OpenAI API reference, "Create chat completion" / "The chat completion chunk
+object"). Tool-call arguments arrive as string fragments keyed by `index` and are assembled here.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from duckflow.llm.errors import LLMError, LLMServerError, error_for_status
+from duckflow.llm.http import cut_stream, iter_sse, loads_event, open_stream
+from duckflow.llm.provider import HTTPModel
+from duckflow.llm.types import (
+    FinishEvent,
+    Message,
+    ModelEvent,
+    ModelSettings,
+    TextDelta,
+    ToolCall,
+    ToolCallEvent,
+    ToolSpec,
+    Usage,
+    UsageEvent,
+)
+
+
+def to_openai_messages(messages: list[Message]) -> list[dict[str, Any]]:
+    """Our messages in the chat-completions shape (assistant tool_calls, tool messages)."""
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        if m.role == "tool":
+            out.append({"role": "tool", "tool_call_id": m.tool_call_id or "", "content": m.content})
+        elif m.role == "assistant" and m.tool_calls:
+            out.append({
+                "role": "assistant",
+                "content": m.content or None,
+                "tool_calls": [
+                    {"id": c.id or f"call_{i}", "type": "function",
+                     "function": {"name": c.name, "arguments": json.dumps(c.arguments)}}
+                    for i, c in enumerate(m.tool_calls)
+                ],
+            })
+        else:
+            item: dict[str, Any] = {"role": m.role, "content": m.content}
+            if m.name:
+                item["name"] = m.name
+            out.append(item)
+    return out
+
+
+def to_openai_tools(tools: list[ToolSpec]) -> list[dict[str, Any]]:
+    return [
+        {"type": "function",
+         "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}
+        for t in tools
+    ]
+
+
+def parse_arguments(name: str, raw: str, call_id: str) -> ToolCall:
+    """A ToolCall from the model's argument string; unreadable JSON gives a non-executable call."""
+    try:
+        args = json.loads(raw) if raw.strip() else {}
+    except ValueError:
+        return ToolCall(name, {}, call_id, executable=False, confidence=0.0, raw=raw)
+    if not isinstance(args, dict):
+        return ToolCall(name, {}, call_id, executable=False, confidence=0.0, raw=raw)
+    return ToolCall(name, args, call_id, raw=raw)
+
+
+@dataclass
+class _PendingCall:
+    id: str = ""
+    name: str = ""
+    arguments: list[str] = field(default_factory=list)
+
+
+_FINISH = {"tool_calls": "tool_calls", "function_call": "tool_calls", "length": "length"}
+
+
+class OpenAICompatModel(HTTPModel):
+    """Any server that speaks OpenAI chat completions; `base_url` ends before `/chat/completions`."""
+
+    provider = "openai"
+    default_base_url = "https://api.openai.com/v1"
+
+    def __init__(self, model: str, *, provider: str | None = None, **kw: Any) -> None:
+        if provider:
+            self.provider = provider
+        super().__init__(model, **kw)
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Accept": "text/event-stream"}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        headers.update(self.extra_headers)
+        return headers
+
+    def payload(self, messages: list[Message], tools: list[ToolSpec], settings: ModelSettings) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": to_openai_messages(messages),
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        if tools and self.supports_tools:
+            body["tools"] = to_openai_tools(tools)
+        if settings.temperature is not None:
+            body["temperature"] = settings.temperature
+        if settings.max_tokens is not None:
+            body["max_tokens"] = settings.max_tokens
+        body.update(settings.extra)
+        return body
+
+    async def _stream(
+        self, messages: list[Message], tools: list[ToolSpec], settings: ModelSettings
+    ) -> AsyncIterator[ModelEvent]:
+        url = f"{self.base_url}/chat/completions"
+        pending: dict[int, _PendingCall] = {}
+        finish: str | None = None
+        done = False
+        async with open_stream(url, self.payload(messages, tools, settings), headers=self._headers(),
+                               provider=self.name, timeout_s=self._timeout(settings)) as lines:
+            async for _event, data in iter_sse(lines):
+                if data.strip() == "[DONE]":
+                    done = True
+                    break
+                chunk = loads_event(data, self.name)
+                if not isinstance(chunk, dict):
+                    continue
+                if "error" in chunk:
+                    raise _stream_error(chunk["error"], self.name)
+                for choice in chunk.get("choices") or []:
+                    delta = choice.get("delta") or {}
+                    text = delta.get("content")
+                    if text:
+                        yield TextDelta(text)
+                    for frag in delta.get("tool_calls") or []:
+                        call = pending.setdefault(int(frag.get("index", len(pending))), _PendingCall())
+                        call.id = frag.get("id") or call.id
+                        fn = frag.get("function") or {}
+                        call.name = fn.get("name") or call.name
+                        if fn.get("arguments"):
+                            call.arguments.append(fn["arguments"])
+                    if choice.get("finish_reason"):
+                        finish = choice["finish_reason"]
+                usage = chunk.get("usage")
+                if usage:
+                    yield UsageEvent(Usage(int(usage.get("prompt_tokens") or 0),
+                                           int(usage.get("completion_tokens") or 0)))
+        if not done and finish is None:
+            raise cut_stream(self.name, "[DONE]")
+        for index in sorted(pending):
+            call = pending[index]
+            yield ToolCallEvent(parse_arguments(call.name, "".join(call.arguments), call.id or f"call_{index}"))
+        reason = _FINISH.get(finish or "", "stop")
+        if pending and reason == "stop":
+            reason = "tool_calls"
+        yield FinishEvent(reason)
+
+
+def _stream_error(err: Any, provider: str) -> LLMError:
+    """An `{"error": ...}` object sent inside the stream."""
+    if isinstance(err, dict):
+        msg = str(err.get("message") or err)
+        code = err.get("code")
+        if isinstance(code, int) or (isinstance(code, str) and code.isdigit()):
+            return error_for_status(int(code), msg, provider=provider)
+        return LLMServerError(f"{provider}: error in stream: {msg}", provider=provider)
+    return LLMServerError(f"{provider}: error in stream: {err}", provider=provider)

@@ -1,0 +1,84 @@
+"""Common base of the HTTP providers: naming, local/cloud detection, sanitizing cloud calls."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from urllib.parse import urlparse
+
+from duckflow.llm.sanitize import _Sanitizer, mask_messages, restore_stream
+from duckflow.llm.types import Message, ModelEvent, ModelSettings, ToolSpec
+
+_LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1", "0.0.0.0"}
+
+
+def is_local_url(url: str) -> bool:
+    """True when `url` points at this machine (text sent there stays local)."""
+    host = (urlparse(url).hostname or "").lower()
+    return host in _LOCAL_HOSTS or host.startswith("127.") or host.endswith(".localhost")
+
+
+class HTTPModel:
+    """A Model reached over HTTP. Subclasses implement `_stream` for their wire format.
+
+    Cloud models (`is_local=False`; by default every base URL that is not this machine) send
+    message text through the sanitizer first; with `restore_placeholders=True` (default) the
+    placeholders the model echoes back are replaced by the originals before the caller sees them.
+    """
+
+    provider = "http"
+    default_base_url = ""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        is_local: bool | None = None,
+        supports_tools: bool = True,
+        timeout_s: float = 120.0,
+        headers: dict[str, str] | None = None,
+        restore_placeholders: bool = True,
+        sanitizer: _Sanitizer | None = None,
+    ) -> None:
+        self.model = model
+        self.name = f"{self.provider}:{model}"
+        self.base_url = (base_url or self.default_base_url).rstrip("/")
+        self.api_key = api_key
+        self.is_local = is_local_url(self.base_url) if is_local is None else is_local
+        self.supports_tools = supports_tools
+        self.timeout_s = timeout_s
+        self.extra_headers = dict(headers or {})
+        self.restore_placeholders = restore_placeholders
+        self._sanitizer = sanitizer
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.model!r}, base_url={self.base_url!r}, is_local={self.is_local})"
+
+    def _timeout(self, settings: ModelSettings | None) -> float:
+        if settings is not None and settings.timeout_s != ModelSettings().timeout_s:
+            return settings.timeout_s
+        return self.timeout_s
+
+    async def stream(
+        self,
+        messages: Sequence[Message],
+        *,
+        tools: Sequence[ToolSpec] = (),
+        settings: ModelSettings | None = None,
+    ) -> AsyncIterator[ModelEvent]:
+        msgs = list(messages)
+        mapping: dict[str, str] = {}
+        if not self.is_local:
+            masked = mask_messages(msgs, self._sanitizer)
+            msgs, mapping = masked.messages, masked.mapping
+        events = self._stream(msgs, list(tools), settings or ModelSettings())
+        if self.restore_placeholders and mapping:
+            events = restore_stream(events, mapping)
+        async for ev in events:
+            yield ev
+
+    def _stream(
+        self, messages: list[Message], tools: list[ToolSpec], settings: ModelSettings
+    ) -> AsyncIterator[ModelEvent]:
+        raise NotImplementedError

@@ -1,0 +1,144 @@
+"""Masking of outgoing messages for cloud models, and restoring placeholders in what comes back.
+
+Uses `duckflow.security.sanitizer.default_sanitizer()` (imported lazily). Cloud calls fail
+closed: when the sanitizer cannot be loaded, nothing is sent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol, cast
+
+from duckflow.llm.errors import LLMError
+from duckflow.llm.types import Message, ModelEvent, TextDelta, ToolCall, ToolCallEvent
+
+
+class _Masked(Protocol):
+    text: str
+    mapping: dict[str, str]
+
+
+class _Sanitizer(Protocol):
+    def mask(self, text: str) -> _Masked: ...
+
+
+def load_sanitizer() -> _Sanitizer:
+    """The shared sanitizer; raises LLMError (fail closed) when it is not available."""
+    try:
+        from duckflow.security.sanitizer import default_sanitizer
+    except ImportError as exc:  # pragma: no cover - only before the security module exists
+        raise LLMError(
+            "the secret sanitizer is not available, so nothing is sent to a cloud model",
+            hint="use a local model, or reinstall duckflow-agent (duckflow.security.sanitizer is missing)",
+            provider="sanitizer",
+        ) from exc
+    return cast(_Sanitizer, default_sanitizer())
+
+
+@dataclass
+class MaskedConversation:
+    """Messages as sent to a cloud model, and the placeholder → original mapping."""
+
+    messages: list[Message]
+    mapping: dict[str, str] = field(default_factory=dict)
+    findings: int = 0
+
+
+def mask_messages(messages: list[Message], sanitizer: _Sanitizer | None = None) -> MaskedConversation:
+    """Mask every message's text and every string in its tool-call arguments."""
+    san = sanitizer or load_sanitizer()
+    out = MaskedConversation([])
+
+    def mask(text: str) -> str:
+        if not text:
+            return text
+        masked = san.mask(text)
+        for key, original in masked.mapping.items():
+            if out.mapping.get(key, original) != original:
+                raise LLMError(
+                    f"sanitizer placeholder {key!r} stands for two different secrets in one request",
+                    hint="this is a sanitizer bug; nothing was sent",
+                    provider="sanitizer",
+                )
+            out.mapping[key] = original
+        if masked.text != text:
+            out.findings += 1
+        return masked.text
+
+    def mask_value(value: Any) -> Any:
+        if isinstance(value, str):
+            return mask(value)
+        if isinstance(value, dict):
+            return {k: mask_value(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [mask_value(v) for v in value]
+        return value
+
+    for msg in messages:
+        calls = [replace(c, arguments=mask_value(c.arguments)) for c in msg.tool_calls]
+        out.messages.append(replace(msg, content=mask(msg.content), tool_calls=calls))
+    return out
+
+
+def restore_value(value: Any, mapping: dict[str, str]) -> Any:
+    """Put originals back for placeholders inside strings, dicts and lists."""
+    if isinstance(value, str):
+        for key, original in mapping.items():
+            if key in value:
+                value = value.replace(key, original)
+        return value
+    if isinstance(value, dict):
+        return {k: restore_value(v, mapping) for k, v in value.items()}
+    if isinstance(value, list):
+        return [restore_value(v, mapping) for v in value]
+    return value
+
+
+class PlaceholderRestorer:
+    """Restores placeholders in streamed text, holding back a tail that may be half a placeholder."""
+
+    def __init__(self, mapping: dict[str, str]) -> None:
+        self.mapping = mapping
+        self._pending = ""
+
+    def feed(self, text: str) -> str:
+        buf = restore_value(self._pending + text, self.mapping)
+        keep = 0
+        for key in self.mapping:
+            for size in range(min(len(key) - 1, len(buf)), keep, -1):
+                if buf.endswith(key[:size]):
+                    keep = size
+                    break
+        self._pending = buf[len(buf) - keep:] if keep else ""
+        return buf[: len(buf) - keep]
+
+    def flush(self) -> str:
+        rest, self._pending = self._pending, ""
+        return rest
+
+
+async def restore_stream(events: AsyncIterator[ModelEvent], mapping: dict[str, str]) -> AsyncIterator[ModelEvent]:
+    """The stream with placeholders in text and tool-call arguments replaced by the originals."""
+    if not mapping:
+        async for ev in events:
+            yield ev
+        return
+    restorer = PlaceholderRestorer(mapping)
+    async for ev in events:
+        if isinstance(ev, TextDelta):
+            text = restorer.feed(ev.text)
+            if text:
+                yield TextDelta(text)
+            continue
+        rest = restorer.flush()
+        if rest:
+            yield TextDelta(rest)
+        if isinstance(ev, ToolCallEvent):
+            call: ToolCall = ev.call
+            yield ToolCallEvent(replace(call, arguments=restore_value(call.arguments, mapping)))
+        else:
+            yield ev
+    rest = restorer.flush()
+    if rest:
+        yield TextDelta(rest)
