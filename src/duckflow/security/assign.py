@@ -1,0 +1,169 @@
+"""Secrets assigned to secret-sounding names (`password = "..."`, `API_KEY=...`, `"token": "..."`).
+
+Only the value is reported, so `password = ` stays readable. The name decides how strict the
+value test is: a password may be short and plain; a token or key must look random. Code that
+merely handles secrets (`token = get_token()`, `secret = os.environ["X"]`, `password_field`,
+`password: str`) is not a secret.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from duckflow.security.checks import char_classes, shannon_entropy
+from duckflow.security.rules import P_ASSIGN, SECRET, Candidate
+
+# Found in the lower-cased text: a secret word inside a name, then an assignment operator.
+_KEY_SEP = re.compile(
+    r"((?:pass|pwd|secret|token|key|cred|auth)[a-z0-9_\-]*)[\"'`]?\]?[ \t]*"
+    r"(:=|=>|=(?![=>~])|:(?![:/\\])|[ \t]is[ \t]+(?!not\b))[ \t]*",
+    re.ASCII,
+)
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-$")
+_QUOTED = re.compile(r"[bBrRuU]{0,2}([\"'`])((?:\\.|(?!\1)[^\\\n]){1,400})\1")
+_BARE = re.compile(r"[^\s\"'`,;&<>()\[\]{}]{1,400}")
+_WORD_SPLIT = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+_JP_KEY = re.compile(
+    r"(?:パスワード|暗証番号|パスフレーズ|トークン|シークレット|API\s?キー|アクセスキー|秘密鍵)"
+    r"\s*(?:[:：=＝]|は)\s*([!-~]{4,200})"
+)
+
+_PASSWORD_WORDS = frozenset({"password", "passwd", "passphrase", "passcode", "pwd", "pass", "pw"})
+_KEY_QUALIFIERS = frozenset(
+    {
+        "api", "access", "secret", "private", "auth", "account", "signing", "encryption",
+        "master", "client", "app", "application", "license", "licence", "service", "subscription",
+        "shared", "consumer", "session", "storage", "admin", "deploy", "hmac", "jwt", "aes",
+        "crypto", "cipher", "webhook", "bot", "x", "openai", "anthropic", "stripe", "sendgrid",
+        "mailgun", "twilio", "google", "gcp", "azure", "aws", "github", "slack", "firebase",
+        "maps", "algolia", "pusher", "sentry", "datadog", "dd", "newrelic", "cloudflare",
+    }
+)
+_TRAILING_OK = frozenset({"value", "val", "str", "string", "b64", "base64", "hex", "raw", "plain",
+                          "plaintext", "literal", "enc", "encrypted", "hash", "digest", "salt"})
+_PLACEHOLDERS = frozenset(
+    {
+        "none", "null", "nil", "undefined", "true", "false", "empty", "default", "required",
+        "optional", "string", "str", "bytes", "int", "bool", "any", "text", "secretstr",
+        "password", "passwd", "secret", "token", "apikey", "api_key", "key", "redacted",
+        "masked", "hidden", "changeit", "example", "sample", "dummy", "test", "todo", "tbd",
+        "self", "cls", "is", "not", "the", "a", "an", "and", "or", "if", "else", "for", "in",
+    }
+)
+_TEMPLATE = re.compile(r"^(?:\$\{?[\w.\-]+\}?|%\(?\w*\)?[sdr]|\{\{?[^{}]*\}?\}|<[^<>]*>|\*{3,}|[xX]{4,}|\.{3,}|_+)$")
+_EXPRESSION = re.compile(
+    r"^(?:[A-Za-z_][\w]*\.)+[A-Za-z_]\w*$"  # attribute access: settings.SECRET_KEY
+    r"|^(?:os|env|process|config|settings|self|cls|request|args|opts|options|kwargs)\b"
+)
+
+
+def _words(name: str) -> list[str]:
+    name = name.strip("$.-_")
+    return [w.lower() for w in _WORD_SPLIT.findall(name) if not w.isdigit()]
+
+
+def classify_name(name: str) -> str | None:
+    """The kind of secret a name suggests (`password`, `token`, `api_key`, …) or None."""
+    words = _words(name)
+    while words and words[-1] in _TRAILING_OK and len(words) > 1:
+        words.pop()
+    if not words:
+        return None
+    last = words[-1]
+    prev = words[-2] if len(words) > 1 else ""
+    if last in _PASSWORD_WORDS or last.endswith(("password", "passwd", "passphrase")):
+        return "password"
+    if last in ("secret", "secrets") or last.endswith("secret"):
+        return "secret"
+    if last in ("token", "tokens") or last.endswith(("authtoken", "accesstoken", "apitoken")):
+        return "token"
+    if last in ("credential", "credentials", "creds", "cred"):
+        return "credential"
+    if last in ("apikey", "accesskey", "secretkey", "privatekey", "authkey", "masterkey", "signingkey"):
+        return "private_key" if last == "privatekey" else "api_key"
+    if last in ("key", "keys"):
+        if prev == "private":
+            return "private_key"
+        if prev in _KEY_QUALIFIERS:
+            return "api_key"
+        return "key"  # bare `key = ...`: only strong random values count
+    if last == "auth" and prev in ("", "basic", "http", "proxy"):
+        return "credential"
+    return None
+
+
+def _looks_random(value: str, *, min_len: int, min_entropy: float) -> bool:
+    if len(value) < min_len or any(ch.isspace() for ch in value):
+        return False
+    if re.fullmatch(r"[a-z]+(?:[_\-][a-z]+)*|[A-Z]+(?:[_\-][A-Z]+)*", value):
+        return False  # an identifier or a word, not a key
+    if "://" in value or value.startswith(("/", "./", "~/")) and value.count("/") > 1 and "=" not in value:
+        return False
+    if char_classes(value) < 2 and not re.fullmatch(r"[0-9a-f]{16,}", value):
+        return False
+    return shannon_entropy(value) >= min_entropy
+
+
+def value_is_secret(kind: str, value: str, *, quoted: bool, env_style: bool, end_of_line: bool) -> bool:
+    """Decide whether `value`, assigned to a name of `kind`, is a secret rather than code."""
+    v = value.strip()
+    if not v or v.lower() in _PLACEHOLDERS or _TEMPLATE.match(v):
+        return False
+    if "{" in v and "}" in v:
+        return False
+    if not quoted and (_EXPRESSION.match(v) or v.endswith((":", ",")) or v[0] in "-+*/=!?|\\#"):
+        return False
+    if kind == "password":
+        if len(v) < 3 or len(v) > 200 or any(ch.isspace() for ch in v):
+            return False
+        if quoted or env_style:
+            return True
+        if re.fullmatch(r"[A-Za-z_]+", v):
+            return end_of_line and v[0].islower() and len(v) >= 6
+        return not v.isdigit() or len(v) >= 4
+    if kind == "key":
+        return _looks_random(v, min_len=24, min_entropy=4.0)
+    if v.isdigit():
+        return False
+    return _looks_random(v, min_len=8, min_entropy=2.5)
+
+
+def find_assignments(text: str, lowered: str) -> Iterator[Candidate]:
+    if len(lowered) != len(text):  # some characters changed length when lower-cased
+        lowered = "".join(ch.lower() if len(ch.lower()) == 1 else ch for ch in text)
+    n = len(text)
+    for m in _KEY_SEP.finditer(lowered):
+        start = m.start()
+        while start > 0 and text[start - 1] in _NAME_CHARS:
+            start -= 1
+        name = text[start : m.end(1)]
+        sep = m.group(2).strip()
+        kind = classify_name(name)
+        if kind is None:
+            continue
+        pos = m.end()
+        q = _QUOTED.match(text, pos)
+        if q is not None:
+            vs, ve, quoted = q.start(2), q.end(2), True
+        else:
+            b = _BARE.match(text, pos)
+            if b is None:
+                continue
+            vs, ve, quoted = b.start(), b.end(), False
+        value = text[vs:ve]
+        line_start = text.rfind("\n", 0, start) + 1
+        env_style = (
+            name.isupper() or name.replace("_", "").isupper()
+        ) and sep == "=" and text[line_start:start].strip() in ("", "export", "set")
+        eol = ve >= n or text[ve] in "\r\n" or text[ve:ve + 2] in (" #", "  ")
+        if value_is_secret(kind, value, quoted=quoted, env_style=env_style, end_of_line=eol):
+            out_kind = kind if kind != "key" else "api_key"
+            if "aws" in name.lower() and len(value) == 40 and kind in ("secret", "api_key", "key"):
+                out_kind = "aws_secret_key"
+            yield Candidate(vs, ve, out_kind, SECRET, P_ASSIGN)
+    if any(w in text for w in ("パス", "暗証", "トークン", "シークレット", "キー", "秘密鍵")):
+        for jm in _JP_KEY.finditer(text):
+            value = jm.group(1)
+            if value_is_secret("password", value, quoted=True, env_style=False, end_of_line=True):
+                yield Candidate(jm.start(1), jm.end(1), "password", SECRET, P_ASSIGN)

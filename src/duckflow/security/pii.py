@@ -1,0 +1,143 @@
+"""Detectors for personal data: e-mail, phone numbers, payment cards, My Number, postal addresses."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from duckflow.security.checks import card_brand, luhn_valid, my_number_valid
+from duckflow.security.rules import P_CHECKED, P_PII, PII, Candidate
+
+_LOCAL_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._%+-'")
+_EMAIL_DOMAIN = re.compile(
+    r"@((?:[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,24})(?![A-Za-z0-9\-]|\.[A-Za-z0-9])",
+    re.ASCII,
+)
+
+
+def find_emails(text: str) -> Iterator[Candidate]:
+    """Addresses found from each '@' outwards, so long identifiers are never re-scanned."""
+    if "@" not in text:
+        return
+    for m in _EMAIL_DOMAIN.finditer(text):
+        at = m.start()
+        i = at
+        while i > 0 and at - i < 64 and text[i - 1] in _LOCAL_CHARS:
+            i -= 1
+        while i < at and text[i] in ".'-+":
+            i += 1
+        if i == at or text[at - 1] == ".":
+            continue
+        if i > 0 and text[i - 1] in _LOCAL_CHARS:
+            continue  # a local part longer than 64 characters is not an address
+        yield Candidate(i, m.end(), "email", PII, P_PII)
+
+
+def _digits(s: str) -> str:
+    return "".join(ch for ch in s if ch.isdigit())
+
+
+# International numbers: "+" country code, then groups; 8-15 digits in all (ITU-T E.164).
+_PHONE_INTL = re.compile(
+    r"(?<![\w)\]+])\+\d{1,3}(?:[ .\-]?\(0?\d{1,4}\))?(?:[ .\-]?\d{1,5}){1,5}(?![\w\-])",
+    re.ASCII,
+)
+# Japanese domestic numbers (総務省 電気通信番号計画): 0 + area/mobile code, 10 or 11 digits.
+_PHONE_JP = re.compile(
+    r"(?<![\w\-.+/:])(?:0\d{1,4}-\d{1,4}-\d{3,4}|\(0\d{1,4}\)\s?\d{1,4}-\d{4}|0[5789]0\d{8})(?![\w\-.])",
+    re.ASCII,
+)
+# North American numbers (NANP): (NXX) NXX-XXXX or NXX-NXX-XXXX, N = 2-9.
+_PHONE_US = re.compile(
+    r"(?<![\w\-.+/:])(?:\([2-9]\d{2}\)\s?|[2-9]\d{2}[-.])[2-9]\d{2}[-.]\d{4}(?![\w\-.])",
+    re.ASCII,
+)
+
+
+def find_phones(text: str) -> Iterator[Candidate]:
+    if "+" in text:
+        for m in _PHONE_INTL.finditer(text):
+            n = len(_digits(m.group(0)))
+            grouped = any(c in m.group(0) for c in " -.(")
+            if (8 if grouped else 10) <= n <= 15:
+                yield Candidate(m.start(), m.end(), "phone", PII, P_PII)
+    for m in _PHONE_JP.finditer(text):
+        if len(_digits(m.group(0))) in (10, 11):
+            yield Candidate(m.start(), m.end(), "phone", PII, P_PII)
+    for m in _PHONE_US.finditer(text):
+        yield Candidate(m.start(), m.end(), "phone", PII, P_PII)
+
+
+_CARD = re.compile(
+    r"(?<![\w\-.])(?:"
+    r"\d{4}([ \-])\d{4}\1\d{4}\1\d{4}(?:\1\d{1,3})?"  # 4-4-4-4(-1..3)
+    r"|3[47]\d{2}([ \-])\d{6}\2\d{5}"  # Amex 4-6-5
+    r"|3\d{3}([ \-])\d{6}\3\d{4}"  # Diners 4-6-4
+    r"|\d{13,19}"
+    r")(?![\w\-]|\.\d)",
+    re.ASCII,
+)
+
+
+def find_cards(text: str) -> Iterator[Candidate]:
+    for m in _CARD.finditer(text):
+        digits = _digits(m.group(0))
+        if card_brand(digits) and luhn_valid(digits):
+            yield Candidate(m.start(), m.end(), "credit_card", PII, P_CHECKED)
+
+
+_MY_NUMBER = re.compile(r"(?<![\w\-.])\d{4}([ \-]?)\d{4}\1\d{4}(?![\w\-]|\.\d|[ \-]\d)", re.ASCII)
+
+
+def find_my_numbers(text: str) -> Iterator[Candidate]:
+    for m in _MY_NUMBER.finditer(text):
+        if my_number_valid(_digits(m.group(0))):
+            yield Candidate(m.start(), m.end(), "my_number", PII, P_CHECKED)
+
+
+_PREFS = (
+    "北海道|青森県|岩手県|宮城県|秋田県|山形県|福島県|茨城県|栃木県|群馬県|埼玉県|千葉県|東京都|"
+    "神奈川県|新潟県|富山県|石川県|福井県|山梨県|長野県|岐阜県|静岡県|愛知県|三重県|滋賀県|京都府|"
+    "大阪府|兵庫県|奈良県|和歌山県|鳥取県|島根県|岡山県|広島県|山口県|徳島県|香川県|愛媛県|高知県|"
+    "福岡県|佐賀県|長崎県|熊本県|大分県|宮崎県|鹿児島県|沖縄県"
+)
+_JP_NUM = r"[0-9０-９一二三四五六七八九十]+"
+_JP_STREET = (
+    rf"(?:{_PREFS})[^\s\d０-９、。,\"'<>]{{1,20}}?(?:市|区|郡|町|村)[^\s\"'<>、。,]{{0,30}}?"
+    rf"{_JP_NUM}(?:(?:丁目|番地|番|号|[\-－‐ー−の]){_JP_NUM})*(?:号|番地|番)?"
+    r"(?:[ 　]?[^\s\"'<>、。,]{1,30}?[0-9０-９]{2,4}(?:号室)?)?"
+)
+_JP_ADDRESS = re.compile(
+    rf"〒\s?[0-9０-９]{{3}}[\-－‐ー−][0-9０-９]{{4}}(?:[ 　]*{_JP_STREET}|[ 　]*(?:{_PREFS})[^\n\"'<>]{{0,40}})?"
+    rf"|{_JP_STREET}"
+)
+_US_SUFFIX = (
+    r"(?:Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr|Court|Ct|Way|Place|Pl|"
+    r"Terrace|Ter|Parkway|Pkwy|Highway|Hwy|Circle|Cir|Square|Sq|Trail|Trl)"
+)
+_US_ADDRESS = re.compile(
+    r"\b\d{1,6}(?: [NSEW]\.?)?(?: [A-Z][A-Za-z0-9'\-]*){1,4} " + _US_SUFFIX + r"\.?"
+    r"(?:,? (?:Apt|Apartment|Suite|Ste|Unit|Fl|Floor|#) ?[A-Za-z0-9\-]+)?"
+    r",?(?: [A-Z][A-Za-z]+){1,3},? [A-Z]{2},? \d{5}(?:-\d{4})?\b"
+)
+_US_ZIP = re.compile(r"\b[A-Z]{2},? \d{5}(?:-\d{4})?\b", re.ASCII)
+
+
+def find_addresses(text: str) -> Iterator[Candidate]:
+    if "〒" in text or any(p in text for p in ("都", "道", "府", "県")):
+        for m in _JP_ADDRESS.finditer(text):
+            yield Candidate(m.start(), m.end(), "address", PII, P_PII)
+    for z in _US_ZIP.finditer(text):
+        line_start = max(text.rfind("\n", 0, z.start()) + 1, z.start() - 160)
+        for m in _US_ADDRESS.finditer(text, line_start, z.end()):
+            if m.end() == z.end():
+                yield Candidate(m.start(), m.end(), "address", PII, P_PII)
+                break
+
+
+def find_pii(text: str) -> Iterator[Candidate]:
+    yield from find_emails(text)
+    yield from find_phones(text)
+    yield from find_cards(text)
+    yield from find_my_numbers(text)
+    yield from find_addresses(text)

@@ -1,0 +1,179 @@
+"""The sanitizer: masks secrets and personal data with typed, numbered, restorable placeholders.
+
+    masked = Sanitizer().mask("key AKIAIOSFODNN7EXAMPLE mail bob@example.com")
+    masked.text      # 'key [SECRET:aws_access_key#1] mail [PII:email#1]'
+    masked.findings  # [Finding(kind, start, end, placeholder), ...]  offsets into the input
+    Sanitizer.restore(masked.text, masked.mapping) == original
+
+The mapping (placeholder -> original value) never leaves the machine. Passing the same
+mapping to several `mask()` calls keeps placeholders stable across a conversation: the same
+value always gets the same placeholder, and numbers count on per kind.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from duckflow.security.assign import find_assignments
+from duckflow.security.pii import find_pii
+from duckflow.security.rules import SECRET, SECRET_RULES, Candidate, aws_secret_near_key_ids
+
+PLACEHOLDER_RE = re.compile(r"\[(SECRET|PII):([a-z0-9_]+)#(\d+)\]")
+
+Detector = Callable[[str, str], Iterable[Candidate]]
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One masked span: `kind` (e.g. `aws_access_key`), offsets into the original text."""
+
+    kind: str
+    start: int
+    end: int
+    placeholder: str
+
+    @property
+    def category(self) -> str:
+        """`SECRET` or `PII`."""
+        return self.placeholder[1:].split(":", 1)[0]
+
+    def to_dict(self) -> dict[str, object]:
+        return {"kind": self.kind, "start": self.start, "end": self.end, "placeholder": self.placeholder}
+
+
+@dataclass
+class Masked:
+    """The masked text, what was found, and the local mapping placeholder -> original."""
+
+    text: str
+    findings: list[Finding] = field(default_factory=list)
+    mapping: dict[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, object]:
+        return {"text": self.text, "findings": [f.to_dict() for f in self.findings]}
+
+
+def _library(text: str, lowered: str) -> Iterable[Candidate]:
+    from duckflow.security.library import find_library
+
+    return find_library(text)
+
+
+def _formats(text: str, lowered: str) -> Iterator[Candidate]:
+    aws_ids: list[Candidate] = []
+    for rule in SECRET_RULES:
+        for cand in rule.find(text, lowered):
+            if cand.kind == "aws_access_key":
+                aws_ids.append(cand)
+            yield cand
+    yield from aws_secret_near_key_ids(text, aws_ids)
+
+
+def _pii(text: str, lowered: str) -> Iterable[Candidate]:
+    return find_pii(text)
+
+
+DEFAULT_DETECTORS: tuple[Detector, ...] = (_formats, _library, find_assignments, _pii)
+
+
+def resolve_overlaps(candidates: Iterable[Candidate]) -> list[Candidate]:
+    """Keep non-overlapping candidates: higher priority first, then the longer span, then earlier."""
+    ordered = sorted(candidates, key=lambda c: (-c.priority, -(c.end - c.start), c.start))
+    starts: list[int] = []
+    kept: list[Candidate] = []
+    for cand in ordered:
+        i = bisect.bisect_right(starts, cand.start)
+        if i > 0 and kept[i - 1].end > cand.start:
+            continue
+        if i < len(kept) and kept[i].start < cand.end:
+            continue
+        starts.insert(i, cand.start)
+        kept.insert(i, cand)
+    return kept
+
+
+class Sanitizer:
+    """Finds secrets and PII and replaces them with placeholders like `[SECRET:jwt#1]`.
+
+    `detectors` are callables `(text, lowered_text) -> Iterable[Candidate]`; the defaults
+    cover vendor key formats, detect-secrets' plugins, secret assignments and PII.
+    `allow` lists exact values never to mask (a project's known-public ids, say).
+    """
+
+    def __init__(
+        self,
+        detectors: Iterable[Detector] | None = None,
+        *,
+        allow: Iterable[str] = (),
+        pii: bool = True,
+    ) -> None:
+        chosen = tuple(DEFAULT_DETECTORS if detectors is None else detectors)
+        if not pii:
+            chosen = tuple(d for d in chosen if d is not _pii)
+        self.detectors = chosen
+        self.allow = frozenset(allow)
+
+    def scan(self, text: str) -> list[Candidate]:
+        """The resolved findings (without placeholders), in text order."""
+        if not text:
+            return []
+        lowered = text.lower()
+        found: list[Candidate] = []
+        for detector in self.detectors:
+            found.extend(detector(text, lowered))
+        if self.allow:
+            found = [c for c in found if text[c.start : c.end] not in self.allow]
+        # never mask inside a placeholder we wrote earlier
+        for m in PLACEHOLDER_RE.finditer(text):
+            found = [c for c in found if c.end <= m.start() or c.start >= m.end()]
+        return resolve_overlaps(found)
+
+    def mask(self, text: str, mapping: dict[str, str] | None = None) -> Masked:
+        """Mask `text`. A given `mapping` is reused and extended in place (stable placeholders)."""
+        mapping = {} if mapping is None else mapping
+        by_value = {value: ph for ph, value in mapping.items()}
+        counters: dict[str, int] = {}
+        for ph in mapping:
+            m = PLACEHOLDER_RE.fullmatch(ph)
+            if m:
+                counters[m.group(2)] = max(counters.get(m.group(2), 0), int(m.group(3)))
+        parts: list[str] = []
+        findings: list[Finding] = []
+        pos = 0
+        for cand in self.scan(text):
+            value = text[cand.start : cand.end]
+            placeholder = by_value.get(value)
+            if placeholder is None:
+                counters[cand.kind] = counters.get(cand.kind, 0) + 1
+                category = "SECRET" if cand.category == SECRET else "PII"
+                placeholder = f"[{category}:{cand.kind}#{counters[cand.kind]}]"
+                mapping[placeholder] = value
+                by_value[value] = placeholder
+            parts.append(text[pos : cand.start])
+            parts.append(placeholder)
+            pos = cand.end
+            findings.append(Finding(cand.kind, cand.start, cand.end, placeholder))
+        parts.append(text[pos:])
+        return Masked("".join(parts), findings, mapping)
+
+    @staticmethod
+    def restore(text: str, mapping: dict[str, str]) -> str:
+        """Put the original values back for placeholders in `mapping`; others stay as they are."""
+        if not mapping:
+            return text
+        return PLACEHOLDER_RE.sub(lambda m: mapping.get(m.group(0), m.group(0)), text)
+
+
+@lru_cache(maxsize=1)
+def default_sanitizer() -> Sanitizer:
+    """The shared, stateless default Sanitizer (mappings are per call)."""
+    return Sanitizer()
+
+
+def mask_text(text: str) -> str:
+    """Masked text with the default sanitizer; the mapping is discarded."""
+    return default_sanitizer().mask(text).text
