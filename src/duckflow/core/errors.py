@@ -63,3 +63,9 @@ class ModelCallError(CoreError):
     """The model call failed after the model's own retries (see llm/retry.py)."""
 
     code = "model_error"
+
+
+class InternalError(CoreError):
+    """Something in the engine or a hook failed unexpectedly (a bug): reported, never hidden."""
+
+    code = "internal"

@@ -1,0 +1,396 @@
+"""Agent: streams one conversation step through the model, tools, handoffs and guards.
+
+`stream()` runs the six stages of seed 004 §3-1 and yields typed chunks:
+(1) `_preprocess_messages` (input guardrails first: nothing streams before a refusal),
+(2) the model call, (3) deltas as chunks, (4) tool calls run (concurrently, bounded) and their
+results sent back, (5) the final answer through `_postprocess_response` and output
+guardrails, (6) the `agent_end` trace event with usage. `run()` consumes `stream()`;
+`run_sync()` is for scripts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from duckflow.core.chunks import (
+    AnyChunk,
+    DoneChunk,
+    DoneData,
+    UsageChunk,
+    UsageData,
+    delta,
+    warning,
+)
+from duckflow.core.codecs import resolve_codec
+from duckflow.core.errors import (
+    CoreError,
+    GuardrailTripped,
+    InternalError,
+    MaxTurnsExceeded,
+    ModelCallError,
+)
+from duckflow.core.guardrails import Guardrail
+from duckflow.core.handoff import handoff
+from duckflow.core.run import RunAborted, RunContext, TraceSink, count_text_tokens, null_trace
+from duckflow.core.session import Session
+from duckflow.core.token_guard import TokenGuard
+from duckflow.core.tool import Tool, as_tool
+from duckflow.core.tool_runner import run_tool_calls
+from duckflow.errors import ConfigError, DuckflowError
+from duckflow.llm.types import Message, Model, ModelSettings, ToolCall, ToolSpec, Usage
+from duckflow.protocols.codec import Codec
+
+AgentInput = str | Sequence[Message]
+
+
+@dataclass
+class AgentOutcome:
+    """How one agent's run ended: final text, usage, and the error that stopped it, if any."""
+
+    text: str = ""
+    usage: Usage = field(default_factory=Usage)
+    error: CoreError | None = None
+    turns: int = 0
+
+
+@dataclass
+class RunResult:
+    """What `run()` returns: the top agent's final text, every chunk, the session's usage."""
+
+    text: str
+    chunks: list[AnyChunk]
+    usage: Usage
+    error: str | None = None
+    error_code: str | None = None
+    session: Session | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    def raise_for_error(self) -> RunResult:
+        if self.error is not None:
+            raise CoreError(self.error, hint=f"error code: {self.error_code}")
+        return self
+
+
+@dataclass
+class _Reply:
+    text: str
+    calls: list[ToolCall]
+    usage: Usage
+
+
+class Agent:
+    """An LLM agent: immutable name and instructions; model, memory, limits can change.
+
+    `tools` are Tool objects or plain functions (wrapped); Agents in `tools` or `handoffs`
+    become handoff tools. `extra_cfg` is given to every tool through `ToolContext`.
+    `codec` is a Codec, a name ("native", "symops", "dml") or None (native when the model
+    supports tools, Sym-Ops otherwise).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        instructions: str = "",
+        *,
+        model: Model | str | None = None,
+        tools: Sequence[Tool | Agent | Any] = (),
+        handoffs: Sequence[Agent | Tool] = (),
+        codec: Codec | str | None = None,
+        extra_cfg: Mapping[str, Any] | None = None,
+        guardrails: Sequence[Guardrail] = (),
+        output_guardrails: Sequence[Guardrail] = (),
+        token_guard: TokenGuard | None = None,
+        trace: TraceSink | None = None,
+        memory: Any = None,
+        description: str = "",
+        settings: ModelSettings | None = None,
+        max_turns: int = 10,
+        max_parallel_tools: int = 8,
+        max_handoff_depth: int = 3,
+    ) -> None:
+        self._name = name
+        self._instructions = instructions
+        self.model = model
+        self.codec = codec
+        self.extra_cfg: dict[str, Any] = dict(extra_cfg or {})
+        self.guardrails = list(guardrails)
+        self.output_guardrails = list(output_guardrails)
+        self.token_guard = token_guard
+        self.trace: TraceSink = trace if trace is not None else null_trace()
+        self.memory = memory
+        self.description = description
+        self.settings = settings
+        self.max_turns = max_turns
+        self.max_parallel_tools = max_parallel_tools
+        self.max_handoff_depth = max_handoff_depth
+        built: dict[str, Tool] = {}
+        for item in [*tools, *handoffs]:
+            t = handoff(item) if isinstance(item, Agent) else as_tool(item)
+            if t.name in built:
+                raise ConfigError(f"agent '{name}' has two tools named '{t.name}'",
+                                  hint="give one of them another name (Tool.from_function(fn, name=...))")
+            built[t.name] = t
+        self._tools = built
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def instructions(self) -> str:
+        return self._instructions
+
+    @property
+    def tools(self) -> tuple[Tool, ...]:
+        return tuple(self._tools.values())
+
+    def __repr__(self) -> str:
+        return f"Agent({self._name!r}, tools={list(self._tools)})"
+
+    # --- hooks (override in subclasses) -------------------------------------------------
+    def _preprocess_messages(self, input: AgentInput, session: Session, system: str,
+                             depth: int) -> list[Message]:
+        """Stage 1: the messages of the first model call (system, history, the input)."""
+        messages = [Message("system", system)] if system else []
+        if depth == 0:
+            messages.extend(session.history)
+        if isinstance(input, str):
+            messages.append(Message("user", input))
+        else:
+            messages.extend(input)
+        return messages
+
+    def _postprocess_response(self, text: str) -> str:
+        """Stage 5: the final answer before output guardrails (default: stripped)."""
+        return text.strip()
+
+    def on_handoff_return(self, target: Agent, outcome: AgentOutcome) -> str | Awaitable[str]:
+        """What this agent's model is told when `target` hands back (default: its answer)."""
+        return outcome.text
+
+    # --- running -------------------------------------------------------------------------
+    async def stream(self, input: AgentInput, *, session: Session | str | None = None
+                     ) -> AsyncIterator[AnyChunk]:
+        """Run one step and yield its chunks; `seq` continues the session's numbering."""
+        async for chunk in self._stream(input, Session.of(session), []):
+            yield chunk
+
+    async def run(self, input: AgentInput, *, session: Session | str | None = None) -> RunResult:
+        """Run one step to the end: final text, all chunks, usage (errors in `.error`)."""
+        sess = Session.of(session)
+        holder: list[AgentOutcome] = []
+        chunks = [c async for c in self._stream(input, sess, holder)]
+        outcome = holder[0] if holder else AgentOutcome()
+        usage = Usage()
+        for c in chunks:
+            if isinstance(c, UsageChunk):
+                usage = usage + Usage(c.data.prompt_tokens, c.data.completion_tokens)
+        err = outcome.error
+        return RunResult(outcome.text, chunks, usage, err.message if err else None,
+                         err.code if err else None, sess)
+
+    def run_sync(self, input: AgentInput, *, session: Session | str | None = None) -> RunResult:
+        """`run()` for scripts without an event loop."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self.run(input, session=session))
+        raise CoreError("run_sync() was called inside a running event loop",
+                        hint="use `await agent.run(...)` there")
+
+    async def _stream(self, input: AgentInput, session: Session, holder: list[AgentOutcome]
+                      ) -> AsyncIterator[AnyChunk]:
+        queue: asyncio.Queue[AnyChunk | None] = asyncio.Queue()
+        run = RunContext(session, self, queue.put_nowait, self.trace, self.token_guard,
+                         0, self.max_handoff_depth)
+
+        async def drive() -> None:
+            try:
+                holder.append(await self.execute(input, run))
+            except RunAborted as aborted:
+                holder.append(AgentOutcome(error=aborted.error))
+            except Exception as exc:  # a bug in a hook or the engine: report it, end the run
+                err = InternalError(f"the run failed unexpectedly: {type(exc).__name__}: {exc}",
+                                    hint="this is a bug in a hook, a codec or Duckflow; see the trace")
+                run.fail(err)
+                holder.append(AgentOutcome(error=err))
+            finally:
+                queue.put_nowait(None)
+
+        task = asyncio.create_task(drive())
+        try:
+            while (chunk := await queue.get()) is not None:
+                yield session.seq.stamp(chunk)
+            await task
+        finally:
+            if not task.done():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+
+    async def execute(self, input: AgentInput, run: RunContext) -> AgentOutcome:
+        """Run this agent inside `run` (used by `stream()` and by handoffs)."""
+        started = time.perf_counter()
+        run.trace_event("agent_start", input=_input_text(input)[:500], depth=run.depth)
+        outcome = AgentOutcome()
+        status = "aborted"
+        try:
+            outcome = await self._execute(input, run)
+            status = "ok" if outcome.error is None else "error"
+        finally:
+            run.trace_event(
+                "agent_end", status=status, turns=outcome.turns,
+                tok_prompt=outcome.usage.prompt_tokens, tok_completion=outcome.usage.completion_tokens,
+                duration_ms=round((time.perf_counter() - started) * 1000, 3),
+                result=outcome.text if outcome.error is None else outcome.error.message)
+        return outcome
+
+    async def _execute(self, input: AgentInput, run: RunContext) -> AgentOutcome:
+        text_in = _input_text(input)
+        for guard in self.guardrails:  # input guardrails finish before any model call
+            verdict = await guard.validate_input(text_in)
+            run.trace_event("guardrail", stage="input", guardrail=verdict.guardrail or guard.name,
+                            tripwire=verdict.tripwire, message=verdict.message)
+            if verdict.tripwire:
+                tripped = GuardrailTripped(verdict.message, hint="rephrase the request")
+                run.fail(tripped)
+                return AgentOutcome(error=tripped)
+        model = self._resolve_model()
+        codec = resolve_codec(self.codec, model)
+        specs = [t.spec for t in self._tools.values()]
+        system = self._instructions
+        if not codec.native and specs:
+            system = f"{system}\n\n{codec.system_prompt(specs)}".strip()
+        messages = self._preprocess_messages(input, run.session, system, run.depth)
+        first_new = len(messages) - (1 if isinstance(input, str) else len(input))
+        usage = Usage()
+        final = ""
+        for turn in range(1, self.max_turns + 1):
+            await run.before_call(f"model call {turn}")
+            try:
+                reply = await self._call_model(run, model, messages, specs if codec.native else [],
+                                               stream_text=codec.native, turn=turn)
+            except Exception as exc:
+                err = _model_error(exc, model)
+                run.fail(err)
+                return AgentOutcome(usage=usage, error=err, turns=turn)
+            usage = usage + reply.usage
+            run.emit(UsageChunk(agent=self._name, data=UsageData(
+                prompt_tokens=reply.usage.prompt_tokens,
+                completion_tokens=reply.usage.completion_tokens, model=model.name)))
+            await run.count(reply.usage.total_tokens)
+            calls, visible = reply.calls, reply.text
+            if not codec.native:
+                decoded = codec.decode(reply.text, specs)
+                calls, visible = decoded.calls, decoded.text
+                if visible.strip():
+                    run.emit(delta(self._name, visible))
+                if not calls and decoded.errors and turn < self.max_turns:
+                    run.emit(warning(self._name, "codec_error",
+                                     f"The {codec.name} reply could not be read; asking again.",
+                                     errors=decoded.errors))
+                    messages.append(Message("assistant", reply.text))
+                    messages.append(Message("user", "Your reply could not be read: "
+                                            + "; ".join(decoded.errors)
+                                            + ". Reply again in the required format."))
+                    continue
+            if not calls:
+                final = visible
+                break
+            calls = [c if c.id else _with_id(c, f"call_{turn}_{n}") for n, c in enumerate(calls, 1)]
+            messages.append(Message("assistant", reply.text, tool_calls=calls if codec.native else []))
+            results = await run_tool_calls(run, calls, self._tools, max_parallel=self.max_parallel_tools)
+            if codec.native:
+                messages.extend(Message("tool", r.content, tool_call_id=r.call_id, name=r.name)
+                                for r in results)
+            else:
+                messages.append(Message("user", codec.encode_results(results)))
+        else:
+            limit = MaxTurnsExceeded(
+                f"'{self._name}' reached its limit of {self.max_turns} model turns without a final answer",
+                hint="raise max_turns, or check why the model keeps calling tools")
+            run.fail(limit)
+            return AgentOutcome(usage=usage, error=limit, turns=self.max_turns)
+        final = self._postprocess_response(final)
+        for guard in self.guardrails + self.output_guardrails:
+            verdict = await guard.validate_output(final)
+            run.trace_event("guardrail", stage="output", guardrail=verdict.guardrail or guard.name,
+                            tripwire=verdict.tripwire, message=verdict.message)
+            if verdict.tripwire:
+                refused = GuardrailTripped(verdict.message, hint="the answer was withheld; ask differently")
+                run.fail(refused)
+                return AgentOutcome(usage=usage, error=refused, turns=turn)
+        run.emit(DoneChunk(agent=self._name, data=DoneData(
+            text=final, prompt_tokens=usage.prompt_tokens,
+            completion_tokens=usage.completion_tokens, turns=turn)))
+        if run.depth == 0:
+            run.session.history.extend(messages[first_new:])
+            run.session.history.append(Message("assistant", final))
+        return AgentOutcome(final, usage, None, turn)
+
+    async def _call_model(self, run: RunContext, model: Model, messages: list[Message],
+                          specs: list[ToolSpec], *, stream_text: bool, turn: int) -> _Reply:
+        """Stages 2-3: one streamed model call; text deltas become chunks as they arrive."""
+        started = time.perf_counter()
+        parts: list[str] = []
+        calls: list[ToolCall] = []
+        usage: Usage | None = None
+        finish = "stop"
+        async for event in model.stream(messages, tools=specs, settings=self.settings):
+            kind = event.kind
+            if kind == "text":
+                parts.append(event.text)  # type: ignore[union-attr]
+                if stream_text and event.text:  # type: ignore[union-attr]
+                    run.emit(delta(self._name, event.text))  # type: ignore[union-attr]
+            elif kind == "tool_call":
+                calls.append(event.call)  # type: ignore[union-attr]
+            elif kind == "usage":
+                usage = event.usage if usage is None else usage + event.usage  # type: ignore[union-attr]
+            elif kind == "finish":
+                finish = event.reason  # type: ignore[union-attr]
+        text = "".join(parts)
+        if usage is None:  # the provider did not say: count it ourselves
+            prompt = count_text_tokens("\n".join(m.content for m in messages), model.name)
+            usage = Usage(prompt, count_text_tokens(text, model.name) + 8 * len(calls))
+        run.trace_event("llm_call", model=model.name, turn=turn, tok_prompt=usage.prompt_tokens,
+                        tok_completion=usage.completion_tokens, finish=finish, tool_calls=len(calls),
+                        duration_ms=round((time.perf_counter() - started) * 1000, 3))
+        return _Reply(text, calls, usage)
+
+    def _resolve_model(self) -> Model:
+        if self.model is None:
+            raise ConfigError(f"agent '{self._name}' has no model",
+                              hint="pass model=... (a Model, e.g. ScriptedModel, or a name like 'ollama:qwen2.5')")
+        if isinstance(self.model, str):
+            from duckflow.config import load_config
+            from duckflow.llm.registry import get_model  # type: ignore[import-not-found,unused-ignore]
+
+            self.model = get_model(self.model, load_config())
+        return self.model  # type: ignore[return-value]
+
+
+def _input_text(input: AgentInput) -> str:
+    if isinstance(input, str):
+        return input
+    users = [m.content for m in input if m.role == "user"]
+    return users[-1] if users else ""
+
+
+def _with_id(call: ToolCall, call_id: str) -> ToolCall:
+    return ToolCall(call.name, call.arguments, call_id, call.executable, call.confidence,
+                    call.source, call.raw)
+
+
+def _model_error(exc: Exception, model: Model) -> ModelCallError:
+    if isinstance(exc, DuckflowError):
+        return ModelCallError(f"the model {model.name} failed: {exc.message}", hint=exc.hint)
+    return ModelCallError(f"the model {model.name} failed: {type(exc).__name__}: {exc}",
+                          hint="check the provider's status and the trace")

@@ -1,0 +1,180 @@
+"""Chunks: the typed events an agent streams, `{time, agent, type, data, seq}` (seed 004 §5-1).
+
+A pydantic discriminated union on `type`: delta, tool_call, tool_response, usage, error,
+handoff, warning, done. `seq` is stamped by the session's `SessionSequence` when a chunk is
+handed to the consumer, so it grows by exactly one per chunk within a session, across
+handoffs and parallel tool calls; a gap means a chunk was lost (clients can resume).
+"""
+
+from __future__ import annotations
+
+import itertools
+from datetime import datetime, timezone
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+
+def now_iso() -> str:
+    """The current time, ISO-8601 in UTC with milliseconds: `2025-05-23T04:14:33.892Z`."""
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+class _Data(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class DeltaData(_Data):
+    text: str
+
+
+class ToolCallData(_Data):
+    id: str
+    name: str
+    arguments: dict[str, Any]
+
+
+class ToolResponseData(_Data):
+    id: str
+    name: str
+    content: str
+    is_error: bool = False
+
+
+class UsageData(_Data):
+    prompt_tokens: int
+    completion_tokens: int
+    model: str = ""
+    session_total: int | None = None
+
+
+class ErrorData(_Data):
+    code: str
+    message: str
+    hint: str | None = None
+    tool: str | None = None
+
+
+class HandoffData(_Data):
+    phase: Literal["start", "return"]
+    source: str
+    target: str
+    depth: int
+    input: str | None = None
+    result: str | None = None
+
+
+class WarningData(_Data):
+    code: str
+    message: str
+    details: dict[str, Any] = Field(default_factory=dict)
+
+
+class DoneData(_Data):
+    text: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    turns: int = 0
+
+
+class _ChunkBase(BaseModel):
+    time: str = Field(default_factory=now_iso)
+    agent: str
+    seq: int = 0
+
+    def to_json(self) -> str:
+        return self.model_dump_json()
+
+    def to_sse(self) -> str:
+        """One Server-Sent Events frame: `id:` is the seq, `event:` the type."""
+        return f"id: {self.seq}\nevent: {getattr(self, 'type', 'chunk')}\ndata: {self.model_dump_json()}\n\n"
+
+
+class DeltaChunk(_ChunkBase):
+    type: Literal["delta"] = "delta"
+    data: DeltaData
+
+
+class ToolCallChunk(_ChunkBase):
+    type: Literal["tool_call"] = "tool_call"
+    data: ToolCallData
+
+
+class ToolResponseChunk(_ChunkBase):
+    type: Literal["tool_response"] = "tool_response"
+    data: ToolResponseData
+
+
+class UsageChunk(_ChunkBase):
+    type: Literal["usage"] = "usage"
+    data: UsageData
+
+
+class ErrorChunk(_ChunkBase):
+    type: Literal["error"] = "error"
+    data: ErrorData
+
+
+class HandoffChunk(_ChunkBase):
+    type: Literal["handoff"] = "handoff"
+    data: HandoffData
+
+
+class WarningChunk(_ChunkBase):
+    type: Literal["warning"] = "warning"
+    data: WarningData
+
+
+class DoneChunk(_ChunkBase):
+    """The end of one agent's run (a handoff target's too): its final text and usage."""
+
+    type: Literal["done"] = "done"
+    data: DoneData
+
+
+Chunk = Annotated[
+    Union[DeltaChunk, ToolCallChunk, ToolResponseChunk, UsageChunk, ErrorChunk, HandoffChunk,
+          WarningChunk, DoneChunk],
+    Field(discriminator="type"),
+]
+AnyChunk = Union[DeltaChunk, ToolCallChunk, ToolResponseChunk, UsageChunk, ErrorChunk,
+                 HandoffChunk, WarningChunk, DoneChunk]
+
+_adapter: TypeAdapter[Any] | None = None
+
+
+def parse_chunk(value: dict[str, Any] | str | bytes) -> AnyChunk:
+    """Read a chunk back from a dict or JSON text (e.g. on the client side of SSE)."""
+    global _adapter
+    if _adapter is None:
+        _adapter = TypeAdapter(Chunk)
+    if isinstance(value, (str, bytes)):
+        return _adapter.validate_json(value)
+    return _adapter.validate_python(value)
+
+
+class SessionSequence:
+    """The per-session chunk counter; nested runs (handoffs, parallel tools) share one."""
+
+    __slots__ = ("_counter", "last")
+
+    def __init__(self, start: int = 1) -> None:
+        self._counter = itertools.count(start)
+        self.last = start - 1
+
+    def stamp(self, chunk: AnyChunk) -> AnyChunk:
+        chunk.seq = self.last = next(self._counter)
+        return chunk
+
+
+def delta(agent: str, text: str) -> DeltaChunk:
+    return DeltaChunk(agent=agent, data=DeltaData(text=text))
+
+
+def error(agent: str, code: str, message: str, *, hint: str | None = None,
+          tool: str | None = None) -> ErrorChunk:
+    return ErrorChunk(agent=agent, data=ErrorData(code=code, message=message, hint=hint, tool=tool))
+
+
+def warning(agent: str, code: str, message: str, **details: Any) -> WarningChunk:
+    return WarningChunk(agent=agent, data=WarningData(code=code, message=message, details=details))

@@ -1,0 +1,118 @@
+"""The state of one agent run shared with tools and handoff targets: session, sink, trace.
+
+`RunContext` is created by `Agent.stream()` for the top agent and copied (depth + 1) for
+each handoff target. Chunks are handed to `emit`, which queues them for the consumer; the
+session's sequence stamps `seq` when the consumer receives them, so numbering has no gaps
+whatever the order in which parallel tools finish.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Protocol
+
+from duckflow.core.chunks import AnyChunk, WarningChunk, warning
+from duckflow.core.errors import CoreError
+from duckflow.core.session import Session
+
+if TYPE_CHECKING:
+    from duckflow.core.agent import Agent
+    from duckflow.core.token_guard import TokenGuard
+
+
+class TraceSink(Protocol):
+    """What the engine needs from `duckflow.core.trace.TraceLogger` (and `NullTrace`)."""
+
+    def emit(self, event: str, *, session: str = "", agent: str = "", **fields: Any) -> None: ...
+
+
+class _NoTrace:
+    def emit(self, event: str, *, session: str = "", agent: str = "", **fields: Any) -> None:
+        return None
+
+
+def null_trace() -> TraceSink:
+    """`NullTrace` from core/trace.py, or a local no-op while that module is absent."""
+    try:
+        from duckflow.core.trace import NullTrace
+    except ImportError:
+        return _NoTrace()
+    return NullTrace()  # type: ignore[no-any-return,unused-ignore]
+
+
+class RunAborted(Exception):  # noqa: N818 - control flow, not an error a person meets
+    """Stops the whole session run; the error chunk has already been emitted."""
+
+    def __init__(self, error: CoreError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+@dataclass
+class RunContext:
+    session: Session
+    agent: Agent
+    emit: Callable[[AnyChunk], None]
+    trace: TraceSink
+    token_guard: TokenGuard | None = None
+    depth: int = 0
+    max_depth: int = 3
+    started: float = field(default_factory=time.perf_counter)
+
+    def child(self, agent: Agent) -> RunContext:
+        return replace(self, agent=agent, depth=self.depth + 1, started=time.perf_counter())
+
+    def trace_event(self, event: str, **fields: Any) -> None:
+        self.trace.emit(event, session=self.session.id, agent=self.agent.name, **fields)
+
+    def fail(self, error: CoreError, *, tool: str | None = None) -> None:
+        """Emit an error chunk and an `error` trace event for `error`."""
+        from duckflow.core.chunks import error as error_chunk
+
+        self.emit(error_chunk(self.agent.name, error.code, error.message, hint=error.hint, tool=tool))
+        self.trace_event("error", code=error.code, message=error.message, tool=tool)
+
+    def abort(self, error: CoreError, *, tool: str | None = None) -> RunAborted:
+        """Emit the error, and return the exception that ends the whole session run."""
+        self.fail(error, tool=tool)
+        return RunAborted(error)
+
+    async def before_call(self, what: str) -> None:
+        """Ask the token guard before a model or tool call; over the block line, abort."""
+        if self.token_guard is None:
+            return
+        status = await self.token_guard.status(self.session.id)
+        if status.level == "block":
+            from duckflow.core.errors import TokenBudgetExceeded
+
+            raise self.abort(TokenBudgetExceeded(
+                status.message + f" (before {what})",
+                hint="start a new session, or raise token_guard.block_at in the config",
+            ))
+
+    async def count(self, tokens: int) -> None:
+        """Add tokens to the session's total; the first time past warn_at, emit a warning."""
+        if self.token_guard is None or tokens <= 0:
+            return
+        status = await self.token_guard.add(self.session.id, tokens)
+        if status.level != "ok" and not self.session.token_warned:
+            self.session.token_warned = True
+            chunk: WarningChunk = warning(self.agent.name, "token_budget", status.message,
+                                          total=status.total, warn_at=status.warn_at,
+                                          block_at=status.block_at)
+            self.emit(chunk)
+            self.trace_event("guardrail", guardrail="token_guard", tripwire=False,
+                             message=status.message)
+
+
+def count_text_tokens(text: str, model: str | None = None) -> int:
+    """Tokens of `text` with `duckflow.llm.tokens.count_tokens` (estimate if unavailable)."""
+    if not text:
+        return 0
+    try:
+        from duckflow.llm.tokens import count_tokens
+    except ImportError:
+        return max(1, len(text) // 4)
+    return count_tokens(text, model).tokens
