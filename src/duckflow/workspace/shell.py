@@ -1,0 +1,304 @@
+"""Running commands in the workspace: execute_shell and run_tests, bounded and sandboxed when possible.
+
+A command runs with the workspace as its working directory, no stdin, an environment without
+variables that look like secrets, a timeout that kills its whole process group, and output
+capped as head + tail. When bubblewrap (`bwrap`) works on the machine, it runs inside it with
+the network off and only the workspace writable (`.git/` and `.duckflow/` stay read-only).
+A short list of obviously destructive commands is flagged as needing approval: advice for the
+gate, not a security boundary (a shell has endless ways to say the same thing).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from duckflow.errors import DuckflowError
+
+Mode = Literal["bwrap", "plain"]
+
+_SECRET_NAME = re.compile(
+    r"KEY|TOKEN|SECRET|PASSW|PASSPHRASE|CREDENTIAL|AUTH|PRIVATE|COOKIE|SESSION|SIGNATURE|"
+    r"_PWD$|^PGPASS|DSN$|DATABASE_URL|REDIS_URL|MONGO_URL|_URI$|WEBHOOK|APIKEY|BEARER",
+    re.IGNORECASE,
+)
+_SECRET_VALUE = re.compile(r"://[^/\s:@]+:[^/\s@]+@")  # user:password@host in a URL
+PROVIDER_KEYS = frozenset({
+    "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "MISTRAL_API_KEY",
+    "GROQ_API_KEY", "COHERE_API_KEY", "DEEPSEEK_API_KEY", "OPENROUTER_API_KEY",
+    "TOGETHER_API_KEY", "AZURE_OPENAI_API_KEY", "HF_TOKEN", "HUGGINGFACEHUB_API_TOKEN",
+    "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "GITHUB_TOKEN",
+    "GH_TOKEN", "SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET", "LINE_CHANNEL_SECRET",
+    "LINE_CHANNEL_ACCESS_TOKEN", "GOOGLE_APPLICATION_CREDENTIALS", "OLLAMA_API_KEY",
+})
+
+# (pattern, why). Matched against the command with runs of whitespace collapsed.
+_DESTRUCTIVE: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(p, re.IGNORECASE), why) for p, why in (
+        (r"\brm\s+(-[^\s]*\s+)*(--no-preserve-root\s+)?(-[^\s]*\s+)*(/|/\*|~/?|\$HOME/?|\*|\.|\.\./?)(\s|;|&|\||$)",
+         "rm on the root, the home folder, the whole workspace or a wildcard"),
+        (r"--no-preserve-root", "rm --no-preserve-root"),
+        (r"\bmkfs(\.\w+)?\b", "mkfs formats a filesystem"),
+        (r"\bdd\b[^;|&]*\bof=/dev/", "dd writing to a device"),
+        (r">\s*/dev/(sd|hd|vd|xvd|nvme|mmcblk|disk)", "redirecting output onto a disk device"),
+        (r"(\w+|:)\s*\(\s*\)\s*\{[^}]*\1\s*\|\s*\1\s*&", "a fork bomb"),
+        (r"\bchmod\s+(-[^\s]*\s+)*(0?777|a\+rwx|ugo\+rwx)\s+(-[^\s]*\s+)*/(\s|$)",
+         "chmod 777 on the root"),
+        (r"\bch(mod|own|grp)\s+(-[^\s]*\s+)*-[a-z]*R[a-z]*\s+\S+\s+/(\s|$)",
+         "recursive chmod/chown on the root"),
+        (r"\b(curl|wget|fetch)\b[^|;&]*\|\s*(sudo\s+)?(env\s+)?(ba|z|k|da|fi)?sh\b",
+         "piping a download into a shell"),
+        (r"\b(curl|wget)\b[^|;&]*\|\s*(sudo\s+)?(python[0-9.]*|perl|ruby|node)\b",
+         "piping a download into an interpreter"),
+        (r"\b(ba|z)?sh\s+(-c\s+)?[\"']?\$\(\s*(curl|wget)\b", "running a downloaded script"),
+        (r"\b(ba|z)?sh\s+<\(\s*(curl|wget)\b", "running a downloaded script"),
+        (r"\bgit\s+push\b[^;&|]*(\s--force\b|\s-f\b|\s--force-with-lease\b|\s\+[^\s]+)",
+         "git push --force rewrites shared history"),
+        (r"\bgit\s+push\b[^;&|]*\s--(delete|mirror)\b", "git push deleting or mirroring refs"),
+        (r"\bgit\s+reset\s+--hard\b", "git reset --hard throws away uncommitted work"),
+        (r"\bgit\s+clean\s+(-[^\s]*)?f", "git clean -f deletes untracked files"),
+        (r"\b(shutdown|reboot|halt|poweroff)\b", "shutting the machine down"),
+        (r"\bkill\s+(-\w+\s+)*-1\b|\bkillall\b|\bpkill\b", "killing many processes"),
+        (r"\bfind\s+/\s[^;|&]*(-delete|-exec\s+rm)", "deleting files across the whole disk"),
+        (r"\bsudo\b|\bsu\s+-|\bdoas\b", "running as another user (root)"),
+        (r"\bcrontab\s+-r\b", "deleting the crontab"),
+        (r">\s*/etc/|\btee\s+(-a\s+)?/etc/", "overwriting system configuration"),
+        (r"\bmv\s+[^;|&]*\s/dev/null\b", "moving files to /dev/null"),
+    )
+)
+
+
+def destructive_reason(command: str) -> str | None:
+    """Why `command` looks obviously destructive, or None. Advice for the gate, not a boundary."""
+    flat = " ".join(command.split())
+    for pattern, why in _DESTRUCTIVE:
+        if pattern.search(flat):
+            return why
+    return None
+
+
+def scrubbed_env(environ: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment without variables whose name or value looks like a secret."""
+    env = dict(os.environ if environ is None else environ)
+    return {
+        k: v for k, v in env.items()
+        if k not in PROVIDER_KEYS and not _SECRET_NAME.search(k) and not _SECRET_VALUE.search(v)
+    }
+
+
+class HeadTail:
+    """Keeps the first and the last `limit // 2` bytes of a stream and counts what was cut."""
+
+    def __init__(self, limit: int) -> None:
+        self.half = max(1, limit // 2)
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.total = 0
+
+    def feed(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        room = self.half - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        if chunk:
+            self.tail += chunk
+            if len(self.tail) > self.half:
+                del self.tail[: len(self.tail) - self.half]
+
+    def text(self) -> str:
+        cut = self.total - len(self.head) - len(self.tail)
+        head = bytes(self.head).decode("utf-8", "replace")
+        tail = bytes(self.tail).decode("utf-8", "replace")
+        if cut <= 0:
+            return head + tail
+        return f"{head}\n[... {cut} bytes cut from the middle; {self.total} bytes in all ...]\n{tail}"
+
+
+@dataclass
+class CommandResult:
+    """What a command did. `mode` says whether bubblewrap ("bwrap") or nothing ("plain") ran it."""
+
+    command: str
+    ran: bool
+    exit_code: int | None
+    timed_out: bool
+    mode: Mode
+    stdout: str
+    stderr: str
+    duration_ms: int
+    timeout_s: float
+    needs_approval: bool = False
+    advice: str | None = None
+    note: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@functools.cache
+def bwrap_usable() -> bool:
+    """True when bubblewrap is installed and can create the sandbox on this machine."""
+    exe = shutil.which("bwrap")
+    if exe is None:
+        return False
+    try:
+        proc = subprocess.run([exe, "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-net",
+                               "--unshare-pid", "--die-with-parent", "true"],
+                              stdin=subprocess.DEVNULL, capture_output=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return proc.returncode == 0
+
+
+def bwrap_argv(root: Path, argv: list[str]) -> list[str]:
+    """Wrap `argv` in bubblewrap: read-only system, writable workspace, no network, own /tmp."""
+    out = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+           "--bind", str(root), str(root)]
+    for name in (".git", ".duckflow"):
+        p = root / name
+        if p.is_dir() and not p.is_symlink():
+            out += ["--ro-bind", str(p), str(p)]
+    out += ["--unshare-net", "--unshare-pid", "--unshare-ipc", "--die-with-parent",
+            "--new-session", "--chdir", str(root), "--"]
+    return out + argv
+
+
+async def _pump(stream: asyncio.StreamReader | None, sink: HeadTail) -> None:
+    if stream is None:
+        return
+    while True:
+        chunk = await stream.read(65536)
+        if not chunk:
+            return
+        sink.feed(chunk)
+
+
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+async def run_command(root: Path, command: str | list[str], *, timeout: float, limit: int,
+                      sandbox: str = "auto", env: dict[str, str] | None = None) -> CommandResult:
+    """Run `command` (a shell string, or an argv list) in `root` and return what it did."""
+    argv = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
+    shown = command if isinstance(command, str) else " ".join(command)
+    if sandbox == "bwrap" and not bwrap_usable():
+        raise DuckflowError("workspace.sandbox = \"bwrap\" but bubblewrap cannot run here",
+                            hint="install bubblewrap (apt-get install bubblewrap) or set "
+                            "workspace.sandbox = \"auto\"")
+    mode: Mode = "bwrap" if sandbox != "none" and bwrap_usable() else "plain"
+    if mode == "bwrap":
+        argv = bwrap_argv(root, argv)
+    out, err = HeadTail(limit), HeadTail(limit)
+    started = time.monotonic()
+    proc = await asyncio.create_subprocess_exec(
+        *argv, cwd=str(root), stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE, env=scrubbed_env(env), start_new_session=True,
+    )
+    pumps = asyncio.gather(_pump(proc.stdout, out), _pump(proc.stderr, err))
+    timed_out = False
+    try:
+        await asyncio.wait_for(proc.wait(), timeout)
+    except asyncio.TimeoutError:
+        timed_out = True
+    finally:
+        # The whole group goes: a timeout, or children left behind holding the pipes open.
+        _kill_group(proc.pid)
+        try:
+            await asyncio.wait_for(proc.wait(), 5)
+            await asyncio.wait_for(pumps, 5)
+        except asyncio.TimeoutError:
+            pumps.cancel()
+    return CommandResult(
+        command=shown, ran=True, exit_code=None if timed_out else proc.returncode,
+        timed_out=timed_out, mode=mode, stdout=out.text(), stderr=err.text(),
+        duration_ms=int((time.monotonic() - started) * 1000), timeout_s=timeout,
+        note=f"killed after {timeout:g} s (the whole process group)" if timed_out else None,
+    )
+
+
+def detect_test_command(root: Path) -> list[str] | None:
+    """The test runner a project uses: pytest, npm, cargo, go or make (in that order)."""
+    if any((root / f).exists() for f in ("pytest.ini", "conftest.py", "tox.ini", "tests",
+                                          "test", "pyproject.toml", "setup.cfg")):
+        venv = root / ".venv" / "bin" / "python"
+        python = str(venv) if venv.exists() else (shutil.which("python3") or sys.executable)
+        return [python, "-m", "pytest", "-q"]
+    pkg = root / "package.json"
+    if pkg.exists():
+        try:
+            import json
+
+            scripts = json.loads(pkg.read_text("utf-8")).get("scripts", {})
+        except (OSError, ValueError, AttributeError):
+            scripts = {}
+        if isinstance(scripts, dict) and "test" in scripts:
+            return ["npm", "test", "--silent"]
+    if (root / "Cargo.toml").exists():
+        return ["cargo", "test"]
+    if (root / "go.mod").exists():
+        return ["go", "test", "./..."]
+    makefile = root / "Makefile"
+    if makefile.exists() and re.search(r"^test\s*:", makefile.read_text("utf-8", "replace"), re.M):
+        return ["make", "test"]
+    return None
+
+
+def clamp_timeout(timeout: float | None, default: float, maximum: float) -> tuple[float, str | None]:
+    """The timeout to use (default when None, at most `maximum`) and a note when it was cut."""
+    if timeout is None or timeout <= 0:
+        return default, None
+    if timeout > maximum:
+        return maximum, f"timeout {timeout:g} s is over the limit; {maximum:g} s used"
+    return float(timeout), None
+
+
+async def execute_shell(root: Path, config: Any, command: str, timeout: float | None = None,
+                        *, approved: bool = False) -> CommandResult:
+    """Run a shell command in the workspace (see the module docstring for the bounds)."""
+    if not command.strip():
+        raise DuckflowError("the command is empty", hint="pass the command to run")
+    limit_s, note = clamp_timeout(timeout, config.shell_timeout_s, config.shell_max_timeout_s)
+    why = destructive_reason(command)
+    if why is not None and not approved:
+        return CommandResult(command=command, ran=False, exit_code=None, timed_out=False,
+                             mode="plain", stdout="", stderr="", duration_ms=0,
+                             timeout_s=limit_s, needs_approval=True, advice=why,
+                             note="not run: this command needs a person's approval")
+    result = await run_command(root, command, timeout=limit_s, limit=config.shell_output_limit,
+                               sandbox=config.sandbox)
+    result.advice = why
+    if note:
+        result.note = f"{note}; {result.note}" if result.note else note
+    return result
+
+
+async def run_tests(root: Path, config: Any, command: str | None = None,
+                    timeout: float | None = None, *, approved: bool = False) -> CommandResult:
+    """Run the project's tests: the given command, or the runner detected in the workspace."""
+    if command:
+        return await execute_shell(root, config, command, timeout, approved=approved)
+    argv = detect_test_command(root)
+    if argv is None:
+        raise DuckflowError("no test runner found in the workspace (pytest, npm, cargo, go, make)",
+                            hint="pass the command, e.g. run_tests(command=\"pytest -q\")")
+    limit_s, note = clamp_timeout(timeout, config.shell_timeout_s, config.shell_max_timeout_s)
+    result = await run_command(root, argv, timeout=limit_s, limit=config.shell_output_limit,
+                               sandbox=config.sandbox)
+    if note:
+        result.note = f"{note}; {result.note}" if result.note else note
+    return result
