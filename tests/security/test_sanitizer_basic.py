@@ -94,3 +94,14 @@ def test_placeholders_are_not_masked_again() -> None:
 
 def test_default_sanitizer_is_cached() -> None:
     assert default_sanitizer() is default_sanitizer()
+
+
+def test_one_instance_never_reuses_a_placeholder_for_another_value() -> None:
+    s = Sanitizer()
+    a = s.mask("bob@example.com")
+    b = s.mask("carol@example.net and bob@example.com")
+    assert a.text == "[PII:email#1]"
+    assert b.text == "[PII:email#2] and [PII:email#1]"
+    merged = {**a.mapping, **b.mapping}
+    assert merged == {"[PII:email#1]": "bob@example.com", "[PII:email#2]": "carol@example.net"}
+    assert b.mapping == merged

@@ -5,15 +5,17 @@
     masked.findings  # [Finding(kind, start, end, placeholder), ...]  offsets into the input
     Sanitizer.restore(masked.text, masked.mapping) == original
 
-The mapping (placeholder -> original value) never leaves the machine. Passing the same
-mapping to several `mask()` calls keeps placeholders stable across a conversation: the same
-value always gets the same placeholder, and numbers count on per kind.
+The mapping (placeholder -> original value) never leaves the machine. Within one Sanitizer
+the same value always gets the same placeholder and numbers count on per kind, so the
+mappings of several calls can be merged; passing one `mapping` to several `mask()` calls
+scopes the numbering to it instead (one conversation, say).
 """
 
 from __future__ import annotations
 
 import bisect
 import re
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -24,6 +26,7 @@ from duckflow.security.rules import SECRET, SECRET_RULES, Candidate, aws_secret_
 
 PLACEHOLDER_RE = re.compile(r"\[(SECRET|PII):([a-z0-9_]+)#(\d+)\]")
 
+_REGISTRY_LIMIT = 100_000
 Detector = Callable[[str, str], Iterable[Candidate]]
 
 
@@ -116,6 +119,9 @@ class Sanitizer:
             chosen = tuple(d for d in chosen if d is not _pii)
         self.detectors = chosen
         self.allow = frozenset(allow)
+        self._lock = threading.Lock()
+        self._by_value: dict[str, str] = {}
+        self._counters: dict[str, int] = {}
 
     def scan(self, text: str) -> list[Candidate]:
         """The resolved findings (without placeholders), in text order."""
@@ -127,32 +133,61 @@ class Sanitizer:
             found.extend(detector(text, lowered))
         if self.allow:
             found = [c for c in found if text[c.start : c.end] not in self.allow]
-        # never mask inside a placeholder we wrote earlier
-        for m in PLACEHOLDER_RE.finditer(text):
-            found = [c for c in found if c.end <= m.start() or c.start >= m.end()]
+        if "[SECRET:" in text or "[PII:" in text:
+            # never mask inside a placeholder written earlier
+            spans = [m.span() for m in PLACEHOLDER_RE.finditer(text)]
+            starts = [a for a, _ in spans]
+
+            def clear(c: Candidate) -> bool:
+                i = bisect.bisect_left(starts, c.end)
+                return i == 0 or spans[i - 1][1] <= c.start
+
+            found = [c for c in found if clear(c)]
         return resolve_overlaps(found)
 
     def mask(self, text: str, mapping: dict[str, str] | None = None) -> Masked:
-        """Mask `text`. A given `mapping` is reused and extended in place (stable placeholders)."""
-        mapping = {} if mapping is None else mapping
+        """Mask `text`; `Masked.mapping` holds the placeholders used in it.
+
+        Without `mapping`, placeholders come from this Sanitizer's own registry: within one
+        instance the same value always gets the same placeholder and a placeholder never
+        stands for two values, so mappings of separate calls can be merged safely. With a
+        `mapping` (placeholder -> value, e.g. one per conversation), numbering follows that
+        mapping instead and it is extended in place.
+        """
+        candidates = self.scan(text)
+        if mapping is None:
+            with self._lock:
+                if len(self._by_value) > _REGISTRY_LIMIT:
+                    self._by_value.clear()  # counters keep counting: no placeholder is reused
+                return self._apply(text, candidates, self._by_value, self._counters, {})
         by_value = {value: ph for ph, value in mapping.items()}
         counters: dict[str, int] = {}
         for ph in mapping:
             m = PLACEHOLDER_RE.fullmatch(ph)
             if m:
                 counters[m.group(2)] = max(counters.get(m.group(2), 0), int(m.group(3)))
+        return self._apply(text, candidates, by_value, counters, mapping)
+
+    @staticmethod
+    def _apply(
+        text: str,
+        candidates: list[Candidate],
+        by_value: dict[str, str],
+        counters: dict[str, int],
+        mapping: dict[str, str],
+    ) -> Masked:
         parts: list[str] = []
         findings: list[Finding] = []
         pos = 0
-        for cand in self.scan(text):
+        for cand in candidates:
             value = text[cand.start : cand.end]
             placeholder = by_value.get(value)
             if placeholder is None:
                 counters[cand.kind] = counters.get(cand.kind, 0) + 1
                 category = "SECRET" if cand.category == SECRET else "PII"
                 placeholder = f"[{category}:{cand.kind}#{counters[cand.kind]}]"
-                mapping[placeholder] = value
                 by_value[value] = placeholder
+            mapping[placeholder] = value
             parts.append(text[pos : cand.start])
             parts.append(placeholder)
             pos = cand.end
@@ -170,7 +205,7 @@ class Sanitizer:
 
 @lru_cache(maxsize=1)
 def default_sanitizer() -> Sanitizer:
-    """The shared, stateless default Sanitizer (mappings are per call)."""
+    """The shared default Sanitizer (one placeholder registry for the whole process)."""
     return Sanitizer()
 
 
