@@ -74,7 +74,7 @@ class StateOwner:
             "plans": self.plans.to_dict(),
         }
 
-    def change(self, what: str, fn: Callable[[AgentState], None]) -> None:
+    def change(self, what: str, fn: Callable[[AgentState], object]) -> None:
         """Apply `fn` to the state as one change, described by `what`."""
         with self._lock:
             fn(self._state)

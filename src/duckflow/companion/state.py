@@ -27,6 +27,7 @@ SUMMARY_MAX = 100
 EXCHANGES_KEPT = 5
 DECISION_LOG_KEPT = 20
 NOTES_KEPT = 20
+EVIDENCE_KEPT = 5
 LEARNED_PATTERNS_KEPT = 5
 FILES_KEPT = 50
 
@@ -161,6 +162,7 @@ class AgentState:
     created_at: float = field(default_factory=time.time)
     last_updated: float = field(default_factory=time.time)
     exchanges: list[Exchange] = field(default_factory=list)
+    evidence: list[str] = field(default_factory=list)  # latest tool results, newest last
     recovery_retries: int = 0
     plan_id: str | None = None
     notes: list[str] = field(default_factory=list)
@@ -217,6 +219,10 @@ class AgentState:
         if ref not in self.context_refs:
             self.context_refs.append(ref)
             del self.context_refs[:-DECISION_LOG_KEPT]
+
+    def add_evidence(self, line: str) -> None:
+        self.evidence.append(clip(line, 300)[0])
+        del self.evidence[:-EVIDENCE_KEPT]
 
     def add_exchange(self, user: str, reply: str) -> None:
         self.exchanges.append(

@@ -1,0 +1,172 @@
+"""Runs tool calls for the companion: reads at once, everything else through the gate first.
+
+For each call: unknown tool → error; a guessed call (`executable=False`) → proposed, never
+run; read_file / list_files / search_code → run (the workspace guard still checks the path);
+write, edit, delete, move, directory creation, shell and tests → `Gate.submit` with the five
+points of seed 001 §8.2 (intent, rationale, impact, alternatives, unified diff); allowed or
+auto-approved → run; pending → wait for the person; refused → error result.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from duckflow.core.tool import Tool, ToolContext, result_to_text
+from duckflow.gate import Gate
+from duckflow.llm.types import ToolCall
+
+READ_TOOLS = frozenset({"read_file", "list_files", "search_code"})
+# the dialog policy's op class per tool: write, delete or execute pass the gate (policy.GATED_OPS)
+OP_CLASS = {
+    "write_file": "write", "edit_file": "write", "create_directory": "write", "move_path": "write",
+    "delete_path": "delete", "execute_shell": "execute", "run_tests": "execute",
+}
+RESULT_MAX = 4000
+
+Status = Literal["ok", "error", "pending", "refused", "proposed"]
+
+
+@dataclass
+class CallOutcome:
+    call: ToolCall
+    status: Status
+    content: str = ""
+    job_id: str | None = None
+    request: dict[str, Any] | None = None
+    duration_ms: float = 0.0
+
+    def line(self, limit: int = 100) -> str:
+        args = ", ".join(f"{k}={str(v)[:30]!s}" for k, v in self.call.arguments.items() if k != "content")
+        head = f"{self.call.name}({args}) → {self.status}"
+        body = " ".join(self.content.split())
+        return f"{head}: {body}"[:limit] if body else head[:limit]
+
+
+def call_to_dict(call: ToolCall) -> dict[str, Any]:
+    return {
+        "name": call.name, "arguments": call.arguments, "id": call.id,
+        "executable": call.executable, "confidence": call.confidence, "source": call.source,
+    }
+
+
+def call_from_dict(d: Mapping[str, Any]) -> ToolCall:
+    return ToolCall(
+        name=str(d["name"]), arguments=dict(d.get("arguments", {})), id=str(d.get("id", "")),
+        executable=bool(d.get("executable", True)), confidence=float(d.get("confidence", 1.0)),
+        source=str(d.get("source", "native")),
+    )
+
+
+@dataclass
+class ActionRunner:
+    """Holds the workspace tools and the gate for one session."""
+
+    root: Path
+    tools: Sequence[Tool]
+    gate: Gate
+    session_id: str = ""
+    by: str = "duckflow-companion"
+    _index: dict[str, Tool] = field(default_factory=dict, init=False)
+
+    def __post_init__(self) -> None:
+        self._index = {t.name: t for t in self.tools}
+
+    @property
+    def tool_names(self) -> list[str]:
+        return list(self._index)
+
+    def op_class(self, name: str) -> str:
+        return "read" if name in READ_TOOLS else OP_CLASS.get(name, "execute")
+
+    # -- the five points ----------------------------------------------------------------
+    def _read_text(self, rel: str) -> str | None:
+        try:
+            from duckflow.workspace.guard import WorkspaceGuard
+
+            verdict = WorkspaceGuard(self.root).check(rel, "read")
+            if not verdict.allowed or verdict.resolved is None or not verdict.resolved.is_file():
+                return None
+            return verdict.resolved.read_text(encoding="utf-8", errors="replace")
+        except Exception:
+            return None
+
+    def diff_preview(self, call: ToolCall) -> str:
+        from duckflow.gate.diff import unified_diff
+
+        a = call.arguments
+        path = str(a.get("path") or a.get("src") or "")
+        if call.name in ("write_file", "edit_file") and path:
+            old = self._read_text(path)
+            content = str(a.get("content", ""))
+            new = content
+            if call.name == "edit_file" and old is not None:
+                from duckflow.protocols.editblocks import apply_hunks, parse_hunks
+
+                hunks = parse_hunks(content)
+                if hunks is not None:
+                    applied = apply_hunks(old, hunks)
+                    new = applied.text if applied.ok else old
+            return unified_diff(path, old, new)
+        if call.name == "delete_path" and path:
+            return unified_diff(path, self._read_text(path) or "", None)
+        if call.name in ("execute_shell", "run_tests"):
+            return f"$ {a.get('command') or a.get('cmd') or a.get('args') or 'run the tests'}"
+        if call.name == "move_path":
+            return f"rename {a.get('src', '')} -> {a.get('dst', '')}"
+        return ""
+
+    def submit(self, call: ToolCall, *, intent: str, rationale: str, task_type: str | None = None) -> Any:
+        from duckflow.gate.operation import operation_for_tool
+
+        op = operation_for_tool(call.name, call.arguments, task_type=task_type)
+        kind = self.op_class(call.name)
+        impact = {
+            "write": "changes files in the workspace (a checkpoint allows `duckflow undo`)",
+            "delete": "removes files from the workspace (restorable with `duckflow undo`)",
+            "execute": "runs a command in the workspace",
+        }.get(kind, "")
+        return self.gate.submit(
+            op, intent=intent, rationale=rationale, impact=impact,
+            alternatives="say no and tell me what to do instead",
+            diff_preview=self.diff_preview(call), requested_by=self.by,
+        )
+
+    # -- running ------------------------------------------------------------------------
+    async def run(self, call: ToolCall) -> CallOutcome:
+        tool = self._index.get(call.name)
+        if tool is None:
+            known = ", ".join(sorted(self._index)) or "none"
+            return CallOutcome(call, "error", f"unknown tool '{call.name}' (available: {known})")
+        ctx = ToolContext(session_id=self.session_id, agent="companion", extra_cfg={"workspace": self.root})
+        t0 = time.perf_counter()
+        try:
+            value = await tool.invoke(call.arguments, ctx)
+        except Exception as exc:  # the error goes back into the state and the model's evidence
+            msg = str(exc) or type(exc).__name__
+            return CallOutcome(call, "error", msg[:RESULT_MAX], duration_ms=(time.perf_counter() - t0) * 1000)
+        text = result_to_text(value)
+        return CallOutcome(call, "ok", text[:RESULT_MAX], duration_ms=(time.perf_counter() - t0) * 1000)
+
+    async def process(
+        self, call: ToolCall, *, intent: str, rationale: str, run_mutations: bool = True
+    ) -> CallOutcome:
+        """One call through the rules above (run_mutations=False: propose writes, run reads only)."""
+        if call.name not in self._index:
+            return await self.run(call)
+        if not call.executable:
+            return CallOutcome(call, "proposed", "guessed from the model's text: proposed, not run")
+        if call.name in READ_TOOLS:
+            return await self.run(call)
+        if not run_mutations:
+            return CallOutcome(call, "proposed", "planned: runs in EXECUTION after approval")
+        outcome = self.submit(call, intent=intent, rationale=rationale)
+        if outcome.decision in ("allowed", "auto_approved"):
+            return await self.run(call)
+        request = outcome.request.to_dict() if outcome.request is not None else None
+        if outcome.decision == "pending":
+            return CallOutcome(call, "pending", outcome.reason, outcome.job_id, request)
+        return CallOutcome(call, "refused", outcome.reason, outcome.job_id, request)

@@ -1,0 +1,101 @@
+"""The context assembler: AgentState → prompt inputs, and a decision's state_delta → AgentState.
+
+Reads only what each layer needs (seed 001 §3.3: "AgentState参照: 必要な情報のみ"), so the
+prompt layer never sees the state object itself.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from duckflow.companion.state import AgentState, Step, clip
+from duckflow.prompts.render import PromptInputs
+
+RECENT_TURNS = 3
+EVIDENCE_KEPT = 5
+
+
+def prompt_inputs(
+    state: AgentState, *, evidence: list[str], allowed: list[str], tools: str = ""
+) -> PromptInputs:
+    mem = state.memory
+    pending = ""
+    if state.pending_gate and state.pending_job:
+        pending = f"job {state.pending_job.get('job_id', '?')}: {state.pending_job.get('summary', '')}"
+    return PromptInputs(
+        session_id=state.session_id,
+        conversation_count=state.conversation_count,
+        last_updated=time.strftime("%Y-%m-%d %H:%M", time.localtime(state.last_updated)),
+        files_created=len(mem.files_created),
+        successful_operations=mem.successful_operations,
+        learned_patterns=list(mem.learned_patterns),
+        user_settings=dict(mem.user_settings),
+        summaries=state.summaries(5),
+        step=state.step.value,
+        status=state.status.value,
+        task=clip(state.task, 200)[0],
+        vitals=state.vitals.line(),
+        goal=state.goal,
+        why_now=state.why_now,
+        constraints=list(state.constraints),
+        plan_brief=list(state.plan_brief),
+        open_questions=list(state.open_questions),
+        recent_turns=[e.summary() for e in state.exchanges[-RECENT_TURNS:]],
+        evidence=[clip(e, 300)[0] for e in evidence[-EVIDENCE_KEPT:]],
+        context_refs=list(state.context_refs[-8:]),
+        pending=pending,
+        allowed=allowed,
+        tools=tools,
+    )
+
+
+def _as_list(value: Any) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value] if value.strip() else []
+    if isinstance(value, list):
+        return [str(v) for v in value if str(v).strip()]
+    return [str(value)]
+
+
+def apply_state_delta(state: AgentState, delta: str | dict[str, Any] | None) -> list[str]:
+    """Apply the fixed-five updates of a decision; returns what changed (for last_delta)."""
+    changed: list[str] = []
+    if delta is None:
+        return changed
+    if isinstance(delta, str):
+        if delta.strip():
+            state.set_last_delta(delta)
+            changed.append("last_delta")
+        return changed
+    if isinstance(delta.get("goal"), str) and delta["goal"].strip():
+        state.set_goal(delta["goal"])
+        changed.append("goal")
+    if isinstance(delta.get("why_now"), str) and delta["why_now"].strip():
+        state.set_why_now(delta["why_now"])
+        changed.append("why_now")
+    for c in _as_list(delta.get("add_constraint")) + _as_list(delta.get("constraints")):
+        if c not in state.constraints:
+            state.add_constraint(c)
+            changed.append("constraints")
+    if "plan_brief" in delta and _as_list(delta["plan_brief"]):
+        state.set_plan_brief(_as_list(delta["plan_brief"]))
+        changed.append("plan_brief")
+    if "open_questions" in delta:
+        state.set_open_questions(_as_list(delta["open_questions"]))
+        changed.append("open_questions")
+    for ref in _as_list(delta.get("context_refs")):
+        state.add_context_ref(ref)
+        changed.append("context_refs")
+    for pattern in _as_list(delta.get("learned")):
+        state.memory.learn(pattern)
+        changed.append("learned_patterns")
+    if changed:
+        state.set_last_delta("updated " + ", ".join(dict.fromkeys(changed)))
+    return changed
+
+
+def allowed_next(state: AgentState, table: Any) -> list[str]:
+    return [s.value for s in Step if table.is_allowed(state.step, s)]
