@@ -1,0 +1,146 @@
+"""The workspace tools as engine Tools: files, shell, tests and code search, behind the guard.
+
+`workspace_tools(root)` returns the ten tools of seed 002's tool set, bound to one workspace.
+Argument order follows DML's positional form (`list_files|src|*.py|true`).
+
+Approval: the guard marks some operations as needing a person's approval (a dangerous
+extension in "approve" mode, a destructive shell command). The gate asks; when it has an
+answer it calls the tool with `ToolContext.extra_cfg["workspace_approved"] = True`.
+Without that flag such a call is refused (file tools) or not run (shell tools).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from duckflow.core.tool import Tool, ToolContext
+from duckflow.workspace import shell
+from duckflow.workspace.files import Workspace
+from duckflow.workspace.search import search_code as _search_code
+
+if TYPE_CHECKING:
+    from duckflow.config import WorkspaceConfig
+
+TOOL_NAMES = ("read_file", "write_file", "edit_file", "list_files", "create_directory",
+              "delete_path", "move_path", "execute_shell", "run_tests", "search_code")
+APPROVAL_KEY = "workspace_approved"
+
+
+def _approved(ctx: ToolContext | None) -> bool:
+    return bool(ctx is not None and ctx.extra_cfg.get(APPROVAL_KEY) is True)
+
+
+def workspace_tools(root: str | Path | Workspace, config: WorkspaceConfig | None = None) -> list[Tool]:
+    """The ten workspace tools bound to `root` (a folder or an open `Workspace`)."""
+    ws = root if isinstance(root, Workspace) else Workspace.open(root, config)
+
+    async def read_file(path: str, start_line: int | None = None,
+                        end_line: int | None = None) -> str:
+        """Read a text file of the workspace, whole or a range of lines.
+
+        Args:
+            path: the file, relative to the workspace root
+            start_line: first line to return (1-based); omit for the start
+            end_line: last line to return (inclusive); omit for the end
+        """
+        return await asyncio.to_thread(ws.read_file, path, start_line, end_line)
+
+    async def write_file(path: str, content: str, ctx: ToolContext) -> dict[str, Any]:
+        """Create or replace a file with the given content (parent folders are created).
+
+        Args:
+            path: the file, relative to the workspace root
+            content: the complete new content of the file
+        """
+        return await asyncio.to_thread(ws.write_file, path, content, approved=_approved(ctx))
+
+    async def edit_file(path: str, content: str, ctx: ToolContext) -> dict[str, Any]:
+        """Change a file: SEARCH/REPLACE blocks edit parts of it; plain text replaces it whole.
+
+        Args:
+            path: the file, relative to the workspace root
+            content: one or more `<<<<<<< SEARCH` / `=======` / `>>>>>>> REPLACE` blocks, or the whole new content
+        """
+        return await asyncio.to_thread(ws.edit_file, path, content, approved=_approved(ctx))
+
+    async def list_files(path: str = ".", pattern: str | None = None,
+                         recursive: bool = False) -> dict[str, Any]:
+        """List files and folders (folders end with '/'); .gitignore'd paths are left out.
+
+        Args:
+            path: the folder to list, relative to the workspace root
+            pattern: a glob such as '*.py' (matched on names, or on paths when it has a '/')
+            recursive: also list everything below the folder
+        """
+        return await asyncio.to_thread(ws.list_files, path, pattern, recursive)
+
+    async def create_directory(path: str) -> dict[str, Any]:
+        """Create a folder (and its missing parents).
+
+        Args:
+            path: the folder, relative to the workspace root
+        """
+        return await asyncio.to_thread(ws.create_directory, path)
+
+    async def delete_path(path: str, recursive: bool = False) -> dict[str, Any]:
+        """Delete a file, or a folder (a non-empty one only with recursive=true). Undoable.
+
+        Args:
+            path: what to delete, relative to the workspace root
+            recursive: allow deleting a folder with everything in it
+        """
+        return await asyncio.to_thread(ws.delete_path, path, recursive)
+
+    async def move_path(src: str, dst: str, overwrite: bool = False,
+                        ctx: ToolContext | None = None) -> dict[str, Any]:
+        """Move or rename a file or folder inside the workspace. Undoable.
+
+        Args:
+            src: what to move, relative to the workspace root
+            dst: the new path, relative to the workspace root
+            overwrite: replace dst when it exists
+        """
+        return await asyncio.to_thread(ws.move_path, src, dst, overwrite,
+                                       approved=_approved(ctx))
+
+    async def execute_shell(command: str, timeout: float | None = None,
+                            ctx: ToolContext | None = None) -> dict[str, Any]:
+        """Run a shell command in the workspace (no stdin, no network when sandboxed).
+
+        Args:
+            command: the command line, run with /bin/sh -c
+            timeout: seconds before the command and its children are killed (default 60, max 600)
+        """
+        result = await shell.execute_shell(ws.root, ws.config, command, timeout,
+                                           approved=_approved(ctx))
+        return result.to_dict()
+
+    async def run_tests(command: str | None = None, timeout: float | None = None,
+                        ctx: ToolContext | None = None) -> dict[str, Any]:
+        """Run the project's tests (pytest, npm, cargo, go or make are detected).
+
+        Args:
+            command: the test command to run instead of the detected one
+            timeout: seconds before the tests are killed (default 60, max 600)
+        """
+        result = await shell.run_tests(ws.root, ws.config, command, timeout,
+                                       approved=_approved(ctx))
+        return result.to_dict()
+
+    async def search_code(query: str, limit: int = 20) -> dict[str, Any]:
+        """Search the workspace's code (BM25 ranking); returns file:line locations and lines.
+
+        Args:
+            query: words, identifiers or a phrase to look for
+            limit: how many results at most
+        """
+        return await asyncio.to_thread(_search_code, ws.root, query, max(1, min(limit, 100)))
+
+    mutating = {"write_file", "edit_file", "create_directory", "delete_path", "move_path",
+                "execute_shell", "run_tests"}
+    fns: list[Callable[..., Any]] = [read_file, write_file, edit_file, list_files, create_directory, delete_path,
+           move_path, execute_shell, run_tests, search_code]
+    return [Tool.from_function(fn, exclusive=fn.__name__ in mutating) for fn in fns]
