@@ -12,8 +12,8 @@ Without that flag such a call is refused (file tools) or not run (shell tools).
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from duckflow.core.tool import Tool, ToolContext
