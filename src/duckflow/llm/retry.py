@@ -55,7 +55,11 @@ class RetryPolicy:
 
 @dataclass
 class CircuitBreaker:
-    """Skips a model after `threshold` failures in a row, for `cooldown_s`; then one trial call."""
+    """Skips a model after `threshold` failed calls in a row, for `cooldown_s`; then one trial call.
+
+    A failed call is one whose retries are all used up (or that could not be retried), so the
+    retries of one call never trip the breaker by themselves.
+    """
 
     threshold: int = 3
     cooldown_s: float = 30.0
@@ -134,58 +138,17 @@ class FallbackModel:
             if self.breaker.is_open(model.name):
                 self._emit("circuit_open", model=model.name, skipped=True)
                 failures.append(f"{model.name}: skipped (circuit open after repeated failures)")
-                continue
-            attempt = 0
-            while True:
-                attempt += 1
-                committed = False
-                started = time.perf_counter()
-                held: list[ModelEvent] = []
-                usage: tuple[int, int] = (0, 0)
-                try:
-                    async for ev in model.stream(messages, tools=tools, settings=settings):
-                        if isinstance(ev, UsageEvent):
-                            usage = (ev.usage.prompt_tokens, ev.usage.completion_tokens)
-                        if self.buffer:
-                            held.append(ev)
-                        else:
-                            committed = True
-                            yield ev
-                except LLMError as exc:
-                    err = exc
-                except (asyncio.TimeoutError, OSError) as exc:  # a provider that leaked a raw error
-                    err = LLMError(f"{model.name}: {type(exc).__name__}: {exc}", retryable=True,
-                                   provider=model.name)
-                else:
-                    self.breaker.record_success(model.name)
-                    self._emit("llm_call", model=model.name, attempt=attempt, result="ok",
-                               duration_ms=_ms(started), tok_prompt=usage[0], tok_completion=usage[1])
-                    self.last_model = model.name
-                    for ev in held:
-                        yield ev
+            else:
+                outcome = _Outcome()
+                async for ev in self._try_model(model, messages, tools, settings, outcome):
+                    yield ev
+                if outcome.error is None:
                     return
-                self._emit("llm_call", model=model.name, attempt=attempt, result="error",
-                           duration_ms=_ms(started), error=err.message, status=err.status,
-                           error_type=type(err).__name__)
-                last = err
-                if not isinstance(err, LLMBadRequestError) and self.breaker.record_failure(model.name):
-                    self._emit("circuit_open", model=model.name, skipped=False,
-                               cooldown_s=self.breaker.cooldown_s)
-                if committed:
-                    err.partial_output = True
-                    raise err
-                if isinstance(err, LLMBadRequestError):
-                    raise err
-                delay = self.policy.delay(attempt, err, self.rng)
-                if delay is None or self.breaker.is_open(model.name):
-                    failures.append(f"{model.name}: {err.message}")
-                    break
-                self._emit("retry", model=model.name, attempt=attempt + 1, delay_s=round(delay, 3),
-                           error=err.message, status=err.status, retry_after=err.retry_after)
-                await self.sleep(delay)
+                last = outcome.error
+                failures.append(f"{model.name}: {last.message}")
             if index + 1 < len(self.models):
                 self._emit("fallback", **{"from": model.name, "to": self.models[index + 1].name,
-                                          "error": failures[-1] if failures else ""})
+                                          "error": failures[-1]})
         if len(self.models) == 1 and last is not None:
             raise last
         raise AllModelsFailedError(
@@ -195,6 +158,68 @@ class FallbackModel:
             status=last.status if last else None,
             retryable=bool(last and last.retryable),
         )
+
+    async def _try_model(
+        self,
+        model: Model,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSpec],
+        settings: ModelSettings | None,
+        outcome: _Outcome,
+    ) -> AsyncIterator[ModelEvent]:
+        """One model with retries. On failure `outcome.error` is set (raised when not recoverable)."""
+        attempt = 0
+        while True:
+            attempt += 1
+            committed = False
+            started = time.perf_counter()
+            held: list[ModelEvent] = []
+            usage: tuple[int, int] = (0, 0)
+            try:
+                async for ev in model.stream(messages, tools=tools, settings=settings):
+                    if isinstance(ev, UsageEvent):
+                        usage = (ev.usage.prompt_tokens, ev.usage.completion_tokens)
+                    if self.buffer:
+                        held.append(ev)
+                    else:
+                        committed = True
+                        yield ev
+            except LLMError as exc:
+                err = exc
+            except (asyncio.TimeoutError, OSError) as exc:  # a provider that leaked a raw error
+                err = LLMError(f"{model.name}: {type(exc).__name__}: {exc}", retryable=True,
+                               provider=model.name)
+            else:
+                self.breaker.record_success(model.name)
+                self._emit("llm_call", model=model.name, attempt=attempt, result="ok",
+                           duration_ms=_ms(started), tok_prompt=usage[0], tok_completion=usage[1])
+                self.last_model = model.name
+                for ev in held:
+                    yield ev
+                return
+            self._emit("llm_call", model=model.name, attempt=attempt, result="error",
+                       duration_ms=_ms(started), error=err.message, status=err.status,
+                       error_type=type(err).__name__)
+            if isinstance(err, LLMBadRequestError):
+                raise err
+            delay = None if committed else self.policy.delay(attempt, err, self.rng)
+            if delay is None:
+                if self.breaker.record_failure(model.name):
+                    self._emit("circuit_open", model=model.name, skipped=False,
+                               cooldown_s=self.breaker.cooldown_s)
+                if committed:
+                    err.partial_output = True
+                    raise err
+                outcome.error = err
+                return
+            self._emit("retry", model=model.name, attempt=attempt + 1, delay_s=round(delay, 3),
+                       error=err.message, status=err.status, retry_after=err.retry_after)
+            await self.sleep(delay)
+
+
+@dataclass
+class _Outcome:
+    error: LLMError | None = None
 
 
 def _ms(started: float) -> int:
