@@ -93,7 +93,8 @@ def test_audit_log_records_requests_and_decisions_with_secrets_masked(gate: Gate
     assert lines[4]["by"].startswith("auto:scope#") and lines[4]["job_id"] == auto.job_id
     assert lines[5]["by"] == "cli:bob"
     if _sanitizer_available():
-        assert "leaked" in requested["rationale"] and requested["rationale"] != WITHHELD
+        assert requested["rationale"] == "the old key [SECRET:aws_access_key#1] leaked"
+        assert "[SECRET:" in requested["diff_preview"] and "[SECRET:" in denied["note"]
     else:
         assert requested["rationale"] == WITHHELD
     # the job itself keeps the real text for the person who decides

@@ -14,6 +14,7 @@ from duckflow.gate.autoapprove import ActiveScope, AutoApprove, AutoApproveScope
 from duckflow.gate.diff import cap_diff, unified_diff
 from duckflow.gate.errors import AlreadyDecided, AmbiguousJob, GateError, JobExpired, UnknownJob
 from duckflow.gate.gate import Gate, default_db_path
+from duckflow.gate.guarded import guarded_operation
 from duckflow.gate.operation import (
     BUILTIN_HARD_REQUIRED,
     READ_ONLY_KINDS,
@@ -22,6 +23,7 @@ from duckflow.gate.operation import (
     Risk,
     operation_for_tool,
     requires_gate,
+    tool_paths,
 )
 from duckflow.gate.policy import GatePolicy
 from duckflow.gate.request import ApprovalRequest, Decision, GateOutcome, Job, JobStatus
@@ -54,8 +56,10 @@ __all__ = [
     "UnknownJob",
     "cap_diff",
     "default_db_path",
+    "guarded_operation",
     "load_rules",
     "operation_for_tool",
     "requires_gate",
+    "tool_paths",
     "unified_diff",
 ]

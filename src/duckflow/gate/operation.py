@@ -161,14 +161,7 @@ def operation_for_tool(
     Extra keyword fields (outside_workspace, dangerous_extension, diff, ...) are passed on.
     """
     kind = TOOL_KINDS.get(tool, "execute")
-    paths: list[str] = []
-    for key in _PATH_KEYS:
-        value = arguments.get(key)
-        if isinstance(value, str) and value:
-            paths.append(value)
-    many = arguments.get("paths")
-    if isinstance(many, list | tuple):
-        paths.extend(str(p) for p in many if p)
+    paths = tool_paths(arguments)
     size: int | None = None
     content = arguments.get("content")
     if isinstance(content, str):
@@ -185,3 +178,16 @@ def operation_for_tool(
         task_type=task_type,
         **fields,
     )
+
+
+def tool_paths(arguments: Mapping[str, Any]) -> list[str]:
+    """The paths a tool call names, as given (path, src/dst and friends, or a `paths` list)."""
+    paths: list[str] = []
+    for key in _PATH_KEYS:
+        value = arguments.get(key)
+        if isinstance(value, str) and value:
+            paths.append(value)
+    many = arguments.get("paths")
+    if isinstance(many, list | tuple):
+        paths.extend(str(p) for p in many if p)
+    return paths

@@ -1,0 +1,62 @@
+"""An Operation for a workspace tool call with the guard's verdicts folded in (refusals, flags)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from duckflow.gate.operation import Operation, operation_for_tool, tool_paths
+
+if TYPE_CHECKING:
+    from duckflow.workspace.guard import WorkspaceGuard
+
+# guard codes that mean "this path leads out of the workspace"
+OUTSIDE_CODES = frozenset({"outside_workspace", "dotdot_escape", "home", "drive_letter",
+                           "symlink_outside"})
+_GUARD_OP: dict[str, str] = {
+    "read": "read", "list": "read", "search": "read",
+    "write": "write", "edit": "write", "create": "write", "mkdir": "write",
+    "delete": "delete",
+}
+
+
+def guarded_operation(
+    tool: str,
+    arguments: Mapping[str, Any],
+    guard: WorkspaceGuard,
+    *,
+    task_type: str | None = None,
+    **fields: Any,
+) -> Operation:
+    """`operation_for_tool` plus the workspace guard's answer for every path of the call.
+
+    A refused path sets `refused` (the gate then refuses without asking anyone) and, when it
+    leads outside the workspace, `outside_workspace`; a path the guard allows only with
+    approval (a dangerous extension in "approve" mode) sets `dangerous_extension`, which is
+    hard-required. A rename checks its source for delete and its destination for write.
+    """
+    op = operation_for_tool(tool, arguments, task_type=task_type, **fields)
+    refused: list[str] = []
+    outside = op.outside_workspace
+    dangerous = op.dangerous_extension
+    raw = tool_paths(arguments) if "paths" not in fields else list(op.paths)
+    for i, path in enumerate(raw):
+        if op.kind in ("rename", "move"):
+            guard_op = "delete" if i == 0 else "write"
+        else:
+            guard_op = _GUARD_OP.get(op.kind, "")
+        if not guard_op:
+            continue
+        verdict = guard.check(path, guard_op)  # type: ignore[arg-type]
+        if verdict.code in OUTSIDE_CODES:
+            outside = True
+        if not verdict.allowed:
+            refused.append(f"{path}: {verdict.reason} [{verdict.code}]")
+        elif verdict.needs_approval and verdict.code == "dangerous_extension":
+            dangerous = True
+    return Operation(
+        kind=op.kind, tool=op.tool, paths=op.paths, size=op.size, command=op.command,
+        task_type=op.task_type, diff=op.diff, outside_workspace=outside,
+        dangerous_extension=dangerous, sensitive=op.sensitive, cost_estimate=op.cost_estimate,
+        refused="; ".join(refused) if refused else op.refused, extra=op.extra,
+    )
