@@ -1,0 +1,61 @@
+"""`duckflow undo [--list] [ID]`: restore the workspace as it was before a change by a tool."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("id", nargs="?", type=int, metavar="ID",
+                        help="the checkpoint to undo (default: the latest change not undone)")
+    parser.add_argument("--list", action="store_true", help="list the checkpoints, newest first")
+    parser.add_argument("--workspace", default=None, metavar="DIR",
+                        help="the workspace (default: the current folder)")
+    parser.add_argument("--limit", type=int, default=30, help="how many to list (default 30)")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+
+
+def run(args: argparse.Namespace) -> int:
+    from duckflow.errors import DuckflowError
+    from duckflow.paths import workspace_state_dir
+    from duckflow.workspace.checkpoints import Checkpoints
+
+    root = args.workspace or os.getcwd()
+    if not os.path.isdir(root):
+        raise DuckflowError(f"{root} is not a folder", hint="pass --workspace DIR")
+    if not (workspace_state_dir(root) / "checkpoints" / "index.db").exists():
+        if args.list:
+            print("[]" if args.json else "no checkpoints in this workspace yet")
+            return 0
+        raise DuckflowError(f"no checkpoints in {os.path.abspath(root)}",
+                            hint="changes made by Duckflow's tools can be undone; pass "
+                            "--workspace DIR for another folder")
+    cps = Checkpoints(root)
+    try:
+        if args.list:
+            items = cps.list(args.limit)
+            if args.json:
+                print(json.dumps([{"id": c.id, "created": c.created, "tool": c.tool,
+                                   "summary": c.summary, "paths": list(c.paths),
+                                   "undone": c.undone} for c in items], ensure_ascii=False))
+            elif not items:
+                print("no checkpoints in this workspace yet")
+            for c in items if not args.json else []:
+                when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(c.created))
+                flag = " (undone)" if c.undone else ""
+                print(f"#{c.id:<5} {when}  {c.summary or c.tool}{flag}")
+            return 0
+        result = cps.undo(args.id)
+        if args.json:
+            print(json.dumps({"undone": result.undone_id, "restored": list(result.restored),
+                              "saved_as": result.saved_as}, ensure_ascii=False))
+        else:
+            print(f"undid #{result.undone_id}: restored {', '.join(result.restored)}")
+            print(f"(the state before this undo is checkpoint #{result.saved_as}: "
+                  f"`duckflow undo {result.saved_as}` brings it back)")
+        return 0
+    finally:
+        cps.close()
