@@ -20,7 +20,7 @@ class _Masked(Protocol):
 
 
 class _Sanitizer(Protocol):
-    def mask(self, text: str) -> _Masked: ...
+    def mask(self, text: str, mapping: dict[str, str] | None = None) -> _Masked: ...
 
 
 def load_sanitizer() -> _Sanitizer:
@@ -53,15 +53,8 @@ def mask_messages(messages: list[Message], sanitizer: _Sanitizer | None = None) 
     def mask(text: str) -> str:
         if not text:
             return text
-        masked = san.mask(text)
-        for key, original in masked.mapping.items():
-            if out.mapping.get(key, original) != original:
-                raise LLMError(
-                    f"sanitizer placeholder {key!r} stands for two different secrets in one request",
-                    hint="this is a sanitizer bug; nothing was sent",
-                    provider="sanitizer",
-                )
-            out.mapping[key] = original
+        # one mapping per request: numbering is per conversation, a placeholder never means two values
+        masked = san.mask(text, out.mapping)
         if masked.text != text:
             out.findings += 1
         return masked.text
