@@ -34,10 +34,19 @@ class ModelsConfig(_Section):
     fallbacks: list[str] = Field(default_factory=list)
     ollama_host: str = "http://127.0.0.1:11434"
     ollama_restart_command: str | None = None
+    ollama_restart_wait_s: float = 60.0
     ollama_num_ctx: int = 8192
+    # bounds on the model's own context_length (/api/show); seed 003 uses max 8192 for its
+    # custom 8k models, which would reject most stock models, hence the wider default
     min_context: int = 4096
     max_context: int = 131072
     request_timeout_s: float = 120.0
+    # OpenAI-compatible servers: provider -> base URL (openai, openrouter, vllm, lmstudio, llamacpp)
+    base_urls: dict[str, str] = Field(default_factory=dict)
+    anthropic_base_url: str | None = None
+    retries: int = 3
+    circuit_threshold: int = 3
+    circuit_cooldown_s: float = 30.0
 
 
 class WorkspaceConfig(_Section):
