@@ -81,8 +81,8 @@ class Gate:
 
             cfg = load_config().gate
         policy = GatePolicy.from_config(cfg)
-        db = cfg.db_path or None
-        audit = cfg.audit_path or None
+        db = Path(cfg.db_path).expanduser() if cfg.db_path else None
+        audit = Path(cfg.audit_path).expanduser() if cfg.audit_path else None
         return cls(kwargs.pop("db_path", db), policy, audit_path=kwargs.pop("audit_path", audit), **kwargs)
 
     def close(self) -> None:
