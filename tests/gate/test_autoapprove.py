@@ -156,3 +156,11 @@ def test_require_approval_false_lets_low_risk_through_but_not_high(db_path: Path
         assert decision is not None and decision.by == "policy:no-approval-required"
         high = gate.submit(Operation("edit", paths=(".github/workflows/ci.yml",)))
         assert high.decision == "pending"
+
+
+def test_workspace_scope_covers_ordinary_work_but_not_deletes_or_high_risk(gate: Gate) -> None:
+    gate.autoapprove.on(AutoApproveScope.workspace(), ttl_min=30, by="run:auto-approve-workspace")
+    assert gate.submit(Operation("write", tool="write_file", paths=("src/a.py",))).decision == "auto_approved"
+    assert gate.submit(Operation("execute", tool="run_tests", command="pytest")).decision == "auto_approved"
+    assert gate.submit(Operation("delete", paths=("src/a.py",))).decision == "pending"
+    assert gate.submit(Operation("edit", paths=(".github/workflows/ci.yml",))).decision == "pending"

@@ -59,6 +59,15 @@ class AutoApproveScope:
             max_risk=policy.auto_approve_max_risk,
         )
 
+    @classmethod
+    def workspace(cls, *, max_risk: Risk = "medium") -> AutoApproveScope:
+        """The whole workspace, any task type and tool (e.g. `duckflow run --auto-approve-workspace`).
+
+        Delete, rename and public pushes stay excluded, and hard-required operations always wait.
+        """
+        return cls(task_types=(ANY,), tools=(ANY,), paths=(ANY,),
+                   deny_operations=("delete", "rename", "push_public"), max_risk=max_risk)
+
     def miss(self, op: Operation, risk: Risk, policy: GatePolicy) -> str | None:
         """Why this scope does not cover the operation, or None when it does."""
         denied = sorted(operation_names(op, policy) & set(self.deny_operations))
