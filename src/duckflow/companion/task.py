@@ -1,0 +1,69 @@
+"""The task loop: drives turns until the task is DONE, needs the person, or stops making progress.
+
+Used by `duckflow run` (non-interactive) and by the dual loop's task side. A turn that ran
+tools is an observation (the next turn is a new utterance for the transition limiter); a turn
+with no tool results keeps the same utterance, so a model that only flips steps is refused
+and stopped after `max_idle` such turns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from duckflow.companion.session import CompanionSession, TurnResult
+from duckflow.companion.state import Status, Step
+
+AUTO_BY = "auto-approve-workspace (duckflow run)"
+Ending = Literal["done", "approval", "input", "no_progress", "max_turns", "error"]
+
+
+@dataclass
+class TaskOutcome:
+    ending: Ending
+    message: str
+    turns: int
+    results: list[TurnResult] = field(default_factory=list)
+
+    @property
+    def success(self) -> bool:
+        return self.ending == "done"
+
+
+async def drive(
+    session: CompanionSession,
+    first: Awaitable[TurnResult],
+    *,
+    max_turns: int = 12,
+    max_idle: int = 2,
+    auto_approve_workspace: bool = False,
+) -> TaskOutcome:
+    results: list[TurnResult] = [await first]
+    idle = 0
+    while True:
+        res = results[-1]
+        state = session.state
+        if state.step == Step.DONE:
+            return TaskOutcome("done", res.reply, len(results), results)
+        if res.pending:
+            request = res.pending.get("request") or {}
+            if auto_approve_workspace and not request.get("hard_required"):
+                results.append(await session.answer_approval(True, by=AUTO_BY))
+                continue
+            why = ", ".join(request.get("hard_required") or []) or "approval required"
+            return TaskOutcome(
+                "approval",
+                f"waiting for approval of job {res.pending['job_id']} ({why})",
+                len(results), results,
+            )
+        if state.status == Status.REQUIRES_USER_INPUT or res.next_step in ("pending_user", "defer"):
+            return TaskOutcome("input", res.reply or "the companion needs your input", len(results), results)
+        if len(results) >= max_turns:
+            return TaskOutcome("max_turns", f"stopped after {max_turns} turns without finishing", len(results), results)
+        moved = any(e.kind == "transition" for e in res.events)
+        idle = 0 if (res.ran_tools or moved) else idle + 1
+        if idle >= max_idle:
+            return TaskOutcome("no_progress", "stopped: no tool ran and no step changed for "
+                               f"{max_idle} turns", len(results), results)
+        results.append(await session.continue_task(observed=res.ran_tools))
