@@ -12,7 +12,7 @@ _EXPORTS = {
     "Tool": "tool", "ToolContext": "tool", "tool": "tool",
     "ToolRegistry": "registry", "LoadedTool": "registry",
     "Chunk": "chunks", "SessionSequence": "chunks",
-    "Agent": "agent", "RunResult": "agent", "Session": "session", "handoff": "handoff",
+    "Agent": "agent", "RunResult": "results", "AgentOutcome": "results", "Session": "session", "handoff": "handoff",
     "Guardrail": "guardrails", "GuardrailResult": "guardrails",
     "TokenGuard": "token_guard",
     "NativeCodec": "native_codec",

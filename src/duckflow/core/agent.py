@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from duckflow.core.chunks import (
@@ -28,6 +28,7 @@ from duckflow.core.chunks import (
 )
 from duckflow.core.codecs import resolve_codec
 from duckflow.core.errors import (
+    AgentConfigError,
     CoreError,
     GuardrailTripped,
     InternalError,
@@ -36,6 +37,7 @@ from duckflow.core.errors import (
 )
 from duckflow.core.guardrails import Guardrail
 from duckflow.core.handoff import handoff
+from duckflow.core.results import AgentOutcome, RunResult
 from duckflow.core.run import RunAborted, RunContext, TraceSink, count_text_tokens, null_trace
 from duckflow.core.session import Session
 from duckflow.core.token_guard import TokenGuard
@@ -46,37 +48,6 @@ from duckflow.llm.types import Message, Model, ModelSettings, ToolCall, ToolSpec
 from duckflow.protocols.codec import Codec
 
 AgentInput = str | Sequence[Message]
-
-
-@dataclass
-class AgentOutcome:
-    """How one agent's run ended: final text, usage, and the error that stopped it, if any."""
-
-    text: str = ""
-    usage: Usage = field(default_factory=Usage)
-    error: CoreError | None = None
-    turns: int = 0
-
-
-@dataclass
-class RunResult:
-    """What `run()` returns: the top agent's final text, every chunk, the session's usage."""
-
-    text: str
-    chunks: list[AnyChunk]
-    usage: Usage
-    error: str | None = None
-    error_code: str | None = None
-    session: Session | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None
-
-    def raise_for_error(self) -> RunResult:
-        if self.error is not None:
-            raise CoreError(self.error, hint=f"error code: {self.error_code}")
-        return self
 
 
 @dataclass
@@ -263,8 +234,13 @@ class Agent:
                 tripped = GuardrailTripped(verdict.message, hint="rephrase the request")
                 run.fail(tripped)
                 return AgentOutcome(error=tripped)
-        model = self._resolve_model()
-        codec = resolve_codec(self.codec, model)
+        try:
+            model = self._resolve_model()
+            codec = resolve_codec(self.codec, model)
+        except DuckflowError as exc:
+            bad = AgentConfigError(exc.message, hint=exc.hint)
+            run.fail(bad)
+            return AgentOutcome(error=bad)
         specs = [t.spec for t in self._tools.values()]
         system = self._instructions
         if not codec.native and specs:
@@ -371,10 +347,11 @@ class Agent:
                               hint="pass model=... (a Model, e.g. ScriptedModel, or a name like 'ollama:qwen2.5')")
         if isinstance(self.model, str):
             from duckflow.config import load_config
-            from duckflow.llm.registry import get_model  # type: ignore[import-not-found,unused-ignore]
+            from duckflow.llm.registry import get_model_chain
 
-            self.model = get_model(self.model, load_config())
-        return self.model  # type: ignore[return-value]
+            # a name gets the configured retries, fallbacks and circuit breaker
+            self.model = get_model_chain(self.model, load_config().models)
+        return self.model
 
 
 def _input_text(input: AgentInput) -> str:

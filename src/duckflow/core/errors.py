@@ -69,3 +69,9 @@ class InternalError(CoreError):
     """Something in the engine or a hook failed unexpectedly (a bug): reported, never hidden."""
 
     code = "internal"
+
+
+class AgentConfigError(CoreError):
+    """The agent cannot run as configured (no model, a codec the model cannot use ...)."""
+
+    code = "config"

@@ -1,0 +1,121 @@
+"""ToolRegistry: the tools an application knows, with an LRU cache of loaded tools and schemas.
+
+Tools are registered directly or found through plugins (entry points, imported on first use).
+`get(name)` loads a tool and caches it as `LoadedTool(tool, schema_json)` (LRU, 256 entries
+by default, seed 004 §3-2). The registry renders what prompts and providers need: tool
+stubs for text prompts, and OpenAI / Anthropic tool definitions.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Sequence
+from importlib.metadata import EntryPoint
+from typing import Any, NamedTuple
+
+from duckflow.core.errors import ToolNotFoundError
+from duckflow.core.plugins import tool_entry_points, tools_from_entry_point
+from duckflow.core.tool import Tool, as_tool
+from duckflow.llm.types import ToolSpec
+
+
+class LoadedTool(NamedTuple):
+    tool: Tool
+    schema_json: str
+
+
+class ToolRegistry:
+    """Name → tool source (a Tool, or a plugin entry point), with loaded tools in an LRU cache."""
+
+    def __init__(self, tools: Iterable[Tool | Callable[..., Any]] = (), *, cache_size: int = 256,
+                 plugins: bool = False) -> None:
+        self.cache_size = cache_size
+        self._sources: dict[str, Tool | EntryPoint] = {}
+        self._cache: OrderedDict[str, LoadedTool] = OrderedDict()
+        self.loads = 0  # how many times a tool was loaded into the cache (for tests and stats)
+        for t in tools:
+            self.register(t)
+        if plugins:
+            self.discover_plugins()
+
+    def register(self, item: Tool | Callable[..., Any], *, replace: bool = False) -> Tool:
+        t = as_tool(item)
+        if t.name in self._sources and not replace:
+            raise ValueError(f"a tool named '{t.name}' is already registered (pass replace=True)")
+        self._sources[t.name] = t
+        self._cache.pop(t.name, None)
+        return t
+
+    def discover_plugins(self) -> list[str]:
+        """Add the tools of installed plugins (group `duckflow.tools`) without importing them."""
+        added = []
+        for name, ep in tool_entry_points().items():
+            if name not in self._sources:
+                self._sources[name] = ep
+                added.append(name)
+        return added
+
+    def names(self) -> list[str]:
+        return list(self._sources)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._sources
+
+    def __len__(self) -> int:
+        return len(self._sources)
+
+    def load(self, name: str) -> LoadedTool:
+        """The tool and its JSON schema, from the cache or freshly loaded (LRU)."""
+        hit = self._cache.get(name)
+        if hit is not None:
+            self._cache.move_to_end(name)
+            return hit
+        source = self._sources.get(name)
+        if source is None:
+            raise ToolNotFoundError(f"no tool named '{name}'",
+                                    hint="registered: " + (", ".join(sorted(self._sources)) or "none"))
+        if isinstance(source, Tool):
+            tool = source
+        else:
+            provided = {t.name: t for t in tools_from_entry_point(source)}
+            tool = provided.get(name) or next(iter(provided.values()))
+        loaded = LoadedTool(tool, json.dumps(tool.json_schema, ensure_ascii=False, sort_keys=True))
+        self.loads += 1
+        self._cache[name] = loaded
+        while len(self._cache) > self.cache_size:
+            self._cache.popitem(last=False)
+        return loaded
+
+    def get(self, name: str) -> Tool:
+        return self.load(name).tool
+
+    def tools(self, names: Sequence[str] | None = None) -> list[Tool]:
+        return [self.get(n) for n in (names if names is not None else self.names())]
+
+    def specs(self, names: Sequence[str] | None = None) -> list[ToolSpec]:
+        return [t.spec for t in self.tools(names)]
+
+    def cached(self) -> list[str]:
+        """Names in the cache, least recently used first."""
+        return list(self._cache)
+
+    def get_prompt_stub(self, names: Sequence[str] | None = None) -> str:
+        """Stubs for a text prompt: one `"name": {schema}` line per tool, with its description."""
+        lines = []
+        for n in names if names is not None else self.names():
+            loaded = self.load(n)
+            lines.append(f"# {loaded.tool.description}".rstrip() if loaded.tool.description else "")
+            lines.append(f'"{n}": {loaded.schema_json}')
+        return "\n".join(line for line in lines if line)
+
+    def openai_tools(self, names: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        """Chat Completions `tools` entries: `{"type": "function", "function": {...}}`."""
+        return [{"type": "function", "function": {
+            "name": t.name, "description": t.description, "parameters": t.json_schema}}
+            for t in self.tools(names)]
+
+    def anthropic_tools(self, names: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        """Messages API `tools` entries: `{"name", "description", "input_schema"}`."""
+        return [{"name": t.name, "description": t.description, "input_schema": t.json_schema}
+                for t in self.tools(names)]

@@ -1,0 +1,144 @@
+"""Agent runs: chunks, seq numbering, sessions, turn limits, model failures, immutability."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from duckflow.core.agent import Agent
+from duckflow.core.chunks import parse_chunk
+from duckflow.core.session import Session
+from duckflow.core.tool import ToolContext
+from duckflow.llm.errors import LLMTimeoutError
+from duckflow.llm.scripted import ScriptedModel, fail, reply, tool_call, tool_calls
+
+from .conftest import RecordingTrace, assert_seq_contiguous
+
+
+def lookup(key: str, ctx: ToolContext) -> str:
+    """Look a key up in the injected table."""
+    return str(ctx.extra_cfg["table"][key])
+
+
+async def test_tool_turn_then_answer_streams_typed_chunks() -> None:
+    model = ScriptedModel([tool_call("lookup", key="a"), reply("The value is 1.")])
+    agent = Agent("clerk", "Answer from the table.", model=model, tools=[lookup],
+                  extra_cfg={"table": {"a": 1}})
+    result = await agent.run("what is a?")
+    assert result.ok and result.text == "The value is 1."
+    types = [c.type for c in result.chunks]
+    assert types[:3] == ["usage", "tool_call", "tool_response"]
+    assert types[-1] == "done" and "delta" in types
+    response = next(c for c in result.chunks if c.type == "tool_response")
+    assert response.data.content == "1" and not response.data.is_error  # type: ignore[union-attr]
+    assert all(c.agent == "clerk" for c in result.chunks)
+    assert all(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", c.time) for c in result.chunks)
+    assert_seq_contiguous(result.chunks)
+    # the tool's answer went back to the model as a tool message
+    second = model.requests[1].messages
+    assert second[-1].role == "tool" and second[-1].content == "1"
+    assert second[0].role == "system" and second[0].content == "Answer from the table."
+    assert model.requests[0].tools[0].name == "lookup"
+    assert result.usage.total_tokens == sum(
+        c.data.prompt_tokens + c.data.completion_tokens  # type: ignore[union-attr]
+        for c in result.chunks if c.type == "usage")
+
+
+async def test_chunks_round_trip_as_json() -> None:
+    agent = Agent("a", "x", model=ScriptedModel([reply("hi there")]))
+    chunks = [c async for c in agent.stream("hello")]
+    for c in chunks:
+        assert parse_chunk(c.to_json()) == c
+        assert c.to_sse().startswith(f"id: {c.seq}\nevent: {c.type}\n")
+
+
+async def test_seq_continues_across_runs_of_one_session_and_history_is_kept() -> None:
+    model = ScriptedModel([reply("first"), reply("second")])
+    agent = Agent("a", "x", model=model)
+    session = Session("s-1")
+    first = await agent.run("one", session=session)
+    second = await agent.run("two", session=session)
+    all_chunks = first.chunks + second.chunks
+    assert_seq_contiguous(all_chunks)
+    contents = [m.content for m in model.requests[1].messages]
+    assert contents == ["x", "one", "first", "two"]
+
+
+async def test_max_turns_ends_with_a_clear_error_chunk() -> None:
+    model = ScriptedModel([tool_call("lookup", key="a")] * 3)
+    agent = Agent("looper", "x", model=model, tools=[lookup], extra_cfg={"table": {"a": 1}},
+                  max_turns=3)
+    result = await agent.run("go")
+    assert result.error_code == "max_turns"
+    last = result.chunks[-1]
+    assert last.type == "error" and "3 model turns" in last.data.message  # type: ignore[union-attr]
+    assert len(model.requests) == 3
+
+
+async def test_model_failure_becomes_an_error_chunk_not_an_exception(trace: RecordingTrace) -> None:
+    model = ScriptedModel([fail(LLMTimeoutError("the provider took too long"), partial="Hel")])
+    agent = Agent("a", "x", model=model, trace=trace)
+    result = await agent.run("hi")
+    assert [c.type for c in result.chunks] == ["delta", "error"]
+    assert result.error_code == "model_error" and "took too long" in (result.error or "")
+    assert "error" in trace.names() and trace.names()[-1] == "agent_end"
+
+
+async def test_unknown_tool_goes_back_to_the_model_as_an_error() -> None:
+    model = ScriptedModel([tool_call("nope"), reply("sorry")])
+    agent = Agent("a", "x", model=model, tools=[lookup])
+    result = await agent.run("hi")
+    assert result.text == "sorry"
+    response = next(c for c in result.chunks if c.type == "tool_response")
+    assert response.data.is_error and "nope" in response.data.content  # type: ignore[union-attr]
+    assert any(c.type == "error" and c.data.code == "tool_not_found" for c in result.chunks)  # type: ignore[union-attr]
+
+
+async def test_validation_error_gives_error_chunk_and_the_run_goes_on(trace: RecordingTrace) -> None:
+    calls: list[int] = []
+
+    def double(n: int) -> int:
+        calls.append(n)
+        return 2 * n
+
+    model = ScriptedModel([tool_calls([("double", {"n": "many"})]), tool_call("double", n=2),
+                           reply("4")])
+    result = await Agent("a", "x", model=model, tools=[double], trace=trace).run("double it")
+    errors = [c for c in result.chunks if c.type == "error"]
+    assert len(errors) == 1 and errors[0].data.code == "tool_validation"  # type: ignore[union-attr]
+    assert errors[0].data.tool == "double" and "'n'" in errors[0].data.message  # type: ignore[union-attr]
+    assert calls == [2] and result.text == "4" and result.ok
+    told = model.requests[1].messages[-1]
+    assert told.role == "tool" and "invalid arguments" in told.content
+    assert any(e["event"] == "error" and e["code"] == "tool_validation" for e in trace.events)
+
+
+def test_name_and_instructions_are_immutable_model_is_not() -> None:
+    agent = Agent("a", "x", model=ScriptedModel([reply("from b")]))
+    with pytest.raises(AttributeError):
+        agent.name = "b"  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        agent.instructions = "y"  # type: ignore[misc]
+    agent.model = ScriptedModel([reply("swapped")])
+    assert agent.run_sync("hi").text == "swapped"
+
+
+def test_duplicate_tool_names_are_refused() -> None:
+    from duckflow.errors import ConfigError
+
+    with pytest.raises(ConfigError):
+        Agent("a", "x", tools=[lookup, lookup])
+
+
+async def test_run_sync_inside_a_loop_says_what_to_do() -> None:
+    from duckflow.core.errors import CoreError
+
+    with pytest.raises(CoreError, match="await agent.run"):
+        Agent("a", "x", model=ScriptedModel([])).run_sync("hi")
+
+
+async def test_agent_without_model_reports_it() -> None:
+    result = await Agent("a", "x").run("hi")
+    assert result.error_code == "config" and "no model" in (result.error or "")
+    assert [c.type for c in result.chunks] == ["error"]

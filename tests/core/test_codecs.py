@@ -1,0 +1,121 @@
+"""The same tools work with native tool calling and with text codecs (Sym-Ops, DML, a fake)."""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+from duckflow.core.agent import Agent
+from duckflow.core.codecs import codec_by_name, resolve_codec
+from duckflow.core.native_codec import NativeCodec
+from duckflow.errors import ConfigError
+from duckflow.llm.scripted import ScriptedModel, reply, tool_call
+from duckflow.llm.types import ToolCall, ToolResult
+from duckflow.protocols.codec import Codec
+
+from .conftest import LineCodec, assert_seq_contiguous
+
+added: list[tuple[int, int]] = []
+
+
+def add(a: int, b: int) -> int:
+    """Add two numbers.
+
+    Args:
+        a: The first number.
+        b: The second number.
+    """
+    added.append((a, b))
+    return a + b
+
+
+def _available(module: str, name: str) -> bool:
+    try:
+        getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError):
+        return False
+    return True
+
+
+TEXT_CODECS = [
+    pytest.param(LineCodec, id="fake-line"),
+    pytest.param(lambda: codec_by_name("dml"), id="dml", marks=pytest.mark.skipif(
+        not _available("duckflow.protocols.dml", "DMLCodec"), reason="DMLCodec not available")),
+    pytest.param(lambda: codec_by_name("symops"), id="symops", marks=pytest.mark.skipif(
+        not _available("duckflow.protocols.symops", "SymOpsCodec"), reason="SymOpsCodec not available")),
+]
+
+
+async def test_native_codec_sends_specs_and_runs_structured_calls() -> None:
+    added.clear()
+    model = ScriptedModel([tool_call("add", a=2, b=3), reply("5")])
+    result = await Agent("calc", "Add.", model=model, tools=[add]).run("2+3?")
+    assert result.text == "5" and added == [(2, 3)]
+    assert [t.name for t in model.requests[0].tools] == ["add"]
+    assert model.requests[0].messages[0].content == "Add."  # nothing added to the prompt
+
+
+@pytest.mark.parametrize("make_codec", TEXT_CODECS)
+async def test_text_codecs_run_the_same_tool(make_codec: object) -> None:
+    added.clear()
+    codec: Codec = make_codec()  # type: ignore[operator]
+    call_text = codec.encode_calls([ToolCall("add", {"a": 2, "b": 3})])
+    model = ScriptedModel([reply(call_text), reply("The sum is 5.")], supports_tools=False)
+    agent = Agent("calc", "Add.", model=model, tools=[add], codec=codec)
+    result = await agent.run("2+3?")
+    assert result.ok, result.error
+    assert added == [(2, 3)] and result.text == "The sum is 5."
+    first = model.requests[0]
+    assert first.tools == []  # tools travel in the system prompt instead
+    assert first.messages[0].content.startswith("Add.") and "add" in first.messages[0].content
+    assert codec.system_prompt([t.spec for t in agent.tools]).strip() in first.messages[0].content
+    response = next(c for c in result.chunks if c.type == "tool_response")
+    told = model.requests[1].messages[-1]
+    assert told.role == "user"
+    assert told.content == codec.encode_results([ToolResult(response.data.id, "add", "5")])  # type: ignore[union-attr]
+    assert_seq_contiguous(result.chunks)
+    assert [c.type for c in result.chunks].count("tool_response") == 1
+
+
+async def test_guessed_calls_are_proposed_not_run() -> None:
+    added.clear()
+    model = ScriptedModel([reply('GUESS add {"a": 1, "b": 1}'), reply("I will not guess.")],
+                          supports_tools=False)
+    result = await Agent("calc", "Add.", model=model, tools=[add], codec=LineCodec()).run("1+1?")
+    assert added == []
+    warnings = [c for c in result.chunks if c.type == "warning"]
+    assert len(warnings) == 1 and warnings[0].data.code == "proposed_call"  # type: ignore[union-attr]
+    assert warnings[0].data.details["tool"] == "add"  # type: ignore[union-attr]
+    assert not any(c.type == "tool_call" for c in result.chunks)
+    assert "not run" in model.requests[1].messages[-1].content
+    assert result.text == "I will not guess."
+
+
+@pytest.mark.skipif(not _available("duckflow.protocols.dml", "DMLCodec"), reason="DMLCodec not available")
+async def test_dml_macro_cut_off_is_not_run() -> None:
+    added.clear()
+    model = ScriptedModel([reply("Action:\n🦆▶️[T:add|2|3"), reply("stopped")], supports_tools=False)
+    result = await Agent("calc", "Add.", model=model, tools=[add], codec="dml").run("2+3?")
+    assert added == [] and any(c.type == "warning" for c in result.chunks)
+
+
+async def test_unreadable_text_reply_is_asked_again() -> None:
+    model = ScriptedModel([reply("CALL add {not json"), reply("fine")], supports_tools=False)
+    result = await Agent("calc", "Add.", model=model, tools=[add], codec=LineCodec()).run("?")
+    assert result.text == "fine"
+    assert any(c.type == "warning" and c.data.code == "codec_error" for c in result.chunks)  # type: ignore[union-attr]
+    assert "could not be read" in model.requests[1].messages[-1].content
+
+
+def test_codec_resolution() -> None:
+    native_model = ScriptedModel([], supports_tools=True)
+    text_model = ScriptedModel([], supports_tools=False)
+    assert isinstance(resolve_codec(None, native_model), NativeCodec)
+    with pytest.raises(ConfigError, match="no native tool calling"):
+        resolve_codec("native", text_model)
+    with pytest.raises(ConfigError, match="unknown codec"):
+        codec_by_name("xml")
+    line = LineCodec()
+    assert resolve_codec(line, text_model) is line
+    assert isinstance(NativeCodec(), Codec)
