@@ -89,14 +89,23 @@ def test_wrong_arity_names_usage() -> None:
     r = parse("🦆▶️[T:write_file|a.py]◀️🦆", TOOLS)
     assert len(r.errors) == 1 and "needs 2 argument(s) (path|content)" in r.errors[0]
     assert "missing content" in r.errors[0]
-    r = parse("🦆▶️[T:run_tests|now]◀️🦆", TOOLS)
+    ping = ToolSpec("ping", "No arguments.")
+    r = parse("🦆▶️[T:ping|now]◀️🦆", [ping])
     assert "takes no arguments" in r.errors[0]
+    assert parse("🦆▶️[T:ping]◀️🦆", [ping]).ok
     assert parse("🦆▶️[T:run_tests]◀️🦆", TOOLS).ok
 
 
 def test_bad_boolean_is_an_error() -> None:
-    r = parse("🦆▶️[T:list_files|src|*.py|maybe]◀️🦆", TOOLS)
+    r = parse("🦆▶️[T:delete_path|build|maybe]◀️🦆", TOOLS)
     assert "recursive" in r.errors[0] and "true or false" in r.errors[0]
+
+
+def test_pipe_in_command_with_typed_optional_after_it() -> None:
+    m = parse("🦆▶️[T:execute_shell|ls | wc -l]◀️🦆", TOOLS).macros[0]
+    assert m.arguments == {"command": "ls | wc -l"}
+    m = parse("🦆▶️[T:execute_shell|make test|30]◀️🦆", TOOLS).macros[0]
+    assert m.arguments == {"command": "make test", "timeout": 30.0}
 
 
 def test_unknown_alias_suggests_closest() -> None:
@@ -158,7 +167,7 @@ def test_system_prompt_languages_and_tools() -> None:
     assert "🦆▶️[T:grep|pattern|path?]◀️🦆" in en and "🦆▶️[F:main=src/main.py]◀️🦆" in en
     assert "🦆▶️[S:cwd]◀️🦆" in en and "Thought:" in en
     ja = system_prompt(language="ja")
-    assert "行動サイクル" in ja and "🦆▶️[T:read_file|path]◀️🦆" in ja and "推測" in ja
+    assert "行動サイクル" in ja and "🦆▶️[T:read_file|path|start_line?|end_line?]◀️🦆" in ja and "推測" in ja
 
 
 def test_codec_decode_executable_only_when_valid() -> None:

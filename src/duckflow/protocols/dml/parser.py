@@ -127,17 +127,48 @@ def _content(arg: str) -> str:
     return arg.rstrip(" \t")
 
 
-def split_args(rest: str | None, spec: ToolSpec | None) -> list[str]:
-    """Arguments of a T macro after the tool name; with `spec` the last parameter takes the rest."""
-    if rest is None:
-        return []
-    params = spec.param_names if spec is not None else []
-    parts = rest.split("|", len(params) - 1) if params else ([rest] if spec is not None else rest.split("|"))
-    last_is_rest = spec is None or not params or len(parts) == len(params)
+# A parameter that names a path never absorbs the pipes of the parameters after it.
+_PATHLIKE = re.compile(r"(^|_)(path|src|dst|file|dir|directory|source|destination|target)$")
+
+
+def _split(rest: str, k: int) -> list[str]:
+    parts = rest.split("|", k - 1) if k > 0 else rest.split("|")
     out = [p.strip() for p in parts]
-    if last_is_rest:
+    if "\n" in out[-1]:  # multi-line content: keep its indentation and final newline
         out[-1] = _content(parts[-1])
     return out
+
+
+def _fits(args: list[str], spec: ToolSpec) -> bool:
+    props = spec.parameters.get("properties", {})
+    for name, value in zip(spec.param_names, args, strict=False):
+        try:
+            _convert(value, props.get(name, {}))
+        except ValueError:
+            return False
+    return True
+
+
+def split_args(rest: str | None, spec: ToolSpec | None) -> list[str]:
+    """Arguments of a T macro after the tool name, split with the tool's signature.
+
+    The last parameter takes the rest, pipes included. When trailing optional parameters are
+    typed (`execute_shell|ls | wc -l` with an optional numeric `timeout`), fewer parameters
+    are tried until every piece fits its declared type, so the pipe stays in the command.
+    """
+    if rest is None:
+        return []
+    if spec is None:
+        return _split(rest, 0)
+    params = spec.param_names
+    if not params:
+        return [_split(rest, 1)[0]]
+    floor = max(len(spec.required), 1)
+    for k in range(len(params), floor - 1, -1):
+        args = _split(rest, k)
+        if _fits(args, spec) and (k == len(params) or not _PATHLIKE.search(params[k - 1])):
+            return args
+    return _split(rest, len(params))
 
 
 _TRUE = {"true", "yes", "on", "1", "はい"}

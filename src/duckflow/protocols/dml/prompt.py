@@ -21,22 +21,25 @@ def _spec(name: str, description: str, *params: tuple[str, str, bool]) -> ToolSp
     return ToolSpec(name, description, {"type": "object", "properties": props, "required": required})
 
 
-# The seed's example tools (seed 002, category A), used when no tool list is given.
+# The seed's example tools (seed 002, category A) with the parameters of the workspace tools,
+# used to render the prompt and to split arguments when no tool list is given.
 DEFAULT_TOOLS: tuple[ToolSpec, ...] = (
-    _spec("read_file", "Read a file.", ("path", "string", True)),
-    _spec("write_file", "Write the whole content of a file.", ("path", "string", True), ("content", "string", True)),
-    _spec(
-        "list_files",
-        "List files under a folder matching a pattern, recursively or not.",
-        ("path", "string", False),
-        ("pattern", "string", False),
-        ("recursive", "boolean", False),
-    ),
+    _spec("read_file", "Read a text file, whole or a range of lines.",
+          ("path", "string", True), ("start_line", "integer", False), ("end_line", "integer", False)),
+    _spec("write_file", "Create or replace a file with the given content.",
+          ("path", "string", True), ("content", "string", True)),
+    _spec("edit_file", "Edit a file with SEARCH/REPLACE hunks (or give the whole new content).",
+          ("path", "string", True), ("content", "string", True)),
+    _spec("list_files", "List files under a folder matching a pattern, recursively or not.",
+          ("path", "string", False), ("pattern", "string", False), ("recursive", "boolean", False)),
     _spec("create_directory", "Create a directory.", ("path", "string", True)),
-    _spec("search_code", "Search the code base (RAG) for a query.", ("query", "string", True)),
-    _spec("run_tests", "Run the test suite."),
-    _spec("execute_shell", "Run a shell command.", ("command", "string", True)),
-)
+    _spec("delete_path", "Delete a file or folder.", ("path", "string", True), ("recursive", "boolean", False)),
+    _spec("move_path", "Move or rename a file or folder.",
+          ("src", "string", True), ("dst", "string", True), ("overwrite", "boolean", False)),
+    _spec("search_code", "Search the code base (RAG) for a query.", ("query", "string", True), ("limit", "integer", False)),
+    _spec("run_tests", "Run the tests (the given command, or the project's test runner).", ("command", "string", False)),
+    _spec("execute_shell", "Run a shell command.", ("command", "string", True), ("timeout", "number", False)),
+)  # fmt: skip
 
 
 class UnknownLanguage(DuckflowError):

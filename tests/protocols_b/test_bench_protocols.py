@@ -1,0 +1,48 @@
+"""`duckflow bench protocols --json --quick`: one JSON object with every figure and its bar."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from duckflow.bench import protocols as bench
+from duckflow.llm.tokens import count_tokens
+
+
+def test_bench_json_quick(capsys: pytest.CaptureFixture[str]) -> None:
+    code = bench.main(["--json", "--quick", "--corpus", "does/not/exist"])
+    data = json.loads(capsys.readouterr().out)
+    tok = data["tokens"]
+    assert tok["actions"] == 3 and tok["exact"] is True and tok["tokenizer"] == "tiktoken:cl100k_base"
+    per = tok["per_action"]
+    assert 0 < per["symops"] < per["dml"] < per["json"]
+    assert tok["bars"]["symops_le_12"]["pass"] == (per["symops"] <= 12)
+    assert set(data["speed"]) and "pass" in data["corpus"]
+    assert data["corpus"]["pass"] is None and "not measured" in data["corpus"]["note"]
+    assert code == (0 if data["pass"] else 1)
+
+
+def test_overhead_formula_counts_only_syntax() -> None:
+    reply = bench.Reply("Run it.", (bench.Act("run", "make test"),))
+    payload = count_tokens("Run it.").tokens + count_tokens("make test").tokens
+    fallback = bench.render_symops_fallback(reply)
+    assert fallback == "~ Run it.\n$ run @ make test\n"
+    result = bench.token_overhead([reply])
+    total = result["reply_tokens"]["json"]
+    assert result["per_action"]["json"] == total - payload
+    text = bench.render_openai(reply, __import__("random").Random(1))
+    calls = json.loads(text.split("\n", 1)[1])
+    assert calls[0]["type"] == "function" and calls[0]["id"].startswith("call_")
+    assert json.loads(calls[0]["function"]["arguments"]) == {"command": "make test"}
+
+
+def test_dml_rendering_parses_back() -> None:
+    from duckflow.protocols.dml import parse
+
+    for reply in bench.SUITE:
+        r = parse(bench.render_dml(reply))
+        assert r.ok, r.errors
+        assert [m.args[-1].rstrip("\n") if m.args else "" for m in r.tool_macros] == [
+            (a.content if a.content is not None else a.target).rstrip("\n") for a in reply.actions
+        ]
