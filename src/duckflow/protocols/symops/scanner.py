@@ -1,0 +1,287 @@
+"""The strict Sym-Ops reader: a resumable, linear scanner used one-shot and for streaming.
+
+Grammar (see docs/protocols/symops.md): a reply is lines. Outside a block a line is blank, a
+thought `~ text`, vitals `#c0.9 #m0.8`, an action `$ verb @ target [> dependency]`, a
+question `? text` followed by numbered options, or a model error `! Kind [@ target]`.
+A content block opens on the line right after an action with a fence of two or more dashes
+and closes at the first line that is the same fence (trailing spaces and tabs allowed);
+everything in between is content, byte for byte. Anything else is a *violation*: the scanner
+records it and keeps going, so that streaming can still show what it found.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from duckflow.protocols.symops.model import (
+    VITAL_KEYS,
+    Action,
+    Issue,
+    Note,
+    Question,
+    SymOpsResult,
+    normalize_verb,
+)
+
+_ACTION = re.compile(r"\$[ \t]*([^\s@]+)[ \t]*@[ \t]*(.*?)[ \t]*$")
+_VITAL = re.compile(r"#([cmfs])[ \t]*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)[ \t]*")
+_OPTION = re.compile(r"[ \t]*(\d+)[.)][ \t]+(.*?)[ \t]*$")
+_DECORATED = ("`", "*", '"', "'")
+
+Emit = Callable[[str, Any], None]
+
+
+def parse_action_line(line: str) -> Action | None:
+    """`$ verb @ target > dep` -> Action (declared, executable until checked), or None."""
+    m = _ACTION.match(line)
+    if m is None:
+        return None
+    verb, target = m.group(1), m.group(2)
+    typ = normalize_verb(verb)
+    dep: str | None = None
+    if typ != "run" and ">" in target:
+        target, _, dep_s = target.partition(">")
+        target, dep = target.rstrip(" \t"), dep_s.strip(" \t") or None
+    return Action(type=typ, verb=verb, path=target or None, depends_on=dep)
+
+
+def parse_vitals(line: str) -> dict[str, float] | None:
+    """`#c0.9 #m0.8` -> {"confidence": 0.9, "mood": 0.8}; None when the line is not only vitals."""
+    out: dict[str, float] = {}
+    pos, n = 0, len(line)
+    while pos < n:
+        m = _VITAL.match(line, pos)
+        if m is None:
+            return None
+        out[VITAL_KEYS[m.group(1)]] = float(m.group(2))
+        pos = m.end()
+    return out or None
+
+
+def unquote(text: str) -> str:
+    """Strip one pair of surrounding double quotes."""
+    if len(text) >= 2 and text[0] == '"' and text[-1] == '"':
+        return text[1:-1]
+    return text
+
+
+def is_dash_fence(line: str) -> bool:
+    s = line.rstrip(" \t")
+    return len(s) >= 2 and s.count("-") == len(s)
+
+
+class Scanner:
+    """Reads Sym-Ops incrementally. `feed()` pieces, then `finish()`; `violations` lists every
+    departure from the strict grammar (empty: the text was strict Sym-Ops).
+
+    Each line is examined once, and a block's closing fence is searched with `str.find` from
+    where the last search stopped, so the total work is linear in the input.
+    """
+
+    OUT, PENDING, BLOCK, QUESTION = 0, 1, 2, 3
+
+    def __init__(self, emit: Emit | None = None) -> None:
+        self.buf = ""
+        self.pos = 0
+        self.line_no = 0  # lines fully consumed
+        self.mode = self.OUT
+        self.result = SymOpsResult()
+        self.violations: list[Issue] = []
+        self.emit = emit
+        self.action: Action | None = None
+        self.question: Question | None = None
+        self.fence = ""
+        self.block_start = 0
+        self.search = 0
+        self.done = False
+
+    # -- input -------------------------------------------------------------------------------
+    def feed(self, piece: str) -> None:
+        if piece:
+            self.buf += piece
+            self._run(final=False)
+
+    def finish(self) -> SymOpsResult:
+        if not self.done:
+            self._run(final=True)
+            if self.mode == self.BLOCK:
+                self._unclosed()
+            elif self.mode == self.PENDING:
+                self._close_action(None)
+            elif self.mode == self.QUESTION:
+                self._close_question()
+            self.done = True
+        return self.result
+
+    # -- core --------------------------------------------------------------------------------
+    def _run(self, final: bool) -> None:
+        buf = self.buf
+        n = len(buf)
+        while True:
+            if self.mode == self.BLOCK:
+                if not self._scan_block(final):
+                    return
+                continue
+            pos = self.pos
+            if pos >= n:
+                return
+            nl = buf.find("\n", pos)
+            if nl < 0:
+                if not final:
+                    return
+                nl = n
+            line = buf[pos:nl]
+            self.pos = nl + 1
+            self.line_no += 1
+            self._line(line)
+
+    def _scan_block(self, final: bool) -> bool:
+        """Look for the closing fence; True when found (block closed), False to wait for input."""
+        buf, fence = self.buf, self.fence
+        needle = "\n" + fence
+        flen = len(fence)
+        s = self.search
+        while True:
+            i = buf.find(needle, s)
+            if i < 0:
+                self.search = max(s, len(buf) - len(needle) + 1, self.block_start - 1)
+                return False
+            p = i + 1
+            eol = buf.find("\n", p + flen)
+            if eol < 0:
+                if not final:
+                    self.search = i
+                    return False
+                eol = len(buf)
+            rest = buf[p + flen : eol]
+            if not rest or not rest.strip(" \t"):
+                content = buf[self.block_start : i] if i >= self.block_start else ""
+                self.line_no += buf.count("\n", self.block_start, p) + 1
+                self.pos = eol + 1
+                self.mode = self.OUT
+                self._close_action(content)
+                return True
+            s = i + 1
+
+    def _unclosed(self) -> None:
+        content = self.buf[self.block_start :]
+        line = self.action.line if self.action else self.line_no
+        self.line_no += content.count("\n") + (1 if content else 0)
+        self._violation("unclosed_block", line, "the content block is never closed",
+                        f"a line `{self.fence}` after the content")  # fmt: skip
+        if content.endswith("\n"):
+            content = content[:-1]
+        self.mode = self.OUT
+        self._close_action(content, closed=False)
+
+    def _violation(self, kind: str, line: int, message: str, expected: str = "") -> None:
+        self.violations.append(Issue(kind, line, message, expected))
+
+    def _line(self, line: str) -> None:
+        mode = self.mode
+        if mode == self.PENDING:
+            if is_dash_fence(line) and line[0] == "-":
+                self.fence = line.rstrip(" \t")
+                self.mode = self.BLOCK
+                self.block_start = self.pos
+                self.search = self.pos - 1
+                return
+            self._close_action(None)
+        elif mode == self.QUESTION:
+            m = _OPTION.match(line)
+            if m is not None and self.question is not None:
+                self.question.options.append(m.group(2))
+                return
+            self._close_question()
+        if not line or line.isspace():
+            return
+        if line[-1] == "\r":
+            self._violation("crlf", self.line_no, "line ends with a carriage return")
+            line = line.rstrip("\r")
+            if not line:
+                return
+        c = line[0]
+        res = self.result
+        if c == "~":
+            text = line[1:].strip()
+            res.thoughts.append(text)
+            if self.emit:
+                self.emit("thought", text)
+        elif c == "$":
+            act = parse_action_line(line)
+            if act is None:
+                self._violation("bad_action_line", self.line_no, f"cannot read action `{line[:60]}`",
+                                "`$ verb @ target`")  # fmt: skip
+                return
+            if act.path and (act.path[0] in _DECORATED or act.path[-1] in _DECORATED):
+                self._violation("decorated_target", self.line_no, f"target `{act.path}` is quoted",
+                                "a bare path or command after `@`")  # fmt: skip
+            act.line = self.line_no
+            self.action = act
+            self.mode = self.PENDING
+        elif c == "#":
+            vitals = parse_vitals(line.rstrip(" \t"))
+            if vitals is None:
+                self._violation("bad_vitals", self.line_no, f"`{line[:40]}` is not a vitals line",
+                                "`#c0.9 #m0.8 #f0.9 #s0.7`")  # fmt: skip
+                res.text += line + "\n"
+                return
+            res.vitals.update(vitals)
+            if self.emit:
+                self.emit("vitals", vitals)
+        elif c == "?":
+            self.question = Question(unquote(line[1:].strip()))
+            self.mode = self.QUESTION
+        elif c == "!":
+            kind, _, target = line[1:].partition("@")
+            note = Note(kind.strip(), target.strip() or None)
+            res.notes.append(note)
+            if self.emit:
+                self.emit("error", note)
+        elif c == "-" and is_dash_fence(line):
+            self._violation("stray_block", self.line_no, "a content block with no action before it",
+                            "`$ verb @ target` on the line before `--`")  # fmt: skip
+            self.fence = line.rstrip(" \t")
+            self.action = None
+            self.mode = self.BLOCK
+            self.block_start = self.pos
+            self.search = self.pos - 1
+        else:
+            self._violation("prose", self.line_no, f"`{line[:60]}` is not a Sym-Ops line",
+                            "a line starting with ~ $ # ? ! or a block")  # fmt: skip
+            res.text += line + "\n"
+
+    def _close_action(self, content: str | None, closed: bool = True) -> None:
+        act = self.action
+        self.action = None
+        self.mode = self.OUT
+        if act is None:  # a stray block's content
+            if content:
+                self.result.text += content + "\n"
+            return
+        act.content = content
+        if not closed:
+            act.executable = False
+            act.guess = "truncated_block"
+        self.result.actions.append(act)
+        if self.emit:
+            self.emit("action", act)
+
+    def _close_question(self) -> None:
+        q = self.question
+        self.question = None
+        self.mode = self.OUT
+        if q is not None:
+            self.result.questions.append(q)
+            if self.emit:
+                self.emit("question", q)
+
+
+def strict_scan(text: str) -> Scanner:
+    """Scan a whole text; the scanner holds the result and its violations."""
+    sc = Scanner()
+    sc.feed(text)
+    sc.finish()
+    return sc

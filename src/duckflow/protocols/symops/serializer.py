@@ -1,0 +1,54 @@
+"""Serializer: writes a result back as canonical, compact Sym-Ops (parse(serialize(r)) == r).
+
+A block's fence is the shortest run of two or more dashes that no content line equals, so a
+content line `--` (or `---`) never closes its block early.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from duckflow.protocols.symops.model import VITAL_ORDER, Action, SymOpsResult
+
+
+def safe_fence(lines: Iterable[str]) -> str:
+    """The shortest dash fence (>= 2) that none of `lines` would be read as."""
+    taken = {len(s) for s in (ln.rstrip(" \t") for ln in lines if ln[:2] == "--") if s.count("-") == len(s)}
+    n = 2
+    while n in taken:
+        n += 1
+    return "-" * n
+
+
+def format_number(value: float) -> str:
+    text = repr(float(value))
+    return text[:-2] if text.endswith(".0") and "e" not in text else text
+
+
+def action_lines(action: Action) -> list[str]:
+    verb = action.verb if action.verb and not any(c in action.verb for c in " \t@$") else action.type
+    head = f"$ {verb} @ {action.path or ''}".rstrip()
+    if action.depends_on:
+        head += f" > {action.depends_on}"
+    if action.content is None:
+        return [head]
+    body = action.content.split("\n") if action.content else []
+    fence = safe_fence(body)
+    return [head, fence, *body, fence]
+
+
+def serialize(result: SymOpsResult) -> str:
+    """Canonical Sym-Ops text for `result`: thoughts, vitals, actions, questions, errors."""
+    out = [f"~ {t}" for t in result.thoughts]
+    if result.vitals:
+        out.append(
+            " ".join(f"#{k[0]}{format_number(result.vitals[k])}" for k in VITAL_ORDER if k in result.vitals)
+        )
+    for action in result.actions:
+        out.extend(action_lines(action))
+    for q in result.questions:
+        out.append(f'? "{q.text}"')
+        out.extend(f"  {i}. {o}" for i, o in enumerate(q.options, 1))
+    for note in result.notes:
+        out.append(f"! {note.kind} @ {note.target}" if note.target else f"! {note.kind}")
+    return "\n".join(out) + "\n" if out else ""

@@ -1,0 +1,86 @@
+"""`duckflow protocol parse|render|repair|prompt` as a person (and later checks) call it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from duckflow.channels.cli.main import main
+
+SYMOPS_KEYS = {"ok", "stage", "confidence", "thoughts", "vitals", "actions", "questions", "errors",
+               "repairs", "warnings"}  # fmt: skip
+ACTION_KEYS = {"type", "verb", "path", "content", "depends_on", "confidence", "executable", "hunks"}
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    rc = main(list(argv))
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def test_parse_prints_one_json_object_with_exact_keys(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "r.symops"
+    f.write_text("~ go\n$ write @ a.py\n--\nx = 1\n--\n$ run @ pytest\n", encoding="utf-8")
+    rc, out, _ = _run(capsys, "protocol", "parse", "--protocol", "symops", str(f))
+    assert rc == 0
+    data = json.loads(out)
+    assert set(data) == SYMOPS_KEYS
+    assert set(data["vitals"]) == {"confidence", "mood", "focus", "stamina"}
+    assert all(set(a) == ACTION_KEYS for a in data["actions"])
+    assert data["actions"][0]["type"] == "create" and data["actions"][0]["verb"] == "write"
+    assert data["actions"][1]["content"] is None
+    assert data["stage"] == "strict" and data["ok"] is True
+
+
+def test_parse_reads_stdin_and_uses_request_only_for_guesses(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import io
+
+    monkeypatch.setattr("sys.stdin", io.StringIO("Here you go:\n```python\nprint(1)\n```\n"))
+    rc, out, _ = _run(capsys, "protocol", "parse", "--request", "fix hello.py please", "-")
+    data = json.loads(out)
+    assert rc == 0 and data["stage"] == "fuzzy"
+    assert data["actions"][0]["path"] == "hello.py"
+    assert data["actions"][0]["executable"] is False
+
+
+def test_render_writes_canonical_symops_that_parses_back(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    src = tmp_path / "r.symops"
+    src.write_text("**$ create @ `a.py`**\n```python\nx = 1\n```\n#c0.9\n", encoding="utf-8")
+    _, out, _ = _run(capsys, "protocol", "parse", str(src))
+    j = tmp_path / "r.json"
+    j.write_text(out, encoding="utf-8")
+    rc, text, _ = _run(capsys, "protocol", "render", "--protocol", "symops", str(j))
+    assert rc == 0
+    assert text == "#c0.9\n$ create @ a.py\n--\nx = 1\n--\n"
+
+
+def test_repair_prints_repaired_text(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    src = tmp_path / "r.txt"
+    src.write_text("```symops\n  $ create a.py\n--\nx\n--\n```\n", encoding="utf-8")
+    rc, out, _ = _run(capsys, "protocol", "repair", str(src))
+    assert rc == 0 and out == "$ create @ a.py\n--\nx\n--\n"
+
+
+def test_prompt_prints_the_system_prompt(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, _ = _run(capsys, "protocol", "prompt", "--protocol", "symops")
+    assert rc == 0 and "$ create @ path" in out and "--" in out
+
+
+def test_bad_input_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rc, _, err = _run(capsys, "protocol", "parse", str(tmp_path / "missing.txt"))
+    assert rc == 1 and "no such file" in err
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json", encoding="utf-8")
+    rc, _, err = _run(capsys, "protocol", "render", "--protocol", "symops", str(bad))
+    assert rc == 1 and "is not JSON" in err
+    bad.write_text('{"actions": [{"path": "x"}]}', encoding="utf-8")
+    rc, _, err = _run(capsys, "protocol", "render", "--protocol", "symops", str(bad))
+    assert rc == 1 and "not a Sym-Ops result" in err
+    binf = tmp_path / "bin.txt"
+    binf.write_bytes(b"\xff\xfe\x00bad")
+    rc, _, err = _run(capsys, "protocol", "parse", str(binf))
+    assert rc == 1 and "UTF-8" in err
