@@ -29,7 +29,7 @@ from typing import Any, NamedTuple
 CL100K = "cl100k_base"
 O200K = "o200k_base"
 
-# Calibrated on cl100k_base (docs/protocols/json.md#token-counting): English prose and code
+# Calibrated on cl100k_base (docs/protocols/json.md, "Token counting"): English prose and code
 # average 4.0-4.7 ASCII characters per token; CJK characters ~1.1-1.3 tokens each; other
 # non-ASCII characters (emoji, arrows, accents) ~0.7-1 token each. We round towards more tokens.
 _ASCII_CHARS_PER_TOKEN = 4.0
