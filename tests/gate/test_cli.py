@@ -92,3 +92,12 @@ def test_autoapprove_on_status_off(capsys: pytest.CaptureFixture[str]) -> None:
 def test_autoapprove_rejects_a_zero_ttl(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["autoapprove", "on", "--ttl", "0"]) == 1
     assert "TTL must be more than 0" in capsys.readouterr().err
+
+
+def test_autoapprove_deny_alone_clears_the_deny_list_but_not_hard_required(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["autoapprove", "on", "--paths", "*", "--task-types", "*", "--deny", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["scope"]["deny_operations"] == []
+    with Gate(duckflow_home() / "gate.db") as gate:
+        assert gate.submit(Operation("delete", paths=("a.md",))).decision == "pending"

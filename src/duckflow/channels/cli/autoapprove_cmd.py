@@ -20,8 +20,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tools", nargs="+", metavar="T", help="tools or kinds covered (default *)")
     parser.add_argument("--task-types", nargs="+", metavar="X",
                         help="task types covered (default design review; * = any)")
-    parser.add_argument("--deny", nargs="+", metavar="OP",
-                        help="operations never covered (default delete rename push_public)")
+    parser.add_argument("--deny", nargs="*", metavar="OP",
+                        help="operations never covered (default delete rename push_public; "
+                             "`--deny` alone: none beyond the hard-required ones)")
     parser.add_argument("--max-risk", choices=["low", "medium", "high"],
                         help="highest risk covered (default medium)")
     parser.add_argument("--by", help="who switches it (default: cli:$USER)")
@@ -66,7 +67,7 @@ def _on(gate: Gate, args: argparse.Namespace) -> int:
         changes["tools"] = tuple(args.tools)
     if args.task_types:
         changes["task_types"] = tuple(args.task_types)
-    if args.deny:
+    if args.deny is not None:
         changes["deny_operations"] = tuple(args.deny)
     if args.max_risk:
         changes["max_risk"] = args.max_risk
