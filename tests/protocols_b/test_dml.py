@@ -198,3 +198,11 @@ def test_codec_encode_round_trip() -> None:
     assert [c.arguments for c in back.calls] == [c.arguments for c in calls]
     out = codec.encode_results([ToolResult("dml_0", "read_file", "x = 1", False)])
     assert "Observation (read_file, ok)" in out and "x = 1" in out
+
+
+def test_codec_unknown_instruction_is_a_warning_not_a_reask() -> None:
+    codec = DMLCodec()
+    d = codec.decode("Thought: 🦆▶️[I:be_careful]◀️🦆 read.\n🦆▶️[T:read_file|a.py]◀️🦆", TOOLS)
+    assert d.errors == [] and d.confidence == 1.0
+    assert d.executable_calls[0].arguments == {"path": "a.py"}
+    assert any("be_careful" in w for w in d.warnings)

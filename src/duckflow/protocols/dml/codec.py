@@ -76,8 +76,17 @@ class DMLCodec:
             calls.append(self._call(len(calls), result.open_macro, specs[result.open_macro.name]))
             calls[-1].executable = False
             warnings.append(f"`{result.open_macro.name}` was cut off: proposed, not executable")
-        confidence = 1.0 if result.ok else (0.5 if any(c.executable for c in calls) else 0.0)
-        return Decoded(result.text, calls, list(result.errors), warnings, [], confidence)
+        # S/I/F references with a wrong name do not stop any call: warnings, not re-ask errors.
+        soft = {
+            f"macro `{m.command}:{m.name}` at offset {m.start}: {e}"
+            for m in result.macros
+            if m.command in ("S", "I", "F")
+            for e in m.errors
+        }
+        errors = [e for e in result.errors if e not in soft]
+        warnings.extend(e for e in result.errors if e in soft)
+        confidence = 1.0 if not errors else (0.5 if any(c.executable for c in calls) else 0.0)
+        return Decoded(result.text, calls, errors, warnings, [], confidence)
 
     def encode_calls(self, calls: Sequence[ToolCall]) -> str:
         lines = []

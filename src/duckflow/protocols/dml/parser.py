@@ -19,8 +19,8 @@ from duckflow.llm.types import ToolSpec
 from duckflow.protocols.dml.aliases import AliasTable, UnknownAlias
 from duckflow.protocols.dml.library import instructions, state_variables
 
-OPEN = re.compile("\U0001f986[ \t]?\u25b6\ufe0f?[ \t]?\\[")
-CLOSE = re.compile("\\][ \t]?\u25c0\ufe0f?[ \t]?\U0001f986")
+OPEN = re.compile("\U0001f986[ \t]?\u25b6[\ufe0e\ufe0f]?[ \t]?\\[")
+CLOSE = re.compile("\\][ \t]?\u25c0[\ufe0e\ufe0f]?[ \t]?\U0001f986")
 COMMANDS = ("T", "F", "S", "I")
 _HEAD = re.compile(r"\s*([A-Za-z]\w*)\s*[:：][ \t]*(.*)\Z", re.S)
 _THOUGHT = re.compile(r"(?im)^[ \t>*_#-]*(?:thought|思考|考え)[ *_]*[:：][ *_]*")
