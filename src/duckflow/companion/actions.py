@@ -169,7 +169,10 @@ class ActionRunner:
             return await self.run(call)
         if not run_mutations:
             return CallOutcome(call, "proposed", "planned: runs in EXECUTION after approval")
-        outcome = self.submit(call, intent=intent, rationale=rationale)
+        try:
+            outcome = self.submit(call, intent=intent, rationale=rationale)
+        except Exception as exc:  # fail closed: a broken gate never lets a write through
+            return CallOutcome(call, "refused", f"the approval gate failed ({type(exc).__name__}: {exc}); not run")
         if outcome.decision in ("allowed", "auto_approved"):
             return await self.run(call, approved=outcome.decision == "auto_approved")
         request = outcome.request.to_dict() if outcome.request is not None else None

@@ -209,6 +209,8 @@ class CompanionSession:
                                 layer=layer, model=model.name, duration_ms=round(dt * 1000, 1))
 
     def _transition(self, to: Step, reason: str, source: Any, status: Status | None = None) -> TransitionRecord:
+        if to == Step.DONE and status is None:
+            status = Status.SUCCESS
         rec = self.owner.transition(to, reason, source=source, status=status)
         self.events.emit("transition" if rec.allowed else "refused", rec.line(),
                          from_step=rec.from_step.value, to_step=rec.to_step.value, source=rec.source)
@@ -227,7 +229,8 @@ class CompanionSession:
         resp = await self._call(self.specialized_model, msgs, specs if native else [], step.value.lower())
         calls, text = self._decode(resp, specs, native)
         if step == Step.PLANNING:
-            return self._plan(text, calls), await self._run_calls([c for c in calls if c.name in
+            plan_id = self._plan(text, calls)
+            return f"(plan {plan_id} proposed)", await self._run_calls([c for c in calls if c.name in
                                                                     ("read_file", "list_files", "search_code")], d)
         outcomes = await self._run_calls(calls, d)
         return (text if step == Step.REVIEW else ""), outcomes
@@ -264,7 +267,7 @@ class CompanionSession:
             plans.set_action_specs(plan_id, specs)
         self.owner.change("plan", lambda s: setattr(s, "plan_id", plan_id))
         self.events.emit("plan", text, plan_id=plan_id, actions=[s.line() for s in specs])
-        return text
+        return plan_id
 
     async def _run_calls(self, calls: list[ToolCall], d: MainDecision) -> list[CallOutcome]:
         outcomes: list[CallOutcome] = []

@@ -1,0 +1,202 @@
+"""`duckflow chat`: the companion REPL — history, multi-line input, approvals inline, typing while a task runs.
+
+Enter sends; Alt+Enter (or Esc then Enter) adds a new line. While the companion works, a
+spinner sits in the bottom bar and the prompt stays open: `/status`, `/constraint TEXT` and
+`/cancel` act at once (the dual loop of seed 001 §4.4). An approval is answered with
+yes / no / details / edit (edit: say what to do instead; the request is denied and your text
+becomes the next message). Without a terminal (stdin piped) it reads one line at a time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from typing import Any
+
+HELP = """commands: /status  /constraint TEXT  /cancel  /sessions  /debug  /help  /quit
+approvals: yes · no · details · edit (then type what to do instead)"""
+YES = {"y", "yes", "ok", "approve", "はい"}
+NO = {"n", "no", "deny", "いいえ"}
+SPIN = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--workspace", "-w", default=".", help="the workspace folder (default: .)")
+    parser.add_argument("--model", "-m", help="provider:model, or scripted:demo")
+    parser.add_argument("--session", help="continue this session id")
+    parser.add_argument("--new", action="store_true", help="start a new session (default: resume the latest)")
+    parser.add_argument("--debug", action="store_true", help="show refused transitions, notices, model calls")
+
+
+class Chat:
+    def __init__(self, opened: Any, renderer: Any) -> None:
+        from duckflow.companion.dualloop import DualLoop
+
+        self.opened = opened
+        self.session = opened.session
+        self.render = renderer
+        self.loop = DualLoop(self.session, on_done=self._done)
+        self.activity = ""
+        self.editing = False
+        self.session.events.subscribe(self._track)
+
+    def _track(self, ev: Any) -> None:
+        self.activity = ev.text if ev.kind == "thinking" else (
+            f"running {ev.text}" if ev.kind == "tool_call" else self.activity)
+
+    def _done(self, outcome: Any, exc: BaseException | None) -> None:
+        self.activity = ""
+        c = self.render.console
+        if exc is not None:
+            c.print(f"[bold red]the task failed:[/] {exc}")
+        elif outcome is None:
+            c.print("[yellow]cancelled.[/]")
+        elif outcome.ending == "approval":
+            c.print("[yellow]answer: yes / no / details / edit[/]")
+        elif outcome.ending not in ("done", "input"):
+            c.print(f"[yellow]{outcome.ending}: {outcome.message}[/]")
+
+    def toolbar(self) -> str:
+        import time
+
+        if not self.loop.busy:
+            s = self.session.state
+            wait = " · approval waiting" if s.pending_gate else ""
+            return f" {s.step.value} · {s.status.value}{wait} · /help"
+        frame = SPIN[int(time.monotonic() * 10) % len(SPIN)]
+        return f" {frame} {self.activity or 'working'}… (/status /constraint /cancel)"
+
+    async def handle(self, text: str) -> bool:
+        """One line from the person; False ends the chat."""
+        text = text.strip()
+        c = self.render.console
+        if not text:
+            return True
+        if text in ("/quit", "/exit", ":q"):
+            if self.loop.busy:
+                await self.loop.cancel()
+            return False
+        if text == "/help":
+            c.print(HELP)
+        elif text == "/status":
+            c.print(self.loop.status_text())
+        elif text.startswith("/constraint"):
+            body = text[len("/constraint"):].strip()
+            c.print(self.loop.add_constraint(body) if body else "usage: /constraint TEXT")
+        elif text == "/cancel":
+            c.print("cancelling…" if await self.loop.cancel() else "nothing is running")
+        elif text == "/debug":
+            self.render.debug = not self.render.debug
+            c.print(f"debug output {'on' if self.render.debug else 'off'}")
+        elif text == "/sessions":
+            from duckflow.channels.cli import sessions_cmd
+
+            sessions_cmd.run(argparse.Namespace(limit=10, json=False, delete=None))
+        elif self.loop.busy:
+            c.print("[dim]still working — /status, /constraint TEXT or /cancel; "
+                    "send your message again when I'm done[/]")
+        elif self.session.state.pending_gate:
+            self._approval(text)
+        else:
+            self.loop.start_message(text)
+        return True
+
+    def _approval(self, text: str) -> None:
+        low = text.lower()
+        job = self.session.state.pending_job or {}
+        if self.editing:
+            self.editing = False
+            self.loop._start(self._deny_then(text))
+        elif low in YES:
+            self.loop.start_answer(True, by="user (chat)")
+        elif low in NO:
+            self.loop.start_answer(False, by="user (chat)")
+        elif low in ("d", "details", "show", "show details"):
+            self.render.approval(job.get("request") or {}, job.get("job_id"), details=True)
+        elif low in ("e", "edit"):
+            self.editing = True
+            self.render.console.print("say what to do instead (the request will be denied):")
+        else:
+            self.render.console.print("an approval is waiting: yes / no / details / edit")
+
+    async def _deny_then(self, instruction: str) -> Any:
+        await self.session.answer_approval(False, by="user (chat, edited)", note=instruction)
+        return await self.session.handle_message(instruction)
+
+    def banner(self) -> None:
+        s = self.session.state
+        c = self.render.console
+        c.print(f"[bold]duckflow chat[/] · {s.workspace} · model {self.opened.model_name} · "
+                f"session {s.session_id}{' (resumed)' if self.opened.resumed else ''}")
+        c.print("[dim]Enter sends · Alt+Enter new line · /help[/]")
+        if s.pending_gate and s.pending_job:
+            c.print("[yellow]an approval is still waiting from last time:[/]")
+            self.render.approval(s.pending_job.get("request") or {}, s.pending_job.get("job_id"))
+            c.print("[yellow]answer: yes / no / details / edit[/]")
+
+
+async def _interactive(chat: Chat) -> None:
+    from prompt_toolkit import PromptSession
+    from prompt_toolkit.history import FileHistory
+    from prompt_toolkit.key_binding import KeyBindings
+    from prompt_toolkit.patch_stdout import patch_stdout
+
+    from duckflow.paths import duckflow_home
+
+    kb = KeyBindings()
+
+    @kb.add("escape", "enter")
+    def _newline(event: Any) -> None:
+        event.current_buffer.insert_text("\n")
+
+    duckflow_home().mkdir(parents=True, exist_ok=True)
+    ps: PromptSession[str] = PromptSession(
+        history=FileHistory(str(duckflow_home() / "chat_history")), key_bindings=kb,
+        bottom_toolbar=chat.toolbar, refresh_interval=0.1,
+    )
+    with patch_stdout(raw=True):
+        while True:
+            try:
+                text = await ps.prompt_async("you › ")
+            except (EOFError, KeyboardInterrupt):
+                if chat.loop.busy:
+                    await chat.loop.cancel()
+                break
+            if not await chat.handle(text):
+                break
+
+
+async def _piped(chat: Chat) -> None:
+    loop = asyncio.get_running_loop()
+    while True:
+        line = await loop.run_in_executor(None, sys.stdin.readline)
+        if not line:
+            break
+        if not await chat.handle(line):
+            break
+        if chat.loop.busy and not line.strip().startswith("/"):
+            await chat.loop.wait(timeout=600)
+    if chat.loop.busy:
+        await chat.loop.wait(timeout=600)
+
+
+def run(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from duckflow.channels.cli.run_cmd import Renderer
+    from duckflow.companion.factory import open_session
+
+    opened = open_session(args.workspace, model_name=args.model, session_id=args.session,
+                          resume=not args.new and not args.session)
+    tty = sys.stdin.isatty() and sys.stdout.isatty()
+    console = Console(highlight=False, force_terminal=tty or None)
+    renderer = Renderer(console, debug=args.debug)
+    chat = Chat(opened, renderer)
+    opened.session.events.subscribe(renderer)
+    chat.banner()
+    try:
+        asyncio.run(_interactive(chat) if tty else _piped(chat))
+    finally:
+        opened.close()
+    return 0

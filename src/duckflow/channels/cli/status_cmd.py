@@ -1,0 +1,71 @@
+"""`duckflow status`: the state of a companion session (latest of the workspace by default)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--workspace", "-w", default=".", help="the workspace folder (default: .)")
+    parser.add_argument("--session", help="a session id (default: the workspace's latest)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--debug", action="store_true", help="also list refused transitions")
+
+
+def _ago(ts: float) -> str:
+    s = max(0, int(time.time() - ts))
+    return f"{s}s ago" if s < 120 else f"{s // 60}m ago" if s < 7200 else f"{s // 3600}h ago"
+
+
+def run(args: argparse.Namespace) -> int:
+    from duckflow.companion.store import SessionStore
+    from duckflow.errors import DuckflowError
+
+    store = SessionStore()
+    try:
+        root = str(Path(args.workspace).expanduser().resolve())
+        sid = args.session or store.latest(root)
+        loaded = store.load(sid) if sid else None
+    finally:
+        store.close()
+    if loaded is None:
+        where = f"session '{args.session}'" if args.session else f"a session for {root}"
+        raise DuckflowError(f"no {where}", hint='start one with `duckflow chat` or `duckflow run "TASK"`')
+    state, extra = loaded
+    transitions: list[dict[str, Any]] = extra.get("transitions", [])
+    if args.json:
+        data = state.to_dict()
+        data["transitions"] = transitions[-20:]
+        print(json.dumps(data, ensure_ascii=False, default=str))
+        return 0
+    lines = [
+        f"session {state.session_id} · {state.workspace} · updated {_ago(state.last_updated)}",
+        f"step {state.step.value} · status {state.status.value} · {state.conversation_count} exchanges",
+        f"task: {state.task or '-'}",
+        f"goal: {state.goal or '-'}",
+        f"why now: {state.why_now or '-'}",
+        f"constraints: {'; '.join(state.constraints) or '-'}",
+        f"plan: {' → '.join(state.plan_brief) or '-'}",
+        f"open questions: {'; '.join(state.open_questions) or '-'}",
+        f"vitals: {state.vitals.line()}",
+    ]
+    if state.pending_gate and state.pending_job:
+        job = state.pending_job
+        lines.append(f"waiting for approval: job {job['job_id']} ({job.get('summary', '')})")
+        lines.append("  answer in `duckflow chat`, or `duckflow approvals grant|deny JOB`")
+    if state.last_delta:
+        lines.append(f"last change: {state.last_delta}")
+    shown = [t for t in transitions if t.get("allowed") or args.debug][-5:]
+    if shown:
+        lines.append("recent transitions:")
+        for t in shown:
+            mark = "" if t.get("allowed") else " REFUSED"
+            lines.append(f"  {t['from']} → {t['to']} [{t['source']}{mark}] {t['reason']}")
+    if state.notes:
+        lines.append("notes: " + " | ".join(state.notes[-3:]))
+    print("\n".join(lines))
+    return 0

@@ -1,0 +1,59 @@
+"""`duckflow run`, `chat` (piped), `status`, `sessions` with the built-in scripted demo model."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from duckflow.channels.cli.main import main as cli
+
+
+def test_run_demo_with_workspace_auto_approve_succeeds(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rc = cli(["run", "Create hello.py", "-w", str(tmp_path), "--model", "scripted:demo",
+              "--auto-approve-workspace", "--json"])
+    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert rc == 0 and out["ok"] and out["step"] == "DONE" and out["status"] == "SUCCESS"
+    assert "Hello from Duckflow" in (tmp_path / "hello.py").read_text()
+
+
+def test_run_without_approval_stops_with_exit_4_and_status_shows_the_job(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rc = cli(["run", "Create hello.py", "-w", str(tmp_path), "--model", "scripted:demo", "--json"])
+    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert rc == 4 and out["ending"] == "approval" and out["pending"]["job_id"]
+    assert not (tmp_path / "hello.py").exists()
+    assert cli(["status", "-w", str(tmp_path)]) == 0
+    text = capsys.readouterr().out
+    assert "AWAITING_APPROVAL" in text and out["pending"]["job_id"] in text
+    assert cli(["sessions", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["sessions"]
+    assert rows[0]["session_id"] == out["session_id"] and rows[0]["pending"] is True
+
+
+def test_no_model_gives_the_three_ways(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rc = cli(["run", "hi", "-w", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert rc == 1 and "OPENAI_API_KEY" in err and "OLLAMA_HOST" in err and "[local]" in err
+
+
+def test_status_without_sessions_says_how_to_start(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli(["status", "-w", str(tmp_path)]) == 1
+    assert "duckflow chat" in capsys.readouterr().err
+
+
+def test_chat_piped_runs_the_demo_with_an_inline_approval(tmp_path: Path) -> None:
+    env = dict(os.environ)
+    lines = "Create hello.py\n/status\nyes\n/status\n/quit\n"
+    proc = subprocess.run(
+        [sys.executable, "-m", "duckflow", "chat", "-w", str(tmp_path), "--model", "scripted:demo"],
+        input=lines, capture_output=True, text=True, timeout=120, env=env,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "approval needed" in proc.stdout and "step DONE · status SUCCESS" in proc.stdout
+    assert (tmp_path / "hello.py").exists()
