@@ -86,3 +86,37 @@ def test_to_dict_dumps_models() -> None:
         "repairs": [],
         "errors": [],
     }
+
+
+async def test_reask_loop_names_errors_and_keeps_history_clean() -> None:
+    from duckflow.llm.types import Message
+    from duckflow.protocols.jsonreply import read_json_reasking
+
+    replies = iter(['{"step": "dance"}', '```json\n{"rationale": "ok", "step": "plan"}\n```'])
+    seen: list[list[Message]] = []
+
+    async def complete(messages: list[Message]) -> str:
+        seen.append(list(messages))
+        return next(replies)
+
+    history = [Message("user", "decide")]
+    got = await read_json_reasking(complete, history, Decision)
+    assert got.ok and got.value.step == "plan" and len(got.attempts) == 1
+    assert history == [Message("user", "decide")]
+    reask = seen[1][-1].content
+    assert seen[1][-2].content == '{"step": "dance"}' and "`rationale` is missing" in reask
+
+
+async def test_reask_loop_gives_up_after_two_rounds() -> None:
+    from duckflow.llm.types import Message
+    from duckflow.protocols.jsonreply import read_json_reasking
+
+    calls = 0
+
+    async def complete(messages: list[Message]) -> str:
+        nonlocal calls
+        calls += 1
+        return "I would rather not."
+
+    got = await read_json_reasking(complete, [Message("user", "decide")], Decision)
+    assert not got.ok and calls == 3 and len(got.attempts) == 3

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from duckflow.llm.types import Message
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -30,6 +32,7 @@ class JsonReply:
     value: Any = None
     repairs: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    attempts: list[dict[str, Any]] = field(default_factory=list)  # failed replies (re-ask loop)
 
     def to_dict(self) -> dict[str, Any]:
         value = self.value
@@ -209,3 +212,38 @@ def reask_message(errors: list[str], schema_hint: str) -> str:
         "Reply again with exactly one JSON value and nothing else (no prose, no code fence), "
         f"matching this schema:\n{schema_hint}"
     )
+
+
+async def read_json_reasking(
+    complete: Callable[[list[Message]], Awaitable[str]],
+    messages: Sequence[Message],
+    schema: type[BaseModel] | None = None,
+    *,
+    max_rounds: int = 2,
+    hint: str | None = None,
+) -> JsonReply:
+    """Ask, read, and re-ask (at most `max_rounds` times) naming each error, like Sym-Ops' SelfCorrector.
+
+    `complete(messages) -> str` is any async model call. Failed replies and their re-asks are
+    sent only with the re-ask itself, never added to `messages`; they are recorded in
+    `JsonReply.attempts` ({reply, errors}) for tracing.
+    """
+    history = list(messages)
+    schema_text = hint if hint is not None else (schema_hint(schema) if schema is not None else "any JSON value")
+    attempts: list[dict[str, Any]] = []
+    reply_text = await complete(history)
+    result = read_json(reply_text, schema)
+    for _ in range(max_rounds):
+        if result.ok:
+            break
+        attempts.append({"reply": reply_text, "errors": list(result.errors)})
+        retry = history + [
+            Message("assistant", reply_text),
+            Message("user", reask_message(result.errors, schema_text)),
+        ]
+        reply_text = await complete(retry)
+        result = read_json(reply_text, schema)
+    if not result.ok:
+        attempts.append({"reply": reply_text, "errors": list(result.errors)})
+    result.attempts = attempts
+    return result
