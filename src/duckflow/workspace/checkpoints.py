@@ -107,7 +107,7 @@ class Checkpoints:
         except (OSError, ValueError) as exc:
             raise CheckpointError(
                 f"could not record a checkpoint before {tool}: {exc}",
-                hint="the change was not made; free space or make the change smaller",
+                hint="nothing was changed; check the path and try again",
             ) from exc
         finally:
             os.close(root_fd)

@@ -226,9 +226,12 @@ class WorkspaceGuard:
         root_fd = os.open(self.root, _DIR_FLAGS)
         target: Target | None = None
         try:
-            if not follow:  # a link we act on must not point outside either
-                self._walk(root_fd, lex, follow=True, create=False).close()
-            target = self._walk(root_fd, lex, follow=follow, create=create_parents)
+            try:
+                if not follow:  # a link we act on must not point outside either
+                    self._walk(root_fd, lex, follow=True, create=False).close()
+                target = self._walk(root_fd, lex, follow=follow, create=create_parents)
+            except OSError as exc:
+                raise _Refused("os_error", f"the path could not be checked: {exc.strerror}") from None
             if enforce:
                 verdict = self._policy(target, op)
                 if not verdict.allowed:
@@ -310,7 +313,13 @@ class WorkspaceGuard:
                     todo.insert(0, name)
                     continue
                 if stat.S_ISLNK(st.st_mode) and (follow or not last):
-                    link = os.readlink(name, dir_fd=fd)
+                    try:
+                        link = os.readlink(name, dir_fd=fd)
+                    except OSError as exc:  # changed since the stat: look again
+                        if exc.errno not in (errno.ENOENT, errno.EINVAL):
+                            raise
+                        restart([*done, name])
+                        continue
                     restart(_splice(done, link, self._roots))
                     continue
                 if last:
