@@ -79,7 +79,7 @@ async def test_missing_message_stop_is_a_retryable_cut(server: FakeServer) -> No
 
 async def test_connection_cut_midway(server: FakeServer) -> None:
     server.queue(PATH, Reply(chunks=anthropic_stream(["a", "b"])[:4], cut=True))
-    with pytest.raises(LLMServerError) as info:
+    with pytest.raises(LLMServerError, match="broke before the answer was complete") as info:
         await complete(model(server), [Message("user", "x")])
     assert info.value.retryable
 

@@ -119,7 +119,7 @@ async def test_garbage_json_in_the_stream_is_a_response_error(server: FakeServer
 
 async def test_stream_cut_midway_is_retryable_not_a_half_answer(server: FakeServer) -> None:
     server.queue(PATH, Reply(chunks=openai_stream(["Hel", "lo"])[:2], cut=True))
-    with pytest.raises(LLMServerError) as info:
+    with pytest.raises(LLMServerError, match="broke before the answer was complete") as info:
         await complete(model(server), [Message("user", "x")])
     assert info.value.retryable
 

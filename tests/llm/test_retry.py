@@ -180,3 +180,14 @@ def test_fallback_model_properties() -> None:
     with pytest.raises(ValueError):
         FallbackModel([])
     assert isinstance(LLMTimeoutError("x"), LLMError)
+
+
+async def test_cut_after_text_over_http_is_raised_not_retried(server: FakeServer, rec: Recorder) -> None:
+    server.queue(PATH, Reply(chunks=openai_stream(["Hal", "f"])[:2], cut=True), Reply(chunks=openai_stream(["x"])))
+    seen: list[str] = []
+    with pytest.raises(LLMServerError) as info:
+        async for ev in chain([oa(server)], rec).stream(HI):
+            if isinstance(ev, TextDelta):
+                seen.append(ev.text)
+    assert seen == ["Hal", "f"] and info.value.partial_output and info.value.retryable
+    assert len(server.requests) == 1 and rec.sleeps == []
