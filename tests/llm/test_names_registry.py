@@ -61,6 +61,15 @@ def test_providers_built_from_env_and_config() -> None:
     assert isinstance(v, OpenAICompatModel) and v.base_url == "http://127.0.0.1:8001/v1" and v.name == "vllm:qwen"
 
 
+def test_whole_config_is_accepted() -> None:
+    from duckflow.config import Config
+
+    cfg = Config(models=ModelsConfig(default="ollama:qwen:7b"))
+    assert get_model("default", cfg, env={}).name == "ollama:qwen:7b"
+    with pytest.raises(TypeError):
+        get_model("default", {"models": {}}, env={})
+
+
 def test_unset_role_is_a_config_error() -> None:
     with pytest.raises(ConfigError, match="role 'worker'"):
         get_model("worker", ModelsConfig(), env={})

@@ -60,12 +60,27 @@ def resolve_name(name: str, config: ModelsConfig) -> str:
     return name
 
 
-def get_model(name: str, config: ModelsConfig | None = None, *, env: Mapping[str, str] | None = None,
-              on_event: OnEvent | None = None) -> Model:
-    """The provider model for `name` (no retries; see `get_model_chain`)."""
+def _section(config: Any) -> ModelsConfig:
+    """The ModelsConfig, given it or a whole Config (which has `.models`)."""
     from duckflow.config import ModelsConfig
 
-    cfg = config or ModelsConfig()
+    if config is None:
+        return ModelsConfig()
+    if isinstance(config, ModelsConfig):
+        return config
+    models = getattr(config, "models", None)
+    if isinstance(models, ModelsConfig):
+        return models
+    raise TypeError(f"expected ModelsConfig or Config, got {type(config).__name__}")
+
+
+def get_model(name: str, config: ModelsConfig | Any = None, *, env: Mapping[str, str] | None = None,
+              on_event: OnEvent | None = None) -> Model:
+    """The provider model for `name` (no retries; see `get_model_chain`).
+
+    `config` is the `ModelsConfig` (a whole `Config` is accepted too); None means defaults.
+    """
+    cfg = _section(config)
     environ = os.environ if env is None else env
     provider, model = split_model_name(resolve_name(name, cfg))
     timeout = cfg.request_timeout_s
@@ -102,13 +117,12 @@ def get_model(name: str, config: ModelsConfig | None = None, *, env: Mapping[str
                       hint="construct it in code (e.g. ScriptedModel([...])) and pass the object")
 
 
-def get_model_chain(name: str, config: ModelsConfig | None = None, *, on_event: OnEvent | None = None,
+def get_model_chain(name: str, config: ModelsConfig | Any = None, *, on_event: OnEvent | None = None,
                     env: Mapping[str, str] | None = None, **kw: Any) -> FallbackModel:
     """`name` and then `models.fallbacks`, with retries and a circuit breaker."""
-    from duckflow.config import ModelsConfig
     from duckflow.llm.retry import CircuitBreaker, FallbackModel, RetryPolicy
 
-    cfg = config or ModelsConfig()
+    cfg = _section(config)
     names = [name] + [f for f in cfg.fallbacks if f != name]
     models = [get_model(n, cfg, env=env, on_event=on_event) for n in names]
     return FallbackModel(models, policy=RetryPolicy(retries=cfg.retries),
