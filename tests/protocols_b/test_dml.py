@@ -206,3 +206,22 @@ def test_codec_unknown_instruction_is_a_warning_not_a_reask() -> None:
     assert d.errors == [] and d.confidence == 1.0
     assert d.executable_calls[0].arguments == {"path": "a.py"}
     assert any("be_careful" in w for w in d.warnings)
+
+
+def test_named_arguments_and_quoted_paths_are_undone() -> None:
+    m = parse('🦆▶️[T:write_file|path="src/a.py"|content=x = 1]◀️🦆', TOOLS).macros[0]
+    assert m.arguments == {"path": "src/a.py", "content": "x = 1"}
+    m = parse("🦆▶️[T:list_files|path: `src`|pattern=*.py|recursive=true]◀️🦆", TOOLS).macros[0]
+    assert m.arguments == {"path": "src", "pattern": "*.py", "recursive": True}
+    # content that merely starts like an assignment of another name is left alone
+    m = parse("🦆▶️[T:write_file|a.py|path = 'x'\n]◀️🦆", TOOLS).macros[0]
+    assert m.arguments == {"path": "a.py", "content": "path = 'x'"}
+
+
+def test_single_line_content_on_its_own_line_keeps_newline() -> None:
+    m = parse("🦆▶️[T:write_file|notes.txt|\nhello\n]◀️🦆", TOOLS).macros[0]
+    assert m.arguments == {"path": "notes.txt", "content": "hello\n"}
+    m = parse("🦆▶️[T:read_file|\nsrc/a.py\n]◀️🦆", TOOLS).macros[0]
+    assert m.arguments == {"path": "src/a.py"}
+    m = parse("🦆▶️[T:search_code|db connect\n]◀️🦆", TOOLS).macros[0]
+    assert m.arguments == {"query": "db connect"}

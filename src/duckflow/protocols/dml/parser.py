@@ -131,11 +131,14 @@ def _content(arg: str) -> str:
 _PATHLIKE = re.compile(r"(^|_)(path|src|dst|file|dir|directory|source|destination|target)$")
 
 
-def _split(rest: str, k: int) -> list[str]:
+def _split(rest: str, k: int, params: list[str] | None = None) -> list[str]:
     parts = rest.split("|", k - 1) if k > 0 else rest.split("|")
     out = [p.strip() for p in parts]
-    if "\n" in out[-1]:  # multi-line content: keep its indentation and final newline
-        out[-1] = _content(parts[-1])
+    name = params[len(parts) - 1] if params and len(parts) <= len(params) else None
+    text_param = name is not None and not _PATHLIKE.search(name)
+    own_lines = parts[-1].lstrip(" \t").startswith(("\n", "\r\n"))
+    if "\n" in out[-1] or (text_param and own_lines):
+        out[-1] = _content(parts[-1])  # content on its own lines: keep indentation, final newline
     return out
 
 
@@ -165,10 +168,27 @@ def split_args(rest: str | None, spec: ToolSpec | None) -> list[str]:
         return [_split(rest, 1)[0]]
     floor = max(len(spec.required), 1)
     for k in range(len(params), floor - 1, -1):
-        args = _split(rest, k)
+        args = _tidy_args(_split(rest, k, params), params)
         if _fits(args, spec) and (k == len(params) or not _PATHLIKE.search(params[k - 1])):
             return args
-    return _split(rest, len(params))
+    return _tidy_args(_split(rest, len(params), params), params)
+
+
+_QUOTED = re.compile(r"""^(["'`])([^"'`\n]+)\1$""")
+
+
+def _tidy_args(args: list[str], params: list[str]) -> list[str]:
+    """Undo two habits of models: `path=src/a.py` (the parameter's own name) and quoted paths."""
+    out = []
+    for value, name in zip(args, params, strict=False):
+        m = re.match(rf"{re.escape(name)}[ \t]*[=:][ \t]*", value)
+        if m and "\n" not in value[: m.end()]:
+            value = value[m.end() :]
+        q = _QUOTED.match(value)
+        if q and _PATHLIKE.search(name):
+            value = q.group(2)
+        out.append(value)
+    return out + args[len(out) :]
 
 
 _TRUE = {"true", "yes", "on", "1", "はい"}
