@@ -146,7 +146,12 @@ async def test_error_object_inside_the_stream(server: FakeServer) -> None:
 async def test_connection_refused_is_a_connection_error() -> None:
     from duckflow.llm.errors import LLMConnectionError
 
-    m = OpenAICompatModel("x", base_url="http://127.0.0.1:9/v1")
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    m = OpenAICompatModel("x", base_url=f"http://127.0.0.1:{port}/v1")
     with pytest.raises(LLMConnectionError, match="cannot connect"):
         await complete(m, [Message("user", "x")])
 
