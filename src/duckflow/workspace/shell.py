@@ -18,6 +18,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -174,14 +175,15 @@ def bwrap_argv(root: Path, argv: list[str]) -> list[str]:
     return out + argv
 
 
-async def _pump(stream: asyncio.StreamReader | None, sink: HeadTail) -> None:
-    if stream is None:
+def _pump(stream: Any, sink: HeadTail) -> None:
+    try:
+        while True:
+            chunk = stream.read1(65536) if hasattr(stream, "read1") else stream.read(65536)
+            if not chunk:
+                return
+            sink.feed(chunk)
+    except (OSError, ValueError):
         return
-    while True:
-        chunk = await stream.read(65536)
-        if not chunk:
-            return
-        sink.feed(chunk)
 
 
 def _kill_group(pid: int) -> None:
@@ -189,6 +191,33 @@ def _kill_group(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+def _run_sync(root: Path, argv: list[str], timeout: float, out: HeadTail, err: HeadTail,
+              env: dict[str, str]) -> tuple[bool, int | None]:
+    """Run `argv`: (timed out, exit code). Its whole process group is killed afterwards."""
+    proc = subprocess.Popen(argv, cwd=str(root), stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                            start_new_session=True)
+    readers = [threading.Thread(target=_pump, args=(proc.stdout, out), daemon=True),
+               threading.Thread(target=_pump, args=(proc.stderr, err), daemon=True)]
+    for r in readers:
+        r.start()
+    timed_out = False
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+    finally:
+        # The whole group goes: on a timeout, and children left behind holding the pipes.
+        _kill_group(proc.pid)
+        proc.wait()
+        for r in readers:
+            r.join(5)
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
+    return timed_out, None if timed_out else proc.returncode
 
 
 async def run_command(root: Path, command: str | list[str], *, timeout: float, limit: int,
@@ -205,27 +234,15 @@ async def run_command(root: Path, command: str | list[str], *, timeout: float, l
         argv = bwrap_argv(root, argv)
     out, err = HeadTail(limit), HeadTail(limit)
     started = time.monotonic()
-    proc = await asyncio.create_subprocess_exec(
-        *argv, cwd=str(root), stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE, env=scrubbed_env(env), start_new_session=True,
-    )
-    pumps = asyncio.gather(_pump(proc.stdout, out), _pump(proc.stderr, err))
-    timed_out = False
     try:
-        await asyncio.wait_for(proc.wait(), timeout)
-    except asyncio.TimeoutError:
-        timed_out = True
-    finally:
-        # The whole group goes: a timeout, or children left behind holding the pipes open.
-        _kill_group(proc.pid)
-        try:
-            await asyncio.wait_for(proc.wait(), 5)
-            await asyncio.wait_for(pumps, 5)
-        except asyncio.TimeoutError:
-            pumps.cancel()
+        timed_out, code = await asyncio.to_thread(_run_sync, root, argv, timeout, out, err,
+                                            scrubbed_env(env))
+    except OSError as exc:
+        raise DuckflowError(f"could not start `{shown}`: {exc.strerror}",
+                            hint="check that the program is installed") from None
     return CommandResult(
-        command=shown, ran=True, exit_code=None if timed_out else proc.returncode,
-        timed_out=timed_out, mode=mode, stdout=out.text(), stderr=err.text(),
+        command=shown, ran=True, exit_code=code, timed_out=timed_out, mode=mode,
+        stdout=out.text(), stderr=err.text(),
         duration_ms=int((time.monotonic() - started) * 1000), timeout_s=timeout,
         note=f"killed after {timeout:g} s (the whole process group)" if timed_out else None,
     )
