@@ -100,3 +100,9 @@ async def test_garbage_body(server: FakeServer) -> None:
     server.queue(PATH, Reply(chunks=["event: message_start\ndata: <html>oops</html>\n\n"]))
     with pytest.raises(LLMResponseError):
         await complete(model(server), [Message("user", "x")])
+
+
+async def test_html_body_is_not_an_event_stream(server: FakeServer) -> None:
+    server.queue(PATH, Reply(chunks=["<html>gateway page</html>\n"], content_type="text/html"))
+    with pytest.raises(LLMResponseError, match="not an event stream"):
+        await complete(model(server), [Message("user", "x")])

@@ -144,9 +144,9 @@ async def test_error_object_inside_the_stream(server: FakeServer) -> None:
 
 
 async def test_connection_refused_is_a_connection_error() -> None:
-    from duckflow.llm.errors import LLMConnectionError
-
     import socket
+
+    from duckflow.llm.errors import LLMConnectionError
 
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -160,3 +160,10 @@ def test_payload_extra_settings_are_merged() -> None:
     m = OpenAICompatModel("x", base_url="http://127.0.0.1:1/v1")
     body = m.payload([Message("user", "x")], [], ModelSettings(extra={"seed": 3}))
     assert body["seed"] == 3 and json.dumps(body)
+
+
+async def test_html_body_is_a_response_error_not_a_retry(server: FakeServer) -> None:
+    server.queue(PATH, Reply(chunks=["<html>\n<body>Welcome to nginx</body>\n</html>\n"], content_type="text/html"))
+    with pytest.raises(LLMResponseError, match="not an event stream") as info:
+        await complete(model(server), [Message("user", "x")])
+    assert not info.value.retryable and "nginx" in str(info.value)

@@ -20,7 +20,7 @@ from duckflow.llm.errors import (
     LLMRateLimitError,
     LLMServerError,
 )
-from duckflow.llm.http import cut_stream, iter_sse, loads_event, open_stream
+from duckflow.llm.http import cut_stream, iter_sse, loads_event, not_a_stream, open_stream
 from duckflow.llm.openai_compat import parse_arguments
 from duckflow.llm.provider import HTTPModel
 from duckflow.llm.types import (
@@ -119,9 +119,12 @@ class AnthropicModel(HTTPModel):
         usage = Usage()
         stop: str | None = None
         finished = False
+        events = 0
+        junk: list[str] = []
         async with open_stream(url, self.payload(messages, tools, settings), headers=self._headers(),
                                provider=self.name, timeout_s=self._timeout(settings)) as lines:
-            async for event, data in iter_sse(lines):
+            async for event, data in iter_sse(lines, junk):
+                events += 1
                 body = loads_event(data, self.name)
                 if not isinstance(body, dict):
                     continue
@@ -167,6 +170,6 @@ class AnthropicModel(HTTPModel):
                     finished = True
                     break
         if not finished:
-            raise cut_stream(self.name, "message_stop")
+            raise not_a_stream(self.name, junk) if junk and not events else cut_stream(self.name, "message_stop")
         yield UsageEvent(usage)
         yield FinishEvent(_STOP.get(stop or "", "stop"))

@@ -155,10 +155,16 @@ def loads_event(data: str, provider: str) -> Any:
         ) from exc
 
 
-async def iter_sse(lines: AsyncIterator[str]) -> AsyncIterator[tuple[str, str]]:
-    """Server-sent events as (event, data) pairs (WHATWG HTML §9.2 line format)."""
+async def iter_sse(lines: AsyncIterator[str], junk: list[str] | None = None) -> AsyncIterator[tuple[str, str]]:
+    """Server-sent events as (event, data) pairs (WHATWG HTML §9.2 line format).
+
+    Lines that are no SSE field at all are collected in `junk` (the first few), so a caller
+    can tell a garbage body from a stream that was merely cut.
+    """
     event, data = "", list[str]()
     async for line in lines:
+        if junk is not None and line and not line.startswith(":") and ":" not in line and len(junk) < 5:
+            junk.append(line[:200])
         if not line:
             if data:
                 yield event or "message", "\n".join(data)
@@ -174,6 +180,15 @@ async def iter_sse(lines: AsyncIterator[str]) -> AsyncIterator[tuple[str, str]]:
             data.append(value)
     if data:
         yield event or "message", "\n".join(data)
+
+
+def not_a_stream(provider: str, junk: list[str]) -> LLMResponseError:
+    """The error for a body that never was an event stream (an HTML page, a proxy's answer)."""
+    return LLMResponseError(
+        f"{provider}: the answer is not an event stream: {' '.join(junk)[:200]!r}",
+        hint="the base URL probably points at something that does not speak this API",
+        provider=provider,
+    )
 
 
 def cut_stream(provider: str, what: str) -> LLMServerError:

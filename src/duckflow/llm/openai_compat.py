@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from duckflow.llm.errors import LLMError, LLMServerError, error_for_status
-from duckflow.llm.http import cut_stream, iter_sse, loads_event, open_stream
+from duckflow.llm.http import cut_stream, iter_sse, loads_event, not_a_stream, open_stream
 from duckflow.llm.provider import HTTPModel
 from duckflow.llm.types import (
     FinishEvent,
@@ -125,9 +125,12 @@ class OpenAICompatModel(HTTPModel):
         pending: dict[int, _PendingCall] = {}
         finish: str | None = None
         done = False
+        events = 0
+        junk: list[str] = []
         async with open_stream(url, self.payload(messages, tools, settings), headers=self._headers(),
                                provider=self.name, timeout_s=self._timeout(settings)) as lines:
-            async for _event, data in iter_sse(lines):
+            async for _event, data in iter_sse(lines, junk):
+                events += 1
                 if data.strip() == "[DONE]":
                     done = True
                     break
@@ -155,7 +158,7 @@ class OpenAICompatModel(HTTPModel):
                     yield UsageEvent(Usage(int(usage.get("prompt_tokens") or 0),
                                            int(usage.get("completion_tokens") or 0)))
         if not done and finish is None:
-            raise cut_stream(self.name, "[DONE]")
+            raise not_a_stream(self.name, junk) if junk and not events else cut_stream(self.name, "[DONE]")
         for index in sorted(pending):
             call = pending[index]
             yield ToolCallEvent(parse_arguments(call.name, "".join(call.arguments), call.id or f"call_{index}"))
