@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 from string import Template
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +27,9 @@ OnEvent = Callable[[str, dict[str, Any]], None]
 
 
 def default_template() -> str:
+    """The classifier system prompt shipped in `routing/prompts/classifier.md`."""
+    from importlib import resources
+
     return resources.files("duckflow.routing").joinpath("prompts/classifier.md").read_text(encoding="utf-8")
 
 
