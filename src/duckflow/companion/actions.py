@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from duckflow.core.tool import Tool, ToolContext, result_to_text
 from duckflow.gate import Gate
-from duckflow.llm.types import ToolCall
+from duckflow.llm.types import ToolCall, ToolSpec
 
 READ_TOOLS = frozenset({"read_file", "list_files", "search_code"})
 # the dialog policy's op class per tool: write, delete or execute pass the gate (policy.GATED_OPS)
@@ -38,7 +38,8 @@ class CallOutcome:
     content: str = ""
     job_id: str | None = None
     request: dict[str, Any] | None = None
-    duration_ms: float = 0.0
+    duration_ms: float = 0.0  # time in the tool
+    gate_ms: float = 0.0  # time in the gate (risk, job, audit)
 
     def line(self, limit: int = 100) -> str:
         args = ", ".join(f"{k}={str(v)[:30]!s}" for k, v in self.call.arguments.items() if k != "content")
@@ -72,9 +73,11 @@ class ActionRunner:
     session_id: str = ""
     by: str = "duckflow-companion"
     _index: dict[str, Tool] = field(default_factory=dict, init=False)
+    specs: list[ToolSpec] = field(default_factory=list, init=False)
 
     def __post_init__(self) -> None:
         self._index = {t.name: t for t in self.tools}
+        self.specs = [t.spec for t in self.tools]  # built once per session (JSON schemas)
 
     @property
     def tool_names(self) -> list[str]:
@@ -121,6 +124,11 @@ class ActionRunner:
         return ""
 
     def submit(self, call: ToolCall, *, intent: str, rationale: str, task_type: str | None = None) -> Any:
+        return self._submit(call, intent=intent, rationale=rationale, task_type=task_type)[0]
+
+    def _submit(self, call: ToolCall, *, intent: str, rationale: str,
+                task_type: str | None = None) -> tuple[Any, float]:
+        """Submit to the gate; returns (outcome, ms spent inside Gate.submit)."""
         from duckflow.gate.guarded import guarded_operation
         from duckflow.workspace.guard import WorkspaceGuard
 
@@ -131,11 +139,14 @@ class ActionRunner:
             "delete": "removes files from the workspace (restorable with `duckflow undo`)",
             "execute": "runs a command in the workspace",
         }.get(kind, "")
-        return self.gate.submit(
+        diff = self.diff_preview(call)
+        t0 = time.perf_counter()
+        outcome = self.gate.submit(
             op, intent=intent, rationale=rationale, impact=impact,
             alternatives="say no and tell me what to do instead",
-            diff_preview=self.diff_preview(call), requested_by=self.by,
+            diff_preview=diff, requested_by=self.by,
         )
+        return outcome, (time.perf_counter() - t0) * 1000
 
     # -- running ------------------------------------------------------------------------
     async def run(self, call: ToolCall, *, approved: bool = False) -> CallOutcome:
@@ -170,12 +181,13 @@ class ActionRunner:
         if not run_mutations:
             return CallOutcome(call, "proposed", "planned: runs in EXECUTION after approval")
         try:
-            outcome = self.submit(call, intent=intent, rationale=rationale)
+            outcome, gate_ms = self._submit(call, intent=intent, rationale=rationale)
         except Exception as exc:  # fail closed: a broken gate never lets a write through
             return CallOutcome(call, "refused", f"the approval gate failed ({type(exc).__name__}: {exc}); not run")
         if outcome.decision in ("allowed", "auto_approved"):
-            return await self.run(call, approved=outcome.decision == "auto_approved")
+            done = await self.run(call, approved=outcome.decision == "auto_approved")
+            done.gate_ms = gate_ms
+            return done
         request = outcome.request.to_dict() if outcome.request is not None else None
-        if outcome.decision == "pending":
-            return CallOutcome(call, "pending", outcome.reason, outcome.job_id, request)
-        return CallOutcome(call, "refused", outcome.reason, outcome.job_id, request)
+        status: Status = "pending" if outcome.decision == "pending" else "refused"
+        return CallOutcome(call, status, outcome.reason, outcome.job_id, request, gate_ms=gate_ms)

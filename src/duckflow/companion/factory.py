@@ -88,8 +88,8 @@ def open_session(
         tools = workspace_tools(root, cfg.workspace)
     if gate is None:
         gate = Gate.from_config(cfg.gate, requested_by=f"companion:{owner.state.session_id}")
-    if codec is None:
-        wanted = "native" if name in ("scripted:demo", "demo") else comp.codec
+    if codec is None or isinstance(codec, str):
+        wanted = codec or ("native" if name in ("scripted:demo", "demo") else comp.codec)
         try:
             codec = resolve_codec(wanted, model)
         except DuckflowError:

@@ -40,6 +40,8 @@ class StateOwner:
         self.plans = plans or PlanTool()
         self._listeners: list[Listener] = []
         self._lock = threading.RLock()
+        self._extra_key: tuple[Any, ...] | None = None
+        self._extra: dict[str, Any] | None = None
 
     @property
     def state(self) -> AgentState:
@@ -63,6 +65,14 @@ class StateOwner:
             self.store.save(self._state, self.extra())
 
     def extra(self) -> dict[str, Any]:
+        hist = self.controller.history
+        key = (len(hist), hist[-1] if hist else None, id(self.plans), self.plans.version)
+        if self._extra_key == key and self._extra is not None:
+            return self._extra
+        self._extra_key, self._extra = key, self._build_extra()
+        return self._extra
+
+    def _build_extra(self) -> dict[str, Any]:
         return {
             "transitions": [
                 {

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from duckflow.errors import DuckflowError
@@ -50,6 +50,7 @@ class PlanTool:
     def __init__(self) -> None:
         self._plans: dict[str, Plan] = {}
         self._ids = itertools.count(1)
+        self.version = 0  # bumped on every change (the owner re-serialises only then)
 
     def propose(self, content: str) -> str:
         text = content.strip()
@@ -59,6 +60,7 @@ class PlanTool:
         while plan_id in self._plans:
             plan_id = f"plan-{time.strftime('%Y%m%d')}-{next(self._ids):03d}"
         self._plans[plan_id] = Plan(plan_id, text, time.time())
+        self.version += 1
         return plan_id
 
     def get(self, plan_id: str) -> Plan:
@@ -77,9 +79,11 @@ class PlanTool:
                     f"unknown action kind '{s.kind}'", hint=f"use one of {', '.join(ACTION_KINDS)}"
                 )
         plan.action_specs = list(specs)
+        self.version += 1
 
     def set_status(self, plan_id: str, status: str) -> None:
         self.get(plan_id).status = status
+        self.version += 1
 
     def latest(self) -> Plan | None:
         return next(reversed(self._plans.values()), None) if self._plans else None
@@ -88,7 +92,17 @@ class PlanTool:
         return len(self._plans)
 
     def to_dict(self) -> dict[str, Any]:
-        return {pid: asdict(p) for pid, p in self._plans.items()}
+        return {
+            pid: {
+                "plan_id": p.plan_id, "content": p.content, "created_at": p.created_at,
+                "status": p.status,
+                "action_specs": [
+                    {"kind": a.kind, "path": a.path, "description": a.description, "optional": a.optional}
+                    for a in p.action_specs
+                ],
+            }
+            for pid, p in self._plans.items()
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> PlanTool:

@@ -219,7 +219,7 @@ class CompanionSession:
     # -- the Specialized call and the tools ---------------------------------------------
     async def _specialized(self, user_text: str | None, d: MainDecision) -> tuple[str, list[CallOutcome]]:
         step = self.state.step
-        specs = [t.spec for t in self.runner.tools]
+        specs = self.runner.specs
         native = self.codec is None or self.codec.native
         tools_text = "" if native or self.codec is None else self.codec.system_prompt(specs)
         built = self._build(step.value, tools_text)

@@ -9,7 +9,7 @@ form (see `store.py`).
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
@@ -247,10 +247,28 @@ class AgentState:
         }
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["step"] = self.step.value
-        data["status"] = self.status.value
-        return data
+        # written by hand (not dataclasses.asdict): it runs after every change
+        v, m = self.vitals, self.memory
+        return {
+            "session_id": self.session_id, "workspace": self.workspace,
+            "step": self.step.value, "status": self.status.value, "task": self.task,
+            "goal": self.goal, "why_now": self.why_now, "constraints": list(self.constraints),
+            "plan_brief": list(self.plan_brief), "open_questions": list(self.open_questions),
+            "context_refs": list(self.context_refs), "decision_log": list(self.decision_log),
+            "pending_gate": self.pending_gate, "pending_job": self.pending_job,
+            "last_delta": self.last_delta,
+            "vitals": {"confidence": v.confidence, "mood": v.mood, "focus": v.focus, "stamina": v.stamina},
+            "memory": {
+                "files_created": list(m.files_created), "successful_operations": m.successful_operations,
+                "failed_operations": m.failed_operations, "learned_patterns": list(m.learned_patterns),
+                "user_settings": dict(m.user_settings),
+            },
+            "conversation_count": self.conversation_count, "created_at": self.created_at,
+            "last_updated": self.last_updated,
+            "exchanges": [{"user": e.user, "reply": e.reply, "at": e.at} for e in self.exchanges],
+            "evidence": list(self.evidence), "recovery_retries": self.recovery_retries,
+            "plan_id": self.plan_id, "notes": list(self.notes),
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> AgentState:

@@ -60,10 +60,16 @@ class SessionStore:
         self._conn: sqlite3.Connection = connect(self.path)
         self._conn.executescript(_SCHEMA)
         self._lock = threading.Lock()
+        self._last_extra: dict[str, Any] | None = None
+        self._last_extra_doc = "{}"
 
     def save(self, state: AgentState, extra: dict[str, Any] | None = None) -> None:
         doc = json.dumps(state.to_dict(), ensure_ascii=False)
-        extra_doc = json.dumps(extra or {}, ensure_ascii=False, default=str)
+        if extra is not None and extra is self._last_extra:
+            extra_doc = self._last_extra_doc
+        else:
+            extra_doc = json.dumps(extra or {}, ensure_ascii=False, default=str)
+            self._last_extra, self._last_extra_doc = extra, extra_doc
         with self._lock, self._conn:
             self._conn.execute(
                 "INSERT INTO companion_sessions(session_id, workspace, created_at, updated_at, step,"

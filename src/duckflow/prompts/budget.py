@@ -9,6 +9,7 @@ cut and what is still over, so nothing is dropped silently.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -51,6 +52,7 @@ class BuiltPrompts:
     report: BudgetReport
 
 
+@functools.lru_cache(maxsize=1)
 def token_counter() -> tuple[Counter, bool, str]:
     """The team's count_tokens when present; a 4-characters-per-token estimate otherwise."""
     try:
@@ -59,7 +61,8 @@ def token_counter() -> tuple[Counter, bool, str]:
         return (lambda text: (len(text) + 3) // 4), False, "estimate: 4 characters per token"
     probe = count_tokens("probe")
 
-    def count(text: str) -> int:
+    @functools.lru_cache(maxsize=64)
+    def count(text: str) -> int:  # a layer is often rendered twice per turn: count it once
         return int(count_tokens(text).tokens)
 
     return count, bool(probe.exact), str(probe.method)

@@ -51,9 +51,14 @@ class PromptInputs:
     tools: str = ""  # the codec's tool instructions for the Specialized call
 
     def copy(self) -> PromptInputs:
-        from copy import deepcopy
+        """A copy whose lists can be cut without touching the original."""
+        from dataclasses import replace
 
-        return deepcopy(self)
+        return replace(
+            self, summaries=list(self.summaries), plan_brief=list(self.plan_brief),
+            open_questions=list(self.open_questions), recent_turns=list(self.recent_turns),
+            evidence=list(self.evidence),
+        )
 
 
 @functools.lru_cache(maxsize=4)
