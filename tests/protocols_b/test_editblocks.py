@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
 from duckflow.protocols.editblocks import (
     Hunk,
     apply_hunks,
@@ -102,3 +105,34 @@ def test_crlf_file_keeps_its_line_endings() -> None:
 def test_hunks_apply_in_sequence() -> None:
     r = apply_hunks("one\ntwo\n", [Hunk("one\n", "uno\n"), Hunk("uno\ntwo\n", "uno\ndos\n")])
     assert r.ok and r.text == "uno\ndos\n"
+
+
+def test_untouched_lines_keep_their_bytes() -> None:
+    original = "a\r\nb\nc\x0cd\n\u2028e\nlast"
+    r = apply_hunks(original, [Hunk("b\n", "B\n")])
+    assert r.ok and r.text == "a\r\nB\nc\x0cd\n\u2028e\nlast"
+
+
+def test_no_trailing_newline_is_kept() -> None:
+    r = apply_hunks("x = 1\ny = 2", [Hunk("y = 2\n", "y = 3\n")])
+    assert r.ok and r.text == "x = 1\ny = 3"
+    r = apply_hunks("x = 1", [Hunk("", "y = 2\n")])
+    assert r.ok and r.text == "x = 1\ny = 2\n"
+
+
+_line = st.text(alphabet=" abc\t(){}=", max_size=8)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_line, min_size=1, max_size=12), st.data())
+def test_identity_hunk_never_changes_the_file(lines: list[str], data: st.DataObject) -> None:
+    text = "\n".join(lines) + data.draw(st.sampled_from(["", "\n"]))
+    i = data.draw(st.integers(0, len(lines) - 1))
+    j = data.draw(st.integers(i + 1, len(lines)))
+    window = "".join(line + "\n" for line in lines[i:j])
+    assume(window.strip())  # a blank SEARCH is the append rule, tested above
+    r = apply_hunks(text, [Hunk(window, window)])
+    if r.ok:
+        assert r.text == text
+    else:
+        assert r.failures and r.text == text

@@ -15,8 +15,8 @@ without a spurious leading/trailing blank line, then with `...` elision lines â€
 fuzzy match. A search text found more than once is refused, not guessed. A failed hunk
 reports the closest lines of the file (difflib) so that a re-ask can point at them.
 
-Empty SEARCH rule: an empty SEARCH section appends the REPLACE text at the end of the file
-(on an empty file this creates the content).
+Empty SEARCH rule: a SEARCH section with nothing but blank lines appends the REPLACE text at
+the end of the file (on an empty file this creates the content).
 """
 
 from __future__ import annotations
@@ -98,9 +98,35 @@ def parse_hunks(content: str) -> list[Hunk] | None:
     return hunks
 
 
+_LINE = re.compile(r"[^\n]*\n|[^\n]+\Z")
+
+
+def _split_keep(text: str) -> tuple[list[str], list[str]]:
+    """(lines without terminators, their terminators: "\r\n", "\n" or "" for the last)."""
+    bare: list[str] = []
+    ends: list[str] = []
+    for piece in _LINE.findall(text):
+        end = "\r\n" if piece.endswith("\r\n") else ("\n" if piece.endswith("\n") else "")
+        bare.append(piece[: len(piece) - len(end)])
+        ends.append(end)
+    return bare, ends
+
+
 def _lines(text: str) -> list[str]:
     """Lines without their terminators (line endings are not something a model reproduces)."""
-    return text.splitlines()
+    return _split_keep(text)[0]
+
+
+def _splice(
+    doc: tuple[list[str], list[str]], start: int, n: int, new: list[str], newline: str
+) -> tuple[list[str], list[str]]:
+    """Replace lines start..start+n by `new`; untouched lines keep their own line endings."""
+    hay, ends = doc
+    nl = (ends[start] or newline) if n else newline
+    new_ends = [nl] * len(new)
+    if new and n and start + n == len(hay) and ends[-1] == "":
+        new_ends[-1] = ""
+    return hay[:start] + new + hay[start + n :], ends[:start] + new_ends + ends[start + n :]
 
 
 def _find(hay: Sequence[str], needle: Sequence[str], start: int = 0) -> list[int]:
@@ -229,35 +255,38 @@ def _split_elisions(lines: list[str]) -> list[list[str]]:
     return pieces
 
 
-def _apply_one(hay: list[str], hunk: Hunk) -> tuple[list[str], str]:
-    """New lines of the file and the method used; raises _Refused or LookupError."""
+def _apply_one(
+    doc: tuple[list[str], list[str]], hunk: Hunk, newline: str
+) -> tuple[tuple[list[str], list[str]], str]:
+    """The file's new (lines, endings) and the method used; raises _Refused or LookupError."""
+    hay = doc[0]
     search, replace = _lines(hunk.search), _lines(hunk.replace)
     m = _match(hay, search, replace)
     if m is not None:
         start, n, new, method = m
-        return hay[:start] + new + hay[start + n :], method
+        return _splice(doc, start, n, new, newline), method
     trimmed = _trim_blank(search)
     if trimmed and trimmed != search:
         m = _match(hay, trimmed, _strip_like(search, replace))
         if m is not None:
             start, n, new, _ = m
-            return hay[:start] + new + hay[start + n :], "blank_line"
+            return _splice(doc, start, n, new, newline), "blank_line"
     s_parts, r_parts = _split_elisions(search), _split_elisions(replace)
     if len(s_parts) > 1 and len(s_parts) == len(r_parts):
-        out = list(hay)
+        out = doc
         pos = 0
         for s_part, r_part in zip(s_parts, r_parts, strict=True):
             if not s_part:
                 if r_part:
                     raise LookupError("an elided part of SEARCH maps to new lines in REPLACE")
                 continue
-            hits = _find(out, s_part)
+            hits = _find(out[0], s_part)
             if len(hits) > 1:
                 raise _Refused(hits)
             if not hits or hits[0] < pos:
                 raise LookupError("a part between `...` lines was not found in order")
             i = hits[0]
-            out = out[:i] + r_part + out[i + len(s_part) :]
+            out = _splice(out, i, len(s_part), r_part, newline)
             pos = i + len(r_part)
         return out, "elision"
     raise LookupError("SEARCH text not found")
@@ -285,25 +314,19 @@ def closest_lines(text: str, search: str) -> tuple[str, int]:
     return "\n".join(hay[best_i : best_i + n]), best_i + 1
 
 
-def _join(lines: list[str], newline: str, trailing: bool) -> str:
-    if not lines:
-        return ""
-    return newline.join(lines) + (newline if trailing else "")
-
-
 def apply_hunks(original: str, hunks: Sequence[Hunk]) -> ApplyResult:
     """Apply `hunks` in order to `original`; see the module docstring for the ladder.
 
     `ok` is True only when every hunk applied. Failed hunks are skipped (the others still
-    apply to `text`) and listed in `failures` with the closest lines of the file.
+    apply to `text`) and listed in `failures` with the closest lines of the file. Lines that no
+    hunk touches keep their bytes, line endings included.
     """
     newline = "\r\n" if "\r\n" in original else "\n"
-    trailing = original.endswith(("\n", "\r"))
-    hay = _lines(original)
+    doc = _split_keep(original)
     applied: list[str] = []
     failures: list[HunkFailure] = []
     for index, hunk in enumerate(hunks):
-        current = _join(hay, newline, trailing)
+        hay = doc[0]
         if not hunk.complete:
             failures.append(
                 HunkFailure(index, "hunk is not closed (no '>>>>>>> REPLACE' line): the reply was cut off")
@@ -311,12 +334,17 @@ def apply_hunks(original: str, hunks: Sequence[Hunk]) -> ApplyResult:
             continue
         if not hunk.search.strip():
             # Empty SEARCH: append at the end of the file (creates the content of an empty file).
-            hay = hay + _lines(hunk.replace)
-            trailing = trailing or not original or hunk.replace.endswith("\n")
+            lines, ends = list(doc[0]), list(doc[1])
+            if ends and ends[-1] == "":
+                ends[-1] = newline
+            new, new_ends = _split_keep(hunk.replace)
+            lines += new
+            ends += [newline if e else "" for e in new_ends]
+            doc = (lines, ends)
             applied.append("append")
             continue
         try:
-            hay, method = _apply_one(hay, hunk)
+            doc, method = _apply_one(doc, hunk, newline)
             applied.append(method)
         except _Refused as refused:
             rows = ", ".join(str(r + 1) for r in refused.rows[:5])
@@ -332,12 +360,13 @@ def apply_hunks(original: str, hunks: Sequence[Hunk]) -> ApplyResult:
                 )
             )
         except LookupError as err:
-            closest, line = closest_lines(current, hunk.search)
+            closest, line = closest_lines("\n".join(hay), hunk.search)
             reason = f"{err} (tried exact, indentation, blank-line and `...` elision matches)"
             if hunk.replace.strip() and _find(hay, _trim_blank(_lines(hunk.replace))):
                 reason += "; the REPLACE text is already in the file: the edit may be applied already"
             failures.append(HunkFailure(index, reason, closest, line))
-    return ApplyResult(not failures, _join(hay, newline, trailing), applied, failures)
+    text = "".join(line + end for line, end in zip(doc[0], doc[1], strict=True))
+    return ApplyResult(not failures, text, applied, failures)
 
 
 def describe_failures(result: ApplyResult, path: str = "the file") -> str:
