@@ -142,3 +142,11 @@ async def test_agent_without_model_reports_it() -> None:
     result = await Agent("a", "x").run("hi")
     assert result.error_code == "config" and "no model" in (result.error or "")
     assert [c.type for c in result.chunks] == ["error"]
+
+
+def test_override_swaps_the_model_for_a_block() -> None:
+    real = ScriptedModel([reply("real")])
+    agent = Agent("a", "x", model=real)
+    with agent.override(model=ScriptedModel([reply("fake")])) as same:
+        assert same is agent and agent.run_sync("hi").text == "fake"
+    assert agent.model is real and real.requests == []

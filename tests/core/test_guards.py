@@ -97,6 +97,8 @@ async def test_token_guard_warns_once_then_blocks_before_the_next_call() -> None
     assert types.count("warning") == 1
     assert result.error_code == "token_budget" and types[-1] == "error"
     assert len(model.requests) == 3
+    totals = [c.data.session_total for c in result.chunks if c.type == "usage"]  # type: ignore[union-attr]
+    assert totals[0] == 30 and totals == sorted(totals) and totals[-1] >= 100
     assert types.count("tool_response") == 2  # the third tool call was stopped
     status = await guard.status("s1")
     assert status.level == "block" and status.total >= 100

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -125,6 +125,18 @@ class Agent:
 
     def __repr__(self) -> str:
         return f"Agent({self._name!r}, tools={list(self._tools)})"
+
+    @contextlib.contextmanager
+    def override(self, *, model: Model | str | None = None,
+                 codec: Codec | str | None = None) -> Iterator[Agent]:
+        """Swap the model (and codec) for a block, e.g. a ScriptedModel in a user's test."""
+        saved = self.model, self.codec
+        self.model = model if model is not None else self.model
+        self.codec = codec if codec is not None else self.codec
+        try:
+            yield self
+        finally:
+            self.model, self.codec = saved
 
     # --- hooks (override in subclasses) -------------------------------------------------
     def _preprocess_messages(self, input: AgentInput, session: Session, system: str,
@@ -259,10 +271,12 @@ class Agent:
                 run.fail(err)
                 return AgentOutcome(usage=usage, error=err, turns=turn)
             usage = usage + reply.usage
-            run.emit(UsageChunk(agent=self._name, data=UsageData(
-                prompt_tokens=reply.usage.prompt_tokens,
-                completion_tokens=reply.usage.completion_tokens, model=model.name)))
-            await run.count(reply.usage.total_tokens)
+            def announce(total: int, used: Usage = reply.usage, name: str = model.name) -> None:
+                run.emit(UsageChunk(agent=self._name, data=UsageData(
+                    prompt_tokens=used.prompt_tokens, completion_tokens=used.completion_tokens,
+                    model=name, session_total=total if total >= 0 else None)))
+
+            await run.count(reply.usage.total_tokens, announce=announce)
             calls, visible = reply.calls, reply.text
             if not codec.native:
                 decoded = codec.decode(reply.text, specs)

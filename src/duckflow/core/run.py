@@ -92,11 +92,19 @@ class RunContext:
                 hint="start a new session, or raise token_guard.block_at in the config",
             ))
 
-    async def count(self, tokens: int) -> None:
-        """Add tokens to the session's total; the first time past warn_at, emit a warning."""
-        if self.token_guard is None or tokens <= 0:
+    async def count(self, tokens: int, *, announce: Callable[[int], None] | None = None) -> None:
+        """Add tokens to the session's total; the first time past warn_at, emit a warning.
+
+        `announce(total)` is called with the new session total before any warning is emitted
+        (the agent uses it to put the total in its usage chunk).
+        """
+        if self.token_guard is None:
+            if announce is not None:
+                announce(-1)
             return
         status = await self.token_guard.add(self.session.id, tokens)
+        if announce is not None:
+            announce(status.total)
         if status.level != "ok" and not self.session.token_warned:
             self.session.token_warned = True
             chunk: WarningChunk = warning(self.agent.name, "token_budget", status.message,

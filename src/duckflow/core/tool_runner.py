@@ -117,6 +117,7 @@ async def _run_one(run: RunContext, call: ToolCall, tools: Mapping[str, Tool],
                             result=content[:TRACE_RESULT_LIMIT], is_error=is_error)
     run.emit(ToolResponseChunk(agent=agent.name, data=ToolResponseData(
         id=call.id, name=call.name, content=content, is_error=is_error)))
-    io_text = json.dumps(call.arguments, ensure_ascii=False, default=str) + content
-    await run.count(count_text_tokens(io_text))
+    if run.token_guard is not None:  # tool I/O counts too: arguments + result
+        io_text = json.dumps(call.arguments, ensure_ascii=False, default=str) + content
+        await run.count(count_text_tokens(io_text))
     return ToolResult(call.id, call.name, content, is_error)
