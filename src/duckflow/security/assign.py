@@ -88,8 +88,6 @@ def classify_name(name: str) -> str | None:
         if prev in _KEY_QUALIFIERS:
             return "api_key"
         return "key"  # bare `key = ...`: only strong random values count
-    if last == "auth" and prev in ("", "basic", "http", "proxy"):
-        return "credential"
     return None
 
 
@@ -105,13 +103,22 @@ def _looks_random(value: str, *, min_len: int, min_entropy: float) -> bool:
     return shannon_entropy(value) >= min_entropy
 
 
-def value_is_secret(kind: str, value: str, *, quoted: bool, env_style: bool, end_of_line: bool) -> bool:
-    """Decide whether `value`, assigned to a name of `kind`, is a secret rather than code."""
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z_]*")
+
+
+def value_is_secret(
+    kind: str, value: str, *, quoted: bool, env_style: bool, end_of_line: bool, sep: str = "="
+) -> bool:
+    """Decide whether `value`, assigned to a name of `kind`, is a secret rather than code.
+
+    Unquoted values are code unless the line reads like configuration: `KEY=value` in an
+    env file, `key: value` in YAML. An unquoted letters-only word after ` = ` is a variable.
+    """
     v = value.strip()
     if not v or v.lower() in _PLACEHOLDERS or _TEMPLATE.match(v):
         return False
-    if "{" in v and "}" in v:
-        return False
+    if "{" in v and "}" in v or "%s" in v or "%(" in v:
+        return False  # a format string or template
     if not quoted and (_EXPRESSION.match(v) or v.endswith((":", ",")) or v[0] in "-+*/=!?|\\#"):
         return False
     if kind == "password":
@@ -119,19 +126,19 @@ def value_is_secret(kind: str, value: str, *, quoted: bool, env_style: bool, end
             return False
         if quoted or env_style:
             return True
-        if re.fullmatch(r"[A-Za-z_]+", v):
-            return end_of_line and v[0].islower() and len(v) >= 6
+        if _IDENTIFIER.fullmatch(v):
+            return sep == ":" and end_of_line and v[0].islower() and len(v) >= 6
         return not v.isdigit() or len(v) >= 4
     if kind == "key":
         return _looks_random(v, min_len=24, min_entropy=4.0)
-    if v.isdigit():
-        return False
+    if v.isdigit() or not quoted and not env_style and _IDENTIFIER.fullmatch(v):
+        return False  # a number, or a variable / class name in code
     return _looks_random(v, min_len=8, min_entropy=2.5)
 
 
 def find_assignments(text: str, lowered: str) -> Iterator[Candidate]:
-    if len(lowered) != len(text):  # some characters changed length when lower-cased
-        lowered = "".join(ch.lower() if len(ch.lower()) == 1 else ch for ch in text)
+    if len(lowered) != len(text):  # must be offset-aligned with `text`
+        lowered = text.encode("ascii", "replace").lower().decode("ascii")
     n = len(text)
     for m in _KEY_SEP.finditer(lowered):
         start = m.start()
@@ -148,8 +155,8 @@ def find_assignments(text: str, lowered: str) -> Iterator[Candidate]:
             vs, ve, quoted = q.start(2), q.end(2), True
         else:
             b = _BARE.match(text, pos)
-            if b is None:
-                continue
+            if b is None or (b.end() < n and text[b.end()] in "([."):
+                continue  # nothing, or a call / subscript / attribute: code
             vs, ve, quoted = b.start(), b.end(), False
         value = text[vs:ve]
         line_start = text.rfind("\n", 0, start) + 1
@@ -157,7 +164,7 @@ def find_assignments(text: str, lowered: str) -> Iterator[Candidate]:
             name.isupper() or name.replace("_", "").isupper()
         ) and sep == "=" and text[line_start:start].strip() in ("", "export", "set")
         eol = ve >= n or text[ve] in "\r\n" or text[ve:ve + 2] in (" #", "  ")
-        if value_is_secret(kind, value, quoted=quoted, env_style=env_style, end_of_line=eol):
+        if value_is_secret(kind, value, quoted=quoted, env_style=env_style, end_of_line=eol, sep=sep):
             out_kind = kind if kind != "key" else "api_key"
             if "aws" in name.lower() and len(value) == 40 and kind in ("secret", "api_key", "key"):
                 out_kind = "aws_secret_key"

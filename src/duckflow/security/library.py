@@ -46,10 +46,65 @@ _KINDS: dict[str, str] = {
 
 
 @dataclass(frozen=True)
+class Gate:
+    """A cheap test before a plugin regex runs: literal needles, and/or a fast regex whose
+    hits select the lines the (slower) plugin regex is run on."""
+
+    needles: tuple[str, ...] = ()
+    lower: bool = False
+    lines: re.Pattern[str] | None = None
+
+
+# Assignment-style plugins (Cloudant, IBM, SoftLayer) need a keyword, an operator and a
+# long value; this literal-first regex finds such lines in the lower-cased text.
+_KEYWORD_LINES = re.compile(
+    r"(?:key|pwd|pw|pass|token)[a-z_\-]{0,20}[\"'\]]{0,2} *(?:=|:|=>| ) *[\"']?[a-z0-9_\-]{24}"
+)
+_GATES: dict[tuple[str, int], Gate] = {
+    ("ArtifactoryDetector", 0): Gate(lines=re.compile(r"AKC[a-zA-Z0-9]{10}")),
+    ("ArtifactoryDetector", 1): Gate(lines=re.compile(r"AP[0-9A-F][a-zA-Z0-9]{8}")),
+    ("AWSKeyDetector", 0): Gate(needles=("AKIA", "ASIA", "ABIA", "ACCA", "A3T")),
+    ("AWSKeyDetector", 1): Gate(needles=("aws",), lower=True, lines=re.compile("aws")),
+    ("AzureStorageKeyDetector", 0): Gate(needles=("AccountKey=",)),
+    ("BasicAuthDetector", 0): Gate(needles=("://",)),
+    ("CloudantDetector", 0): Gate(needles=("cl",), lower=True, lines=_KEYWORD_LINES),
+    ("CloudantDetector", 1): Gate(needles=("cl",), lower=True, lines=_KEYWORD_LINES),
+    ("CloudantDetector", 2): Gate(needles=("cloudant.com",), lower=True),
+    ("CloudantDetector", 3): Gate(needles=("cloudant.com",), lower=True),
+    ("DiscordBotTokenDetector", 0): Gate(lines=re.compile(r"\.[a-zA-Z0-9_\-]{6}\.[a-zA-Z0-9_\-]{27}")),
+    ("GitHubTokenDetector", 0): Gate(needles=("ghp_", "gho_", "ghu_", "ghs_", "ghr_")),
+    ("GitLabTokenDetector", 0): Gate(needles=("glpat-", "gldt-", "glft-", "glsoat-", "glrt-")),
+    ("GitLabTokenDetector", 1): Gate(needles=("GR1348941",)),
+    ("GitLabTokenDetector", 2): Gate(needles=("glcbt-",)),
+    ("GitLabTokenDetector", 3): Gate(needles=("glimt-",)),
+    ("GitLabTokenDetector", 4): Gate(needles=("glptt-",)),
+    ("GitLabTokenDetector", 5): Gate(needles=("glagent-",)),
+    ("GitLabTokenDetector", 6): Gate(needles=("gloas-",)),
+    ("IbmCloudIamDetector", 0): Gate(lower=True, lines=_KEYWORD_LINES),
+    ("IbmCosHmacDetector", 0): Gate(needles=("secret",), lower=True, lines=_KEYWORD_LINES),
+    ("JwtTokenDetector", 0): Gate(needles=("eyJ",)),
+    ("MailchimpDetector", 0): Gate(lines=re.compile(r"-us[0-9]")),
+    ("NpmDetector", 0): Gate(needles=("_authToken",)),
+    ("OpenAIDetector", 0): Gate(needles=("T3BlbkFJ",)),
+    ("PypiTokenDetector", 0): Gate(needles=("pypi-AgE",)),
+    ("PypiTokenDetector", 1): Gate(needles=("pypi-AgE",)),
+    ("SendGridDetector", 0): Gate(needles=("SG.",)),
+    ("SlackDetector", 0): Gate(needles=("xox",)),
+    ("SlackDetector", 1): Gate(needles=("hooks.slack.com",)),
+    ("SoftlayerDetector", 0): Gate(needles=("sl", "softlayer"), lower=True, lines=_KEYWORD_LINES),
+    ("SoftlayerDetector", 1): Gate(needles=("api.softlayer.com",)),
+    ("SquareOAuthDetector", 0): Gate(needles=("sq0csp-",)),
+    ("StripeDetector", 0): Gate(needles=("k_live_",)),
+    ("TelegramBotTokenDetector", 0): Gate(lines=re.compile(r"[0-9]:[0-9A-Za-z_\-]{35}")),
+}
+
+
+@dataclass(frozen=True)
 class LibraryPattern:
     kind: str
     pattern: re.Pattern[str]
     plugin: str
+    gate: Gate | None = None
 
 
 @lru_cache(maxsize=1)
@@ -68,10 +123,11 @@ def library_patterns() -> tuple[LibraryPattern, ...]:
             continue
         patterns: list[re.Pattern[str]] = list(cls.denylist)
         for index, pattern in enumerate(patterns):
+            gate = _GATES.get((cls.__name__, index))
             if cls.__name__ == "AWSKeyDetector" and index == 1:
-                out.append(LibraryPattern("aws_secret_key", pattern, cls.__name__))
+                out.append(LibraryPattern("aws_secret_key", pattern, cls.__name__, gate))
             else:
-                out.append(LibraryPattern(kind, pattern, cls.__name__))
+                out.append(LibraryPattern(kind, pattern, cls.__name__, gate))
     return tuple(out)
 
 
@@ -85,25 +141,51 @@ def _plausible(kind: str, value: str) -> bool:
     return True
 
 
-def find_library(text: str) -> Iterator[Candidate]:
+def _line_windows(text: str, hay: str, gate: re.Pattern[str]) -> list[tuple[int, int]]:
+    windows: list[tuple[int, int]] = []
+    for m in gate.finditer(hay):
+        a = text.rfind("\n", 0, m.start()) + 1
+        if windows and a < windows[-1][1]:
+            continue
+        b = text.find("\n", m.end())
+        windows.append((a, len(text) if b < 0 else b))
+    return windows
+
+
+def find_library(text: str, lowered: str | None = None) -> Iterator[Candidate]:
+    if lowered is None or len(lowered) != len(text):  # must be offset-aligned with `text`
+        lowered = text.encode("ascii", "replace").lower().decode("ascii")
+    window_cache: dict[tuple[int, bool], list[tuple[int, int]]] = {}
+    whole = [(0, len(text))]
     for lp in library_patterns():
-        for m in lp.pattern.finditer(text):
-            start, end = m.span()
-            if m.re.groups:
-                spans = [m.span(i) for i in range(1, m.re.groups + 1) if m.span(i)[0] >= 0]
-                # the secret is the innermost non-empty group (Npm's regex nests two)
-                spans = [s for s in spans if s[1] > s[0]]
-                if spans:
-                    start, end = min(spans, key=lambda s: s[1] - s[0])
-            value = text[start:end].strip()
-            if not value:
+        gate = lp.gate
+        windows = whole
+        if gate is not None:
+            hay = lowered if gate.lower else text
+            if gate.needles and not any(n in hay for n in gate.needles):
                 continue
-            start = text.index(value, start)
-            end = start + len(value)
-            # detect-secrets' patterns sometimes include the delimiters around the value
-            while end > start and text[end - 1] in " \t\"'\n":
-                end -= 1
-            while start < end and text[start] in " \t\"'=:\n":
-                start += 1
-            if end > start and _plausible(lp.kind, text[start:end]):
-                yield Candidate(start, end, lp.kind, SECRET, P_LIBRARY)
+            if gate.lines is not None:
+                key = (id(gate.lines), gate.lower)
+                if key not in window_cache:
+                    window_cache[key] = _line_windows(text, hay, gate.lines)
+                windows = window_cache[key]
+        for a, b in windows:
+            yield from _matches(lp, text, a, b)
+
+
+def _matches(lp: LibraryPattern, text: str, a: int, b: int) -> Iterator[Candidate]:
+    for m in lp.pattern.finditer(text, a, b):
+        start, end = m.span()
+        if m.re.groups:
+            spans = [m.span(i) for i in range(1, m.re.groups + 1)]
+            # the secret is the innermost non-empty group (Npm's regex nests two)
+            spans = [sp for sp in spans if sp[1] > sp[0] >= 0]
+            if spans:
+                start, end = min(spans, key=lambda sp: sp[1] - sp[0])
+        # detect-secrets' patterns sometimes include the delimiters around the value
+        while end > start and text[end - 1] in " \t\"'\n":
+            end -= 1
+        while start < end and text[start] in " \t\"'=:\n":
+            start += 1
+        if end > start and _plausible(lp.kind, text[start:end]):
+            yield Candidate(start, end, lp.kind, SECRET, P_LIBRARY)

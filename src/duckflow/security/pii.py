@@ -39,37 +39,77 @@ def _digits(s: str) -> str:
 
 # International numbers: "+" country code, then groups; 8-15 digits in all (ITU-T E.164).
 _PHONE_INTL = re.compile(
-    r"(?<![\w)\]+])\+\d{1,3}(?:[ .\-]?\(0?\d{1,4}\))?(?:[ .\-]?\d{1,5}){1,5}(?![\w\-])",
+    r"\+\d{1,3}(?:[ .\-]?\(0?\d{1,4}\))?(?:[ .\-]?\d{1,5}){1,5}(?![\w\-]|\.\d)",
     re.ASCII,
 )
 # Japanese domestic numbers (総務省 電気通信番号計画): 0 + area/mobile code, 10 or 11 digits.
 _PHONE_JP = re.compile(
-    r"(?<![\w\-.+/:])(?:0\d{1,4}-\d{1,4}-\d{3,4}|\(0\d{1,4}\)\s?\d{1,4}-\d{4}|0[5789]0\d{8})(?![\w\-.])",
+    r"(?:0\d{1,4}-\d{1,4}-\d{3,4}|\(0\d{1,4}\)\s?\d{1,4}-\d{4}|0[5789]0\d{8})(?![\w\-.])",
     re.ASCII,
 )
 # North American numbers (NANP): (NXX) NXX-XXXX or NXX-NXX-XXXX, N = 2-9.
 _PHONE_US = re.compile(
-    r"(?<![\w\-.+/:])(?:\([2-9]\d{2}\)\s?|[2-9]\d{2}[-.])[2-9]\d{2}[-.]\d{4}(?![\w\-.])",
+    r"(?:\([2-9]\d{2}\)\s?|[2-9]\d{2}[-.])[2-9]\d{2}[-.]\d{4}(?![\w\-.])",
     re.ASCII,
 )
 
 
-def find_phones(text: str) -> Iterator[Candidate]:
+_WORDISH = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+_NOT_BEFORE_INTL = _WORDISH | frozenset(")]+")
+_NOT_BEFORE_NUM = _WORDISH | frozenset("-.+/:")
+_NOT_BEFORE_CARD = _WORDISH | frozenset("-.")
+
+
+def _free(text: str, start: int, banned: frozenset[str]) -> bool:
+    """The match is not glued to a word or number on its left (checked outside the regex)."""
+    return start == 0 or text[start - 1] not in banned
+
+
+# Every numeric PII pattern lies inside a run of digits and separators; one cheap scan finds
+# those runs and the precise patterns only look inside them.
+_NUMERIC = re.compile(r"\d[\d \-.()]{3,40}\d")
+Windows = list[tuple[int, int]]
+
+
+def numeric_windows(text: str) -> Windows:
+    """Spans of digit runs (with a leading `+`/`(`), each extended by one character so the
+    patterns' look-aheads see what follows."""
+    out: Windows = []
+    n = len(text)
+    for m in _NUMERIC.finditer(text):
+        a = m.start()
+        while a > 0 and text[a - 1] in "+(" and m.start() - a < 2:
+            a -= 1
+        out.append((a, min(n, m.end() + 1)))
+    return out
+
+
+def _in_windows(rx: re.Pattern[str], text: str, windows: Windows, min_len: int) -> Iterator[re.Match[str]]:
+    for a, b in windows:
+        if b - a > min_len:
+            yield from rx.finditer(text, a, b)
+
+
+def find_phones(text: str, windows: Windows | None = None) -> Iterator[Candidate]:
+    windows = numeric_windows(text) if windows is None else windows
     if "+" in text:
-        for m in _PHONE_INTL.finditer(text):
+        for m in _in_windows(_PHONE_INTL, text, windows, 8):
+            if not _free(text, m.start(), _NOT_BEFORE_INTL):
+                continue
             n = len(_digits(m.group(0)))
             grouped = any(c in m.group(0) for c in " -.(")
             if (8 if grouped else 10) <= n <= 15:
                 yield Candidate(m.start(), m.end(), "phone", PII, P_PII)
-    for m in _PHONE_JP.finditer(text):
-        if len(_digits(m.group(0))) in (10, 11):
+    for m in _in_windows(_PHONE_JP, text, windows, 10):
+        if _free(text, m.start(), _NOT_BEFORE_NUM) and len(_digits(m.group(0))) in (10, 11):
             yield Candidate(m.start(), m.end(), "phone", PII, P_PII)
-    for m in _PHONE_US.finditer(text):
-        yield Candidate(m.start(), m.end(), "phone", PII, P_PII)
+    for m in _in_windows(_PHONE_US, text, windows, 12):
+        if _free(text, m.start(), _NOT_BEFORE_NUM):
+            yield Candidate(m.start(), m.end(), "phone", PII, P_PII)
 
 
 _CARD = re.compile(
-    r"(?<![\w\-.])(?:"
+    r"(?:"
     r"\d{4}([ \-])\d{4}\1\d{4}\1\d{4}(?:\1\d{1,3})?"  # 4-4-4-4(-1..3)
     r"|3[47]\d{2}([ \-])\d{6}\2\d{5}"  # Amex 4-6-5
     r"|3\d{3}([ \-])\d{6}\3\d{4}"  # Diners 4-6-4
@@ -79,19 +119,29 @@ _CARD = re.compile(
 )
 
 
-def find_cards(text: str) -> Iterator[Candidate]:
-    for m in _CARD.finditer(text):
+def find_cards(text: str, windows: Windows | None = None) -> Iterator[Candidate]:
+    windows = numeric_windows(text) if windows is None else windows
+    for m in _in_windows(_CARD, text, windows, 13):
+        if not _free(text, m.start(), _NOT_BEFORE_CARD):
+            continue
         digits = _digits(m.group(0))
         if card_brand(digits) and luhn_valid(digits):
             yield Candidate(m.start(), m.end(), "credit_card", PII, P_CHECKED)
 
 
-_MY_NUMBER = re.compile(r"(?<![\w\-.])\d{4}([ \-]?)\d{4}\1\d{4}(?![\w\-]|\.\d|[ \-]\d)", re.ASCII)
+# A bare 12-digit number is a My Number only with a word that says so close before it.
+_MY_NUMBER_CONTEXT = re.compile(
+    r"(?i)(?:マイナンバー|個人番号|my[ _\-]?number|kojin[ _\-]?bango|individual[ _\-]number)"
+)
+_MY_NUMBER = re.compile(r"\d{4}([ \-]?)\d{4}\1\d{4}(?![\w\-]|\.\d|[ \-]\d)", re.ASCII)
 
 
-def find_my_numbers(text: str) -> Iterator[Candidate]:
-    for m in _MY_NUMBER.finditer(text):
-        if my_number_valid(_digits(m.group(0))):
+def find_my_numbers(text: str, windows: Windows | None = None) -> Iterator[Candidate]:
+    windows = numeric_windows(text) if windows is None else windows
+    for m in _in_windows(_MY_NUMBER, text, windows, 12):
+        if not _free(text, m.start(), _NOT_BEFORE_CARD) or not my_number_valid(_digits(m.group(0))):
+            continue
+        if m.group(1) or _MY_NUMBER_CONTEXT.search(text, max(0, m.start() - 60), m.start()):
             yield Candidate(m.start(), m.end(), "my_number", PII, P_CHECKED)
 
 
@@ -116,28 +166,34 @@ _US_SUFFIX = (
     r"Terrace|Ter|Parkway|Pkwy|Highway|Hwy|Circle|Cir|Square|Sq|Trail|Trl)"
 )
 _US_ADDRESS = re.compile(
-    r"\b\d{1,6}(?: [NSEW]\.?)?(?: [A-Z][A-Za-z0-9'\-]*){1,4} " + _US_SUFFIX + r"\.?"
+    r"\d{1,6}(?: [NSEW]\.?)?(?: [A-Z][A-Za-z0-9'\-]*){1,4} " + _US_SUFFIX + r"\.?"
     r"(?:,? (?:Apt|Apartment|Suite|Ste|Unit|Fl|Floor|#) ?[A-Za-z0-9\-]+)?"
     r",?(?: [A-Z][A-Za-z]+){1,3},? [A-Z]{2},? \d{5}(?:-\d{4})?\b"
 )
-_US_ZIP = re.compile(r"\b[A-Z]{2},? \d{5}(?:-\d{4})?\b", re.ASCII)
+_US_ZIP = re.compile(r"\d{5}(?:-\d{4})?(?![\w\-])", re.ASCII)
+_US_STATE = re.compile(r"[A-Z]{2},? $")
 
 
-def find_addresses(text: str) -> Iterator[Candidate]:
+def find_addresses(text: str, windows: Windows | None = None) -> Iterator[Candidate]:
     if "〒" in text or any(p in text for p in ("都", "道", "府", "県")):
         for m in _JP_ADDRESS.finditer(text):
             yield Candidate(m.start(), m.end(), "address", PII, P_PII)
-    for z in _US_ZIP.finditer(text):
+    windows = numeric_windows(text) if windows is None else windows
+    for a, b in windows:
+        z = _US_ZIP.match(text, a, b)
+        if z is None or not _free(text, a, _WORDISH) or not _US_STATE.search(text, max(0, a - 5), a):
+            continue
         line_start = max(text.rfind("\n", 0, z.start()) + 1, z.start() - 160)
         for m in _US_ADDRESS.finditer(text, line_start, z.end()):
-            if m.end() == z.end():
+            if m.end() == z.end() and _free(text, m.start(), _WORDISH):
                 yield Candidate(m.start(), m.end(), "address", PII, P_PII)
                 break
 
 
 def find_pii(text: str) -> Iterator[Candidate]:
     yield from find_emails(text)
-    yield from find_phones(text)
-    yield from find_cards(text)
-    yield from find_my_numbers(text)
-    yield from find_addresses(text)
+    windows = numeric_windows(text)
+    yield from find_phones(text, windows)
+    yield from find_cards(text, windows)
+    yield from find_my_numbers(text, windows)
+    yield from find_addresses(text, windows)

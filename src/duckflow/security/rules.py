@@ -50,6 +50,9 @@ class RegexRule:
     needles: tuple[str, ...] = ()
     lower_needles: bool = False
     validate: Callable[[str], bool] | None = field(default=None)
+    # characters that may not touch the match on its left (checked here, not in the regex:
+    # a leading look-behind would stop the regex engine's fast literal/charset scan)
+    not_after: frozenset[str] = frozenset()
 
     def find(self, text: str, lowered: str) -> Iterator[Candidate]:
         if self.needles:
@@ -57,6 +60,8 @@ class RegexRule:
             if not any(n in hay for n in self.needles):
                 return
         for m in self.pattern.finditer(text):
+            if self.not_after and m.start() > 0 and text[m.start() - 1] in self.not_after:
+                continue
             start, end = m.span(self.group)
             if start < 0 or end <= start:
                 continue
@@ -81,8 +86,21 @@ def _url_password_ok(value: str) -> bool:
 
 
 # Boundaries: a token must not be glued to more token characters on either side.
-_B = r"(?<![A-Za-z0-9_\-])"
 _E = r"(?![A-Za-z0-9_\-])"
+_TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+
+
+def _t(kind: str, pattern: str, needles: tuple[str, ...], priority: int = P_FORMAT,
+       validate: Callable[[str], bool] | None = None) -> RegexRule:
+    """A token rule: literal-first pattern, bounded by non-token characters on both sides.
+
+    A needle that is the pattern's own literal start is dropped: the regex engine's prefix
+    scan is as fast as `in`, so checking both would scan the text twice.
+    """
+    if len(needles) == 1 and pattern.startswith(re.escape(needles[0])):
+        needles = ()
+    return RegexRule(kind, _r(pattern + _E), priority, needles=needles, validate=validate,
+                     not_after=_TOKEN_CHARS)
 
 PEM_BLOCK = _r(
     r"-{4,5} ?BEGIN ((?:[A-Z0-9]+ )*)PRIVATE KEY(?: BLOCK)? ?-{4,5}"
@@ -99,31 +117,33 @@ SECRET_RULES: tuple[RegexRule, ...] = (
         P_BLOCK,
         needles=("PuTTY-User-Key-File",),
     ),
-    RegexRule("age_secret_key", _r(r"AGE-SECRET-KEY-1[0-9A-Z]{58}"), needles=("AGE-SECRET-KEY",)),
+    _t("age_secret_key", r"AGE-SECRET-KEY-1[0-9A-Z]{58}", ("AGE-SECRET-KEY",)),
     RegexRule(
         "aws_access_key",
-        _r(r"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA|A3T[A-Z0-9])[A-Z0-9]{16}(?![A-Z0-9])"),
+        _r(r"A(?:KIA|SIA|BIA|CCA|GPA|IDA|ROA|IPA|NPA|NVA|PKA|3T[A-Z0-9])[A-Z0-9]{16}(?![A-Z0-9])"),
         needles=("AKIA", "ASIA", "ABIA", "ACCA", "AGPA", "AIDA", "AROA", "AIPA", "ANPA", "ANVA", "APKA", "A3T"),
+        not_after=frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"),
     ),
-    RegexRule("gcp_api_key", _r(_B + r"AIza[0-9A-Za-z_\-]{35}" + _E), needles=("AIza",)),
-    RegexRule("google_oauth_secret", _r(_B + r"GOCSPX-[0-9A-Za-z_\-]{28}" + _E), needles=("GOCSPX-",)),
-    RegexRule("google_oauth_token", _r(_B + r"ya29\.[0-9A-Za-z_\-]{20,}"), needles=("ya29.",)),
-    RegexRule("google_oauth_token", _r(_B + r"1//0[0-9A-Za-z_\-]{30,}"), needles=("1//0",)),
+    _t("gcp_api_key", r"AIza[0-9A-Za-z_\-]{35}", ("AIza",)),
+    _t("google_oauth_secret", r"GOCSPX-[0-9A-Za-z_\-]{28}", ("GOCSPX-",)),
+    _t("google_oauth_token", r"ya29\.[0-9A-Za-z_\-]{20,}", ("ya29.",)),
+    _t("google_oauth_token", r"1//0[0-9A-Za-z_\-]{30,}", ("1//0",)),
     RegexRule(
         "google_oauth_client_id",
-        _r(r"\b\d{6,}-[0-9a-z]{32}\.apps\.googleusercontent\.com\b"),
+        _r(r"\d{6,}-[0-9a-z]{32}\.apps\.googleusercontent\.com\b"),
         needles=(".apps.googleusercontent.com",),
     ),
-    RegexRule("github_token", _r(_B + r"gh[pousr]_[A-Za-z0-9]{36,255}" + _E), needles=("gh",)),
-    RegexRule("github_token", _r(_B + r"github_pat_[A-Za-z0-9_]{50,255}" + _E), needles=("github_pat_",)),
-    RegexRule(
+    _t("github_token", r"gh[pousr]_[A-Za-z0-9]{36,255}", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_")),
+    _t("github_token", r"github_pat_[A-Za-z0-9_]{50,255}", ("github_pat_",)),
+    _t(
         "gitlab_token",
-        _r(_B + r"(?:glpat|gldt|glft|glsoat|glrt|glptt|glcbt|glimt|gloas|glagent|glffct)-[A-Za-z0-9_\-]{20,1024}" + _E),
-        needles=("gl",),
+        r"gl(?:pat|dt|ft|soat|rt|ptt|cbt|imt|oas|agent|ffct)-[A-Za-z0-9_\-]{20,1024}",
+        ("glpat-", "gldt-", "glft-", "glsoat-", "glrt-", "glptt-", "glcbt-", "glimt-", "gloas-",
+         "glagent-", "glffct-"),
     ),
-    RegexRule("gitlab_token", _r(_B + r"GR1348941[A-Za-z0-9_\-]{20,50}" + _E), needles=("GR1348941",)),
-    RegexRule("slack_token", _r(_B + r"xox[abposre]-(?:[0-9]+-)*[A-Za-z0-9\-]{10,}" + _E), needles=("xox",)),
-    RegexRule("slack_token", _r(_B + r"xapp-\d-[A-Z0-9]+-\d+-[a-z0-9]+" + _E), needles=("xapp-",)),
+    _t("gitlab_token", r"GR1348941[A-Za-z0-9_\-]{20,50}", ("GR1348941",)),
+    _t("slack_token", r"xox[abposre]-(?:[0-9]+-)*[A-Za-z0-9\-]{10,}", ("xox",)),
+    _t("slack_token", r"xapp-\d-[A-Z0-9]+-\d+-[a-z0-9]+", ("xapp-",)),
     RegexRule(
         "slack_webhook",
         _r(r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/\-]{20,}"),
@@ -134,48 +154,40 @@ SECRET_RULES: tuple[RegexRule, ...] = (
         _r(r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_\-]{30,}"),
         needles=("/api/webhooks/",),
     ),
-    RegexRule("stripe_key", _r(_B + r"(?:sk|rk|pk)_(?:live|test)_[0-9A-Za-z]{16,247}" + _E), needles=("_live_", "_test_")),
-    RegexRule("stripe_key", _r(_B + r"whsec_[0-9A-Za-z]{24,}" + _E), needles=("whsec_",)),
-    RegexRule("anthropic_key", _r(_B + r"sk-ant-[A-Za-z0-9]{2,12}-[A-Za-z0-9_\-]{20,}" + _E), P_FORMAT + 2, needles=("sk-ant-",)),
-    RegexRule(
-        "openai_key",
-        _r(_B + r"sk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_\-]{20,}" + _E),
-        P_FORMAT + 1,
-        needles=("sk-",),
-    ),
-    RegexRule(
-        "openai_key",
-        _r(_B + r"sk-[A-Za-z0-9]{32,}(?:T3BlbkFJ[A-Za-z0-9]{20,})?" + _E),
-        needles=("sk-",),
-        validate=_random_enough,
-    ),
-    RegexRule("huggingface_token", _r(_B + r"hf_[A-Za-z]{34}" + _E), needles=("hf_",)),
-    RegexRule("huggingface_token", _r(_B + r"api_org_[A-Za-z]{34}" + _E), needles=("api_org_",)),
-    RegexRule("twilio_key", _r(_B + r"(?:AC|SK)[0-9a-f]{32}" + _E), needles=("AC", "SK")),
-    RegexRule("sendgrid_key", _r(_B + r"SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}" + _E), needles=("SG.",)),
-    RegexRule("npm_token", _r(_B + r"npm_[A-Za-z0-9]{36}" + _E), needles=("npm_",)),
+    _t("stripe_key", r"[spr]k_(?:live|test)_[0-9A-Za-z]{16,247}", ("k_live_", "k_test_")),
+    _t("stripe_key", r"whsec_[0-9A-Za-z]{24,}", ("whsec_",)),
+    _t("anthropic_key", r"sk-ant-[A-Za-z0-9]{2,12}-[A-Za-z0-9_\-]{20,}", ("sk-ant-",), P_FORMAT + 2),
+    _t("openai_key", r"sk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_\-]{20,}", ("sk-",), P_FORMAT + 1),
+    _t("openai_key", r"sk-[A-Za-z0-9]{32,}", ("sk-",), validate=_random_enough),
+    _t("huggingface_token", r"hf_[A-Za-z]{34}", ("hf_",)),
+    _t("huggingface_token", r"api_org_[A-Za-z]{34}", ("api_org_",)),
+    _t("twilio_key", r"AC[0-9a-f]{32}", ("AC",)),
+    _t("twilio_key", r"SK[0-9a-f]{32}", ("SK",)),
+    _t("sendgrid_key", r"SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}", ("SG.",)),
+    _t("npm_token", r"npm_[A-Za-z0-9]{36}", ("npm_",)),
     RegexRule("npm_token", _r(r"_authToken\s*=\s*([^\s\"']{8,})"), group=1, needles=("_authToken",)),
-    RegexRule("pypi_token", _r(_B + r"pypi-AgE[A-Za-z0-9_\-]{50,}"), needles=("pypi-AgE",)),
-    RegexRule("mailchimp_key", _r(_B + r"[0-9a-f]{32}-us\d{1,2}" + _E), needles=("-us",)),
-    RegexRule("shopify_token", _r(_B + r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}" + _E), needles=("shp",)),
-    RegexRule("digitalocean_token", _r(_B + r"do[opr]_v1_[a-f0-9]{64}" + _E), needles=("_v1_",)),
-    RegexRule("databricks_token", _r(_B + r"dapi[a-f0-9]{32}(?:-\d)?" + _E), needles=("dapi",)),
-    RegexRule("groq_key", _r(_B + r"gsk_[A-Za-z0-9]{48,}" + _E), needles=("gsk_",)),
-    RegexRule("xai_key", _r(_B + r"xai-[A-Za-z0-9]{60,}" + _E), needles=("xai-",)),
-    RegexRule("replicate_token", _r(_B + r"r8_[A-Za-z0-9]{37}" + _E), needles=("r8_",)),
-    RegexRule("notion_token", _r(_B + r"(?:secret_[A-Za-z0-9]{43}|ntn_[A-Za-z0-9]{40,})" + _E), needles=("secret_", "ntn_")),
-    RegexRule("linear_key", _r(_B + r"lin_api_[A-Za-z0-9]{40}" + _E), needles=("lin_api_",)),
-    RegexRule("postman_key", _r(_B + r"PMAK-[a-f0-9]{24}-[a-f0-9]{34}" + _E), needles=("PMAK-",)),
-    RegexRule("atlassian_token", _r(_B + r"ATATT3[A-Za-z0-9_\-=]{100,}" + _E), needles=("ATATT3",)),
-    RegexRule("vault_token", _r(_B + r"hv[sbr]\.[A-Za-z0-9_\-]{24,}" + _E), needles=("hvs.", "hvb.", "hvr.")),
-    RegexRule("doppler_token", _r(_B + r"dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}" + _E), needles=("dp.",)),
-    RegexRule("mapbox_token", _r(_B + r"[ps]k\.eyJ[A-Za-z0-9_\-]{20,}\.[A-Za-z0-9_\-]{20,}" + _E), P_FORMAT + 1, needles=("k.eyJ",)),
-    RegexRule("facebook_token", _r(_B + r"EAA[A-Za-z0-9]{100,}" + _E), needles=("EAA",)),
-    RegexRule("alibaba_key", _r(_B + r"LTAI[A-Za-z0-9]{12,20}" + _E), needles=("LTAI",), validate=_random_enough),
+    RegexRule("pypi_token", _r(r"pypi-AgE[A-Za-z0-9_\-]{50,}"), needles=("pypi-AgE",), not_after=_TOKEN_CHARS),
+    _t("shopify_token", r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}", ("shpat_", "shpca_", "shppa_", "shpss_")),
+    _t("digitalocean_token", r"do[opr]_v1_[a-f0-9]{64}", ("_v1_",)),
+    _t("databricks_token", r"dapi[a-f0-9]{32}(?:-\d)?", ("dapi",)),
+    _t("groq_key", r"gsk_[A-Za-z0-9]{48,}", ("gsk_",)),
+    _t("xai_key", r"xai-[A-Za-z0-9]{60,}", ("xai-",)),
+    _t("replicate_token", r"r8_[A-Za-z0-9]{37}", ("r8_",)),
+    _t("notion_token", r"secret_[A-Za-z0-9]{43}", ("secret_",), validate=_random_enough),
+    _t("notion_token", r"ntn_[A-Za-z0-9]{40,}", ("ntn_",)),
+    _t("linear_key", r"lin_api_[A-Za-z0-9]{40}", ("lin_api_",)),
+    _t("postman_key", r"PMAK-[a-f0-9]{24}-[a-f0-9]{34}", ("PMAK-",)),
+    _t("atlassian_token", r"ATATT3[A-Za-z0-9_\-=]{100,}", ("ATATT3",)),
+    _t("vault_token", r"hv[sbr]\.[A-Za-z0-9_\-]{24,}", ("hvs.", "hvb.", "hvr.")),
+    _t("doppler_token", r"dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}", ("dp.",)),
+    _t("mapbox_token", r"[ps]k\.eyJ[A-Za-z0-9_\-]{20,}\.[A-Za-z0-9_\-]{20,}", ("k.eyJ",), P_FORMAT + 1),
+    _t("facebook_token", r"EAA[A-Za-z0-9]{100,}", ("EAA",)),
+    _t("alibaba_key", r"LTAI[A-Za-z0-9]{12,20}", ("LTAI",), validate=_random_enough),
     RegexRule(
         "azure_client_secret",
-        _r(r"(?<![A-Za-z0-9_~.\-])[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.\-]{31,34}(?![A-Za-z0-9_~.\-])"),
+        _r(r"[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.\-]{31,34}(?![A-Za-z0-9_~.\-])"),
         needles=("Q~",),
+        not_after=frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_~.-"),
     ),
     RegexRule(
         "azure_storage_key",
@@ -184,38 +196,28 @@ SECRET_RULES: tuple[RegexRule, ...] = (
         needles=("accountkey", "sharedaccesskey", "sharedsecretvalue"),
         lower_needles=True,
     ),
-    RegexRule("azure_sas_token", _r(r"[?&]sig=([A-Za-z0-9%+/]{30,}(?:%3D|=){0,2})"), group=1, needles=("sig=",)),
-    RegexRule(
-        "jwt",
-        _r(_B + r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{4,}\.[A-Za-z0-9_\-]*" + _E),
-        needles=("eyJ",),
-        validate=jwt_like,
-    ),
+    RegexRule("azure_sas_token", _r(r"sig=([A-Za-z0-9%+/]{30,}(?:%3D|=){0,2})"), group=1, needles=("sig=",),
+              not_after=_TOKEN_CHARS),
+    _t("jwt", r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{4,}\.[A-Za-z0-9_\-]*", ("eyJ",), validate=jwt_like),
     RegexRule(
         "telegram_bot_token",
-        _r(r"(?<![\w:])\d{8,10}:AA[0-9A-Za-z_\-]{33}" + _E),
+        _r(r"\d{8,10}:AA[0-9A-Za-z_\-]{33}" + _E),
         needles=(":AA",),
-    ),
-    RegexRule(
-        "url_password",
-        _r(r"\b[A-Za-z][A-Za-z0-9+.\-]{1,30}://[^\s:/@\"'<>]*:([^\s@/\"'<>]+)@[A-Za-z0-9\[]"),
-        P_CONTEXT,
-        group=1,
-        needles=("://",),
-        validate=_url_password_ok,
+        not_after=frozenset("0123456789:"),
     ),
     RegexRule(
         "bearer_token",
-        _r(r"(?i)\bbearer\s+([A-Za-z0-9\-._~+/]{16,}=*)"),
+        _r(r"(?i)bearer\s+([A-Za-z0-9\-._~+/]{16,}=*)"),
         P_CONTEXT,
         group=1,
         needles=("bearer",),
         lower_needles=True,
         validate=_random_enough,
+        not_after=_TOKEN_CHARS,
     ),
     RegexRule(
         "basic_auth",
-        _r(r"(?i)\bauthorization\s*[:=]\s*[\"']?basic\s+([A-Za-z0-9+/]{8,}={0,2})"),
+        _r(r"(?i)authorization\s*[:=]\s*[\"']?basic\s+([A-Za-z0-9+/]{8,}={0,2})"),
         P_CONTEXT,
         group=1,
         needles=("authorization",),
@@ -223,13 +225,44 @@ SECRET_RULES: tuple[RegexRule, ...] = (
     ),
     RegexRule(
         "auth_header",
-        _r(r"(?i)\bauthorization\s*[:=]\s*[\"']?(?:token|apikey|api-key|key|sso-key|digest)\s+([^\s\"',]{12,})"),
+        _r(r"(?i)authorization\s*[:=]\s*[\"']?(?:token|apikey|api-key|key|sso-key|digest)\s+([^\s\"',]{12,})"),
         P_CONTEXT,
         group=1,
         needles=("authorization",),
         lower_needles=True,
     ),
 )
+
+# Credentials in URLs: found from the literal "://" (a scheme-first regex is ten times slower).
+_URL_CREDS = _r(r"://([^\s:/@\"'<>]*):([^\s@/\"'<>]+)@[A-Za-z0-9\[]")
+_SCHEME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+.-")
+
+
+def find_url_passwords(text: str) -> Iterator[Candidate]:
+    """`scheme://user:password@host`: only the password is reported."""
+    if "://" not in text:
+        return
+    for m in _URL_CREDS.finditer(text):
+        i = m.start()
+        while i > 0 and m.start() - i <= 30 and text[i - 1] in _SCHEME_CHARS:
+            i -= 1
+        if i == m.start() or not text[i].isalpha() or not _url_password_ok(m.group(2)):
+            continue
+        yield Candidate(m.start(2), m.end(2), "url_password", SECRET, P_CONTEXT)
+
+
+_MAILCHIMP = _r(r"-us\d{1,2}" + _E)
+_HEX32 = re.compile(r"[0-9a-f]{32}")
+
+
+def find_mailchimp(text: str) -> Iterator[Candidate]:
+    """Mailchimp keys (32 hex + `-us` + datacenter), found from the rare `-usN` suffix backwards."""
+    for m in _MAILCHIMP.finditer(text):
+        start = m.start() - 32
+        if start >= 0 and _HEX32.fullmatch(text, start, m.start()) and (
+            start == 0 or text[start - 1] not in _TOKEN_CHARS
+        ):
+            yield Candidate(start, m.end(), "mailchimp_key", SECRET, P_FORMAT)
 
 
 _NEAR_AWS_SECRET = _r(r"(?<![A-Za-z0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")

@@ -22,7 +22,14 @@ from functools import lru_cache
 
 from duckflow.security.assign import find_assignments
 from duckflow.security.pii import find_pii
-from duckflow.security.rules import SECRET, SECRET_RULES, Candidate, aws_secret_near_key_ids
+from duckflow.security.rules import (
+    SECRET,
+    SECRET_RULES,
+    Candidate,
+    aws_secret_near_key_ids,
+    find_mailchimp,
+    find_url_passwords,
+)
 
 PLACEHOLDER_RE = re.compile(r"\[(SECRET|PII):([a-z0-9_]+)#(\d+)\]")
 
@@ -63,7 +70,7 @@ class Masked:
 def _library(text: str, lowered: str) -> Iterable[Candidate]:
     from duckflow.security.library import find_library
 
-    return find_library(text)
+    return find_library(text, lowered)
 
 
 def _formats(text: str, lowered: str) -> Iterator[Candidate]:
@@ -74,6 +81,8 @@ def _formats(text: str, lowered: str) -> Iterator[Candidate]:
                 aws_ids.append(cand)
             yield cand
     yield from aws_secret_near_key_ids(text, aws_ids)
+    yield from find_mailchimp(text)
+    yield from find_url_passwords(text)
 
 
 def _pii(text: str, lowered: str) -> Iterable[Candidate]:
@@ -81,6 +90,17 @@ def _pii(text: str, lowered: str) -> Iterable[Candidate]:
 
 
 DEFAULT_DETECTORS: tuple[Detector, ...] = (_formats, _library, find_assignments, _pii)
+
+
+def ascii_lower(text: str) -> str:
+    """`text` with ASCII letters lower-cased and every other character kept in place.
+
+    Same length as `text`, so offsets found in it hold for `text` (`str.lower()` can change
+    the length of some non-ASCII strings and is slower on them).
+    """
+    if text.isascii():
+        return text.lower()
+    return text.encode("ascii", "replace").lower().decode("ascii")
 
 
 def resolve_overlaps(candidates: Iterable[Candidate]) -> list[Candidate]:
@@ -127,7 +147,7 @@ class Sanitizer:
         """The resolved findings (without placeholders), in text order."""
         if not text:
             return []
-        lowered = text.lower()
+        lowered = ascii_lower(text)
         found: list[Candidate] = []
         for detector in self.detectors:
             found.extend(detector(text, lowered))
