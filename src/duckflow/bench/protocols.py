@@ -254,6 +254,15 @@ def speed(suite: list[Reply], quick: bool) -> dict[str, Any]:
     return out
 
 
+def _corpus_dir(given: str) -> Path:
+    """`given` as is, or relative to the source checkout when run from elsewhere."""
+    path = Path(given)
+    if path.is_dir() or path.is_absolute():
+        return path
+    checkout = Path(__file__).resolve().parents[3] / given
+    return checkout if checkout.is_dir() else path
+
+
 def corpus(path: Path) -> dict[str, Any]:
     mod = _symops_module("duckflow.protocols.symops.corpus")
     evaluate = getattr(mod, "evaluate", None) if mod is not None else None
@@ -285,8 +294,18 @@ def _print(result: dict[str, Any]) -> None:
         shown = v.get("note") or f"{v['value']} (bar {v['bar']}) {_status(v['pass'])}"
         print(f"  {name}: {shown}")
     c = result["corpus"]
-    shown = f"{json.dumps(c['report'])} {_status(c['pass'])}" if "report" in c else c.get("note")
-    print(f"Corpus recovery: {shown}")
+    if "report" in c and isinstance(c["report"], dict):
+        rep = c["report"]
+        names = [f.get("case", "?") for f in rep.get("failures", []) if isinstance(f, dict)]
+        print(
+            f"Corpus recovery: {rep.get('exact')}/{rep.get('cases')} exact "
+            f"(rate {rep.get('recovery_rate')}, bar {rep.get('bar', '>= 98%, 0 unintended')}), "
+            f"unintended executable {rep.get('unintended_executable')} {_status(c['pass'])}"
+        )
+        if names:
+            print(f"  not recovered: {', '.join(names)}")
+    else:
+        print(f"Corpus recovery: {c.get('note') or c.get('report')}")
 
 
 def main(argv: list[str]) -> int:
@@ -302,7 +321,7 @@ def main(argv: list[str]) -> int:
     except Exception as err:  # a broken dependency must not hide the other figures
         result["speed"] = {"error": {"value": None, "pass": None, "note": f"not measured: {type(err).__name__}: {err}"}}
     try:
-        result["corpus"] = corpus(Path(args.corpus))
+        result["corpus"] = corpus(_corpus_dir(args.corpus))
     except Exception as err:
         result["corpus"] = {"pass": None, "note": f"not measured: {type(err).__name__}: {err}"}
     passes = [b["pass"] for b in result["tokens"]["bars"].values()]
