@@ -1,0 +1,49 @@
+"""The Specialized reply decoded by a text codec (DML here; Sym-Ops when its codec is present)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from duckflow.companion.state import Step
+from duckflow.llm.scripted import ScriptedModel, reply
+
+from .conftest import decision
+
+
+async def test_dml_specialized_reply_reads_a_file_and_writes_behind_the_gate(env: Any) -> None:
+    (env.root / "notes.md").write_text("quack\n", encoding="utf-8")
+    model = ScriptedModel([
+        decision("EXECUTION", "base_main_specialized", rationale="read then write"),
+        reply("Thought: read the notes first.\n🦆▶️[T:read_file|notes.md]◀️🦆\n"
+              "🦆▶️[T:write_file|out.txt|copied: quack]◀️🦆"),
+    ], supports_tools=False)
+    o = env.open(model, codec="dml")
+    r = await o.session.handle_message("copy the notes")
+    assert o.codec_name == "dml"
+    # the tool instructions went into the Specialized prompt as text, not as native tools
+    assert "🦆" in model.requests[1].messages[0].content and model.requests[1].tools == []
+    assert [x.status for x in r.outcomes] == ["ok", "pending"]
+    assert "quack" in r.outcomes[0].content
+    assert o.session.state.step == Step.AWAITING_APPROVAL and not (env.root / "out.txt").exists()
+    await o.session.answer_approval(True)
+    assert (env.root / "out.txt").read_text() == "copied: quack"
+
+
+async def test_symops_specialized_reply_when_the_codec_exists(env: Any) -> None:
+    from duckflow.core.codecs import codec_by_name
+    from duckflow.errors import DuckflowError
+
+    try:
+        codec_by_name("symops")
+    except DuckflowError:
+        pytest.skip("SymOpsCodec is not in this build yet")
+    model = ScriptedModel([
+        decision("EXECUTION", "base_main_specialized"),
+        reply("~ write the greeting\n#c 0.3\n$ create @ hi.txt\n--\nhello\n--\n"),
+    ], supports_tools=False)
+    o = env.open(model, codec="symops")
+    r = await o.session.handle_message("write hi.txt")
+    assert [x.status for x in r.outcomes] == ["pending"]
+    assert o.session.state.vitals.confidence == pytest.approx(0.3)
