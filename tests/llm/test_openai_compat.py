@@ -167,3 +167,20 @@ async def test_html_body_is_a_response_error_not_a_retry(server: FakeServer) -> 
     with pytest.raises(LLMResponseError, match="not an event stream") as info:
         await complete(model(server), [Message("user", "x")])
     assert not info.value.retryable and "nginx" in str(info.value)
+
+
+async def test_a_server_that_ignores_stream_true_still_answers(server: FakeServer) -> None:
+    body = {"choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+        "role": "assistant", "content": "Reading.", "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "read_file", "arguments": '{"path": "a.py"}'}}]}}],
+        "usage": {"prompt_tokens": 9, "completion_tokens": 4}}
+    server.queue(PATH, json_reply(body))
+    resp = await complete(model(server), [Message("user", "x")], tools=[READ])
+    assert resp.text == "Reading." and resp.tool_calls[0].arguments == {"path": "a.py"}
+    assert resp.usage == Usage(9, 4) and resp.finish_reason == "tool_calls"
+
+
+async def test_json_error_with_status_200(server: FakeServer) -> None:
+    server.queue(PATH, json_reply({"error": {"message": "model is loading", "code": 503}}))
+    with pytest.raises(LLMServerError, match="model is loading"):
+        await complete(model(server), [Message("user", "x")])

@@ -155,16 +155,20 @@ def loads_event(data: str, provider: str) -> Any:
         ) from exc
 
 
+_SSE_FIELDS = {"event", "data", "id", "retry"}
+
+
 async def iter_sse(lines: AsyncIterator[str], junk: list[str] | None = None) -> AsyncIterator[tuple[str, str]]:
     """Server-sent events as (event, data) pairs (WHATWG HTML §9.2 line format).
 
-    Lines that are no SSE field at all are collected in `junk` (the first few), so a caller
+    Lines that are no SSE field at all are collected in `junk` (up to 64 KB), so a caller
     can tell a garbage body from a stream that was merely cut.
     """
     event, data = "", list[str]()
     async for line in lines:
-        if junk is not None and line and not line.startswith(":") and ":" not in line and len(junk) < 5:
-            junk.append(line[:200])
+        if (junk is not None and line and not line.startswith(":")
+                and line.partition(":")[0] not in _SSE_FIELDS and sum(map(len, junk)) < 65536):
+            junk.append(line)
         if not line:
             if data:
                 yield event or "message", "\n".join(data)

@@ -157,8 +157,13 @@ class OpenAICompatModel(HTTPModel):
                 if usage:
                     yield UsageEvent(Usage(int(usage.get("prompt_tokens") or 0),
                                            int(usage.get("completion_tokens") or 0)))
+        if not done and finish is None and not events and junk:
+            # a server that ignored `stream: true` and sent one JSON completion (or an error)
+            async for ev in self._whole_body("\n".join(junk)):
+                yield ev
+            return
         if not done and finish is None:
-            raise not_a_stream(self.name, junk) if junk and not events else cut_stream(self.name, "[DONE]")
+            raise cut_stream(self.name, "[DONE]")
         for index in sorted(pending):
             call = pending[index]
             yield ToolCallEvent(parse_arguments(call.name, "".join(call.arguments), call.id or f"call_{index}"))
@@ -166,6 +171,31 @@ class OpenAICompatModel(HTTPModel):
         if pending and reason == "stop":
             reason = "tool_calls"
         yield FinishEvent(reason)
+
+
+    async def _whole_body(self, body: str) -> AsyncIterator[ModelEvent]:
+        """Events from a non-streamed chat completion body; anything else is LLMResponseError."""
+        try:
+            data = json.loads(body)
+        except ValueError:
+            raise not_a_stream(self.name, [body]) from None
+        if isinstance(data, dict) and "error" in data:
+            raise _stream_error(data["error"], self.name)
+        if not isinstance(data, dict) or not isinstance(data.get("choices"), list) or not data["choices"]:
+            raise not_a_stream(self.name, [body])
+        choice = data["choices"][0]
+        msg = choice.get("message") or {}
+        if msg.get("content"):
+            yield TextDelta(msg["content"])
+        calls = msg.get("tool_calls") or []
+        for i, call in enumerate(calls):
+            fn = call.get("function") or {}
+            yield ToolCallEvent(parse_arguments(fn.get("name", ""), fn.get("arguments") or "",
+                                                call.get("id") or f"call_{i}"))
+        usage = data.get("usage") or {}
+        yield UsageEvent(Usage(int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)))
+        reason = _FINISH.get(choice.get("finish_reason") or "", "stop")
+        yield FinishEvent("tool_calls" if calls else reason)
 
 
 def _stream_error(err: Any, provider: str) -> LLMError:
