@@ -85,3 +85,16 @@ def test_undo_command_in_a_folder_without_checkpoints(tmp_path: Path,
                                                       capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["undo", "--workspace", str(tmp_path)]) == 1
     assert "no checkpoints" in capsys.readouterr().err
+
+
+def test_state_links_shipped_in_a_repository_are_refused(root: Path, outside: Path) -> None:
+    (root / ".duckflow").mkdir()
+    os.symlink(outside, root / ".duckflow" / "checkpoints")
+    with pytest.raises(CheckpointError, match="symlink"):
+        Checkpoints(root)
+    from duckflow.workspace.search import CodeIndex
+
+    os.symlink(outside / "db", root / ".duckflow" / "search.db")
+    with pytest.raises(CheckpointError, match="symlink"):
+        CodeIndex(root)
+    assert sorted(p.name for p in outside.iterdir()) == ["secret.txt"]

@@ -84,7 +84,7 @@ def test_root_itself_can_be_read_but_not_written_or_deleted(root: Path) -> None:
 
 @pytest.mark.parametrize("path", [".git/config", ".git/hooks/pre-commit", ".GIT/config",
                                   ".git./config", ".duckflow/checkpoints/index.db",
-                                  "sub/.git/HEAD"])
+                                  "sub/.git/HEAD", "GIT~1/config"])
 def test_git_and_state_folders_are_read_only(root: Path, path: str) -> None:
     guard = WorkspaceGuard(root)
     assert guard.check(path, "write").code == "protected"

@@ -73,24 +73,35 @@ class UndoResult:
     saved_as: int
 
 
+def safe_state_path(root: Path, *parts: str) -> Path:
+    """`<root>/.duckflow/<parts>`, refusing symlinks on the way (a cloned repository could ship
+    `.duckflow/checkpoints -> ~/.ssh`); folders are created, the last part is not."""
+    path = workspace_state_dir(root)
+    for i, part in enumerate(("", *parts)):
+        if part:
+            path = path / part
+        if path.is_symlink():
+            raise CheckpointError(f"{path} is a symlink; Duckflow keeps no state through links",
+                                  hint="remove the link (Duckflow recreates what it needs)")
+        if i < len(parts):
+            path.mkdir(exist_ok=True)
+    return path
+
+
 class Checkpoints:
     """Record-before-change and undo for one workspace; safe to create anew after a restart."""
 
     def __init__(self, root: str | Path, *, max_bytes: int = MAX_CHECKPOINT_BYTES) -> None:
         self.root = Path(os.path.realpath(root))
-        state = workspace_state_dir(self.root)
-        if state.is_symlink():
-            raise CheckpointError(
-                f"{state} is a symlink; Duckflow will not keep its state through it",
-                hint="remove the link (Duckflow recreates the folder)",
-            )
-        self.dir = state / "checkpoints"
-        self.blobs = self.dir / "blobs"
-        self.blobs.mkdir(parents=True, exist_ok=True)
+        self.dir = safe_state_path(self.root, "checkpoints", "")
+        self.blobs = safe_state_path(self.root, "checkpoints", "blobs", "")
         self.max_bytes = max_bytes
         from duckflow.store.sqlite import connect
 
-        self._db = connect(self.dir / "index.db")
+        db = safe_state_path(self.root, "checkpoints", "index.db")
+        for suffix in ("-wal", "-shm"):
+            safe_state_path(self.root, "checkpoints", "index.db" + suffix)
+        self._db = connect(db)
         self._db.executescript(_SCHEMA)
 
     def close(self) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -29,6 +30,7 @@ Op = Literal["read", "write", "delete", "execute"]
 OPS: tuple[str, ...] = ("read", "write", "delete", "execute")
 PROTECTED_NAMES = frozenset({".git", ".duckflow"})
 MAX_SYMLINK_HOPS = 40  # the kernel's own limit (MAXSYMLINKS)
+_SHORT_GIT = re.compile(r"^git~\d+$")  # the NTFS 8.3 short name of .git (CVE-2019-1353)
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
@@ -260,7 +262,8 @@ class WorkspaceGuard:
                                if op == "delete" else "the workspace root itself cannot be "
                                "written", resolved, "workspace_root")
             for part in target.parts + target.lex_parts:
-                if name_key(part) in PROTECTED_NAMES:
+                key = name_key(part)
+                if key in PROTECTED_NAMES or _SHORT_GIT.match(key):
                     return Verdict(False, False, f"'{part}/' is read-only to tools", resolved,
                                    "protected")
         if op == "write" or op == "execute":

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 from duckflow.errors import DuckflowError
-from duckflow.paths import workspace_state_dir
 from duckflow.workspace import fsops
 from duckflow.workspace.ignore import walk
 
@@ -64,14 +63,13 @@ class CodeIndex:
 
     def __init__(self, root: str | Path, *, max_bytes: int = MAX_INDEX_BYTES) -> None:
         self.root = Path(os.path.realpath(root))
-        state = workspace_state_dir(self.root)
-        if state.is_symlink():
-            raise DuckflowError(f"{state} is a symlink; Duckflow keeps no state through it",
-                                hint="remove the link")
         from duckflow.store.sqlite import connect
+        from duckflow.workspace.checkpoints import safe_state_path
 
+        for suffix in ("-wal", "-shm"):
+            safe_state_path(self.root, "search.db" + suffix)
         self.max_bytes = max_bytes
-        self._db = connect(state / "search.db")
+        self._db = connect(safe_state_path(self.root, "search.db"))
         self._db.executescript(_SCHEMA)
 
     def close(self) -> None:
