@@ -26,9 +26,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-_SEARCH = re.compile(r"^\s*<{5,9}\s*SEARCH\s*$")
-_DIVIDER = re.compile(r"^\s*={5,9}\s*$")
-_REPLACE = re.compile(r"^\s*>{5,9}\s*REPLACE\s*$")
+_MARKER = re.compile(r"(?m)^[ \t]*(?:(<{5,9})[ \t]*SEARCH|(={5,9})|(>{5,9})[ \t]*REPLACE)[ \t]*\r?$")
 
 
 @dataclass(frozen=True)
@@ -62,7 +60,7 @@ class ApplyResult:
 
 def has_markers(content: str) -> bool:
     """True when `content` contains at least one SEARCH marker line."""
-    return any(_SEARCH.match(line) for line in content.splitlines())
+    return any(m.group(1) for m in _MARKER.finditer(content)) if "SEARCH" in content else False
 
 
 def parse_hunks(content: str) -> list[Hunk] | None:
@@ -71,30 +69,32 @@ def parse_hunks(content: str) -> list[Hunk] | None:
     Text between hunks (prose, code fences, a file name) is ignored. A hunk cut off by the end
     of the text is returned with `complete=False`; `apply_hunks` never applies it.
     """
-    lines = content.splitlines(keepends=True)
-    if not any(_SEARCH.match(line) for line in lines):
+    if "SEARCH" not in content:
         return None
     hunks: list[Hunk] = []
     state = "outside"
-    search: list[str] = []
-    replace: list[str] = []
-    for line in lines:
-        bare = line.rstrip("\r\n")
+    body = 0  # where the current section's text starts
+    search = ""
+    for m in _MARKER.finditer(content):
+        kind = "search" if m.group(1) else ("divider" if m.group(2) else "replace")
+        line_start = m.start()
+        after = m.end() + 1 if m.end() < len(content) else m.end()
         if state == "outside":
-            if _SEARCH.match(bare):
-                state, search, replace = "search", [], []
+            if kind == "search":
+                state, body = "search", after
         elif state == "search":
-            if _DIVIDER.match(bare):
-                state = "replace"
-            else:
-                search.append(line)
-        elif _REPLACE.match(bare):
-            hunks.append(Hunk("".join(search), "".join(replace)))
+            if kind == "divider":
+                search = content[body:line_start]
+                state, body = "replace", after
+        elif kind == "replace":
+            hunks.append(Hunk(search, content[body:line_start]))
             state = "outside"
-        else:
-            replace.append(line)
-    if state != "outside":
-        hunks.append(Hunk("".join(search), "".join(replace), complete=False))
+    if state == "outside" and not hunks:
+        return None
+    if state == "search":
+        hunks.append(Hunk(content[body:], "", complete=False))
+    elif state == "replace":
+        hunks.append(Hunk(search, content[body:], complete=False))
     return hunks
 
 
