@@ -149,9 +149,9 @@ async def test_server_down_without_restart_command_says_what_to_do() -> None:
 async def test_restart_that_does_not_heal_fails_after_bound(tmp_path: Path) -> None:
     m = OllamaModel("qwen:7b", base_url=f"http://127.0.0.1:{_free_port()}", health_timeout_s=0.5,
                     restart_command=[sys.executable, "-c", "import time; time.sleep(0.1)"], restart_wait_s=1.0)
-    with pytest.raises(LLMConnectionError, match="still unhealthy"):
+    with pytest.raises(LLMConnectionError, match="still unhealthy") as info:
         await complete(m, [Message("user", "x")])
-    assert m.restarts == 1
+    assert m.restarts == 1 and not info.value.retryable
 
 
 async def test_restart_command_that_fails_is_reported(tmp_path: Path) -> None:

@@ -170,7 +170,8 @@ class OllamaModel(HTTPModel):
 
     async def restart(self) -> None:
         """Run the restart command (not awaited to exit: it may be the server itself) and wait
-        until the server is healthy, at most `restart_wait_s` seconds."""
+        until the server is healthy, at most `restart_wait_s` seconds. A restart that does not
+        heal raises a non-retryable error, so a retry policy above does not restart again."""
         if not self.restart_command:
             raise LLMConnectionError(
                 f"{self.name}: Ollama is down or the model is missing, and no restart command is set",
@@ -186,7 +187,8 @@ class OllamaModel(HTTPModel):
                                     stderr=subprocess.DEVNULL, start_new_session=True)
         except OSError as exc:
             raise LLMConnectionError(f"{self.name}: restart command failed to start: {exc}",
-                                     hint="check models.ollama_restart_command", provider=self.name) from exc
+                                     hint="check models.ollama_restart_command", provider=self.name,
+                                     retryable=False) from exc
         self.restarts += 1
         deadline = time.monotonic() + self.restart_wait_s
         last = OllamaHealth()
@@ -197,11 +199,12 @@ class OllamaModel(HTTPModel):
             code = proc.poll()
             if code not in (None, 0):
                 raise LLMConnectionError(f"{self.name}: restart command exited with status {code}",
-                                         hint="run it by hand to see why", provider=self.name)
+                                         hint="run it by hand to see why", provider=self.name,
+                                         retryable=False)
             await self._sleep(0.2)
         raise LLMConnectionError(
             f"{self.name}: still unhealthy {self.restart_wait_s:.0f}s after restart: {'; '.join(last.problems)}",
-            hint="check the Ollama logs", provider=self.name,
+            hint="check the Ollama logs", provider=self.name, retryable=False,
         )
 
     def _emit(self, name: str, **fields: Any) -> None:
