@@ -33,7 +33,7 @@ def normalize_verb(verb: str) -> str:
     return SYNONYMS.get(low, low)
 
 
-@dataclass
+@dataclass(slots=True)
 class Action:
     """One declared (or guessed) action. `content` is None when there was no block."""
 

@@ -30,6 +30,10 @@ _BARE = re.compile(r"(%s)[ \t]+(?:(?:the|a|new)[ \t]+)?(?:file[ \t]+)?([\w./-]*\
 _THINK_OPEN = re.compile(r"\s*<(think|thinking|reasoning|reflection)>", re.I)
 _THINK_CLOSE_ONLY = re.compile(r"^[ \t]*</(think|thinking|reasoning)>[ \t]*$", re.I | re.M)
 _WRAP = ("**", "__", "`", "*", "_")
+_LANG_FENCE = re.compile(r"--[ \t]?(python|py|javascript|js|typescript|ts|bash|sh|shell|json|yaml|yml|toml|sql|"
+                         r"html|css|markdown|md|go|rust|java|c|cpp|text|txt|ruby|php|diff)[ \t]*", re.I)
+_SHELL_TAGS = frozenset({"bash", "sh", "shell", "console", "zsh"})
+_ACTION_AT = re.compile(r"\$[ \t]*[A-Za-z_][\w-]*[ \t]*@")
 
 
 @dataclass
@@ -169,7 +173,7 @@ class AutoRepair:
             text = "\n" * text.count("\n", 0, end) + text[end:]
         else:
             c = _THINK_CLOSE_ONLY.search(text)
-            if c is not None and not re.search(r"(?m)^\s*\$", text[: c.start()]):
+            if c is not None and not re.search(r"<(think|thinking|reasoning)>", text[: c.start()], re.I):
                 self._fix("thinking_removed", 1, "closing tag only")
                 text = "\n" * text.count("\n", 0, c.end()) + text[c.end() :]
         widths = [len(ln) - len(ln.lstrip(" ")) for ln in text.split("\n") if ln.strip()]
@@ -197,6 +201,10 @@ class AutoRepair:
     # -- one line ----------------------------------------------------------------------------
     def _step(self, i: int, n: int) -> int:
         raw = self.lines[i]
+        c = raw[:1]
+        if c == "~" and raw[:3] != "~~~" and self.pending is None and not self.in_question:
+            self._emit("~ " + raw[1:].strip(), i + 1)  # a plain thought: nothing to repair
+            return i + 1
         s = raw.strip()
         ln = i + 1
         wants_block = self.pending is not None and not self.pending_blank and self.pending_type in ("create", "edit")
@@ -223,6 +231,9 @@ class AutoRepair:
         dash = is_dash_fence(s)
         if tick is not None or dash:
             return self._fence(i, raw, s, tick)
+        if self.pending is not None and s[:2] == "--" and _LANG_FENCE.fullmatch(s):
+            self._fix("fence_with_language", ln, s, self.pending)
+            return self._fence(i, "--", "--", None)
         self._flush_pending()
         core = undecorate(s)
         if core[0] == "$":
@@ -281,6 +292,12 @@ class AutoRepair:
             self._fix("unreadable_action", ln, s)
             return i + 1
         verb, sep, target = m.group(1), m.group(2), m.group(3)
+        if sep is None and target and (verb.lower() not in SYNONYMS or target[0] == "-"):
+            # `$ pip install x` is a shell prompt in prose, not an action with a missing `@`
+            self._emit("~ " + s, ln)
+            self._fix("shell_prompt_line", ln, s)
+            self.res.prose.append((ln, s))
+            return i + 1
         if sep is None and target:
             names.append("missing_at")
         elif sep == ":":
@@ -314,7 +331,9 @@ class AutoRepair:
         self._flush_pending()
         if tick is not None:
             info = tick[1].lower()
-            if info in SYMOPS_TAGS or (info in PLAIN_TAGS and self._next_is_protocol(i + 1)):
+            nxt = self._next_nonblank(i + 1) or ""
+            if (info in SYMOPS_TAGS or (info in PLAIN_TAGS and self._next_is_protocol(i + 1))
+                    or (info in _SHELL_TAGS and _ACTION_AT.match(nxt))):  # fmt: skip
                 self.wrappers.append(tick[0])
                 self._fix("unwrapped_reply_fence", ln, s)
                 return i + 1
@@ -363,14 +382,24 @@ class AutoRepair:
         lines, n, ln = self.lines, len(self.lines), i + 1
         indent = raw[: len(raw) - len(raw.lstrip())]
         depth = [0]
-        j = i + 1
         close = -1
-        while j < n:
-            if self._closes(lines[j], s, tick, indent, depth):
-                close = j
-                break
-            j += 1
+        if tick is None and not indent:  # the common case, kept tight
+            for j in range(i + 1, n):
+                t = lines[j]
+                if t[:2] == "--" and t.rstrip(" \t") == s:
+                    close = j
+                    break
+        else:
+            mark = tick[0][0] if tick is not None else "-"
+            for j in range(i + 1, n):
+                t = lines[j]
+                if mark in t[:1] + t.lstrip()[:1] and self._closes(t, s, tick, indent, depth):
+                    close = j
+                    break
         guess = None
+        if (close > i + 2 and tick is None and _ACTION_AT.match(undecorate(lines[close - 1].strip()))
+                and _fence_like(lines[close - 2].strip())):  # fmt: skip
+            close, guess = close - 2, "mismatched_block_close"  # `--` ... ``` / $ next @ x / `--`
         if close < 0:
             close, guess = self._alt_close(i + 1), "mismatched_block_close"
             if close < 0:
@@ -397,8 +426,8 @@ class AutoRepair:
             self._fix(guess, ln if guess == "truncated_block" else end + 1, action=act)
         fence = safe_fence(body)
         self._emit(fence, ln)
-        for k, b in enumerate(body):
-            self._emit(b, min(i + 2 + k, n))
+        self.out.extend(body)
+        self.map.extend(min(i + 2 + k, n) for k in range(len(body)))
         self._emit(fence, end + 1 if end < n else n)
         self.last_block = (act, len(self.out), len(self.res.repairs), s, len(self.res.prose))
         return end + 1

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from duckflow.protocols.symops.model import (
+    SYNONYMS,
     VITAL_KEYS,
     Action,
     Issue,
@@ -29,6 +30,7 @@ _ACTION = re.compile(r"\$[ \t]*([^\s@]+)[ \t]*@[ \t]*(.*?)[ \t]*$")
 _VITAL = re.compile(r"#([cmfs])[ \t]*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)[ \t]*")
 _OPTION = re.compile(r"[ \t]*(\d+)[.)][ \t]+(.*?)[ \t]*$")
 _DECORATED = ("`", "*", '"', "'")
+_SPACE_DECOR = frozenset(" \t`*\"'")
 
 Emit = Callable[[str, Any], None]
 
@@ -119,23 +121,73 @@ class Scanner:
     def _run(self, final: bool) -> None:
         buf = self.buf
         n = len(buf)
-        while True:
-            if self.mode == self.BLOCK:
-                if not self._scan_block(final):
+        find = buf.find
+        res = self.result
+        thoughts = res.thoughts
+        emit = self.emit
+        out_mode, pending_mode, block_mode = self.OUT, self.PENDING, self.BLOCK
+        pos = self.pos
+        line_no = self.line_no
+        try:
+            while True:
+                mode = self.mode
+                if mode == block_mode:
+                    self.pos, self.line_no = pos, line_no
+                    if not self._scan_block(final):
+                        return
+                    pos, line_no = self.pos, self.line_no
+                    continue
+                if pos >= n:
                     return
-                continue
-            pos = self.pos
-            if pos >= n:
-                return
-            nl = buf.find("\n", pos)
-            if nl < 0:
-                if not final:
-                    return
-                nl = n
-            line = buf[pos:nl]
-            self.pos = nl + 1
-            self.line_no += 1
-            self._line(line)
+                nl = find("\n", pos)
+                if nl < 0:
+                    if not final:
+                        return
+                    nl = n
+                line = buf[pos:nl]
+                pos = nl + 1
+                line_no += 1
+                if mode == pending_mode:
+                    if line[:2] == "--" and is_dash_fence(line):
+                        self.fence = line.rstrip(" \t")
+                        self.mode = block_mode
+                        self.block_start = pos
+                        self.search = pos - 1
+                        continue
+                    self._close_action(None)
+                    mode = out_mode
+                if mode == out_mode:  # fast paths for the common canonical lines
+                    c = line[:1]
+                    if c == "~":
+                        text = line[1:].strip()
+                        thoughts.append(text)
+                        if emit is not None:
+                            emit("thought", text)
+                        continue
+                    if c == "$" and line[1:2] == " ":
+                        k = line.find(" @ ", 2)
+                        if k > 2:
+                            verb = line[2:k]
+                            target = line[k + 3 :]
+                            if (" " not in verb and target and target[0] not in _SPACE_DECOR
+                                    and target[-1] not in _SPACE_DECOR and "\r" not in target):  # fmt: skip
+                                typ = SYNONYMS.get(verb) or normalize_verb(verb)
+                                dep = None
+                                if typ != "run" and ">" in target:
+                                    target, _, dep_s = target.partition(">")
+                                    target, dep = target.rstrip(" \t"), dep_s.strip(" \t") or None
+                                act = Action(typ, verb, target or None, None, dep)
+                                act.line = line_no
+                                self.action = act
+                                self.mode = pending_mode
+                                continue
+                    elif not line:
+                        continue
+                self.pos, self.line_no = pos, line_no
+                self._line(line)
+        finally:
+            if self.mode != block_mode:
+                self.pos, self.line_no = pos, line_no
 
     def _scan_block(self, final: bool) -> bool:
         """Look for the closing fence; True when found (block closed), False to wait for input."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 from duckflow.protocols.editblocks import parse_hunks
 from duckflow.protocols.symops.model import (
     CANONICAL_TYPES,
+    CONTENT_OPTIONAL,
     Action,
     Issue,
     Repair,
@@ -33,9 +34,14 @@ GUESS_MESSAGES = {
 }  # fmt: skip
 
 
+def _looks_like_diff(content: str) -> bool:
+    head = content[:2000]
+    return ("\n@@ " in head or head.startswith("@@ ")) and ("--- " in head or "+++ " in head)
+
+
 def attach_hunks(action: Action) -> None:
     """Fill `action.hunks` for edit content written as SEARCH/REPLACE hunks."""
-    if action.type != "edit" or not action.content:
+    if action.type != "edit" or not action.content or "<<<<<" not in action.content:
         return
     hunks = parse_hunks(action.content)
     if hunks is None:
@@ -64,6 +70,9 @@ def check_action(action: Action) -> list[Issue]:
     if action.type in ("create", "edit") and action.content is None:
         out.append(Issue("missing_content", line, f"`{action.verb} @ {action.path}` has no content block",
                          "the content between two `--` lines right after the action"))  # fmt: skip
+    if action.type == "edit" and action.hunks is None and _looks_like_diff(action.content or ""):
+        out.append(Issue("unsupported_diff", line, f"`{action.verb} @ {action.path}` holds a unified diff",
+                         "the whole new file, or SEARCH/REPLACE hunks"))  # fmt: skip
     if not action.path and not (action.type == "run" and action.content):
         out.append(Issue("missing_target", line, f"`{action.verb}` has no target",
                          "`$ verb @ path` (or the command for run)"))  # fmt: skip
@@ -75,7 +84,14 @@ def check_action(action: Action) -> list[Issue]:
 def validate(result: SymOpsResult) -> None:
     """Check every action in place; add issues and warnings to `result`."""
     for action in result.actions:
-        attach_hunks(action)
+        typ = action.type
+        if typ == "edit":
+            attach_hunks(action)
+        p = action.path
+        if (action.guess is None and p and p[0] != "/" and ".." not in p and typ in CANONICAL_TYPES
+                and (typ != "edit" or action.hunks is not None or "\n@@" not in (action.content or ""))
+                and (action.content is not None or typ in CONTENT_OPTIONAL)):  # fmt: skip
+            continue  # the common case: nothing to check further
         result.issues.extend(check_action(action))
         if action.type not in CANONICAL_TYPES:
             result.warnings.append(
