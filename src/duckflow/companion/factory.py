@@ -29,6 +29,9 @@ class OpenedSession:
     store: SessionStore
 
     def close(self) -> None:
+        trace = self.session.trace
+        if trace is not None and hasattr(trace, "close"):
+            trace.close()
         self.session.runner.gate.close()
         self.store.close()
 
@@ -94,6 +97,10 @@ def open_session(
             codec = resolve_codec(wanted, model)
         except DuckflowError:
             codec = resolve_codec(None, model)
+    if trace is None:
+        from duckflow.core.trace import trace_from_config
+
+        trace = trace_from_config(cfg.trace)
     runner = ActionRunner(root, tools, gate, owner.state.session_id)
     budget = LayerBudget(cfg.budget.base_tokens, cfg.budget.main_tokens, cfg.budget.specialized_tokens)
     builder = PromptBuilder(comp.language, read_workspace_persona(root))

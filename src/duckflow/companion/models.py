@@ -61,7 +61,8 @@ def load_model(name: str, config: Any) -> Model:
             f"cannot load model '{name}': the provider registry is not available in this build",
             hint="use --model scripted:demo",
         ) from exc
-    model: Model = registry.get_model(name, config)
+    # retries, fallbacks (models.fallbacks) and the circuit breaker come with the chain
+    model: Model = registry.get_model_chain(name, config)
     return model
 
 

@@ -134,6 +134,9 @@ class CompanionSession:
     async def _turn(self, user_text: str | None) -> TurnResult:
         self.events.start_turn()
         state = self.state
+        if self.trace is not None:
+            self.trace.emit("agent_start", session=state.session_id, agent="companion",
+                            step=state.step.value, status=state.status.value)
         built = self._build()
         if built.report.cuts:
             self.events.emit("notice", "prompt budget: cut " + "; ".join(built.report.cuts), cuts=built.report.cuts)
@@ -185,6 +188,10 @@ class CompanionSession:
         reply = self._reply(user_text, d, extra_text, outcomes, dr.message)
         self.owner.change("exchange", lambda s: s.add_exchange(user_text or "(continued)", reply))
         self.events.emit("reply", reply)
+        if self.trace is not None:
+            self.trace.emit("agent_end", session=state.session_id, agent="companion",
+                            step=state.step.value, status=state.status.value, result=d.next_step,
+                            tok_prompt=sum(self.last_tokens.values()))
         return self._result(reply, d, outcomes, d.next_step)
 
     def _build(self, specialized_step: str | None = None, tools_text: str = "") -> BuiltPrompts:
@@ -274,6 +281,8 @@ class CompanionSession:
         for i, call in enumerate(calls):
             self.events.emit("tool_call", f"{call.name} {call.arguments.get('path', '')}".strip(),
                              call=call_to_dict(call))
+            if self.trace is not None:
+                self.trace.emit("tool_start", session=self.state.session_id, agent="companion", tool=call.name)
             out = await self.runner.process(call, intent=f"{call.name} for: {self.state.goal or self.state.task}",
                                             rationale=d.rationale)
             outcomes.append(out)
