@@ -60,6 +60,8 @@ class WorkspaceConfig(_Section):
     shell_max_timeout_s: float = 600.0
     shell_output_limit: int = 20_000
     sandbox: Literal["auto", "bwrap", "none"] = "auto"
+    search_max_file_bytes: int = 1_000_000
+    checkpoint_max_bytes: int = 200_000_000
 
 
 class GateConfig(_Section):

@@ -142,3 +142,18 @@ async def test_tool_approval_comes_from_the_context(root: Path) -> None:
     ok = ToolContext(extra_cfg={"workspace_approved": True})
     await tools["write_file"].invoke({"path": "a.sh", "content": "x"}, ok)
     assert os.path.exists(root / "a.sh")
+
+
+def test_edit_with_only_an_empty_search_creates_a_missing_file(ws: Workspace, root: Path) -> None:
+    ws.edit_file("fresh.py", "<<<<<<< SEARCH\n=======\nx = 1\n>>>>>>> REPLACE\n")
+    assert (root / "fresh.py").read_text() == "x = 1\n"
+    with pytest.raises(WorkspaceError, match="cannot edit"):
+        ws.edit_file("missing.py", "<<<<<<< SEARCH\ny\n=======\nx = 1\n>>>>>>> REPLACE\n")
+
+
+def test_package_exports_are_lazy() -> None:
+    import duckflow.workspace as pkg
+
+    assert pkg.WorkspaceGuard.__name__ == "WorkspaceGuard"
+    with pytest.raises(AttributeError):
+        _ = pkg.NoSuchThing  # type: ignore[attr-defined]

@@ -68,7 +68,7 @@ class Workspace:
         if self._checkpoints is None:
             from duckflow.workspace.checkpoints import Checkpoints
 
-            self._checkpoints = Checkpoints(self.root)
+            self._checkpoints = Checkpoints(self.root, max_bytes=self.config.checkpoint_max_bytes)
         return self._checkpoints
 
     # ----------------------------------------------------------------- reading
@@ -147,8 +147,10 @@ class Workspace:
         try:
             original = self.read_file(path)
         except WorkspaceError as exc:
-            raise WorkspaceError(f"cannot edit '{path}': {exc.message}",
-                                 hint="create it with write_file first") from None
+            if "does not exist" not in exc.message or any(h.search.strip() for h in hunks):
+                raise WorkspaceError(f"cannot edit '{path}': {exc.message}",
+                                     hint="create it with write_file first") from None
+            original = ""  # only empty SEARCH sections: they create the file
         applied = apply_hunks(original, hunks)
         if not applied.ok:
             raise WorkspaceError(describe_failures(applied, path),

@@ -194,9 +194,10 @@ def _best_line(body: str, needles: list[str]) -> tuple[int, str]:
     return best, text[:200] + ("…" if len(text) > 200 else "")
 
 
-def search_code(root: str | Path, query: str, limit: int = 20) -> dict[str, Any]:
+def search_code(root: str | Path, query: str, limit: int = 20, *,
+                max_file_bytes: int = MAX_INDEX_BYTES) -> dict[str, Any]:
     """Refresh the index, then search: `{query, results: [{location, snippet}], index}`."""
-    index = CodeIndex(root)
+    index = CodeIndex(root, max_bytes=max_file_bytes)
     try:
         stats = index.refresh()
         hits = index.search(query, limit)

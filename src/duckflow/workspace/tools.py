@@ -137,7 +137,8 @@ def workspace_tools(root: str | Path | Workspace, config: WorkspaceConfig | None
             query: words, identifiers or a phrase to look for
             limit: how many results at most
         """
-        return await asyncio.to_thread(_search_code, ws.root, query, max(1, min(limit, 100)))
+        return await asyncio.to_thread(_search_code, ws.root, query, max(1, min(limit, 100)),
+                                       max_file_bytes=ws.config.search_max_file_bytes)
 
     mutating = {"write_file", "edit_file", "create_directory", "delete_path", "move_path",
                 "execute_shell", "run_tests"}
