@@ -139,6 +139,18 @@ async def test_server_down_restart_command_then_retry_once(pidfile: Path, rec: R
     assert m.restarts == 1
 
 
+async def test_concurrent_failures_share_one_restart(pidfile: Path, rec: Recorder) -> None:
+    import asyncio
+
+    port = _free_port()
+    cmd = [sys.executable, str(FAKE), str(port), str(pidfile), "qwen:7b"]
+    m = OllamaModel("qwen:7b", base_url=f"http://127.0.0.1:{port}", restart_command=cmd,
+                    restart_wait_s=20, on_event=rec)
+    answers = await asyncio.gather(*(complete(m, [Message("user", str(i))]) for i in range(3)))
+    assert [a.text for a in answers] == ["restarted ok (qwen:7b)"] * 3
+    assert m.restarts == 1 and rec.names().count("ollama_restart") == 1
+
+
 async def test_server_down_without_restart_command_says_what_to_do() -> None:
     m = OllamaModel("qwen:7b", base_url=f"http://127.0.0.1:{_free_port()}", health_timeout_s=1)
     with pytest.raises(LLMConnectionError, match="no restart command") as info:

@@ -111,6 +111,7 @@ class OllamaModel(HTTPModel):
         self.on_event = on_event
         self._sleep = sleep
         self._context_ok = False
+        self._recovering = asyncio.Lock()
         self.restarts = 0
 
     # ---- health -------------------------------------------------------------------------
@@ -216,6 +217,7 @@ class OllamaModel(HTTPModel):
         self, messages: list[Message], tools: list[ToolSpec], settings: ModelSettings
     ) -> AsyncIterator[ModelEvent]:
         emitted = False
+        restarts_before = self.restarts
         try:
             async for ev in self._chat(messages, tools, settings):
                 emitted = True
@@ -225,11 +227,13 @@ class OllamaModel(HTTPModel):
             if emitted or not (exc.retryable or exc.status == 404):
                 raise
             failure = exc
-        health = await self.health()
-        self._emit("ollama_health", ok=health.ok, problems=health.problems)
-        if not health.needs_restart:
-            raise failure
-        await self.restart()
+        async with self._recovering:  # concurrent failures share one restart
+            if self.restarts == restarts_before:
+                health = await self.health()
+                self._emit("ollama_health", ok=health.ok, problems=health.problems)
+                if not health.needs_restart:
+                    raise failure
+                await self.restart()
         async for ev in self._chat(messages, tools, settings):
             yield ev
 
