@@ -234,3 +234,16 @@ async def test_dual_loop_answers_while_the_task_runs_and_the_task_sees_new_const
     assert outcome.ending == "input"
     assert "never touch setup.py" in model.requests[1].messages[0].content  # the task saw it
     assert "never touch setup.py" in model.requests[2].messages[0].content
+
+
+async def test_a_failing_model_call_keeps_the_state_and_says_so(env: Any) -> None:
+    from duckflow.llm.errors import LLMTimeoutError
+    from duckflow.llm.scripted import fail
+
+    o = env.open([decision("EXECUTION", "base_main_specialized"), fail(LLMTimeoutError("slow", provider="x"))])
+    r = await o.session.handle_message("go")
+    assert "call failed" in r.reply and o.session.state.status == Status.REQUIRES_USER_INPUT
+    assert any(e.kind == "error" for e in r.events)
+    o2 = env.open([fail(LLMTimeoutError("slow", provider="x"))])
+    r2 = await o2.session.handle_message("hi")
+    assert "model call failed" in r2.reply and o2.session.state.step == Step.PLANNING

@@ -184,7 +184,12 @@ class CompanionSession:
             if d.prompt_pattern == "base_main_specialized" and not refused and state.step in (
                 Step.PLANNING, Step.EXECUTION, Step.REVIEW
             ):
-                extra_text, outcomes = await self._specialized(user_text, d)
+                try:
+                    extra_text, outcomes = await self._specialized(user_text, d)
+                except DuckflowError as exc:  # the Specialized model call failed: keep the state, say so
+                    self.owner.set_status(Status.REQUIRES_USER_INPUT, f"model call failed: {exc.message}")
+                    self.events.emit("error", str(exc))
+                    extra_text = f"The {state.step.value.lower()} call failed: {exc.message}"
         reply = self._reply(user_text, d, extra_text, outcomes, dr.message)
         self.owner.change("exchange", lambda s: s.add_exchange(user_text or "(continued)", reply))
         self.events.emit("reply", reply)

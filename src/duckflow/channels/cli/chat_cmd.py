@@ -65,7 +65,8 @@ class Chat:
             wait = " · approval waiting" if s.pending_gate else ""
             return f" {s.step.value} · {s.status.value}{wait} · /help"
         frame = SPIN[int(time.monotonic() * 10) % len(SPIN)]
-        return f" {frame} {self.activity or 'working'}… (/status /constraint /cancel)"
+        activity = (self.activity or "working").rstrip("…")
+        return f" {frame} {activity}… (/status /constraint /cancel)"
 
     async def handle(self, text: str) -> bool:
         """One line from the person; False ends the chat."""

@@ -1,0 +1,72 @@
+"""`duckflow chat` behaviour without a terminal: commands, inline approvals, edit, cancel."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+from typing import Any
+
+from rich.console import Console
+
+from duckflow.channels.cli.chat_cmd import Chat
+from duckflow.channels.cli.run_cmd import Renderer
+from duckflow.llm.scripted import ScriptedModel, tool_call
+
+from .conftest import decision
+
+
+def _chat(opened: Any) -> tuple[Chat, io.StringIO]:
+    buf = io.StringIO()
+    renderer = Renderer(Console(file=buf, width=100, highlight=False))
+    chat = Chat(opened, renderer)
+    opened.session.events.subscribe(renderer)
+    return chat, buf
+
+
+async def _settle(chat: Chat) -> None:
+    if chat.loop.busy:
+        await chat.loop.wait(timeout=10)
+
+
+async def test_inline_approval_details_then_edit_denies_and_sends_the_new_instruction(env: Any) -> None:
+    model = ScriptedModel([
+        decision("EXECUTION", "base_main_specialized", rationale="write a.py"),
+        tool_call("write_file", path="a.py", content="print('a')\n"),
+        decision("PLANNING", next_step="pending_user", say="OK, b.py then."),
+    ])
+    chat, out = _chat(env.open(model))
+    assert await chat.handle("write a.py")
+    await _settle(chat)
+    assert chat.session.state.pending_gate and "approval needed" in out.getvalue()
+    await chat.handle("details")
+    assert "+print('a')" in out.getvalue() and "reversible" in out.getvalue()
+    await chat.handle("edit")
+    await chat.handle("call it b.py instead")
+    await _settle(chat)
+    s = chat.session.state
+    assert not s.pending_gate and not (env.root / "a.py").exists()
+    assert model.requests[-1].messages[-1].content == "call it b.py instead"
+    assert "OK, b.py then." in out.getvalue()
+
+
+async def test_commands_while_a_task_runs_and_quit(env: Any) -> None:
+    started = asyncio.Event()
+
+    async def slow(messages: list[Any]) -> Any:
+        started.set()
+        await asyncio.sleep(30)
+        return decision("PLANNING")
+
+    chat, out = _chat(env.open(ScriptedModel([slow])))
+    await chat.handle("long job")
+    await asyncio.wait_for(started.wait(), 5)
+    await chat.handle("/constraint keep it short")
+    await chat.handle("another message")
+    await chat.handle("/status")
+    text = out.getvalue()
+    assert "constraint added: keep it short" in text and "still working" in text and "working…" in text
+    bar = chat.toolbar()
+    assert "asking scripted:model (main)… (/status" in bar
+    await chat.handle("/cancel")
+    assert not chat.loop.busy and "cancelled" in chat.session.state.decision_log[-1]
+    assert await chat.handle("/quit") is False
