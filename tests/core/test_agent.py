@@ -150,3 +150,27 @@ def test_override_swaps_the_model_for_a_block() -> None:
     with agent.override(model=ScriptedModel([reply("fake")])) as same:
         assert same is agent and agent.run_sync("hi").text == "fake"
     assert agent.model is real and real.requests == []
+
+
+async def test_closing_the_stream_early_cancels_the_run() -> None:
+    import asyncio
+    import contextlib
+
+    started, cancelled = asyncio.Event(), asyncio.Event()
+
+    async def forever() -> str:
+        started.set()
+        try:
+            await asyncio.sleep(3600)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+        return "never"
+
+    agent = Agent("a", "x", model=ScriptedModel([tool_call("forever"), reply("x")]), tools=[forever])
+    async with contextlib.aclosing(agent.stream("go")) as chunks:
+        async for chunk in chunks:
+            if chunk.type == "tool_call":
+                await asyncio.wait_for(started.wait(), 5)
+                break
+    await asyncio.wait_for(cancelled.wait(), 5)
