@@ -1,0 +1,20 @@
+"""`duckflow bench companion --json` runs and reports both bars."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from duckflow.bench.companion import main
+
+
+def test_bench_reports_tokens_and_overhead(capsys: pytest.CaptureFixture[str]) -> None:
+    rc = main(["--json", "--runs", "1"])
+    data = json.loads(capsys.readouterr().out)
+    assert data["turns"] == 10 and data["tokenizer"]["exact"]
+    assert data["bars"]["base_main_tokens_le_1300"]["pass"]
+    assert len(data["base_main_tokens"]["per_turn"]) == 8  # approvals make no model call
+    assert data["specialized_call_tokens"]["max"] > 0
+    assert data["overhead_ms"]["mean"] > 0
+    assert rc == (0 if data["pass"] else 1)
