@@ -174,3 +174,11 @@ async def test_closing_the_stream_early_cancels_the_run() -> None:
                 await asyncio.wait_for(started.wait(), 5)
                 break
     await asyncio.wait_for(cancelled.wait(), 5)
+
+
+def test_a_model_name_resolves_to_the_configured_fallback_chain() -> None:
+    from duckflow.llm.retry import FallbackModel
+
+    agent = Agent("a", "x", model="ollama:qwen2.5")
+    model = agent._resolve_model()
+    assert isinstance(model, FallbackModel) and agent.model is model

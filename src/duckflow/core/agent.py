@@ -363,8 +363,11 @@ class Agent:
             from duckflow.config import load_config
             from duckflow.llm.registry import get_model_chain
 
-            # a name gets the configured retries, fallbacks and circuit breaker
-            self.model = get_model_chain(self.model, load_config().models)
+            def on_event(event: str, fields: dict[str, Any]) -> None:
+                self.trace.emit(event, agent=self._name, **fields)
+
+            # a name gets the configured retries, fallbacks and circuit breaker; retries traced
+            self.model = get_model_chain(self.model, load_config().models, on_event=on_event)
         return self.model
 
 
