@@ -46,6 +46,12 @@ def _inside(path: Path, root: Path) -> bool:
     ("/".join(["d"] * 2100), "path_too_long"),
     ("", "empty"),
     ("src/app.py/", "not_a_directory"),
+    ("..\u2215..\u2215outside", "unicode_lookalike"),
+    ("\u2025/outside", "unicode_lookalike"),
+    (".. /outside", "dotdot_escape"),
+    ("src/\u200b../x", "unicode_format"),
+    ("//etc/passwd", "outside_workspace"),
+    ("/", "outside_workspace"),
 ])
 def test_attack_paths_are_refused_for_every_operation(root: Path, path: str, code: str) -> None:
     guard = WorkspaceGuard(root)
@@ -170,4 +176,22 @@ def test_no_generated_path_reads_or_writes_the_outside(ws: Workspace, outside: P
         ws.write_file(path.rstrip("/") + "_w", "payload")
     except (DuckflowError, OSError):
         pass
+    assert outside_untouched(outside)
+
+
+def test_link_chains_are_bounded_and_absolute_targets_cannot_climb(root: Path) -> None:
+    for i in range(45):
+        os.symlink(f"hop{i + 1}", root / f"hop{i}")
+    (root / "hop45").write_text("end")
+    assert WorkspaceGuard(root).check("hop0", "read").code == "symlink_loop"
+    assert WorkspaceGuard(root).check("hop10", "read").allowed  # 35 hops: within the limit
+    os.symlink(f"{root}/../outside/secret.txt", root / "climb")
+    assert WorkspaceGuard(root).check("climb", "read").code == "symlink_outside"
+    os.symlink(f"{root}/src", root / "abs_inside")
+    assert WorkspaceGuard(root).resolve("abs_inside/app.py", "read") == root / "src" / "app.py"
+
+
+def test_a_dangling_link_out_cannot_be_written_through(root: Path, outside: Path) -> None:
+    os.symlink(outside / "created-by-attack.txt", root / "dangling")
+    assert WorkspaceGuard(root).check("dangling", "write").code == "symlink_outside"
     assert outside_untouched(outside)

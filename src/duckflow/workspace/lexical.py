@@ -15,6 +15,10 @@ NAME_MAX = 255  # bytes per component on Linux filesystems (ext4, xfs, btrfs, tm
 PATH_MAX = 4095  # bytes for a whole path, without the terminating NUL
 
 _DRIVE = re.compile(r"^[A-Za-z]:")
+# Characters that look like '/' or '\\' but that NFKC leaves alone (division slash, fraction
+# slash, big solidus, set minus, small reverse solidus ...): no real name needs them.
+_SLASH_LOOKALIKES = frozenset("\u2215\u2044\u29f8\u29f5\u29f9\u2216\ufe68\u2571\u2572\u27cb\u27cd\u1735")
+_DOTS_AND_SPACES = re.compile(r"^[. ]*\s[. ]*$")
 _SHELL_VAR = re.compile(r"^\$[A-Za-z_{(]")
 
 
@@ -86,6 +90,12 @@ def _normalize(raw: str, roots: tuple[str, ...]) -> Lexical | Refusal:
                 return Refusal("dotdot_escape", "'..' leads out of the workspace")
             stack.pop()
             continue
+        if any(ch in _SLASH_LOOKALIKES for ch in part):
+            return Refusal("unicode_lookalike", f"'{part}' contains a character that looks like "
+                           "a path separator")
+        if "." in part and _DOTS_AND_SPACES.match(part):
+            return Refusal("dotdot_escape", f"'{part}' is '.' or '..' padded with spaces, "
+                           "which Windows tools read as '..'")
         if _SHELL_VAR.match(part):
             return Refusal(
                 "shell_expansion",
