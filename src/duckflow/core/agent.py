@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Awaitable, Iterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -163,8 +163,9 @@ class Agent:
     async def stream(self, input: AgentInput, *, session: Session | str | None = None
                      ) -> AsyncIterator[AnyChunk]:
         """Run one step and yield its chunks; `seq` continues the session's numbering."""
-        async for chunk in self._stream(input, Session.of(session), []):
-            yield chunk
+        async with contextlib.aclosing(self._stream(input, Session.of(session), [])) as chunks:
+            async for chunk in chunks:
+                yield chunk
 
     async def run(self, input: AgentInput, *, session: Session | str | None = None) -> RunResult:
         """Run one step to the end: final text, all chunks, usage (errors in `.error`)."""
@@ -190,7 +191,7 @@ class Agent:
                         hint="use `await agent.run(...)` there")
 
     async def _stream(self, input: AgentInput, session: Session, holder: list[AgentOutcome]
-                      ) -> AsyncIterator[AnyChunk]:
+                      ) -> AsyncGenerator[AnyChunk, None]:
         queue: asyncio.Queue[AnyChunk | None] = asyncio.Queue()
         run = RunContext(session, self, queue.put_nowait, self.trace, self.token_guard,
                          0, self.max_handoff_depth)
