@@ -195,3 +195,29 @@ def test_a_dangling_link_out_cannot_be_written_through(root: Path, outside: Path
     os.symlink(outside / "created-by-attack.txt", root / "dangling")
     assert WorkspaceGuard(root).check("dangling", "write").code == "symlink_outside"
     assert outside_untouched(outside)
+
+
+_TARGETS = ["..", "../..", "../outside", "a", "a/b", "../ws/a", "/", "{root}", "{root}/a",
+            "{root}/..", "{outside}", "l0", "l1", "l2", "a/../..", "./a/./b", "b/../../.."]
+
+
+@settings(max_examples=150, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(links=st.lists(st.tuples(st.sampled_from(["l0", "l1", "l2", "a/l3", "a/b/l4"]),
+                                st.sampled_from(_TARGETS)), min_size=1, max_size=5,
+                      unique_by=lambda t: t[0]),
+       path=st.lists(st.sampled_from(["l0", "l1", "l2", "l3", "l4", "a", "b", "..", ".", "x"]),
+                     min_size=1, max_size=6).map("/".join),
+       op=st.sampled_from(["read", "write", "delete", "execute"]))
+def test_random_symlink_farms_never_resolve_outside(tmp_path_factory: pytest.TempPathFactory,
+                                                    links: list[tuple[str, str]], path: str,
+                                                    op: str) -> None:
+    base = tmp_path_factory.mktemp("farm")
+    root, outside = base / "ws", base / "outside"
+    (root / "a" / "b").mkdir(parents=True)
+    outside.mkdir()
+    for name, target in links:
+        os.symlink(target.format(root=root, outside=outside), root / name)
+    verdict = WorkspaceGuard(root).check(path, op)  # type: ignore[arg-type]
+    if verdict.allowed:
+        assert verdict.resolved is not None and _inside(verdict.resolved, root), (links, path)
