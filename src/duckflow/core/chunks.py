@@ -78,51 +78,59 @@ class DoneData(_Data):
 
 
 class _ChunkBase(BaseModel):
+    """Fields in the order of seed 004 §5-1: time, agent, type, data, seq."""
+
     time: str = Field(default_factory=now_iso)
     agent: str
-    seq: int = 0
 
     def to_json(self) -> str:
         return self.model_dump_json()
 
     def to_sse(self) -> str:
         """One Server-Sent Events frame: `id:` is the seq, `event:` the type."""
-        return f"id: {self.seq}\nevent: {getattr(self, 'type', 'chunk')}\ndata: {self.model_dump_json()}\n\n"
+        return f"id: {getattr(self, 'seq', 0)}\nevent: {getattr(self, 'type', 'chunk')}\ndata: {self.model_dump_json()}\n\n"
 
 
 class DeltaChunk(_ChunkBase):
     type: Literal["delta"] = "delta"
     data: DeltaData
+    seq: int = 0
 
 
 class ToolCallChunk(_ChunkBase):
     type: Literal["tool_call"] = "tool_call"
     data: ToolCallData
+    seq: int = 0
 
 
 class ToolResponseChunk(_ChunkBase):
     type: Literal["tool_response"] = "tool_response"
     data: ToolResponseData
+    seq: int = 0
 
 
 class UsageChunk(_ChunkBase):
     type: Literal["usage"] = "usage"
     data: UsageData
+    seq: int = 0
 
 
 class ErrorChunk(_ChunkBase):
     type: Literal["error"] = "error"
     data: ErrorData
+    seq: int = 0
 
 
 class HandoffChunk(_ChunkBase):
     type: Literal["handoff"] = "handoff"
     data: HandoffData
+    seq: int = 0
 
 
 class WarningChunk(_ChunkBase):
     type: Literal["warning"] = "warning"
     data: WarningData
+    seq: int = 0
 
 
 class DoneChunk(_ChunkBase):
@@ -130,6 +138,7 @@ class DoneChunk(_ChunkBase):
 
     type: Literal["done"] = "done"
     data: DoneData
+    seq: int = 0
 
 
 Chunk = Annotated[
