@@ -22,7 +22,7 @@ _KEY_SEP = re.compile(
 )
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-$")
 _QUOTED = re.compile(r"[bBrRuU]{0,2}([\"'`])((?:\\.|(?!\1)[^\\\n]){1,400})\1")
-_BARE = re.compile(r"[^\s\"'`,;&<>()\[\]{}]{1,400}")
+_BARE = re.compile(r"(?:[^\s\"'`,;&<>()\[\]{}]|&(?![A-Za-z_][\w.\-]*=)){1,400}")
 _WORD_SPLIT = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 _JP_KEY = re.compile(
     r"(?:パスワード|暗証番号|パスフレーズ|トークン|シークレット|API\s?キー|アクセスキー|秘密鍵)"
@@ -119,7 +119,10 @@ def value_is_secret(
         return False
     if "{" in v and "}" in v or "%s" in v or "%(" in v:
         return False  # a format string or template
-    if not quoted and (_EXPRESSION.match(v) or v.endswith((":", ",")) or v[0] in "-+*/=!?|\\#"):
+    config_like = env_style or sep in (":", "is")
+    if not quoted and (_EXPRESSION.match(v) or v.endswith((":", ","))):
+        return False
+    if not quoted and not (kind == "password" and config_like) and v[0] in "-+*/=!?|\\#":
         return False
     if kind == "password":
         if len(v) < 3 or len(v) > 200 or any(ch.isspace() for ch in v):
@@ -127,6 +130,8 @@ def value_is_secret(
         if quoted or env_style:
             return True
         if _IDENTIFIER.fullmatch(v):
+            if sep == "is":  # prose: "the password is hunter" is too vague, "is xpMSALjHEQ" is not
+                return len(v) >= 8 and any(c.isupper() for c in v[1:]) and any(c.islower() for c in v)
             return sep == ":" and end_of_line and v[0].islower() and len(v) >= 6
         return not v.isdigit() or len(v) >= 4
     if kind == "key":

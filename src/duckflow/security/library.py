@@ -17,7 +17,7 @@ from functools import lru_cache
 from typing import Any
 
 from duckflow.security.checks import char_classes, jwt_like
-from duckflow.security.rules import P_LIBRARY, SECRET, Candidate
+from duckflow.security.rules import P_LIBRARY, SECRET, Candidate, Hay
 
 _KINDS: dict[str, str] = {
     "ArtifactoryDetector": "artifactory_token",
@@ -152,22 +152,22 @@ def _line_windows(text: str, hay: str, gate: re.Pattern[str]) -> list[tuple[int,
     return windows
 
 
-def find_library(text: str, lowered: str | None = None) -> Iterator[Candidate]:
+def find_library(text: str, lowered: str | None = None, hay: Hay | None = None) -> Iterator[Candidate]:
     if lowered is None or len(lowered) != len(text):  # must be offset-aligned with `text`
         lowered = text.encode("ascii", "replace").lower().decode("ascii")
+    hay = hay or Hay(text, lowered)
     window_cache: dict[tuple[int, bool], list[tuple[int, int]]] = {}
     whole = [(0, len(text))]
     for lp in library_patterns():
         gate = lp.gate
         windows = whole
         if gate is not None:
-            hay = lowered if gate.lower else text
-            if gate.needles and not any(n in hay for n in gate.needles):
+            if gate.needles and not hay.any(gate.needles, gate.lower):
                 continue
             if gate.lines is not None:
                 key = (id(gate.lines), gate.lower)
                 if key not in window_cache:
-                    window_cache[key] = _line_windows(text, hay, gate.lines)
+                    window_cache[key] = _line_windows(text, lowered if gate.lower else text, gate.lines)
                 windows = window_cache[key]
         for a, b in windows:
             yield from _matches(lp, text, a, b)

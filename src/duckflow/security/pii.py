@@ -54,6 +54,7 @@ _PHONE_US = re.compile(
 )
 
 
+_GROUP_SPLIT = re.compile(r"[ .\-()]+")
 _WORDISH = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 _NOT_BEFORE_INTL = _WORDISH | frozenset(")]+")
 _NOT_BEFORE_NUM = _WORDISH | frozenset("-.+/:")
@@ -98,6 +99,8 @@ def find_phones(text: str, windows: Windows | None = None) -> Iterator[Candidate
                 continue
             n = len(_digits(m.group(0)))
             grouped = any(c in m.group(0) for c in " -.(")
+            if len(_GROUP_SPLIT.split(m.group(0))[-1]) < 2:
+                continue  # "+35236450.6" is a decimal, not a number with a 1-digit group
             if (8 if grouped else 10) <= n <= 15:
                 yield Candidate(m.start(), m.end(), "phone", PII, P_PII)
     for m in _in_windows(_PHONE_JP, text, windows, 10):
@@ -113,7 +116,7 @@ _CARD = re.compile(
     r"\d{4}([ \-])\d{4}\1\d{4}\1\d{4}(?:\1\d{1,3})?"  # 4-4-4-4(-1..3)
     r"|3[47]\d{2}([ \-])\d{6}\2\d{5}"  # Amex 4-6-5
     r"|3\d{3}([ \-])\d{6}\3\d{4}"  # Diners 4-6-4
-    r"|\d{13,19}"
+    r"|\d{15,16}"  # unseparated: only the common lengths (Amex 15, the rest 16)
     r")(?![\w\-]|\.\d)",
     re.ASCII,
 )

@@ -38,6 +38,32 @@ class Candidate:
     priority: int
 
 
+class Hay:
+    """The text, its offset-aligned ASCII-lower-cased copy, and which needles occur in them.
+
+    Several rules share needles; each `in` scan of a large text costs about as much as a
+    regex scan, so every needle is looked for once per text.
+    """
+
+    __slots__ = ("text", "lowered", "_seen")
+
+    def __init__(self, text: str, lowered: str) -> None:
+        self.text = text
+        self.lowered = lowered
+        self._seen: dict[tuple[str, bool], bool] = {}
+
+    def has(self, needle: str, lower: bool = False) -> bool:
+        key = (needle, lower)
+        found = self._seen.get(key)
+        if found is None:
+            found = needle in (self.lowered if lower else self.text)
+            self._seen[key] = found
+        return found
+
+    def any(self, needles: tuple[str, ...], lower: bool = False) -> bool:
+        return any(self.has(n, lower) for n in needles)
+
+
 @dataclass(frozen=True)
 class RegexRule:
     """A compiled pattern; `group` selects the secret part; `needles` gate it cheaply."""
@@ -54,11 +80,10 @@ class RegexRule:
     # a leading look-behind would stop the regex engine's fast literal/charset scan)
     not_after: frozenset[str] = frozenset()
 
-    def find(self, text: str, lowered: str) -> Iterator[Candidate]:
-        if self.needles:
-            hay = lowered if self.lower_needles else text
-            if not any(n in hay for n in self.needles):
-                return
+    def find(self, hay: Hay) -> Iterator[Candidate]:
+        if self.needles and not hay.any(self.needles, self.lower_needles):
+            return
+        text = hay.text
         for m in self.pattern.finditer(text):
             if self.not_after and m.start() > 0 and text[m.start() - 1] in self.not_after:
                 continue
@@ -121,7 +146,6 @@ SECRET_RULES: tuple[RegexRule, ...] = (
     RegexRule(
         "aws_access_key",
         _r(r"A(?:KIA|SIA|BIA|CCA|GPA|IDA|ROA|IPA|NPA|NVA|PKA|3T[A-Z0-9])[A-Z0-9]{16}(?![A-Z0-9])"),
-        needles=("AKIA", "ASIA", "ABIA", "ACCA", "AGPA", "AIDA", "AROA", "AIPA", "ANPA", "ANVA", "APKA", "A3T"),
         not_after=frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"),
     ),
     _t("gcp_api_key", r"AIza[0-9A-Za-z_\-]{35}", ("AIza",)),
@@ -249,6 +273,43 @@ def find_url_passwords(text: str) -> Iterator[Candidate]:
         if i == m.start() or not text[i].isalpha() or not _url_password_ok(m.group(2)):
             continue
         yield Candidate(m.start(2), m.end(2), "url_password", SECRET, P_CONTEXT)
+
+
+# Passwords on command lines people paste: curl -u user:pw, mysql -pPW, docker login -p PW,
+# redis-cli -a PW, sshpass -p PW, --password PW.
+_CLI: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = (
+    (("curl", "wget", "http "), _r(r"(?:curl|wget|http)\b[^\n]*?\s(?:-u|--user)[ =]?[\"']?[^\s:\"']+:([^\s\"']+)")),
+    (("mysql",), _r(r"mysql(?:dump|admin)?\b[^\n]*?\s-p([^\s\"']+)")),
+    (("login",), _r(r"(?:docker|podman|nerdctl|helm|buildah|skopeo)\b[^\n]*?\blogin\b[^\n]*?\s(?:-p|--password)[ =]([^\s\"']+)")),
+    (("redis-cli",), _r(r"redis-cli\b[^\n]*?\s-a\s+([^\s\"']+)")),
+    (("sshpass",), _r(r"sshpass\s+-p\s*([^\s\"']+)")),
+    (("--pass", "--token", "--api", "--secret", "--client-secret"),
+     _r(r"--(?:password|passwd|pass|token|api-key|apikey|secret|client-secret)(?:\s+|=)[\"']?([^\s\"'-][^\s\"']*)")),
+)
+
+
+def _lines_with(text: str, needle: str) -> Iterator[tuple[int, int]]:
+    i = text.find(needle)
+    while i >= 0:
+        a = text.rfind("\n", 0, i) + 1
+        b = text.find("\n", i)
+        b = len(text) if b < 0 else b
+        yield a, b
+        i = text.find(needle, b)
+
+
+def find_cli_passwords(text: str, hay: Hay | None = None) -> Iterator[Candidate]:
+    """Secrets given as command-line options; only the value is reported."""
+    hay = hay or Hay(text, text)
+    for needles, rx in _CLI:
+        for needle in needles:
+            if not hay.has(needle):
+                continue
+            for a, b in _lines_with(text, needle):
+                for m in rx.finditer(text, a, b):
+                    value = m.group(1)
+                    if len(value) >= 4 and _url_password_ok(value) and not value.startswith("$"):
+                        yield Candidate(m.start(1), m.end(1), "password", SECRET, P_CONTEXT)
 
 
 _MAILCHIMP = _r(r"-us\d{1,2}" + _E)

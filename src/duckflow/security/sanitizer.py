@@ -26,7 +26,9 @@ from duckflow.security.rules import (
     SECRET,
     SECRET_RULES,
     Candidate,
+    Hay,
     aws_secret_near_key_ids,
+    find_cli_passwords,
     find_mailchimp,
     find_url_passwords,
 )
@@ -67,29 +69,36 @@ class Masked:
         return {"text": self.text, "findings": [f.to_dict() for f in self.findings]}
 
 
-def _library(text: str, lowered: str) -> Iterable[Candidate]:
+def _library(text: str, lowered: str, hay: Hay | None = None) -> Iterable[Candidate]:
     from duckflow.security.library import find_library
 
-    return find_library(text, lowered)
+    return find_library(text, lowered, hay)
 
 
-def _formats(text: str, lowered: str) -> Iterator[Candidate]:
+def _formats(text: str, lowered: str, hay: Hay | None = None) -> Iterator[Candidate]:
+    hay = hay or Hay(text, lowered)
     aws_ids: list[Candidate] = []
     for rule in SECRET_RULES:
-        for cand in rule.find(text, lowered):
+        for cand in rule.find(hay):
             if cand.kind == "aws_access_key":
                 aws_ids.append(cand)
             yield cand
     yield from aws_secret_near_key_ids(text, aws_ids)
     yield from find_mailchimp(text)
     yield from find_url_passwords(text)
+    yield from find_cli_passwords(text, hay)
 
 
-def _pii(text: str, lowered: str) -> Iterable[Candidate]:
+def _pii(text: str, lowered: str, hay: Hay | None = None) -> Iterable[Candidate]:
     return find_pii(text)
 
 
-DEFAULT_DETECTORS: tuple[Detector, ...] = (_formats, _library, find_assignments, _pii)
+def _assignments(text: str, lowered: str, hay: Hay | None = None) -> Iterable[Candidate]:
+    return find_assignments(text, lowered)
+
+
+DEFAULT_DETECTORS: tuple[Detector, ...] = (_formats, _library, _assignments, _pii)
+_HAY_AWARE = frozenset(DEFAULT_DETECTORS)
 
 
 def ascii_lower(text: str) -> str:
@@ -149,8 +158,12 @@ class Sanitizer:
             return []
         lowered = ascii_lower(text)
         found: list[Candidate] = []
+        hay = Hay(text, lowered)
         for detector in self.detectors:
-            found.extend(detector(text, lowered))
+            if detector in _HAY_AWARE:
+                found.extend(detector(text, lowered, hay))  # type: ignore[call-arg]
+            else:
+                found.extend(detector(text, lowered))
         if self.allow:
             found = [c for c in found if text[c.start : c.end] not in self.allow]
         if "[SECRET:" in text or "[PII:" in text:
