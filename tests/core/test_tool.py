@@ -133,3 +133,26 @@ def test_result_to_text() -> None:
     assert result_to_text("x") == "x"
     assert result_to_text({"a": [1]}) == '{"a": [1]}'
     assert result_to_text(R(a=1)) == '{"a":1}'
+
+
+async def test_callable_objects_and_bound_methods() -> None:
+    class Counter:
+        async def __call__(self, n: int) -> int:
+            """Count one up.
+
+            Args:
+                n: The start.
+            """
+            return n + 1
+
+    class Shelf:
+        def take(self, item: str) -> str:
+            return item * 2
+
+    counter = Tool.from_function(Counter(), name="count")
+    assert counter.is_async and counter.description == "Count one up."
+    assert counter.spec.parameters["properties"]["n"]["description"] == "The start."
+    assert await counter.invoke({"n": 1}) == 2
+    take = as_tool(Shelf().take)
+    assert list(take.spec.parameters["properties"]) == ["item"]
+    assert await take.invoke({"item": "a"}) == "aa"

@@ -93,7 +93,10 @@ class Tool:
         args_model: type[BaseModel] | None = None,
     ) -> Tool:
         """Wrap `fn`; its signature and docstring become the arguments model and description."""
-        doc = parse_docstring(inspect.getdoc(fn))
+        raw_doc = inspect.getdoc(fn)
+        if not raw_doc and not (inspect.isfunction(fn) or inspect.ismethod(fn)):
+            raw_doc = inspect.getdoc(type(fn).__call__)  # a callable object: its __call__'s doc
+        doc = parse_docstring(raw_doc)
         tool_name = name or getattr(fn, "__name__", None) or type(fn).__name__
         sig = inspect.signature(fn)
         hints = _type_hints(fn)
