@@ -182,3 +182,13 @@ def test_a_model_name_resolves_to_the_configured_fallback_chain() -> None:
     agent = Agent("a", "x", model="ollama:qwen2.5")
     model = agent._resolve_model()
     assert isinstance(model, FallbackModel) and agent.model is model
+
+
+async def test_input_may_be_a_list_of_messages() -> None:
+    from duckflow.llm.types import Message
+
+    model = ScriptedModel([reply("ok")])
+    history = [Message("user", "earlier"), Message("assistant", "noted"), Message("user", "now?")]
+    result = await Agent("a", "sys", model=model).run(history)
+    assert result.text == "ok"
+    assert [m.content for m in model.requests[0].messages] == ["sys", "earlier", "noted", "now?"]

@@ -87,3 +87,17 @@ async def test_agents_in_tools_become_handoffs() -> None:
     spec = boss.tools[0].spec
     assert spec.name == "handoff_to_review_bot" and spec.description == "Reviews a diff."
     assert list(spec.parameters["properties"]) == ["input"]
+
+
+async def test_a_targets_input_guardrail_stops_only_the_target() -> None:
+    from duckflow.core.guardrails import Guardrail
+
+    strict = Agent("strict", "x", model=ScriptedModel([reply("never")]),
+                   guardrails=[Guardrail(regex_blocks=[(r"secret", "No secrets, please.")])])
+    model = ScriptedModel([tool_call("handoff_to_strict", input="the secret plan"), reply("ok then")])
+    result = await Agent("boss", "x", model=model, handoffs=[strict]).run("go")
+    assert result.ok and result.text == "ok then"
+    errors = [c for c in result.chunks if c.type == "error"]
+    assert [(c.agent, c.data.message) for c in errors] == [("strict", "No secrets, please.")]  # type: ignore[union-attr]
+    assert strict.model.requests == []  # type: ignore[union-attr]
+    assert "No secrets, please." in model.requests[1].messages[-1].content
