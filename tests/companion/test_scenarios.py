@@ -247,3 +247,30 @@ async def test_a_failing_model_call_keeps_the_state_and_says_so(env: Any) -> Non
     o2 = env.open([fail(LLMTimeoutError("slow", provider="x"))])
     r2 = await o2.session.handle_message("hi")
     assert "model call failed" in r2.reply and o2.session.state.step == Step.PLANNING
+
+
+async def test_several_calls_each_wait_for_their_own_approval(env: Any) -> None:
+    from duckflow.llm.scripted import tool_calls
+
+    o = env.open([
+        decision("EXECUTION", "base_main_specialized", rationale="two files"),
+        tool_calls([("list_files", {"path": "."}), ("write_file", {"path": "a.py", "content": "a\n"}),
+                    ("write_file", {"path": "b.py", "content": "b\n"})]),
+    ])
+    s = o.session
+    r = await s.handle_message("write a and b")
+    assert [x.status for x in r.outcomes] == ["ok", "pending"]
+    assert any("list_files" in e for e in s.state.evidence)  # what ran before the approval counts
+    r2 = await s.answer_approval(True)
+    assert (env.root / "a.py").exists() and r2.pending and r2.pending["call"]["arguments"]["path"] == "b.py"
+    await s.answer_approval(True)
+    assert (env.root / "b.py").exists() and s.state.step == Step.REVIEW
+    assert s.state.memory.files_created == ["a.py", "b.py"]
+
+
+async def test_a_failed_read_while_planning_is_evidence_not_an_error(env: Any) -> None:
+    o = env.open([decision("PLANNING", "base_main_specialized"), tool_call("read_file", path="nope.md")])
+    r = await o.session.handle_message("plan")
+    assert r.outcomes[0].status == "error"
+    assert o.session.state.step == Step.PLANNING and o.session.state.status == Status.IN_PROGRESS
+    assert any("nope.md" in e for e in o.session.state.evidence)

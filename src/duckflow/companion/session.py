@@ -281,8 +281,10 @@ class CompanionSession:
         self.events.emit("plan", text, plan_id=plan_id, actions=[s.line() for s in specs])
         return plan_id
 
-    async def _run_calls(self, calls: list[ToolCall], d: MainDecision) -> list[CallOutcome]:
-        outcomes: list[CallOutcome] = []
+    async def _run_calls(self, calls: list[ToolCall], d: MainDecision,
+                         prior: list[CallOutcome] | None = None) -> list[CallOutcome]:
+        """Run calls in order; stop at a pending approval or an error. `prior`: already ran this step."""
+        outcomes: list[CallOutcome] = list(prior or [])
         for i, call in enumerate(calls):
             self.events.emit("tool_call", f"{call.name} {call.arguments.get('path', '')}".strip(),
                              call=call_to_dict(call))
@@ -293,6 +295,7 @@ class CompanionSession:
             outcomes.append(out)
             self._emit_outcome(out)
             if out.status == "pending":
+                self._after_execution(outcomes, finish=False)  # what ran before the approval counts
                 self._park(out, calls[i + 1:])
                 return outcomes
             if out.status in ("error", "refused"):
@@ -325,7 +328,8 @@ class CompanionSession:
         self._transition(Step.AWAITING_APPROVAL, f"approval needed for {out.call.name}", "outcome",
                          Status.REQUIRES_USER_INPUT)
 
-    def _after_execution(self, outcomes: list[CallOutcome]) -> None:
+    def _after_execution(self, outcomes: list[CallOutcome], *, finish: bool = True) -> None:
+        """Results into the state; with `finish`, the step follows (REVIEW, or recovery on an error)."""
         ran = [o for o in outcomes if o.status in ("ok", "error", "refused")]
         if not ran:
             return
@@ -344,6 +348,10 @@ class CompanionSession:
                     s.memory.failed_operations += 1
 
         self.owner.change("tool results", record)
+        if not finish:
+            return
+        if failed and self.state.step == Step.PLANNING:
+            return  # a failed read while planning is evidence for the plan, not an error to recover from
         if failed:
             self.owner.set_status(Status.ERROR, failed[0].line(100))
             rec = self.owner.recover(failed[0].line(100))
@@ -369,13 +377,13 @@ class CompanionSession:
         else:
             self._transition(Step.EXECUTION, f"approved: job {job['job_id']}", "outcome")
             first = await self.runner.run(call, approved=True)
-            outcomes.append(first)
             self._emit_outcome(first)
             if first.status == "ok" and queue:
                 d = MainDecision(rationale="continue the approved plan", goal_consistency="yes",
                                  constraint_check="yes", next_step="continue", step="EXECUTION")
-                outcomes += await self._run_calls(queue, d)
+                outcomes = await self._run_calls(queue, d, prior=[first])
             else:
+                outcomes = [first]
                 self._after_execution(outcomes)
             reply = self._outcome_text(outcomes)
         self.owner.change("exchange", lambda s: s.add_exchange("(approval: " + ("yes)" if granted else "no)"), reply))
