@@ -119,3 +119,29 @@ def test_codec_resolution() -> None:
     line = LineCodec()
     assert resolve_codec(line, text_model) is line
     assert isinstance(NativeCodec(), Codec)
+
+
+async def test_free_text_before_the_markup_streams_line_by_line() -> None:
+    added.clear()
+    text = 'Let me think.\nI will add them.\nCALL add {"a": 1, "b": 2}\n'
+    chunks = ["Let me ", "think.\nI will", " add them.\n", 'CALL add {"a": 1,', ' "b": 2}\n']
+    model = ScriptedModel([reply(text, chunks=chunks), reply("3")], supports_tools=False)
+    agent = Agent("calc", "Add.", model=model, tools=[add], codec=LineCodec())
+    seen: list[tuple[str, str]] = []
+    async for chunk in agent.stream("1+2?"):
+        if chunk.type in ("delta", "tool_call"):
+            seen.append((chunk.type, chunk.data.text if chunk.type == "delta" else chunk.data.name))  # type: ignore[union-attr]
+    assert seen == [("delta", "Let me think.\n"), ("delta", "I will add them.\n"), ("tool_call", "add"),
+                    ("delta", "3")]
+    assert added == [(1, 2)]
+
+
+@pytest.mark.skipif(not _available("duckflow.protocols.dml", "DMLCodec"), reason="DMLCodec not available")
+async def test_dml_thought_streams_before_the_action() -> None:
+    text = "Thought: I need the sum.\nAction:\n🦆▶️[T:add|4|5]◀️🦆"
+    model = ScriptedModel([reply(text, chunks=[text[:25], text[25:40], text[40:]]), reply("9")],
+                          supports_tools=False)
+    result = await Agent("calc", "Add.", model=model, tools=[add], codec="dml").run("4+5?")
+    deltas = [c.data.text for c in result.chunks if c.type == "delta"]  # type: ignore[union-attr]
+    assert deltas[0] == "Thought: I need the sum.\n"
+    assert "".join(deltas[:-1]).strip() == "Thought: I need the sum.\nAction:" and deltas[-1] == "9"

@@ -40,6 +40,7 @@ from duckflow.core.handoff import handoff
 from duckflow.core.results import AgentOutcome, RunResult
 from duckflow.core.run import RunAborted, RunContext, TraceSink, count_text_tokens, null_trace
 from duckflow.core.session import Session
+from duckflow.core.text_stream import FreeTextStreamer
 from duckflow.core.token_guard import TokenGuard
 from duckflow.core.tool import Tool, as_tool
 from duckflow.core.tool_runner import run_tool_calls
@@ -265,8 +266,10 @@ class Agent:
         for turn in range(1, self.max_turns + 1):
             await run.before_call(f"model call {turn}")
             try:
+                streamer = None if codec.native else FreeTextStreamer(
+                    codec, specs, lambda text: run.emit(delta(self._name, text)))
                 reply = await self._call_model(run, model, messages, specs if codec.native else [],
-                                               stream_text=codec.native, turn=turn)
+                                               streamer=streamer, turn=turn)
             except Exception as exc:
                 err = _model_error(exc, model)
                 run.fail(err)
@@ -282,8 +285,9 @@ class Agent:
             if not codec.native:
                 decoded = codec.decode(reply.text, specs)
                 calls, visible = decoded.calls, decoded.text
-                if visible.strip():
-                    run.emit(delta(self._name, visible))
+                rest = streamer.rest(visible) if streamer is not None else visible
+                if rest.strip():
+                    run.emit(delta(self._name, rest))
                 if not calls and decoded.errors and turn < self.max_turns:
                     run.emit(warning(self._name, "codec_error",
                                      f"The {codec.name} reply could not be read; asking again.",
@@ -328,7 +332,8 @@ class Agent:
         return AgentOutcome(final, usage, None, turn)
 
     async def _call_model(self, run: RunContext, model: Model, messages: list[Message],
-                          specs: list[ToolSpec], *, stream_text: bool, turn: int) -> _Reply:
+                          specs: list[ToolSpec], *, streamer: FreeTextStreamer | None,
+                          turn: int) -> _Reply:
         """Stages 2-3: one streamed model call; text deltas become chunks as they arrive."""
         started = time.perf_counter()
         parts: list[str] = []
@@ -339,7 +344,9 @@ class Agent:
             kind = event.kind
             if kind == "text":
                 parts.append(event.text)  # type: ignore[union-attr]
-                if stream_text and event.text:  # type: ignore[union-attr]
+                if streamer is not None:
+                    streamer.feed(event.text)  # type: ignore[union-attr]
+                elif event.text:  # type: ignore[union-attr]
                     run.emit(delta(self._name, event.text))  # type: ignore[union-attr]
             elif kind == "tool_call":
                 calls.append(event.call)  # type: ignore[union-attr]
