@@ -20,7 +20,8 @@ from duckflow.companion.decision import MainDecision, read_decision
 from duckflow.companion.events import Event, EventSink
 from duckflow.companion.owner import StateOwner
 from duckflow.companion.plan import ActionSpec
-from duckflow.companion.policy import DialogPolicy, Situation
+from duckflow.companion.policy import DialogPolicy
+from duckflow.companion.reply import compose_reply, outcome_text
 from duckflow.companion.state import AgentState, Status, Step
 from duckflow.companion.transitions import TransitionRecord
 from duckflow.errors import DuckflowError
@@ -190,7 +191,8 @@ class CompanionSession:
                     self.owner.set_status(Status.REQUIRES_USER_INPUT, f"model call failed: {exc.message}")
                     self.events.emit("error", str(exc))
                     extra_text = f"The {state.step.value.lower()} call failed: {exc.message}"
-        reply = self._reply(user_text, d, extra_text, outcomes, dr.message)
+        reply = compose_reply(self.state, self.policy, self.runner.op_class, user_text, d, extra_text,
+                              outcomes, dr.message)
         self.owner.change("exchange", lambda s: s.add_exchange(user_text or "(continued)", reply))
         self.events.emit("reply", reply)
         if self.trace is not None:
@@ -385,35 +387,12 @@ class CompanionSession:
             else:
                 outcomes = [first]
                 self._after_execution(outcomes)
-            reply = self._outcome_text(outcomes)
+            reply = outcome_text(self.state, outcomes)
         self.owner.change("exchange", lambda s: s.add_exchange("(approval: " + ("yes)" if granted else "no)"), reply))
         self.events.emit("reply", reply)
         return self._result(reply, None, outcomes, "continue" if granted else "pending_user")
 
     # -- the reply ------------------------------------------------------------------------
-    def _outcome_text(self, outcomes: list[CallOutcome]) -> str:
-        lines = [f"- {o.line(160)}" for o in outcomes if o.status != "pending"]
-        if self.state.pending_gate and self.state.pending_job:
-            lines.append(f"Waiting for your approval: job {self.state.pending_job['job_id']} "
-                         f"({self.state.pending_job['summary']})")
-        return "\n".join(lines)
-
-    def _reply(self, user_text: str | None, d: MainDecision, extra: str, outcomes: list[CallOutcome], msg: str) -> str:
-        parts = [p for p in (msg or d.reply or d.rationale, extra.strip(), self._outcome_text(outcomes)) if p]
-        text = "\n\n".join(parts)
-        ops = {self.runner.op_class(o.call.name) for o in outcomes}
-        impact = "high" if ops & {"delete", "execute"} else ("medium" if "write" in ops else "low")
-        sit = Situation(
-            user_text=user_text or "", reply=text,
-            confidence=d.confidence if d.confidence is not None else self.state.vitals.confidence,
-            vitals_confidence=self.state.vitals.confidence, impact=impact,  # type: ignore[arg-type]
-            questions=[d.question] if d.question else list(self.state.open_questions[:1]),
-            options=d.options, summary=d.rationale,
-            next_step=self.state.plan_brief[0] if self.state.plan_brief else "",
-            first_step=self.state.plan_brief[0] if self.state.plan_brief else d.rationale,
-        )
-        return self.policy.apply(sit).text
-
     def _result(self, reply: str, d: MainDecision | None, outcomes: list[CallOutcome], next_step: str) -> TurnResult:
         s = self.state
         return TurnResult(reply, s.step, s.status, d, outcomes, s.pending_job if s.pending_gate else None,
