@@ -83,6 +83,8 @@ def classify_name(name: str) -> str | None:
     if last in ("apikey", "accesskey", "secretkey", "privatekey", "authkey", "masterkey", "signingkey"):
         return "private_key" if last == "privatekey" else "api_key"
     if last in ("key", "keys"):
+        if prev == "secret":
+            return "secret"
         if prev == "private":
             return "private_key"
         if prev in _KEY_QUALIFIERS:

@@ -87,7 +87,7 @@ def numeric_windows(text: str) -> Windows:
 
 def _in_windows(rx: re.Pattern[str], text: str, windows: Windows, min_len: int) -> Iterator[re.Match[str]]:
     for a, b in windows:
-        if b - a > min_len:
+        if b - a >= min_len:
             yield from rx.finditer(text, a, b)
 
 

@@ -135,7 +135,7 @@ def _b64url_json(obj: object) -> str:
 
 def jwt(r: random.Random) -> str:
     header = {"alg": r.choice(["HS256", "RS256", "ES256"]), "typ": "JWT"}
-    payload = {"sub": str(r.randint(1000, 99999)), "name": "Test User", "iat": r.randint(1.5e9, 1.8e9)}
+    payload = {"sub": str(r.randint(1000, 99999)), "name": "Test User", "iat": r.randint(1_500_000_000, 1_800_000_000)}
     sig = pick(r, B64URL, r.choice([43, 86, 342]))
     return f"{_b64url_json(header)}.{_b64url_json(payload)}.{sig}"
 
