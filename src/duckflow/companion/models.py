@@ -29,6 +29,15 @@ class NoModelError(DuckflowError):
     """No model is configured, reachable or installed."""
 
 
+def _local_model_installed() -> bool:
+    """The bundled offline model: the `[local]` extra and a provider module for it."""
+    try:
+        return (importlib.util.find_spec("llama_cpp") is not None
+                and importlib.util.find_spec("duckflow.llm.local") is not None)
+    except (ImportError, ValueError):
+        return False
+
+
 def choose_model_name(explicit: str | None, config: Any, environ: dict[str, str] | None = None) -> str:
     env = os.environ if environ is None else environ
     if explicit:
@@ -40,7 +49,7 @@ def choose_model_name(explicit: str | None, config: Any, environ: dict[str, str]
     for var, name in ENV_DEFAULTS:
         if env.get(var):
             return name
-    if importlib.util.find_spec("llama_cpp") is not None:
+    if _local_model_installed():
         return "local:default"
     raise NoModelError(
         "no model is available for the companion",

@@ -49,6 +49,8 @@ async def drive(
         if res.pending:
             request = res.pending.get("request") or {}
             if auto_approve_workspace and not request.get("hard_required"):
+                session.events.emit("notice", f"auto-approved for this run (--auto-approve-workspace): "
+                                              f"job {res.pending['job_id']}", job_id=res.pending["job_id"])
                 results.append(await session.answer_approval(True, by=AUTO_BY))
                 continue
             why = ", ".join(request.get("hard_required") or []) or "approval required"

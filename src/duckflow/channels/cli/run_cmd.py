@@ -77,7 +77,7 @@ class Renderer:
         elif k == "reply":
             c.print(Panel(Text(ev.text), title="duckflow", border_style="green"))
         elif k == "notice":
-            if self.debug or "could not" in ev.text:
+            if self.debug or "could not" in ev.text or "auto-approved" in ev.text:
                 c.print(Text(f"ℹ {ev.text}", style="dim yellow"))
         elif k == "error":
             c.print(Text(f"error: {ev.text}", style="bold red"))
