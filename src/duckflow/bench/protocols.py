@@ -12,6 +12,7 @@ Every figure is printed with its bar and PASS/FAIL, or "not measured" with the r
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import json
 import random
@@ -186,12 +187,20 @@ def token_overhead(suite: list[Reply]) -> dict[str, Any]:
 
 
 def best_of(fn: Callable[[], Any], repeat: int) -> float:
-    """The fastest of `repeat` runs, in seconds (best-of-N cuts scheduler noise)."""
+    """The fastest of `repeat` runs, in seconds (best-of-N cuts scheduler noise).
+
+    As `timeit` does, the garbage collector is off while a run is timed.
+    """
     best = float("inf")
     for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
+        gc.collect()
+        gc.disable()
+        try:
+            t0 = time.perf_counter()
+            fn()
+            best = min(best, time.perf_counter() - t0)
+        finally:
+            gc.enable()
     return best
 
 
@@ -218,7 +227,7 @@ def speed(suite: list[Reply], quick: bool) -> dict[str, Any]:
     sym = _symops_module()
     parse = getattr(sym, "parse", None) if sym is not None else None
     out: dict[str, Any] = {}
-    repeat = 1 if quick else 5
+    repeat = 1 if quick else 7
     canonical = "".join(render_symops(r)[0] for r in suite)
     big = _grow(canonical, 1_000_000 if not quick else 50_000)
     if parse is None:
@@ -248,8 +257,10 @@ def speed(suite: list[Reply], quick: bool) -> dict[str, Any]:
             sp.feed(p)
         return sp.finish() if hasattr(sp, "finish") else sp.close()
 
-    one = best_of(lambda: parse(big), repeat)
-    st = best_of(streamed, repeat)
+    one, st = float("inf"), float("inf")
+    for _ in range(repeat):  # interleaved, so both see the same load on a shared machine
+        one = min(one, best_of(lambda: parse(big), 1))
+        st = min(st, best_of(streamed, 1))
     out["stream_ratio"] = {"value": round(st / one, 2), "bar": "< 2", "pass": st / one < 2, "pieces": len(pieces)}
     return out
 
