@@ -274,3 +274,16 @@ async def test_a_failed_read_while_planning_is_evidence_not_an_error(env: Any) -
     assert r.outcomes[0].status == "error"
     assert o.session.state.step == Step.PLANNING and o.session.state.status == Status.IN_PROGRESS
     assert any("nope.md" in e for e in o.session.state.evidence)
+
+
+async def test_files_read_earlier_are_attached_to_the_specialized_call(env: Any) -> None:
+    (env.root / "app.py").write_text("def main():\n    return 1\n" + "# pad\n" * 2000, encoding="utf-8")
+    model = ScriptedModel([
+        decision("PLANNING", "base_main_specialized"), tool_call("read_file", path="app.py"),
+        decision("EXECUTION", "base_main_specialized"), ScriptStep(text="nothing to do"),
+    ])
+    o = env.open(model)
+    await o.session.handle_message("look at app.py")
+    await o.session.continue_task(observed=True)
+    request = model.requests[3].messages[-1].content
+    assert "--- app.py ---\ndef main():\n    return 1" in request and "more characters not shown" in request

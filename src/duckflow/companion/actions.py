@@ -87,7 +87,8 @@ class ActionRunner:
         return "read" if name in READ_TOOLS else OP_CLASS.get(name, "execute")
 
     # -- the five points ----------------------------------------------------------------
-    def _read_text(self, rel: str) -> str | None:
+    def read_text(self, rel: str) -> str | None:
+        """A workspace file's text through the guard (None when refused, missing or not a file)."""
         try:
             from duckflow.workspace.guard import WorkspaceGuard
 
@@ -104,7 +105,7 @@ class ActionRunner:
         a = call.arguments
         path = str(a.get("path") or a.get("src") or "")
         if call.name in ("write_file", "edit_file") and path:
-            old = self._read_text(path)
+            old = self.read_text(path)
             content = str(a.get("content", ""))
             new = content
             if call.name == "edit_file" and old is not None:
@@ -116,7 +117,7 @@ class ActionRunner:
                     new = applied.text if applied.ok else old
             return unified_diff(path, old, new)
         if call.name == "delete_path" and path:
-            return unified_diff(path, self._read_text(path) or "", None)
+            return unified_diff(path, self.read_text(path) or "", None)
         if call.name in ("execute_shell", "run_tests"):
             return f"$ {a.get('command') or a.get('cmd') or a.get('args') or 'run the tests'}"
         if call.name == "move_path":

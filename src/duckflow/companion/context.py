@@ -7,6 +7,7 @@ prompt layer never sees the state object itself.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 from duckflow.companion.state import AgentState, Step, clip
@@ -14,6 +15,9 @@ from duckflow.prompts.render import PromptInputs
 
 RECENT_TURNS = 3
 EVIDENCE_KEPT = 5
+FILES_ATTACHED = 3
+FILE_CHARS = 4000
+FILES_CHARS = 8000
 
 
 def prompt_inputs(
@@ -99,3 +103,26 @@ def apply_state_delta(state: AgentState, delta: str | dict[str, Any] | None) -> 
 
 def allowed_next(state: AgentState, table: Any) -> list[str]:
     return [s.value for s in Step if table.is_allowed(state.step, s)]
+
+
+def file_context(refs: list[str], read: Callable[[str], str | None]) -> str:
+    """The current text of the files this task touched last (newest first), for the Specialized call.
+
+    The budgeted layers keep evidence to one line per result; a model that must edit a file
+    needs its real lines, so up to three files (4,000 characters each, 8,000 in all) are
+    attached to the Specialized request, read fresh from the workspace. Cuts are marked.
+    """
+    paths = [r[5:] for r in reversed(refs) if r.startswith("file:")]
+    parts: list[str] = []
+    total = 0
+    for path in list(dict.fromkeys(paths))[:FILES_ATTACHED]:
+        text = read(path)
+        if text is None:
+            continue
+        room = min(FILE_CHARS, FILES_CHARS - total)
+        if room <= 0:
+            break
+        shown = text if len(text) <= room else text[:room] + f"\n… ({len(text) - room} more characters not shown)"
+        parts.append(f"--- {path} ---\n{shown}")
+        total += len(shown)
+    return ("\n\nCurrent content of the files in play:\n" + "\n".join(parts)) if parts else ""

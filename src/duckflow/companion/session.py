@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from duckflow.companion.actions import ActionRunner, CallOutcome, call_from_dict, call_to_dict
-from duckflow.companion.context import allowed_next, apply_state_delta, prompt_inputs
+from duckflow.companion.context import allowed_next, apply_state_delta, file_context, prompt_inputs
 from duckflow.companion.decision import MainDecision, read_decision
 from duckflow.companion.events import Event, EventSink
 from duckflow.companion.owner import StateOwner
@@ -239,7 +239,8 @@ class CompanionSession:
         built = self._build(step.value, tools_text)
         request = user_text or self.state.task or self.state.goal or "continue"
         msgs = [Message("system", f"{built.base}\n\n{built.specialized}"),
-                Message("user", f"{request}\n\nDecision: {d.rationale}")]
+                Message("user", f"{request}\n\nDecision: {d.rationale}"
+                                + file_context(self.state.context_refs, self.runner.read_text))]
         resp = await self._call(self.specialized_model, msgs, specs if native else [], step.value.lower())
         calls, text = self._decode(resp, specs, native)
         if step == Step.PLANNING:
@@ -341,11 +342,13 @@ class CompanionSession:
             for o in ran:
                 s.add_evidence(o.line(300))
                 s.vitals.record_outcome(o.status == "ok")
+                path = o.call.arguments.get("path")
+                if o.status == "ok" and o.call.name in ("read_file", "write_file", "edit_file") and path:
+                    s.add_context_ref(f"file:{path}")
                 if o.status == "ok" and o.call.name not in ("read_file", "list_files", "search_code"):
                     s.memory.successful_operations += 1
-                    if o.call.name in ("write_file", "edit_file") and o.call.arguments.get("path"):
-                        s.memory.note_file(str(o.call.arguments["path"]))
-                        s.add_context_ref(f"file:{o.call.arguments['path']}")
+                    if o.call.name in ("write_file", "edit_file") and path:
+                        s.memory.note_file(str(path))
                 elif o.status != "ok":
                     s.memory.failed_operations += 1
 
