@@ -130,11 +130,17 @@ class TokenGuardConfig(_Section):
 
 
 class TraceConfig(_Section):
-    """JSONL traces and optional OTLP export (seed 004 §3-6)."""
+    """JSONL traces and optional OTLP export (seed 004 §3-6). See docs/traces.md.
+
+    `path` defaults to `<DUCKFLOW_HOME>/traces/<UTC date>.jsonl`; `otlp_endpoint` is the
+    collector's OTLP/HTTP base URL (`/v1/traces` is appended), also read from
+    `TRACE_OTLP_ENDPOINT` / `OTEL_EXPORTER_OTLP_ENDPOINT`. Records are always masked.
+    """
 
     enabled: bool = True
     path: str | None = None
     otlp_endpoint: str | None = None
+    service_name: str = "duckflow"
 
 
 class Config(_Section):

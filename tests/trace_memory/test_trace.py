@@ -178,3 +178,14 @@ def test_otlp_failure_is_reported_and_file_still_written(tmp_path: Path) -> None
     trace.flush(10)
     trace.close(10)
     assert len(_lines(tmp_path / "t.jsonl")) == 2
+
+
+def test_trace_from_config(tmp_path: Path) -> None:
+    from duckflow.config import TraceConfig
+    from duckflow.core.trace import default_trace_path, trace_from_config
+
+    assert isinstance(trace_from_config(TraceConfig(enabled=False)), NullTrace)
+    t = trace_from_config(TraceConfig(path=str(tmp_path / "x.jsonl"), otlp_endpoint=""))
+    assert isinstance(t, TraceLogger) and t.path == tmp_path / "x.jsonl" and t.otlp_endpoint is None
+    t.close()
+    assert default_trace_path().parent.name == "traces"

@@ -400,4 +400,4 @@ def trace_from_config(config: TraceConfig | None = None) -> TraceLogger | NullTr
     if not config.enabled:
         return NullTrace()
     path = Path(config.path).expanduser() if config.path else default_trace_path()
-    return TraceLogger(path, otlp_endpoint=config.otlp_endpoint)
+    return TraceLogger(path, otlp_endpoint=config.otlp_endpoint, service_name=config.service_name)
