@@ -64,3 +64,14 @@ def test_state_round_trips_through_the_store(tmp_path: Path) -> None:
     assert again.latest(str(tmp_path)) == "abc"
     assert again.list()[0].pending is True
     assert again.load("nope") is None
+
+
+def test_vitals_are_read_from_a_symops_reply() -> None:
+    from duckflow.companion.context import symops_vitals
+
+    v = symops_vitals("~ plan it\n#c 0.35\n#m 0.6\n$ create @ a.py\n--\nx = 1\n--\n")
+    assert v is not None and v["confidence"] == 0.35 and v["mood"] == 0.6
+    assert symops_vitals("$ create @ a.py\n--\nx = 1\n--\n") is None
+    s = AgentState("s")
+    s.vitals.update_from_symops(v)
+    assert s.vitals.confidence == 0.35 and s.vitals.focus == 0.8

@@ -126,3 +126,15 @@ def file_context(refs: list[str], read: Callable[[str], str | None]) -> str:
         parts.append(f"--- {path} ---\n{shown}")
         total += len(shown)
     return ("\n\nCurrent content of the files in play:\n" + "\n".join(parts)) if parts else ""
+
+
+def symops_vitals(text: str) -> dict[str, Any] | None:
+    """The `#c #m #f #s` vitals of a Sym-Ops reply (None when the parser is missing or none given)."""
+    import importlib
+
+    try:
+        parse = importlib.import_module("duckflow.protocols.symops").parse
+    except (ImportError, AttributeError):
+        return None
+    vitals = parse(text).to_dict().get("vitals")
+    return vitals if isinstance(vitals, dict) and any(v is not None for v in vitals.values()) else None

@@ -15,7 +15,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from duckflow.companion.actions import ActionRunner, CallOutcome, call_from_dict, call_to_dict
-from duckflow.companion.context import allowed_next, apply_state_delta, file_context, prompt_inputs
+from duckflow.companion.context import (
+    allowed_next,
+    apply_state_delta,
+    file_context,
+    prompt_inputs,
+    symops_vitals,
+)
 from duckflow.companion.decision import MainDecision, read_decision
 from duckflow.companion.events import Event, EventSink
 from duckflow.companion.owner import StateOwner
@@ -260,15 +266,7 @@ class CompanionSession:
         return list(decoded.calls) + list(resp.tool_calls), decoded.text
 
     def _vitals_from(self, text: str) -> None:
-        if self.codec is None or self.codec.name != "symops":
-            return
-        import importlib
-
-        try:
-            parse = importlib.import_module("duckflow.protocols.symops").parse
-        except (ImportError, AttributeError):
-            return
-        vitals = parse(text).to_dict().get("vitals")
+        vitals = symops_vitals(text) if self.codec is not None and self.codec.name == "symops" else None
         if vitals:
             self.owner.change("vitals", lambda s: s.vitals.update_from_symops(vitals))
 
