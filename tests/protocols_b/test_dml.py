@@ -225,3 +225,30 @@ def test_single_line_content_on_its_own_line_keeps_newline() -> None:
     assert m.arguments == {"path": "src/a.py"}
     m = parse("🦆▶️[T:search_code|db connect\n]◀️🦆", TOOLS).macros[0]
     assert m.arguments == {"query": "db connect"}
+
+
+def test_json_object_arguments_are_read_by_name() -> None:
+    r = parse('🦆▶️[T:write_file|{"path": "{{F:main}}", "content": "a | b"}]◀️🦆', TOOLS, AliasTable(["src/main.py"]))
+    assert r.ok and r.macros[0].arguments == {"path": "src/main.py", "content": "a | b"}
+    # a JSON object that is real content stays content
+    r = parse('🦆▶️[T:write_file|data.json|{"path": 1}]◀️🦆', TOOLS)
+    assert r.macros[0].arguments == {"path": "data.json", "content": '{"path": 1}'}
+
+
+def test_tool_macro_named_in_thought_is_not_run_twice() -> None:
+    codec = DMLCodec()
+    reply = (
+        "Thought: I will run 🦆▶️[T:execute_shell|git commit -m x]◀️🦆 and maybe 🦆▶️[T:run_tests]◀️🦆.\n"
+        "Action:\n🦆▶️[T:execute_shell|git commit -m x]◀️🦆\n"
+    )
+    r = parse(reply, TOOLS)
+    assert r.thought is not None and r.thought.startswith("I will run")
+    assert [m.in_thought for m in r.tool_macros] == [True, True, False]
+    d = codec.decode(reply, TOOLS)
+    assert [(c.name, c.executable) for c in d.calls] == [("run_tests", False), ("execute_shell", True)]
+    assert any("only in the Thought" in w for w in d.warnings)
+
+
+def test_without_action_label_macros_after_thought_run() -> None:
+    r = parse("Thought: read it.\n🦆▶️[T:read_file|a.py]◀️🦆", TOOLS)
+    assert r.thought == "read it." and not r.tool_macros[0].in_thought

@@ -69,9 +69,18 @@ class DMLCodec:
         specs = {t.name: t for t in tools}
         calls: list[ToolCall] = []
         warnings: list[str] = []
+        acted = {m.raw for m in result.tool_macros if not m.in_thought}
         for macro in result.tool_macros:
-            if macro.name in specs:
+            if macro.name not in specs:
+                continue
+            if macro.in_thought:
+                if macro.raw in acted:
+                    continue  # the same call is in the Action section: the Thought only named it
+                warnings.append(f"`{macro.name}` appears only in the Thought, not after Action: proposed, not run")
                 calls.append(self._call(len(calls), macro, specs[macro.name]))
+                calls[-1].executable = False
+                continue
+            calls.append(self._call(len(calls), macro, specs[macro.name]))
         if result.open_macro is not None and result.open_macro.name in specs:
             calls.append(self._call(len(calls), result.open_macro, specs[result.open_macro.name]))
             calls[-1].executable = False

@@ -40,6 +40,7 @@ class Macro:
     complete: bool = True
     errors: list[str] = field(default_factory=list)
     arguments: dict[str, Any] | None = None
+    in_thought: bool = False  # a T macro inside the Thought, before an `Action:` label: a mention
 
     @property
     def valid(self) -> bool:
@@ -211,6 +212,27 @@ def _convert(value: str, schema: dict[str, Any]) -> Any:
     return value
 
 
+def _json_arguments(rest: str | None, spec: ToolSpec | None) -> dict[str, Any] | None:
+    """`{"path": "a.py"}` written instead of `a.py`: the arguments by name, when unambiguous."""
+    if rest is None or spec is None or not rest.strip().startswith("{") or not rest.strip().endswith("}"):
+        return None
+    try:
+        value = json.loads(rest)
+    except ValueError:
+        return None
+    params = set(spec.param_names)
+    if not isinstance(value, dict) or not value or not set(value) <= params or not set(spec.required) <= set(value):
+        return None
+    props = spec.parameters.get("properties", {})
+    out: dict[str, Any] = {}
+    for key, v in value.items():
+        try:
+            out[key] = _convert(v, props.get(key, {})) if isinstance(v, str) else v
+        except ValueError:
+            return None
+    return out
+
+
 def _check_tool(macro: Macro, rest: str | None, specs: dict[str, ToolSpec] | None, aliases: AliasTable | None) -> None:
     name = macro.name
     if specs is not None and name not in specs:
@@ -222,11 +244,18 @@ def _check_tool(macro: Macro, rest: str | None, specs: dict[str, ToolSpec] | Non
         macro.errors.append(_suggest("tool", name, list(specs)))
         macro.args = split_args(rest, None)
         return
-    macro.args = split_args(rest, spec)
+    named = _json_arguments(rest, spec)
+    macro.args = [rest.strip()] if named is not None and rest is not None else split_args(rest, spec)
     if aliases is not None:
         for arg in macro.args:
             macro.errors.extend(str(e) for e in aliases.unknown(arg))
     if spec is None:
+        return
+    if named is not None:
+        if not macro.errors:
+            macro.arguments = {
+                k: aliases.expand(v) if aliases is not None and isinstance(v, str) else v for k, v in named.items()
+            }
         return
     params, required = spec.param_names, spec.required
     given = [a for a in macro.args if a != ""] if len(macro.args) == 1 else macro.args
@@ -281,20 +310,25 @@ def _check(macro: Macro, body: str, specs: dict[str, ToolSpec] | None, aliases: 
             macro.errors.append(_suggest(kind, macro.name, list(table)))
 
 
-def _thought(text: str) -> str | None:
+def _thought(text: str) -> tuple[str | None, tuple[int, int] | None]:
+    """The Thought text, and its span when an `Action:` label follows it (else None).
+
+    With an Action label the thought runs up to it (T macros inside are mentions); without
+    one it stops at the first T macro.
+    """
     m = _THOUGHT.search(text)
     if m is None:
-        return None
-    end = len(text)
+        return None, None
     action = _ACTION.search(text, m.end())
     if action is not None:
-        end = action.start()
-    for start, _b, _e, _end, _c in _scan(text[m.end() : end]):
-        head = _HEAD.match(text[m.end() + _b : m.end() + _e])
+        return text[m.end() : action.start()].strip() or None, (m.end(), action.start())
+    end = len(text)
+    for start, b0, b1, _end, _closed in _scan(text[m.end() :]):
+        head = _HEAD.match(text[m.end() + b0 : m.end() + b1])
         if head and head.group(1).upper() == "T":
             end = m.end() + start
             break
-    return text[m.end() : end].strip() or None
+    return text[m.end() : end].strip() or None, None
 
 
 def _tidy(text: str) -> str:
@@ -342,7 +376,11 @@ def parse(
         prose.append(text[pos:s])
         pos = e
     prose.append(text[pos:])
-    return DmlResult(_tidy("".join(prose)), _thought(text), macros, errors, open_macro)
+    thought, span = _thought(text)
+    if span is not None:
+        for macro in macros:
+            macro.in_thought = macro.command == "T" and span[0] <= macro.start < span[1]
+    return DmlResult(_tidy("".join(prose)), thought, macros, errors, open_macro)
 
 
 def _default_specs() -> dict[str, ToolSpec]:
