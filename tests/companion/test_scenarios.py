@@ -75,14 +75,17 @@ async def test_recovery_stops_at_the_retry_limit(env: Any) -> None:
     o = env.open([
         decision("EXECUTION", "base_main_specialized"), tool_call("read_file", path="nope.txt"),
         decision("EXECUTION", "base_main_specialized"), tool_call("read_file", path="nope.txt"),
+        decision("EXECUTION", "base_main_specialized"), tool_call("read_file", path="nope.txt"),
     ])
     s = o.session
     s.owner.controller.max_recovery_retries = 1
     await s.handle_message("go")
     assert s.state.step == Step.PLANNING
-    await s.handle_message("try again")
+    await s.continue_task(observed=True)  # the task retries on its own: no new recovery allowed
     assert s.state.step == Step.EXECUTION and s.state.status == Status.REQUIRES_USER_INPUT
     assert "recovery limit" in s.owner.controller.refused()[-1].reason
+    await s.handle_message("the file is nope.txt, try once more")  # the person steps in: budget resets
+    assert s.state.step == Step.PLANNING and s.state.recovery_retries == 1
 
 
 async def test_a_file_read_works_and_feeds_the_next_prompt(env: Any) -> None:

@@ -97,6 +97,8 @@ class CompanionSession:
     async def handle_message(self, text: str) -> TurnResult:
         """A message from the person: a new utterance (the transition limiter resets)."""
         self.owner.new_utterance()
+        if self.state.recovery_retries:  # the person stepped in: the recovery budget starts again
+            self.owner.change("recovery retries reset", lambda s: setattr(s, "recovery_retries", 0))
         fresh = not self.state.task
         if self.state.step == Step.DONE:
             self._transition(Step.PLANNING, "a new request after a finished task", "outcome")
