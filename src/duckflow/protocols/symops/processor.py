@@ -82,11 +82,7 @@ class SymOpsProcessor:
         sc = strict_scan(text)
         if sc.violations:
             return None
-        result = sc.result
-        if not text.strip():
-            result.stage = "failed"
-            result.issues.append(Issue("empty_reply", 1, "the reply is empty", "Sym-Ops lines"))
-        return _finish(result, None)
+        return finish_strict(sc.result, text)
 
     def process(self, text: str, request: str | None = None) -> SymOpsResult:
         strict = self.strict(text)
@@ -129,6 +125,19 @@ class SymOpsProcessor:
             result.issues.append(Issue("no_protocol", 1, "no Sym-Ops lines or actions were found",
                                        "`~` thoughts and `$ verb @ path` actions"))  # fmt: skip
         return _finish(result, rep)
+
+
+def finish_strict(result: SymOpsResult, text: str) -> SymOpsResult:
+    """Validate and score a result the strict scanner read without any violation."""
+    if not text.strip():
+        result.stage = "failed"
+        result.issues.append(Issue("empty_reply", 1, "the reply is empty", "Sym-Ops lines"))
+    return _finish(result, None)
+
+
+def process_repaired(text: str, request: str | None = None) -> SymOpsResult:
+    """The pipeline after a failed strict read: AutoRepair, strict read of the repair, fuzzy."""
+    return _DEFAULT.from_repair(AutoRepair().repair(text), request)
 
 
 _DEFAULT = SymOpsProcessor()

@@ -12,7 +12,7 @@ records it and keeps going, so that streaming can still show what it found.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from duckflow.protocols.symops.model import (
@@ -98,15 +98,71 @@ class Scanner:
         self.block_start = 0
         self.search = 0
         self.done = False
+        self.pieces: list[str] = []  # everything fed, for `text`
+        self.waiting: list[str] = []  # pieces with no newline yet: nothing can complete in them
+        self.chunks: list[str] = []  # content of the open block already searched
+        self.chunk_lines = 0
+        self.events: list[Any] = []  # filled by subclasses that collect items (streaming)
+        self.tail = ""  # in a block: the last characters fed, to spot a fence across pieces
+        self.needle = "\n--"  # newline + the open block's fence
+        self.tail_cut = -2
+        self.hot = False  # in a block: a fence candidate waits for the end of its line
+
+    @property
+    def text(self) -> str:
+        """Everything fed so far."""
+        return "".join(self.pieces)
 
     # -- input -------------------------------------------------------------------------------
-    def feed(self, piece: str) -> None:
-        if piece:
-            self.buf += piece
-            self._run(final=False)
+    def feed(self, piece: str) -> Sequence[Any]:
+        """Add text; returns what subclasses collected in `events` meanwhile (else empty)."""
+        self.pieces.append(piece)
+        mode = self.mode
+        if mode == 2:  # BLOCK: only a piece that may hold the closing fence needs a look
+            if not self.hot:
+                probe = self.tail + piece
+                self.tail = probe[self.tail_cut :]
+                if self.needle not in probe:
+                    self.waiting.append(piece)
+                    return ()
+                self.hot = True
+        elif "\n" not in piece and mode != 4:
+            self.waiting.append(piece)
+            if mode == 1 and piece and piece[0] != "-" and len(self.waiting) == 1 and self.pos >= len(self.buf):
+                self._close_action(None)  # the line after an action began, and is no fence
+                if self.events:
+                    out, self.events = self.events, []
+                    return out
+            return ()
+        if mode == 4:
+            raise RuntimeError("feed() after finish()")
+        if "\n" not in piece:
+            self.waiting.append(piece)
+            return ()
+        if self.waiting:
+            piece = "".join(self.waiting) + piece
+            self.waiting = []
+        self.buf = self.buf + piece
+        self._run(final=False)
+        if self.mode != 2:
+            if self.pos > 512:  # drop what was read, now and then (amortised)
+                self.buf = self.buf[self.pos :]
+                self.pos = 0
+            if self.mode == 1 and self.pos < len(self.buf) and self.buf[self.pos] != "-":
+                self._close_action(None)  # the next line has begun and is no fence
+        else:
+            self.tail = self.buf[self.tail_cut :]
+            self.hot = self.buf.find(self.needle, self.search) >= 0
+        if self.events:
+            out, self.events = self.events, []
+            return out
+        return ()
 
     def finish(self) -> SymOpsResult:
         if not self.done:
+            if self.waiting:
+                self.buf = self.buf + "".join(self.waiting)
+                self.waiting = []
             self._run(final=True)
             if self.mode == self.BLOCK:
                 self._unclosed()
@@ -115,110 +171,124 @@ class Scanner:
             elif self.mode == self.QUESTION:
                 self._close_question()
             self.done = True
+            self.mode = 4  # DONE
         return self.result
 
     # -- core --------------------------------------------------------------------------------
     def _run(self, final: bool) -> None:
         buf = self.buf
         n = len(buf)
-        find = buf.find
-        res = self.result
-        thoughts = res.thoughts
-        emit = self.emit
-        out_mode, pending_mode, block_mode = self.OUT, self.PENDING, self.BLOCK
         pos = self.pos
         line_no = self.line_no
-        try:
-            while True:
-                mode = self.mode
-                if mode == block_mode:
-                    self.pos, self.line_no = pos, line_no
-                    if not self._scan_block(final):
-                        return
-                    pos, line_no = self.pos, self.line_no
-                    continue
-                if pos >= n:
+        while True:
+            mode = self.mode
+            if mode == 2:  # BLOCK
+                self.pos, self.line_no = pos, line_no
+                if not self._scan_block(final):
                     return
-                nl = find("\n", pos)
-                if nl < 0:
-                    if not final:
-                        return
-                    nl = n
-                line = buf[pos:nl]
-                pos = nl + 1
-                line_no += 1
-                if mode == pending_mode:
-                    if line[:2] == "--" and is_dash_fence(line):
-                        self.fence = line.rstrip(" \t")
-                        self.mode = block_mode
-                        self.block_start = pos
-                        self.search = pos - 1
-                        continue
-                    self._close_action(None)
-                    mode = out_mode
-                if mode == out_mode:  # fast paths for the common canonical lines
-                    c = line[:1]
-                    if c == "~":
-                        text = line[1:].strip()
-                        thoughts.append(text)
-                        if emit is not None:
-                            emit("thought", text)
-                        continue
-                    if c == "$" and line[1:2] == " ":
-                        k = line.find(" @ ", 2)
-                        if k > 2:
-                            verb = line[2:k]
-                            target = line[k + 3 :]
-                            if (" " not in verb and target and target[0] not in _SPACE_DECOR
-                                    and target[-1] not in _SPACE_DECOR and "\r" not in target):  # fmt: skip
-                                typ = SYNONYMS.get(verb) or normalize_verb(verb)
-                                dep = None
-                                if typ != "run" and ">" in target:
-                                    target, _, dep_s = target.partition(">")
-                                    target, dep = target.rstrip(" \t"), dep_s.strip(" \t") or None
-                                act = Action(typ, verb, target or None, None, dep)
-                                act.line = line_no
-                                self.action = act
-                                self.mode = pending_mode
-                                continue
-                    elif not line:
-                        continue
-                self.pos, self.line_no = pos, line_no
-                self._line(line)
-        finally:
-            if self.mode != block_mode:
-                self.pos, self.line_no = pos, line_no
+                pos, line_no = self.pos, self.line_no
+                continue
+            nl = buf.find("\n", pos)
+            if nl < 0:
+                if not final or pos >= n:
+                    self.pos, self.line_no = pos, line_no
+                    return
+                nl = n
+            line = buf[pos:nl]
+            pos = nl + 1
+            line_no += 1
+            if mode == 1:  # PENDING
+                if line[:2] == "--" and is_dash_fence(line):
+                    self.fence = fence = line.rstrip(" \t")
+                    self.needle, self.tail_cut = "\n" + fence, -len(fence)
+                    self.mode = 2
+                    self.block_start = self.search = pos - 1
+                    continue
+                self._close_action(None)
+                mode = 0
+            if mode == 0:  # OUT: fast paths for the common canonical lines
+                c = line[:1]
+                if c == "~":
+                    text = line[1:].strip()
+                    self.result.thoughts.append(text)
+                    if self.emit is not None:
+                        self.emit("thought", text)
+                    continue
+                if c == "$" and line[1:2] == " ":
+                    k = line.find(" @ ", 2)
+                    if k > 2:
+                        verb = line[2:k]
+                        target = line[k + 3 :]
+                        if (" " not in verb and target and target[0] not in _SPACE_DECOR
+                                and target[-1] not in _SPACE_DECOR and "\r" not in target):  # fmt: skip
+                            typ = SYNONYMS.get(verb) or normalize_verb(verb)
+                            dep = None
+                            if typ != "run" and ">" in target:
+                                target, _, dep_s = target.partition(">")
+                                target, dep = target.rstrip(" \t"), dep_s.strip(" \t") or None
+                            act = Action(typ, verb, target or None, None, dep)
+                            act.line = line_no
+                            self.action = act
+                            self.mode = 1
+                            continue
+                elif not line:
+                    continue
+            self.pos, self.line_no = pos, line_no
+            self._line(line)
 
     def _scan_block(self, final: bool) -> bool:
-        """Look for the closing fence; True when found (block closed), False to wait for input."""
+        """Look for the closing fence; True when found (block closed), False to wait for input.
+
+        The block's region starts at the newline ending the opening fence, so an empty block is
+        found like any other; text searched without success moves to `chunks`.
+        """
         buf, fence = self.buf, self.fence
         needle = "\n" + fence
         flen = len(fence)
         s = self.search
+        bs = self.block_start
         while True:
             i = buf.find(needle, s)
             if i < 0:
-                self.search = max(s, len(buf) - len(needle) + 1, self.block_start - 1)
+                if not final:
+                    self._shelve(max(bs, len(buf) - len(needle) + 1))
                 return False
             p = i + 1
             eol = buf.find("\n", p + flen)
             if eol < 0:
                 if not final:
-                    self.search = i
+                    self._shelve(i)
                     return False
                 eol = len(buf)
             rest = buf[p + flen : eol]
             if not rest or not rest.strip(" \t"):
-                content = buf[self.block_start : i] if i >= self.block_start else ""
-                self.line_no += buf.count("\n", self.block_start, p) + 1
+                if self.chunks:
+                    content = ("".join(self.chunks) + buf[bs:i])[1:]
+                else:
+                    content = buf[bs + 1 : i] if i > bs else ""
+                self.line_no += self.chunk_lines + buf.count("\n", bs, p)
+                self.chunks, self.chunk_lines = [], 0
                 self.pos = eol + 1
                 self.mode = self.OUT
                 self._close_action(content)
                 return True
             s = i + 1
 
+    def _shelve(self, keep: int) -> None:
+        """Move the searched part of an open block out of the window (keeps streaming linear)."""
+        bs = self.block_start
+        if keep > bs:
+            part = self.buf[bs:keep]
+            self.chunks.append(part)
+            self.chunk_lines += part.count("\n")
+            self.buf = self.buf[keep:]
+            self.block_start = 0
+            self.pos = 0
+            self.search = 0
+
     def _unclosed(self) -> None:
-        content = self.buf[self.block_start :]
+        content = ("".join(self.chunks) + self.buf[self.block_start :])[1:]
+        self.chunks = []
         line = self.action.line if self.action else self.line_no
         self.line_no += content.count("\n") + (1 if content else 0)
         self._violation("unclosed_block", line, "the content block is never closed",
@@ -236,9 +306,9 @@ class Scanner:
         if mode == self.PENDING:
             if is_dash_fence(line) and line[0] == "-":
                 self.fence = line.rstrip(" \t")
+                self.needle, self.tail_cut = "\n" + self.fence, -len(self.fence)
                 self.mode = self.BLOCK
-                self.block_start = self.pos
-                self.search = self.pos - 1
+                self.block_start = self.search = self.pos - 1
                 return
             self._close_action(None)
         elif mode == self.QUESTION:
@@ -296,10 +366,10 @@ class Scanner:
             self._violation("stray_block", self.line_no, "a content block with no action before it",
                             "`$ verb @ target` on the line before `--`")  # fmt: skip
             self.fence = line.rstrip(" \t")
+            self.needle, self.tail_cut = "\n" + self.fence, -len(self.fence)
             self.action = None
             self.mode = self.BLOCK
-            self.block_start = self.pos
-            self.search = self.pos - 1
+            self.block_start = self.search = self.pos - 1
         else:
             self._violation("prose", self.line_no, f"`{line[:60]}` is not a Sym-Ops line",
                             "a line starting with ~ $ # ? ! or a block")  # fmt: skip

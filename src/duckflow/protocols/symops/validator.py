@@ -41,7 +41,7 @@ def _looks_like_diff(content: str) -> bool:
 
 def attach_hunks(action: Action) -> None:
     """Fill `action.hunks` for edit content written as SEARCH/REPLACE hunks."""
-    if action.type != "edit" or not action.content or "<<<<<" not in action.content:
+    if action.type != "edit" or action.hunks is not None or not action.content or "<<<<<" not in action.content:
         return
     hunks = parse_hunks(action.content)
     if hunks is None:
@@ -81,17 +81,24 @@ def check_action(action: Action) -> list[Issue]:
     return out
 
 
+def plainly_valid(action: Action) -> bool:
+    """The common case, decided fast: a declared canonical action with all it needs."""
+    p = action.path
+    typ = action.type
+    return bool(
+        action.guess is None and p and p[0] != "/" and ".." not in p and typ in CANONICAL_TYPES
+        and (action.content is not None or typ in CONTENT_OPTIONAL)
+        and (typ != "edit" or action.hunks is not None or "\n@@" not in (action.content or ""))
+    )  # fmt: skip
+
+
 def validate(result: SymOpsResult) -> None:
     """Check every action in place; add issues and warnings to `result`."""
     for action in result.actions:
-        typ = action.type
-        if typ == "edit":
+        if action.type == "edit":
             attach_hunks(action)
-        p = action.path
-        if (action.guess is None and p and p[0] != "/" and ".." not in p and typ in CANONICAL_TYPES
-                and (typ != "edit" or action.hunks is not None or "\n@@" not in (action.content or ""))
-                and (action.content is not None or typ in CONTENT_OPTIONAL)):  # fmt: skip
-            continue  # the common case: nothing to check further
+        if plainly_valid(action):
+            continue  # nothing to check further
         result.issues.extend(check_action(action))
         if action.type not in CANONICAL_TYPES:
             result.warnings.append(
