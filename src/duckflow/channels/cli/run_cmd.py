@@ -34,16 +34,29 @@ def configure(parser: argparse.ArgumentParser) -> None:
 class Renderer:
     """Prints companion events with rich: thoughts, plans, diffs, results, approvals."""
 
-    def __init__(self, console: Any = None, *, debug: bool = False, quiet: bool = False) -> None:
+    def __init__(self, console: Any = None, *, debug: bool = False, quiet: bool = False,
+                 spinner: bool = False) -> None:
         from rich.console import Console
 
         self.console = console or Console(highlight=False)
         self.debug = debug
         self.quiet = quiet
+        self.spinner = spinner and self.console.is_terminal
+        self._status: Any = None
+
+    def stop_spinner(self) -> None:
+        if self._status is not None:
+            self._status.stop()
+            self._status = None
 
     def __call__(self, ev: Any) -> None:
         if self.quiet:
             return
+        self.stop_spinner()
+        if self.spinner and ev.kind in ("thinking", "tool_call"):
+            label = ev.text if ev.kind == "thinking" else f"running {ev.text}"
+            self._status = self.console.status(label, spinner="dots")
+            self._status.start()
         from rich.panel import Panel
         from rich.text import Text
 
@@ -128,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
     workspace = Path(args.workspace)
     opened = open_session(workspace, model_name=args.model, session_id=args.session,
                           resume=args.resume)
-    renderer = Renderer(debug=args.debug, quiet=args.json)
+    renderer = Renderer(debug=args.debug, quiet=args.json, spinner=True)
     session = opened.session
     session.events.subscribe(renderer)
     if not args.json:
@@ -161,6 +174,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         outcome = asyncio.run(go())
     finally:
+        renderer.stop_spinner()
         opened.close()
     if args.json:
         print(json.dumps(_outcome_json(outcome, opened), ensure_ascii=False))
