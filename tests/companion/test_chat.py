@@ -70,3 +70,16 @@ async def test_commands_while_a_task_runs_and_quit(env: Any) -> None:
     await chat.handle("/cancel")
     assert not chat.loop.busy and "cancelled" in chat.session.state.decision_log[-1]
     assert await chat.handle("/quit") is False
+
+
+async def test_remember_and_set_go_into_long_term_memory_and_the_base_prompt(env: Any) -> None:
+    model = ScriptedModel([decision("PLANNING", next_step="pending_user")])
+    chat, out = _chat(env.open(model))
+    await chat.handle("/remember tests live in tests/")
+    await chat.handle("/set style black")
+    await chat.handle("/set broken")
+    assert "usage: /set" in out.getvalue()
+    await chat.handle("hello")
+    await _settle(chat)
+    system = model.requests[0].messages[0].content
+    assert "learned: tests live in tests/" in system and "style" in system

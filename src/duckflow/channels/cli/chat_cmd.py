@@ -14,7 +14,8 @@ import asyncio
 import sys
 from typing import Any
 
-HELP = """commands: /status  /constraint TEXT  /cancel  /sessions  /debug  /help  /quit
+HELP = """commands: /status  /constraint TEXT  /remember TEXT  /set KEY VALUE  /cancel  /sessions
+          /debug  /help  /quit
 approvals: yes · no · details · edit (then type what to do instead)"""
 YES = {"y", "yes", "ok", "approve", "はい"}
 NO = {"n", "no", "deny", "いいえ"}
@@ -85,6 +86,18 @@ class Chat:
         elif text.startswith("/constraint"):
             body = text[len("/constraint"):].strip()
             c.print(self.loop.add_constraint(body) if body else "usage: /constraint TEXT")
+        elif text.startswith("/remember "):
+            pattern = text[len("/remember "):].strip()
+            self.session.owner.change("learned", lambda st: st.memory.learn(pattern))
+            c.print(f"remembered: {pattern}")
+        elif text.startswith("/set "):
+            key, _, value = text[len("/set "):].strip().partition(" ")
+            if not key or not value:
+                c.print("usage: /set KEY VALUE (e.g. /set style black)")
+            else:
+                self.session.owner.change(f"setting {key}",
+                                          lambda st: st.memory.user_settings.__setitem__(key, value.strip()))
+                c.print(f"setting {key} = {value.strip()}")
         elif text == "/cancel":
             c.print("cancelling…" if await self.loop.cancel() else "nothing is running")
         elif text == "/debug":
