@@ -64,12 +64,35 @@ async def test_commands_while_a_task_runs_and_quit(env: Any) -> None:
     await chat.handle("another message")
     await chat.handle("/status")
     text = out.getvalue()
-    assert "constraint added: keep it short" in text and "still working" in text and "working…" in text
+    assert "constraint added: keep it short" in text and "queued" in text and "working…" in text
+    assert chat.queued == ["another message"]
     bar = chat.toolbar()
     assert "asking scripted:model (main)… (/status" in bar
     await chat.handle("/cancel")
     assert not chat.loop.busy and "cancelled" in chat.session.state.decision_log[-1]
+    assert chat.queued == [] and "dropped 1 queued" in out.getvalue()
     assert await chat.handle("/quit") is False
+
+
+async def test_a_message_typed_during_a_task_is_sent_when_it_ends(env: Any) -> None:
+    release = asyncio.Event()
+
+    async def first(messages: list[Any]) -> Any:
+        await asyncio.wait_for(release.wait(), 5)
+        return decision("PLANNING", next_step="pending_user", say="first done")
+
+    model = ScriptedModel([first, decision("PLANNING", next_step="pending_user", say="second done")])
+    chat, out = _chat(env.open(model))
+    await chat.handle("first")
+    await asyncio.sleep(0.05)
+    await chat.handle("second")
+    release.set()
+    for _ in range(100):
+        if "second done" in out.getvalue():
+            break
+        await asyncio.sleep(0.05)
+    await _settle(chat)
+    assert "second done" in out.getvalue() and model.requests[1].messages[-1].content == "second"
 
 
 async def test_remember_and_set_go_into_long_term_memory_and_the_base_prompt(env: Any) -> None:

@@ -40,6 +40,7 @@ class Chat:
         self.loop = DualLoop(self.session, on_done=self._done)
         self.activity = ""
         self.editing = False
+        self.queued: list[str] = []  # messages typed while a task ran, sent when it ends
         self.session.events.subscribe(self._track)
 
     def _track(self, ev: Any) -> None:
@@ -49,6 +50,11 @@ class Chat:
     def _done(self, outcome: Any, exc: BaseException | None) -> None:
         self.activity = ""
         c = self.render.console
+        if self.queued and outcome is not None and outcome.ending != "approval":
+            asyncio.get_running_loop().call_soon(self._send_queued)
+        elif self.queued and outcome is None:
+            c.print(f"[dim]dropped {len(self.queued)} queued message(s) with the cancel[/]")
+            self.queued.clear()
         if exc is not None:
             c.print(f"[bold red]the task failed:[/] {exc}")
         elif outcome is None:
@@ -57,6 +63,12 @@ class Chat:
             c.print("[yellow]answer: yes / no / details / edit[/]")
         elif outcome.ending not in ("done", "input"):
             c.print(f"[yellow]{outcome.ending}: {outcome.message}[/]")
+
+    def _send_queued(self) -> None:
+        if self.queued and not self.loop.busy and not self.session.state.pending_gate:
+            text = self.queued.pop(0)
+            self.render.console.print(f"[dim]sending your queued message: {text}[/]")
+            self.loop.start_message(text)
 
     def toolbar(self) -> str:
         import time
@@ -108,8 +120,9 @@ class Chat:
 
             sessions_cmd.run(argparse.Namespace(limit=10, json=False, delete=None))
         elif self.loop.busy:
-            c.print("[dim]still working — /status, /constraint TEXT or /cancel; "
-                    "send your message again when I'm done[/]")
+            self.queued.append(text)
+            c.print("[dim]still working: your message is queued and goes out when this task ends "
+                    "(/status, /constraint TEXT, /cancel act now)[/]")
         elif self.session.state.pending_gate:
             self._approval(text)
         else:
