@@ -290,3 +290,19 @@ async def test_files_read_earlier_are_attached_to_the_specialized_call(env: Any)
     await o.session.continue_task(observed=True)
     request = model.requests[3].messages[-1].content
     assert "--- app.py ---\ndef main():\n    return 1" in request and "more characters not shown" in request
+
+
+async def test_auto_approve_never_covers_a_delete(env: Any) -> None:
+    (env.root / "old.txt").write_text("keep me\n", encoding="utf-8")
+    o = env.open([decision("EXECUTION", "base_main_specialized"), tool_call("delete_path", path="old.txt")])
+    out = await drive(o.session, o.session.handle_message("delete old.txt"), auto_approve_workspace=True)
+    assert out.ending == "approval" and "delete" in out.message
+    assert (env.root / "old.txt").exists()
+
+
+async def test_a_write_outside_the_workspace_is_refused_and_recovered_from(env: Any) -> None:
+    o = env.open([decision("EXECUTION", "base_main_specialized"),
+                  tool_call("write_file", path="../escape.txt", content="x")])
+    r = await o.session.handle_message("write outside")
+    assert r.outcomes[0].status == "refused" and not (env.root.parent / "escape.txt").exists()
+    assert o.session.state.step == Step.PLANNING  # error recovery
