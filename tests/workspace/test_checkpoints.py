@@ -98,3 +98,24 @@ def test_state_links_shipped_in_a_repository_are_refused(root: Path, outside: Pa
     with pytest.raises(CheckpointError, match="symlink"):
         CodeIndex(root)
     assert sorted(p.name for p in outside.iterdir()) == ["secret.txt"]
+
+
+def test_prune_keeps_the_newest_and_their_contents(ws: Workspace, root: Path) -> None:
+    for i in range(5):
+        ws.write_file("p.txt", f"version {i}")
+    cps = ws.checkpoints
+    assert cps.prune(keep=2) == 3
+    assert len(cps.list()) == 2
+    assert len(list(cps.blobs.iterdir())) == 2  # versions 2 and 3 (the states before 3 and 4)
+    cps.undo()
+    assert (root / "p.txt").read_text() == "version 3"
+
+
+def test_a_change_too_large_to_checkpoint_is_not_made(root: Path) -> None:
+    from duckflow.config import WorkspaceConfig
+
+    ws = Workspace.open(root, WorkspaceConfig(checkpoint_max_bytes=10))
+    (root / "big.txt").write_text("x" * 100)
+    with pytest.raises(CheckpointError, match="checkpoint"):
+        ws.delete_path("big.txt")
+    assert (root / "big.txt").exists()

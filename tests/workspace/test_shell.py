@@ -58,6 +58,28 @@ async def test_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
     assert not (tmp_path / "late.txt").exists()
 
 
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split(")")[-1].split()[0] != "Z"  # a zombie is dead
+    except FileNotFoundError:
+        return False
+
+
+async def test_timeout_kills_a_grandchild_started_by_a_child(tmp_path: Path) -> None:
+    import sys
+
+    child = ("import subprocess; p = subprocess.Popen(['sleep', '300']); "
+             "open('gc.pid', 'w').write(str(p.pid)); p.wait()")
+    result = await execute_shell(tmp_path, PLAIN, f"{sys.executable} -c \"{child}\"", timeout=2)
+    assert result.timed_out
+    pid = int((tmp_path / "gc.pid").read_text())
+    deadline = time.monotonic() + 5
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(pid)
+
+
 async def test_a_background_child_does_not_hold_the_call_open(tmp_path: Path) -> None:
     started = time.monotonic()
     result = await execute_shell(tmp_path, PLAIN, "sleep 30 & echo done", timeout=20)

@@ -115,7 +115,13 @@ class Checkpoints:
         try:
             for top in dict.fromkeys(paths):
                 rows.extend(self._capture(root_fd, top))
-        except (OSError, ValueError) as exc:
+        except ValueError as exc:
+            raise CheckpointError(
+                f"could not record a checkpoint before {tool}: {exc}",
+                hint="nothing was changed; change fewer files at once, or raise "
+                "workspace.checkpoint_max_bytes",
+            ) from exc
+        except OSError as exc:
             raise CheckpointError(
                 f"could not record a checkpoint before {tool}: {exc}",
                 hint="nothing was changed; check the path and try again",
@@ -189,6 +195,22 @@ class Checkpoints:
         ).fetchall()
         return CheckpointInfo(row["id"], row["created"], row["tool"], row["summary"],
                               tuple(t["top"] for t in tops), bool(row["undone"]))
+
+    def prune(self, keep: int = 500) -> int:
+        """Forget all but the newest `keep` checkpoints and delete blobs nobody uses; returns
+        how many checkpoints were dropped."""
+        with self._db:
+            old = [r["id"] for r in self._db.execute(
+                "SELECT id FROM checkpoints ORDER BY id DESC LIMIT -1 OFFSET ?", (keep,))]
+            for cid in old:
+                self._db.execute("DELETE FROM entries WHERE checkpoint_id = ?", (cid,))
+                self._db.execute("DELETE FROM checkpoints WHERE id = ?", (cid,))
+        used = {r["blob"] for r in self._db.execute(
+            "SELECT DISTINCT blob FROM entries WHERE blob IS NOT NULL")}
+        for blob in self.blobs.iterdir():
+            if blob.name not in used and not blob.is_symlink():
+                blob.unlink(missing_ok=True)
+        return len(old)
 
     # ----------------------------------------------------------------- undo
     def undo(self, cid: int | None = None) -> UndoResult:
