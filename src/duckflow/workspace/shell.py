@@ -168,7 +168,7 @@ def bwrap_argv(root: Path, argv: list[str]) -> list[str]:
            "--bind", str(root), str(root)]
     for name in (".git", ".duckflow"):
         p = root / name
-        if p.is_dir() and not p.is_symlink():
+        if (p.is_dir() or p.is_file()) and not p.is_symlink():  # a worktree's .git is a file
             out += ["--ro-bind", str(p), str(p)]
     out += ["--unshare-net", "--unshare-pid", "--unshare-ipc", "--die-with-parent",
             "--new-session", "--chdir", str(root), "--"]
