@@ -12,14 +12,8 @@ import re
 from collections.abc import Iterator
 
 from duckflow.security.checks import char_classes, shannon_entropy
-from duckflow.security.rules import P_ASSIGN, SECRET, Candidate
+from duckflow.security.rules import P_ASSIGN, SECRET, Candidate, Hay
 
-# Found in the lower-cased text: a secret word inside a name, then an assignment operator.
-_KEY_SEP = re.compile(
-    r"((?:pass|pwd|secret|token|key|cred|auth)[a-z0-9_\-]*)[\"'`]?\]?[ \t]*"
-    r"(:=|=>|=(?![=>~])|:(?![:/\\])|[ \t]is[ \t]+(?!not\b))[ \t]*",
-    re.ASCII,
-)
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-$")
 _QUOTED = re.compile(r"[bBrRuU]{0,2}([\"'`])((?:\\.|(?!\1)[^\\\n]){1,400})\1")
 _BARE = re.compile(r"(?:[^\s\"'`,;&<>()\[\]{}]|&(?![A-Za-z_][\w.\-]*=)){1,400}")
@@ -143,11 +137,12 @@ def value_is_secret(
     return _looks_random(v, min_len=8, min_entropy=2.5)
 
 
-def find_assignments(text: str, lowered: str) -> Iterator[Candidate]:
+def find_assignments(text: str, lowered: str, hay: Hay | None = None) -> Iterator[Candidate]:
     if len(lowered) != len(text):  # must be offset-aligned with `text`
         lowered = text.encode("ascii", "replace").lower().decode("ascii")
+    hay = hay or Hay(text, lowered)
     n = len(text)
-    for m in _KEY_SEP.finditer(lowered):
+    for m in hay.key_matches():
         start = m.start()
         while start > 0 and text[start - 1] in _NAME_CHARS:
             start -= 1

@@ -48,27 +48,26 @@ _KINDS: dict[str, str] = {
 @dataclass(frozen=True)
 class Gate:
     """A cheap test before a plugin regex runs: literal needles, and/or a fast regex whose
-    hits select the lines the (slower) plugin regex is run on."""
+    hits select the lines the (slower) plugin regex is run on. `keyword_lines`: run only
+    on lines where a secret-sounding name is assigned (shared with the assignment scan)."""
 
     needles: tuple[str, ...] = ()
     lower: bool = False
     lines: re.Pattern[str] | None = None
+    keyword_lines: bool = False
 
 
-# Assignment-style plugins (Cloudant, IBM, SoftLayer) need a keyword, an operator and a
-# long value; this literal-first regex finds such lines in the lower-cased text.
-_KEYWORD_LINES = re.compile(
-    r"(?:key|pwd|pw|pass|token)[a-z_\-]{0,20}[\"'\]]{0,2} *(?:=|:|=>| ) *[\"']?[a-z0-9_\-]{24}"
-)
+# Assignment-style plugins (Cloudant, IBM, SoftLayer) need a keyword and an operator.
+_KEYWORD_LINES = Gate(keyword_lines=True)
 _GATES: dict[tuple[str, int], Gate] = {
     ("ArtifactoryDetector", 0): Gate(lines=re.compile(r"AKC[a-zA-Z0-9]{10}")),
     ("ArtifactoryDetector", 1): Gate(lines=re.compile(r"AP[0-9A-F][a-zA-Z0-9]{8}")),
-    ("AWSKeyDetector", 0): Gate(needles=("AKIA", "ASIA", "ABIA", "ACCA", "A3T")),
+    ("AWSKeyDetector", 0): Gate(lines=re.compile(r"A(?:KIA|SIA|BIA|CCA|3T)[A-Z0-9]{16}")),
     ("AWSKeyDetector", 1): Gate(needles=("aws",), lower=True, lines=re.compile("aws")),
     ("AzureStorageKeyDetector", 0): Gate(needles=("AccountKey=",)),
     ("BasicAuthDetector", 0): Gate(needles=("://",)),
-    ("CloudantDetector", 0): Gate(needles=("cl",), lower=True, lines=_KEYWORD_LINES),
-    ("CloudantDetector", 1): Gate(needles=("cl",), lower=True, lines=_KEYWORD_LINES),
+    ("CloudantDetector", 0): _KEYWORD_LINES,
+    ("CloudantDetector", 1): _KEYWORD_LINES,
     ("CloudantDetector", 2): Gate(needles=("cloudant.com",), lower=True),
     ("CloudantDetector", 3): Gate(needles=("cloudant.com",), lower=True),
     ("DiscordBotTokenDetector", 0): Gate(lines=re.compile(r"\.[a-zA-Z0-9_\-]{6}\.[a-zA-Z0-9_\-]{27}")),
@@ -80,8 +79,8 @@ _GATES: dict[tuple[str, int], Gate] = {
     ("GitLabTokenDetector", 4): Gate(needles=("glptt-",)),
     ("GitLabTokenDetector", 5): Gate(needles=("glagent-",)),
     ("GitLabTokenDetector", 6): Gate(needles=("gloas-",)),
-    ("IbmCloudIamDetector", 0): Gate(lower=True, lines=_KEYWORD_LINES),
-    ("IbmCosHmacDetector", 0): Gate(needles=("secret",), lower=True, lines=_KEYWORD_LINES),
+    ("IbmCloudIamDetector", 0): _KEYWORD_LINES,
+    ("IbmCosHmacDetector", 0): Gate(needles=("secret",), lower=True, keyword_lines=True),
     ("JwtTokenDetector", 0): Gate(needles=("eyJ",)),
     ("MailchimpDetector", 0): Gate(lines=re.compile(r"-us[0-9]")),
     ("NpmDetector", 0): Gate(needles=("_authToken",)),
@@ -91,11 +90,11 @@ _GATES: dict[tuple[str, int], Gate] = {
     ("SendGridDetector", 0): Gate(needles=("SG.",)),
     ("SlackDetector", 0): Gate(needles=("xox",)),
     ("SlackDetector", 1): Gate(needles=("hooks.slack.com",)),
-    ("SoftlayerDetector", 0): Gate(needles=("sl", "softlayer"), lower=True, lines=_KEYWORD_LINES),
+    ("SoftlayerDetector", 0): _KEYWORD_LINES,
     ("SoftlayerDetector", 1): Gate(needles=("api.softlayer.com",)),
     ("SquareOAuthDetector", 0): Gate(needles=("sq0csp-",)),
     ("StripeDetector", 0): Gate(needles=("k_live_",)),
-    ("TelegramBotTokenDetector", 0): Gate(lines=re.compile(r"[0-9]:[0-9A-Za-z_\-]{35}")),
+    ("TelegramBotTokenDetector", 0): Gate(lines=re.compile(r":AA[0-9A-Za-z_\-]{33}")),
 }
 
 
@@ -164,7 +163,9 @@ def find_library(text: str, lowered: str | None = None, hay: Hay | None = None) 
         if gate is not None:
             if gate.needles and not hay.any(gate.needles, gate.lower):
                 continue
-            if gate.lines is not None:
+            if gate.keyword_lines:
+                windows = hay.key_lines()
+            elif gate.lines is not None:
                 key = (id(gate.lines), gate.lower)
                 if key not in window_cache:
                     window_cache[key] = _line_windows(text, lowered if gate.lower else text, gate.lines)

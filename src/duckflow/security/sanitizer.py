@@ -94,7 +94,7 @@ def _pii(text: str, lowered: str, hay: Hay | None = None) -> Iterable[Candidate]
 
 
 def _assignments(text: str, lowered: str, hay: Hay | None = None) -> Iterable[Candidate]:
-    return find_assignments(text, lowered)
+    return find_assignments(text, lowered, hay)
 
 
 DEFAULT_DETECTORS: tuple[Detector, ...] = (_formats, _library, _assignments, _pii)
