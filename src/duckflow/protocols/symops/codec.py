@@ -1,0 +1,200 @@
+"""SymOpsCodec: tools through Sym-Ops — prompt text in, ToolCalls out (implements Codec).
+
+Mapping (the workspace tools' names):
+    $ create @ path + block   -> write_file(path, content)
+    $ edit @ path + block     -> edit_file(path, content)       (whole file or SEARCH/REPLACE)
+    $ delete @ path           -> delete_path(path)
+    $ run @ command           -> execute_shell(command)         (a block alone is the script)
+    $ test @ target           -> run_tests(target)              (see _test_args)
+    $ TOOL @ value [+ block]  -> TOOL(first parameter=value, ...) for any other tool by name;
+                                 a block holding a JSON object gives the other arguments,
+                                 any other block goes to the second parameter.
+Guessed actions become ToolCall(executable=False); they are proposed, never run.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from duckflow.llm.types import ToolCall, ToolResult, ToolSpec
+from duckflow.protocols.codec import Decoded
+from duckflow.protocols.symops.model import Action, SymOpsResult
+from duckflow.protocols.symops.processor import parse
+from duckflow.protocols.symops.prompts import system_prompt
+from duckflow.protocols.symops.serializer import action_lines, safe_fence
+
+TYPE_TO_TOOL = {"create": "write_file", "edit": "edit_file", "delete": "delete_path",
+                "run": "execute_shell", "test": "run_tests"}  # fmt: skip
+TOOL_TO_VERB = {v: k for k, v in TYPE_TO_TOOL.items()}
+SHELLS = frozenset({"", "bash", "sh", "shell", "zsh"})
+NOT_ERRORS = frozenset({"no_protocol", "empty_reply"})  # plain prose is an answer, not a failure
+
+
+def _file_text(content: str) -> str:
+    """Block content as file text: a final newline is added unless it has one."""
+    return content if not content or content.endswith("\n") else content + "\n"
+
+
+def _params(spec: ToolSpec | None, default: list[str]) -> list[str]:
+    return spec.param_names if spec is not None and spec.param_names else default
+
+
+class SymOpsCodec:
+    """Codec for models without native tool calling (and for any model, by choice)."""
+
+    name = "symops"
+    native = False
+
+    def __init__(self, *, request: str | None = None) -> None:
+        self.request = request
+
+    # -- prompt ------------------------------------------------------------------------------
+    def system_prompt(self, tools: Sequence[ToolSpec]) -> str:
+        return system_prompt(tools)
+
+    # -- decode ------------------------------------------------------------------------------
+    def decode(self, text: str, tools: Sequence[ToolSpec]) -> Decoded:
+        result = parse(text, request=self.request)
+        specs = {t.name: t for t in tools}
+        errors = [i.describe() for i in result.issues if i.kind not in NOT_ERRORS]
+        calls: list[ToolCall] = []
+        for action in result.actions:
+            call, problem = self.to_call(action, specs)
+            if problem:
+                errors.append(problem)
+            calls.append(call)
+        return Decoded(
+            text=self.visible_text(text, result),
+            calls=calls,
+            errors=errors,
+            warnings=[f"{w.name} at line {w.line}" + (f": {w.detail}" if w.detail else "") for w in result.warnings],
+            repairs=[r.name for r in result.repairs],
+            confidence=result.confidence,
+        )
+
+    @staticmethod
+    def visible_text(text: str, result: SymOpsResult) -> str:
+        """What a person reads: the thoughts (and prose), then the questions with options."""
+        if result.stage == "failed" and not result.actions:
+            return text.strip()
+        lines = list(result.thoughts)
+        for q in result.questions:
+            lines.append(q.text)
+            lines += [f"  {i}. {o}" for i, o in enumerate(q.options, 1)]
+        return "\n".join(lines)
+
+    def to_call(self, action: Action, specs: dict[str, ToolSpec]) -> tuple[ToolCall, str]:
+        """One action as a ToolCall, and a problem ('' when none)."""
+        name = TYPE_TO_TOOL.get(action.type, action.verb)
+        spec = specs.get(name)
+        problem = ""
+        if action.type not in TYPE_TO_TOOL and specs and spec is None:
+            close = difflib.get_close_matches(name, list(specs), n=1)
+            problem = f"unknown tool '{name}' at line {action.line}" + (f" (did you mean '{close[0]}'?)" if close else "")
+        elif specs and spec is None:
+            problem = f"the tool {name} is not available here (line {action.line})"
+        args, note = self._arguments(action, spec)
+        problem = problem or note
+        raw = "\n".join(action_lines(action))
+        call = ToolCall(name, args, "", action.executable and not problem, action.confidence, "symops", raw)
+        return call, problem
+
+    def _arguments(self, a: Action, spec: ToolSpec | None) -> tuple[dict[str, Any], str]:
+        t = a.type
+        if t in ("create", "edit"):
+            p = _params(spec, ["path", "content"])
+            content = a.content or ""
+            return {p[0]: a.path, p[1 if len(p) > 1 else 0]: content if a.hunks else _file_text(content)}, ""
+        if t == "delete":
+            return {_params(spec, ["path"])[0]: a.path}, ""
+        if t == "run":
+            command = a.path or ""
+            if a.content is not None and command.strip() in SHELLS:
+                command = a.content
+            return {_params(spec, ["command"])[0]: command}, ""
+        if t == "test":
+            return self._test_args(a, spec), ""
+        return self._tool_args(a, spec)
+
+    @staticmethod
+    def _test_args(a: Action, spec: ToolSpec | None) -> dict[str, Any]:
+        """`$ test @ X`: X goes to a `target`/`path` parameter; to `command` only when it is one."""
+        params = _params(spec, ["target"])
+        for key in ("target", "path"):
+            if key in params:
+                return {key: a.path}
+        if "command" in params:
+            target = a.path or ""
+            return {"command": target} if any(c.isspace() for c in target) else {}
+        return {params[0]: a.path}
+
+    @staticmethod
+    def _tool_args(a: Action, spec: ToolSpec | None) -> tuple[dict[str, Any], str]:
+        params = _params(spec, ["target"])
+        args: dict[str, Any] = {}
+        if a.path is not None:
+            args[params[0]] = a.path
+        if a.depends_on is not None and len(params) > 1:  # `$ move_path @ a.py > b.py`
+            args[params[1]] = a.depends_on
+        if a.content:
+            try:
+                extra = json.loads(a.content)
+            except ValueError:
+                extra = None
+            if isinstance(extra, dict):
+                args.update(extra)
+            elif len(params) > 1:
+                args[params[1]] = a.content
+            else:
+                return args, f"`{a.verb}` takes no block (line {a.line})"
+        return args, ""
+
+    # -- encode ------------------------------------------------------------------------------
+    def encode_calls(self, calls: Sequence[ToolCall]) -> str:
+        out: list[str] = []
+        for c in calls:
+            out.extend(action_lines(self.from_call(c)))
+        return "\n".join(out) + ("\n" if out else "")
+
+    @staticmethod
+    def from_call(call: ToolCall) -> Action:
+        """The Sym-Ops action that `call` would have been written as."""
+        args = dict(call.arguments)
+        verb = TOOL_TO_VERB.get(call.name)
+
+        def take(*keys: str) -> Any:
+            for k in keys:
+                if k in args:
+                    return args.pop(k)
+            return None
+
+        if verb in ("create", "edit"):
+            path, content = take("path"), take("content")
+            text = str(content or "")
+            return Action(verb, verb, path, text[:-1] if text.endswith("\n") else text)
+        if verb == "delete":
+            return Action(verb, verb, take("path"))
+        if verb == "run":
+            command = str(take("command") or "")
+            if "\n" in command:
+                return Action("run", "run", None, command)
+            return Action("run", "run", command)
+        if verb == "test":
+            return Action("test", "test", take("target", "path", "command") or ".")
+        first = next(iter(args), None)
+        value = args.pop(first) if first is not None else None
+        block = json.dumps(args, ensure_ascii=False) if args else None
+        return Action(call.name, call.name, None if value is None else str(value), block)
+
+    def encode_results(self, results: Sequence[ToolResult]) -> str:
+        parts: list[str] = []
+        for r in results:
+            status = "error" if r.is_error else "ok"
+            body = r.content.split("\n")
+            fence = safe_fence(body)
+            parts.append(f"= {r.name} {r.call_id} {status}".replace("  ", " "))
+            parts += [fence, *body, fence]
+        return "\n".join(parts) + ("\n" if parts else "")
