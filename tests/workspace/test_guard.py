@@ -52,6 +52,7 @@ def _inside(path: Path, root: Path) -> bool:
     ("src/\u200b../x", "unicode_format"),
     ("//etc/passwd", "outside_workspace"),
     ("/", "outside_workspace"),
+    ("file:///etc/passwd", "url"),
 ])
 def test_attack_paths_are_refused_for_every_operation(root: Path, path: str, code: str) -> None:
     guard = WorkspaceGuard(root)
@@ -66,7 +67,9 @@ def test_absolute_path_of_the_outside_folder_is_refused(root: Path, outside: Pat
     assert (verdict.allowed, verdict.code) == (False, "outside_workspace")
 
 
-@pytest.mark.parametrize("path", ["src/app.py", "./src//app.py", "src/../src/app.py",
+@pytest.mark.parametrize("path", [".gitignore", ".github/workflows/ci.yml", "..hidden",
+                                  "a..b/c", "file~", "日本語 ファイル.txt", "x/....", "a:b:c",
+                                  "src/app.py", "./src//app.py", "src/../src/app.py",
                                   "inside_link/app.py", "....//x", "%2e%2e%2fetc", "new/dir/f.py"])
 def test_paths_that_stay_inside_are_allowed(root: Path, path: str) -> None:
     verdict = WorkspaceGuard(root).check(path, "read")

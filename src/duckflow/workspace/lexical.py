@@ -14,7 +14,8 @@ from dataclasses import dataclass
 NAME_MAX = 255  # bytes per component on Linux filesystems (ext4, xfs, btrfs, tmpfs)
 PATH_MAX = 4095  # bytes for a whole path, without the terminating NUL
 
-_DRIVE = re.compile(r"^[A-Za-z]:")
+_DRIVE = re.compile(r"^[A-Za-z]:(/|$)")
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:/")
 # Characters that look like '/' or '\\' but that NFKC leaves alone (division slash, fraction
 # slash, big solidus, set minus, small reverse solidus ...): no real name needs them.
 _SLASH_LOOKALIKES = frozenset("\u2215\u2044\u29f8\u29f5\u29f9\u2216\ufe68\u2571\u2572\u27cb\u27cd\u1735")
@@ -63,6 +64,8 @@ def _normalize(raw: str, roots: tuple[str, ...]) -> Lexical | Refusal:
         return Refusal("home", "'~' (home directory) paths are outside the workspace")
     if _DRIVE.match(raw):
         return Refusal("drive_letter", "Windows drive paths are outside the workspace")
+    if _URL.match(raw):
+        return Refusal("url", "URLs (file://, http://, ...) are not workspace paths")
     want_dir = raw.endswith("/") or raw.endswith("/.")
     if raw.startswith("/"):
         norm = posixpath.normpath(raw)
