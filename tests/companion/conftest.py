@@ -35,6 +35,7 @@ class Env:
         model = script if isinstance(script, ScriptedModel) else ScriptedModel(script, name="test")
         store = SessionStore(self.home / "sessions.db")
         gate = Gate(self.home / "gate.db")
+        kw.setdefault("codec", "native")  # the scripts use native tool calls unless a test says otherwise
         o = open_session(self.root, model=model, store=store, gate=gate, **kw)
         self.opened.append(o)
         return o

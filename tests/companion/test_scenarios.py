@@ -306,3 +306,16 @@ async def test_a_write_outside_the_workspace_is_refused_and_recovered_from(env: 
     r = await o.session.handle_message("write outside")
     assert r.outcomes[0].status == "refused" and not (env.root.parent / "escape.txt").exists()
     assert o.session.state.step == Step.PLANNING  # error recovery
+
+
+async def test_writes_proposed_while_planning_become_action_specs_not_runs(env: Any) -> None:
+    from duckflow.llm.scripted import tool_calls
+
+    o = env.open([decision("PLANNING", "base_main_specialized"),
+                  tool_calls([("list_files", {"path": "."}), ("write_file", {"path": "p.py", "content": "x"})],
+                             text="Plan: p\nSteps: 1. write p.py")])
+    r = await o.session.handle_message("plan p.py")
+    plan = o.session.owner.plans.latest()
+    assert plan is not None and [(a.kind, a.path) for a in plan.action_specs] == [("create", "p.py")]
+    assert [x.call.name for x in r.outcomes] == ["list_files"] and not (env.root / "p.py").exists()
+    assert o.session.state.plan_id == plan.plan_id

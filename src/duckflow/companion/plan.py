@@ -15,6 +15,10 @@ from typing import Any
 from duckflow.errors import DuckflowError
 
 ACTION_KINDS = ("read", "create", "edit", "delete", "run", "test", "implement", "other")
+# the ActionSpec kind of a mutating workspace tool call proposed while planning
+TOOL_KIND = {"write_file": "create", "edit_file": "edit", "delete_path": "delete",
+             "execute_shell": "run", "run_tests": "test", "move_path": "edit",
+             "create_directory": "create"}
 
 
 class PlanError(DuckflowError):
@@ -42,6 +46,15 @@ class Plan:
     created_at: float
     action_specs: list[ActionSpec] = field(default_factory=list)
     status: str = "proposed"  # proposed | approved | executed | abandoned
+
+
+def specs_for_calls(calls: list[Any]) -> list[ActionSpec]:
+    """ActionSpecs for the mutating calls of a planning reply (guessed ones are optional)."""
+    return [
+        ActionSpec(TOOL_KIND[c.name], str(c.arguments.get("path") or c.arguments.get("command") or ""),
+                   f"{c.name} proposed while planning", optional=not c.executable)
+        for c in calls if c.name in TOOL_KIND
+    ]
 
 
 class PlanTool:

@@ -25,7 +25,7 @@ from duckflow.companion.context import (
 from duckflow.companion.decision import MainDecision, read_decision
 from duckflow.companion.events import Event, EventSink
 from duckflow.companion.owner import StateOwner
-from duckflow.companion.plan import ActionSpec
+from duckflow.companion.plan import specs_for_calls
 from duckflow.companion.policy import DialogPolicy
 from duckflow.companion.reply import compose_reply, outcome_text
 from duckflow.companion.state import AgentState, Status, Step
@@ -37,10 +37,6 @@ from duckflow.prompts.render import PromptBuilder
 from duckflow.protocols.codec import Codec
 
 CONTINUE_TEXT = "(no new message: continue the task from the evidence)"
-_PLAN_KIND = {"write_file": "create", "edit_file": "edit", "delete_path": "delete",
-              "execute_shell": "run", "run_tests": "test", "move_path": "edit",
-              "create_directory": "create"}
-
 
 @dataclass
 class TurnResult:
@@ -275,9 +271,7 @@ class CompanionSession:
     def _plan(self, text: str, calls: list[ToolCall]) -> str:
         plans = self.owner.plans
         plan_id = plans.propose(text or "(the model gave no plan text)")
-        specs = [ActionSpec(_PLAN_KIND.get(c.name, "other"), str(c.arguments.get("path", "")),
-                            f"{c.name} proposed while planning", optional=not c.executable)
-                 for c in calls if c.name in _PLAN_KIND]
+        specs = specs_for_calls(calls)
         if specs:
             plans.set_action_specs(plan_id, specs)
         self.owner.change("plan", lambda s: setattr(s, "plan_id", plan_id))
@@ -343,6 +337,7 @@ class CompanionSession:
                 s.add_evidence(o.line(300))
                 s.vitals.record_outcome(o.status == "ok")
                 path = o.call.arguments.get("path")
+                s.log_decision(f"ran {o.call.name} {path or ''}: {o.status}".replace("  ", " "))
                 if o.status == "ok" and o.call.name in ("read_file", "write_file", "edit_file") and path:
                     s.add_context_ref(f"file:{path}")
                 if o.status == "ok" and o.call.name not in ("read_file", "list_files", "search_code"):
