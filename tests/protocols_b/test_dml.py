@@ -252,3 +252,15 @@ def test_tool_macro_named_in_thought_is_not_run_twice() -> None:
 def test_without_action_label_macros_after_thought_run() -> None:
     r = parse("Thought: read it.\n🦆▶️[T:read_file|a.py]◀️🦆", TOOLS)
     assert r.thought == "read it." and not r.tool_macros[0].in_thought
+
+
+def test_macros_in_reasoning_blocks_are_ignored() -> None:
+    text = "<think>maybe 🦆▶️[T:execute_shell|rm -rf build]◀️🦆? no.</think>\n🦆▶️[T:read_file|a.py]◀️🦆"
+    r = parse(text, TOOLS)
+    assert r.ok and [m.name for m in r.macros] == ["read_file"]
+    assert r.macros[0].start == text.index("🦆▶️[T:read_file")
+    assert "reasoning" in r.warnings[0]
+    d = DMLCodec().decode(text, TOOLS)
+    assert [c.name for c in d.calls] == ["read_file"] and d.warnings
+    lone = parse("draft 🦆▶️[T:read_file|b.py]◀️🦆</think>🦆▶️[T:read_file|a.py]◀️🦆", TOOLS)
+    assert [m.args for m in lone.macros] == [["a.py"]]

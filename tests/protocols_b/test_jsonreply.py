@@ -120,3 +120,20 @@ async def test_reask_loop_gives_up_after_two_rounds() -> None:
 
     got = await read_json_reasking(complete, [Message("user", "decide")], Decision)
     assert not got.ok and calls == 3 and len(got.attempts) == 3
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '<think>The user wants {"a": 2}? or {x}</think>\n{"a": 1}',
+        'the format is {"a": 2} I think</think>\n```json\n{"a": 1}\n```',
+    ],
+)
+def test_reasoning_blocks_are_not_read_as_the_answer(text: str) -> None:
+    got = read_json(text)
+    assert got.ok and got.value == {"a": 1} and got.repairs[0] == "removed_thinking"
+
+
+def test_reasoning_only_is_not_an_answer() -> None:
+    got = read_json('<think>maybe {"a": 1}')
+    assert not got.ok and "only reasoning" in got.errors[0]

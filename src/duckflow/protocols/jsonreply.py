@@ -41,6 +41,16 @@ class JsonReply:
         return {"ok": self.ok, "value": value, "repairs": self.repairs, "errors": self.errors}
 
 
+_THINK = re.compile(r"(?is)<(think|thinking|reasoning)>.*?(?:</\1>|\Z)")
+_THINK_CLOSE = re.compile(r"(?is)\A.*?</(?:think|thinking|reasoning)>")
+
+
+def strip_thinking(text: str) -> str:
+    """`text` without reasoning blocks (`<think>…</think>`, or all before a lone `</think>`)."""
+    out = _THINK.sub("", text)
+    return _THINK_CLOSE.sub("", out, count=1)
+
+
 def _balanced_end(text: str, start: int) -> int | None:
     """Index after the bracket closing the one at `start` (strings respected), else None."""
     stack: list[str] = []
@@ -165,6 +175,18 @@ def read_json(text: str, schema: type[BaseModel] | None = None) -> JsonReply:
     """Read the JSON in a model's reply; see the module docstring. Never raises on bad text."""
     if not text or not text.strip():
         return JsonReply(False, errors=["the reply is empty: expected one JSON value"])
+    thinking: list[str] = []
+    without = strip_thinking(text)
+    if without != text:
+        text, thinking = without, ["removed_thinking"]
+        if not text.strip():
+            return JsonReply(False, repairs=thinking, errors=["the reply has only reasoning (<think>), no JSON"])
+    reply = _read(text, schema)
+    reply.repairs = thinking + reply.repairs
+    return reply
+
+
+def _read(text: str, schema: type[BaseModel] | None) -> JsonReply:
     first_errors: list[str] | None = None
     first_repairs: list[str] = []
     seen = False

@@ -68,7 +68,7 @@ class DMLCodec:
         result = parse(text, tools, self.aliases)
         specs = {t.name: t for t in tools}
         calls: list[ToolCall] = []
-        warnings: list[str] = []
+        warnings: list[str] = list(result.warnings)
         acted = {m.raw for m in result.tool_macros if not m.in_thought}
         for macro in result.tool_macros:
             if macro.name not in specs:

@@ -66,6 +66,7 @@ class DmlResult:
     macros: list[Macro]
     errors: list[str]
     open_macro: Macro | None = None
+    warnings: list[str] = field(default_factory=list)  # not in to_dict(): e.g. macros in <think>
 
     @property
     def ok(self) -> bool:
@@ -331,6 +332,19 @@ def _thought(text: str) -> tuple[str | None, tuple[int, int] | None]:
     return text[m.end() : end].strip() or None, None
 
 
+_THINK = re.compile(r"(?is)<(think|thinking|reasoning)>.*?(?:</\1>|\Z)")
+_THINK_CLOSE = re.compile(r"(?is)</(?:think|thinking|reasoning)>")
+
+
+def _thinking_spans(text: str) -> list[tuple[int, int]]:
+    """Reasoning blocks (`<think>…</think>`; all before a lone `</think>`): not actions."""
+    spans = [(m.start(), m.end()) for m in _THINK.finditer(text)]
+    lone = _THINK_CLOSE.search(text)
+    if lone is not None and not any(a <= lone.start() < b for a, b in spans):
+        spans.append((0, lone.end()))
+    return spans
+
+
 def _tidy(text: str) -> str:
     lines = [line.rstrip() for line in text.splitlines()]
     return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
@@ -353,7 +367,12 @@ def parse(
     errors: list[str] = []
     open_macro: Macro | None = None
     removed: list[tuple[int, int]] = []
+    warnings: list[str] = []
+    thinking = _thinking_spans(text)
     for start, b0, b1, end, closed in _scan(text):
+        if any(a <= start < b for a, b in thinking):
+            warnings.append(f"macro at offset {start} is inside a reasoning block (<think>): ignored")
+            continue
         macro = Macro("", "", [], text[start:end], start, end, complete=closed)
         try:
             _check(macro, text[b0:b1], specs, aliases)
@@ -380,7 +399,7 @@ def parse(
     if span is not None:
         for macro in macros:
             macro.in_thought = macro.command == "T" and span[0] <= macro.start < span[1]
-    return DmlResult(_tidy("".join(prose)), thought, macros, errors, open_macro)
+    return DmlResult(_tidy("".join(prose)), thought, macros, errors, open_macro, warnings)
 
 
 def _default_specs() -> dict[str, ToolSpec]:
