@@ -224,3 +224,15 @@ def test_random_symlink_farms_never_resolve_outside(tmp_path_factory: pytest.Tem
     verdict = WorkspaceGuard(root).check(path, op)  # type: ignore[arg-type]
     if verdict.allowed:
         assert verdict.resolved is not None and _inside(verdict.resolved, root), (links, path)
+
+
+def test_a_folder_moved_out_after_it_was_opened_is_noticed(root: Path, outside: Path) -> None:
+    guard = WorkspaceGuard(root)
+    fd = os.open(root / "src", os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        guard._still_inside(fd)  # still inside: no error
+        os.rename(root / "src", outside / "src")
+        with pytest.raises(Exception, match="moved out"):
+            guard._still_inside(fd)
+    finally:
+        os.close(fd)

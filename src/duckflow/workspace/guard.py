@@ -354,6 +354,18 @@ class WorkspaceGuard:
 
     def _target(self, parts: list[str], root_fd: int, dir_fd: int | None, name: str,
                 st: os.stat_result | None, fds: list[int], lex: Lexical) -> Target:
+        if dir_fd is not None and dir_fd != root_fd:
+            self._still_inside(dir_fd)
         return Target(tuple(parts), lex.parts, self.root.joinpath(*parts), root_fd, dir_fd,
                       name, st, list(fds))
 
+    def _still_inside(self, fd: int) -> None:
+        """Defence in depth against a folder moved out of the workspace after it was opened:
+        where the kernel says the descriptor now is (Linux /proc; skipped without it)."""
+        try:
+            where = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            return
+        root = str(self.root)
+        if where != root and not where.startswith(root.rstrip("/") + "/"):
+            raise _Refused("race", "a folder on the path was moved out of the workspace")
