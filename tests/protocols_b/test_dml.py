@@ -43,11 +43,12 @@ def test_last_argument_takes_the_rest_with_pipes() -> None:
     assert m.arguments == {"path": "a.sh", "content": "echo hi | grep h || true"}
 
 
-def test_without_tool_list_known_signatures_still_split_right() -> None:
+def test_without_tool_list_the_standard_tools_apply() -> None:
     m = parse("🦆▶️[T:execute_shell|ls | wc -l]◀️🦆").macros[0]
     assert m.args == ["ls | wc -l"]
-    other = parse("🦆▶️[T:custom|a|b|c]◀️🦆")
-    assert other.ok and other.macros[0].args == ["a", "b", "c"]
+    other = parse("🦆▶️[T:raed_file|a|b|c]◀️🦆")
+    assert other.macros[0].args == ["a", "b", "c"]
+    assert other.errors == ["macro `T:raed_file` at offset 0: unknown tool `raed_file`; did you mean `read_file`?"]
 
 
 def test_tolerates_missing_variation_selector_and_spaces() -> None:

@@ -357,12 +357,12 @@ def parse(
 ) -> DmlResult:
     """Read every macro in `text`. Never raises on malformed text.
 
-    `tools` None: tool names are not checked (argument splitting still uses the signature of
-    the seed's standard tools when the name is one of them); a list: names must be in it.
+    `tools` None: the standard tools (`DEFAULT_TOOLS`, the ones `system_prompt()` lists);
+    tool names must be among the tools given.
     `aliases`: `{{F:x}}` references must name a registered alias and are expanded in
     `Macro.arguments`.
     """
-    specs = {t.name: t for t in tools} if tools is not None else None
+    specs = {t.name: t for t in tools} if tools is not None else _default_specs()
     macros: list[Macro] = []
     errors: list[str] = []
     open_macro: Macro | None = None
