@@ -180,6 +180,7 @@ class WorkspaceGuard:
                 hint="create it or pass an existing folder with --root/--workspace",
             )
         self._roots = tuple(dict.fromkeys([str(self.root), given]))
+        self._kernel_root = _fd_path(self.root)  # how /proc/self/fd spells the root
 
     # ----------------------------------------------------------------- public API
     def check(self, path: str | os.PathLike[str], op: Op) -> Verdict:
@@ -362,10 +363,25 @@ class WorkspaceGuard:
     def _still_inside(self, fd: int) -> None:
         """Defence in depth against a folder moved out of the workspace after it was opened:
         where the kernel says the descriptor now is (Linux /proc; skipped without it)."""
+        root = self._kernel_root
         try:
             where = os.readlink(f"/proc/self/fd/{fd}")
         except OSError:
             return
-        root = str(self.root)
+        if root is None:
+            return
         if where != root and not where.startswith(root.rstrip("/") + "/"):
             raise _Refused("race", "a folder on the path was moved out of the workspace")
+
+
+def _fd_path(path: Path) -> str | None:
+    try:
+        fd = os.open(path, _DIR_FLAGS)
+    except OSError:
+        return None
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
