@@ -7,6 +7,7 @@ Public API: `parse(text, tools=None, aliases=None) -> DmlResult`, `AliasTable`, 
 from __future__ import annotations
 
 from duckflow.protocols.dml.aliases import AliasTable, UnknownAlias
+from duckflow.protocols.dml.arguments import split_args
 from duckflow.protocols.dml.codec import DMLCodec
 from duckflow.protocols.dml.library import (
     instruction_text,
@@ -14,7 +15,7 @@ from duckflow.protocols.dml.library import (
     state_meaning,
     state_variables,
 )
-from duckflow.protocols.dml.parser import DmlResult, Macro, parse, split_args
+from duckflow.protocols.dml.parser import DmlResult, Macro, parse
 from duckflow.protocols.dml.prompt import DEFAULT_TOOLS, system_prompt, tool_usage
 
 __all__ = [
