@@ -36,15 +36,18 @@ _KEY_QUALIFIERS = frozenset(
 )
 _TRAILING_OK = frozenset({"value", "val", "str", "string", "b64", "base64", "hex", "raw", "plain",
                           "plaintext", "literal", "enc", "encrypted", "hash", "digest", "salt"})
+# Values that are never a secret, whatever the name.
 _PLACEHOLDERS = frozenset(
     {
         "none", "null", "nil", "undefined", "true", "false", "empty", "default", "required",
         "optional", "string", "str", "bytes", "int", "bool", "any", "text", "secretstr",
-        "password", "passwd", "secret", "token", "apikey", "api_key", "key", "redacted",
-        "masked", "hidden", "changeit", "example", "sample", "dummy", "test", "todo", "tbd",
-        "self", "cls", "is", "not", "the", "a", "an", "and", "or", "if", "else", "for", "in",
+        "password", "passwd", "redacted", "masked", "hidden", "self", "cls", "is", "not",
+        "the", "a", "an", "and", "or", "if", "else", "for", "in",
     }
 )
+# For tokens and keys also words that only name the thing (a password may well be "secret").
+_TOKEN_PLACEHOLDERS = _PLACEHOLDERS | {"secret", "token", "apikey", "api_key", "key", "example",
+                                       "sample", "dummy", "test", "todo", "tbd"}
 _TEMPLATE = re.compile(r"^(?:\$\{?[\w.\-]+\}?|%\(?\w*\)?[sdr]|\{\{?[^{}]*\}?\}|<[^<>]*>|\*{3,}|[xX]{4,}|\.{3,}|_+)$")
 _EXPRESSION = re.compile(
     r"^(?:[A-Za-z_][\w]*\.)+[A-Za-z_]\w*$"  # attribute access: settings.SECRET_KEY
@@ -111,7 +114,8 @@ def value_is_secret(
     env file, `key: value` in YAML. An unquoted letters-only word after ` = ` is a variable.
     """
     v = value.strip()
-    if not v or v.lower() in _PLACEHOLDERS or _TEMPLATE.match(v):
+    words = _PLACEHOLDERS if kind == "password" else _TOKEN_PLACEHOLDERS
+    if not v or v.lower() in words or _TEMPLATE.match(v):
         return False
     if "{" in v and "}" in v or "%s" in v or "%(" in v:
         return False  # a format string or template
@@ -162,17 +166,57 @@ def find_assignments(text: str, lowered: str, hay: Hay | None = None) -> Iterato
             vs, ve, quoted = b.start(), b.end(), False
         value = text[vs:ve]
         line_start = text.rfind("\n", 0, start) + 1
+        # KEY=value at the start of a line: .env, .properties, INI (Python code spaces its `=`)
+        tight = not any(ch.isspace() for ch in m.group(0)[len(m.group(1)) :])
         env_style = (
-            name.isupper() or name.replace("_", "").isupper()
-        ) and sep == "=" and text[line_start:start].strip() in ("", "export", "set")
+            (tight or name.isupper() or name.replace("_", "").isupper())
+            and sep == "="
+            and text[line_start:start].strip() in ("", "export", "set")
+        )
+        if start > 0 and text[start - 1] in "?&;" and sep == "=":
+            env_style = True  # a query string or a connection string: key=value;key=value
         eol = ve >= n or text[ve] in "\r\n" or text[ve:ve + 2] in (" #", "  ")
         if value_is_secret(kind, value, quoted=quoted, env_style=env_style, end_of_line=eol, sep=sep):
             out_kind = kind if kind != "key" else "api_key"
             if "aws" in name.lower() and len(value) == 40 and kind in ("secret", "api_key", "key"):
                 out_kind = "aws_secret_key"
             yield Candidate(vs, ve, out_kind, SECRET, P_ASSIGN)
+    yield from _pairs(text, hay)
     if any(w in text for w in ("パス", "暗証", "トークン", "シークレット", "キー", "秘密鍵")):
         for jm in _JP_KEY.finditer(text):
             value = jm.group(1)
             if value_is_secret("password", value, quoted=True, env_style=False, end_of_line=True):
                 yield Candidate(jm.start(1), jm.end(1), "password", SECRET, P_ASSIGN)
+
+
+# A secret-sounding name and its value as a pair of string literals or an XML element:
+# define('DB_PASSWORD', 'x'); headers.set("X-Api-Key", "x"); <add key="ApiKey" value="x"/>;
+# <password>x</password>.
+_PAIR = re.compile(
+    r"""(["'])([\w.\-]{0,40}(?:pass|pwd|secret|token|key|cred)[\w.\-]{0,40})\1[ \t]*,[ \t]*"""
+    r"""(?:value[ \t]*=[ \t]*)?[bru]?(["'])([^"'\n]{3,300})\3"""
+)
+_XML_VALUE = re.compile(
+    r"""key\s*=\s*(["'])([\w.\-]{0,40}(?:pass|pwd|secret|token|key|cred)[\w.\-]{0,40})\1\s+value\s*=\s*(["'])([^"'\n]{3,300})\3"""
+)
+_XML_ELEMENT = re.compile(r"<([\w:.\-]{0,40}(?:pass|pwd|secret|token|key|cred)[\w.\-]{0,40})>([^<>\s]{3,300})</\1>")
+
+
+def _pairs(text: str, hay: Hay) -> Iterator[Candidate]:
+    lowered = hay.lowered
+    if not (hay.has("'") or hay.has('"')):
+        rxs: tuple[re.Pattern[str], ...] = ()
+    else:
+        rxs = (_PAIR, _XML_VALUE) if hay.has(",") else (_XML_VALUE,)
+    for rx in rxs:
+        for m in rx.finditer(lowered):
+            kind = classify_name(text[m.start(2) : m.end(2)])
+            value = text[m.start(4) : m.end(4)]
+            if kind and value_is_secret(kind, value, quoted=True, env_style=False, end_of_line=True):
+                yield Candidate(m.start(4), m.end(4), "api_key" if kind == "key" else kind, SECRET, P_ASSIGN)
+    if hay.has("</"):
+        for m in _XML_ELEMENT.finditer(lowered):
+            kind = classify_name(text[m.start(1) : m.end(1)])
+            value = text[m.start(2) : m.end(2)]
+            if kind and value_is_secret(kind, value, quoted=True, env_style=False, end_of_line=True):
+                yield Candidate(m.start(2), m.end(2), "api_key" if kind == "key" else kind, SECRET, P_ASSIGN)

@@ -47,11 +47,17 @@ _PHONE_JP = re.compile(
     r"(?:0\d{1,4}-\d{1,4}-\d{3,4}|\(0\d{1,4}\)\s?\d{1,4}-\d{4}|0[5789]0\d{8})(?![\w\-.])",
     re.ASCII,
 )
-# North American numbers (NANP): (NXX) NXX-XXXX or NXX-NXX-XXXX, N = 2-9.
+# North American numbers (NANP): [1-](NXX) NXX-XXXX, NXX-NXX-XXXX, NXX.NXX.XXXX, NXX NXX XXXX.
 _PHONE_US = re.compile(
-    r"(?:\([2-9]\d{2}\)\s?|[2-9]\d{2}[-.])[2-9]\d{2}[-.]\d{4}(?![\w\-.])",
+    r"(?:1[-. ])?(?:\([2-9]\d{2}\)\s?|[2-9]\d{2}([-. ]))[2-9]\d{2}(?(1)\1|[-. ])\d{4}(?![\w\-.]|\.\d)",
     re.ASCII,
 )
+# US Social Security numbers: AAA-GG-SSSS, area not 000/666/9xx, group not 00, serial not 0000
+# (SSA, "Social Security Number Randomization").
+_SSN = re.compile(r"(?!000|666|9)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\w\-]|\.\d)", re.ASCII)
+# Full-width digits and signs, as typed in Japanese text, mapped one-to-one to ASCII.
+_FULLWIDTH = str.maketrans("０１２３４５６７８９－‐−ー（）＋　", "0123456789----()+ ")
+_HAS_FULLWIDTH_DIGIT = re.compile("[０-９]")
 
 
 _GROUP_SPLIT = re.compile(r"[ .\-()]+")
@@ -109,6 +115,13 @@ def find_phones(text: str, windows: Windows | None = None) -> Iterator[Candidate
     for m in _in_windows(_PHONE_US, text, windows, 12):
         if _free(text, m.start(), _NOT_BEFORE_NUM):
             yield Candidate(m.start(), m.end(), "phone", PII, P_PII)
+
+
+def find_ssns(text: str, windows: Windows | None = None) -> Iterator[Candidate]:
+    windows = numeric_windows(text) if windows is None else windows
+    for m in _in_windows(_SSN, text, windows, 11):
+        if _free(text, m.start(), _NOT_BEFORE_NUM):
+            yield Candidate(m.start(), m.end(), "ssn", PII, P_PII)
 
 
 _CARD = re.compile(
@@ -195,8 +208,12 @@ def find_addresses(text: str, windows: Windows | None = None) -> Iterator[Candid
 
 def find_pii(text: str) -> Iterator[Candidate]:
     yield from find_emails(text)
-    windows = numeric_windows(text)
-    yield from find_phones(text, windows)
-    yield from find_cards(text, windows)
-    yield from find_my_numbers(text, windows)
-    yield from find_addresses(text, windows)
+    numeric = text
+    if not text.isascii() and _HAS_FULLWIDTH_DIGIT.search(text):
+        numeric = text.translate(_FULLWIDTH)  # same length: offsets still index `text`
+    windows = numeric_windows(numeric)
+    yield from find_phones(numeric, windows)
+    yield from find_ssns(numeric, windows)
+    yield from find_cards(numeric, windows)
+    yield from find_my_numbers(numeric, windows)
+    yield from find_addresses(text, windows if numeric is text else None)

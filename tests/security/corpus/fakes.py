@@ -267,3 +267,15 @@ def us_address(r: random.Random) -> str:
     city, state = r.choice(US_CITIES)
     apt = r.choice(["", f", Apt {r.randint(1, 40)}", f" Suite {r.randint(100, 900)}"])
     return f"{r.randint(1, 9999)} {r.choice(US_STREETS)}{apt}, {city}, {state} {r.randint(10000, 99999)}"
+
+
+def ssn(r: random.Random) -> str:
+    area = r.choice([n for n in range(1, 900) if n != 666])
+    return f"{area:03d}-{r.randint(1, 99):02d}-{r.randint(1, 9999):04d}"
+
+
+_FW = str.maketrans("0123456789-", "０１２３４５６７８９－")
+
+
+def fullwidth(value: str) -> str:
+    return value.translate(_FW)

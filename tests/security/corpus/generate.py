@@ -262,10 +262,27 @@ def issue_text(r: random.Random) -> Doc:
     return d
 
 
+def misc_formats(r: random.Random) -> Doc:
+    d = Doc()
+    d.t("<?php\ndefine( 'DB_PASSWORD', '").v("password", F.password(r).replace("'", "x")).t("' );\n")
+    d.t("define( 'AUTH_KEY', '").v("api_key", F.pick(r, F.ALNUM + "!#%^*-_", 48)).t("' );\n?>\n")
+    d.t('<configuration>\n  <add key="StripeApiKey" value="').v("stripe_key", F.stripe_key(r)).t('" />\n')
+    d.t('  <add key="SmtpPassword" value="').v("password", F.password(r).replace('"', "x")).t('" />\n')
+    d.t("  <password>").v("password", F.password(r).replace("<", "x").replace(">", "x")).t("</password>\n</configuration>\n")
+    d.t("jdbc:postgresql://db.example.com:5432/app?user=app&password=").v("password", F.pick(r, F.ALNUM, 14)).t("&ssl=true\n")
+    d.t("spring.datasource.password=").v("password", F.password(r)).t("\n")
+    d.t("SSN: ").v("ssn", F.ssn(r)).t(" (applicant)\n")
+    d.t("電話：").v("phone", F.fullwidth(F.phone(r).replace("+81 ", "0").replace("+81-", "0"))).t("\n")
+    d.t("Toll free: ").v("phone", f"1-800-{r.randint(200, 999)}-{r.randint(1000, 9999)}").t("\n")
+    d.t("request to https://api.example.com/v2/items?api_key=").v("api_key", F.hex_secret(r, 32)).t("&page=2\n")
+    return d
+
+
 CONTEXTS: dict[str, Callable[[random.Random], Doc]] = {
     "env": env_file, "yaml": yaml_config, "json": json_config, "python": python_code, "js": js_code,
     "shell": shell, "log": logs, "chat_en": chat_en, "chat_ja": chat_ja, "ini": ini_files,
     "compose_k8s": compose_k8s, "records": records, "pem": pem_file, "issue": issue_text,
+    "misc": misc_formats,
 }
 
 
