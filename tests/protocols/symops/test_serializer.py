@@ -24,7 +24,7 @@ _word = st.from_regex(r"[A-Za-z][A-Za-z0-9_]{0,10}", fullmatch=True)
 _path = st.from_regex(r"[A-Za-z0-9_.][A-Za-z0-9_./ -]{0,20}[A-Za-z0-9_]", fullmatch=True)
 _content_line = st.one_of(
     st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\n\r"), max_size=20),
-    st.sampled_from(["--", "---", "-- x", "$ create @ x", "~ t", "# c", "```", "  --", "--  "]),
+    st.sampled_from(["--", "---", "-- x", "$ create @ x", "~ t", "# c", "```", "```python", "  --", "--  "]),
 )
 _content = st.one_of(st.none(), st.lists(_content_line, max_size=6).map("\n".join))
 
@@ -79,3 +79,10 @@ def test_fence_grows_only_when_content_needs_it() -> None:
     assert safe_fence(["--", "---  "]) == "----"
     text = serialize(SymOpsResult(actions=[Action("create", "create", "a.sql", "--\nSELECT 1;")]))
     assert text == "$ create @ a.sql\n---\n--\nSELECT 1;\n---\n"
+
+
+def test_content_that_is_one_code_fence_keeps_it_through_a_longer_fence() -> None:
+    r = SymOpsResult(actions=[Action("create", "create", "a.py", "```python\nx = 1\n```")])
+    text = serialize(r)
+    assert text.split("\n")[1] == "---"
+    assert parse(text).semantic() == r.semantic()

@@ -30,6 +30,11 @@ TYPE_TO_TOOL = {"create": "write_file", "edit": "edit_file", "delete": "delete_p
                 "run": "execute_shell", "test": "run_tests"}  # fmt: skip
 TOOL_TO_VERB = {v: k for k, v in TYPE_TO_TOOL.items()}
 SHELLS = frozenset({"", "bash", "sh", "shell", "zsh"})
+# verbs models use for the other workspace tools
+TOOL_ALIASES = {"read": "read_file", "cat": "read_file", "open": "read_file", "view": "read_file",
+                "list": "list_files", "ls": "list_files", "search": "search_code", "grep": "search_code",
+                "find": "search_code", "mkdir": "create_directory", "move": "move_path",
+                "mv": "move_path", "rename": "move_path"}  # fmt: skip
 NOT_ERRORS = frozenset({"no_protocol", "empty_reply"})  # plain prose is an answer, not a failure
 
 
@@ -89,6 +94,8 @@ class SymOpsCodec:
     def to_call(self, action: Action, specs: dict[str, ToolSpec]) -> tuple[ToolCall, str]:
         """One action as a ToolCall, and a problem ('' when none)."""
         name = TYPE_TO_TOOL.get(action.type, action.verb)
+        if name not in specs and action.type in TOOL_ALIASES and TOOL_ALIASES[action.type] in specs:
+            name = TOOL_ALIASES[action.type]
         spec = specs.get(name)
         problem = ""
         if action.type not in TYPE_TO_TOOL and specs and spec is None:

@@ -21,6 +21,9 @@ SYNONYMS: dict[str, str] = {
     "delete": "delete", "remove": "delete", "rm": "delete",
     "run": "run", "execute": "run", "exec": "run", "shell": "run",
     "test": "test", "check": "test", "verify": "test",
+    # Japanese, as small models answering in Japanese write them (an addition to the seed)
+    "作成": "create", "新規作成": "create", "編集": "edit", "修正": "edit", "更新": "edit",
+    "削除": "delete", "実行": "run", "テスト": "test",
 }  # fmt: skip
 
 VITAL_KEYS = {"c": "confidence", "m": "mood", "f": "focus", "s": "stamina"}
@@ -47,6 +50,7 @@ class Action:
     hunks: list[dict[str, str]] | None = None
     line: int = 0  # 1-based line of the action in the text it was read from (0: unknown)
     guess: str | None = None  # why the action was guessed (None: declared)
+    fence: int = 0  # dashes in the block's fence (0: no block, or not read from text)
 
     def key(self) -> tuple[Any, ...]:
         """What the action says, without how it was read (for comparisons)."""

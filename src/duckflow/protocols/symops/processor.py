@@ -12,6 +12,7 @@ from duckflow.protocols.symops.fuzzy import FuzzyParser
 from duckflow.protocols.symops.model import Issue, Repair, SymOpsResult
 from duckflow.protocols.symops.repair import AutoRepair, RepairOutput
 from duckflow.protocols.symops.scanner import strict_scan
+from duckflow.protocols.symops.serializer import wrapped_in_fence
 from duckflow.protocols.symops.validator import validate
 
 # name -> penalty (confidence is multiplied by 1 - penalty)
@@ -27,6 +28,8 @@ PENALTIES: dict[str, float] = {
     "path_from_prose": 0.5, "path_from_request": 0.6, "prose_mention": 0.6,
     "unknown_action_type": 0.02, "path_outside_workspace": 0.1, "vital_out_of_range": 0.02,
     "missing_content": 0.3, "missing_target": 0.3, "incomplete_hunk": 0.4,
+    "fence_inside_block": 0.03, "target_annotation": 0.03, "full_width_symbols": 0.02,
+    "shell_prompt_line": 0.0, "fence_with_language": 0.03, "unsupported_diff": 0.3,
     "unclosed_block": 0.0, "undeclared_action": 0.0, "mismatched_block": 0.0,
     "ambiguous_block": 0.0, "no_protocol": 1.0, "empty_reply": 1.0,
 }  # fmt: skip
@@ -48,7 +51,25 @@ def score(names: list[str]) -> float:
     return max(0.0, min(1.0, conf))
 
 
+def _unfence_blocks(result: SymOpsResult) -> None:
+    """A `--` block whose whole content is one markdown fence, for a code file: the fence goes.
+
+    `$ create @ a.py` / `--` / "```python" ... "```" / `--` would otherwise write the fences
+    into a Python file. Files where fences are plausible content (.md, .txt, ...) keep them,
+    and so does any block with a longer fence (`---`), which the serializer uses for such text.
+    """
+    for a in result.actions:
+        if a.fence == 2 and a.content is not None and wrapped_in_fence(a.type, a.path, a.content):
+            first, _, rest = a.content.partition("\n")
+            a.content = rest.rpartition("\n")[0]
+            a.confidence *= 1.0 - PENALTIES["fence_inside_block"]
+            result.repairs.append(Repair("fence_inside_block", a.line, first.strip()))
+            if result.stage == "strict":
+                result.stage = "repaired"
+
+
 def _finish(result: SymOpsResult, rep: RepairOutput | None) -> SymOpsResult:
+    _unfence_blocks(result)
     validate(result)
     names = [r.name for r in result.repairs] + [w.name for w in result.warnings]
     names += [i.kind for i in result.issues]

@@ -88,6 +88,16 @@ def _fence_like(s: str) -> bool:
     return (len(s) >= 2 and s.count("-") == len(s)) or (s[:3] in ("```", "~~~") and _tick(s) is not None)
 
 
+_ANNOTATED = re.compile(r"[`*\"']*([^\s`*\"']+)[`*\"']*[ \t]+(?:\(.*\)|#.*|-{1,2}[ \t].*|[—–][ \t]?.*)")
+_WIDE = str.maketrans({"＄": "$", "＠": "@", "～": "~", "〜": "~", "＃": "#", "＞": ">", "：": ":"})
+
+
+def strip_annotation(target: str) -> str | None:
+    """`src/a.py (new file)` -> `src/a.py`; None when there is no trailing annotation."""
+    m = _ANNOTATED.fullmatch(target.strip())
+    return m.group(1) if m else None
+
+
 def _clean_target(t: str) -> tuple[str, bool]:
     orig = t
     t = t.strip()
@@ -206,6 +216,10 @@ class AutoRepair:
             self._emit("~ " + raw[1:].strip(), i + 1)  # a plain thought: nothing to repair
             return i + 1
         s = raw.strip()
+        if s and s[0] in "＄～〜＃":
+            raw = raw.translate(_WIDE)
+            s = raw.strip()
+            self._fix("full_width_symbols", i + 1)
         ln = i + 1
         wants_block = self.pending is not None and not self.pending_blank and self.pending_type in ("create", "edit")
         if self.wrappers and s and s[0] == self.wrappers[-1][0] and not wants_block:
@@ -312,6 +326,11 @@ class AutoRepair:
         target, changed = _clean_target(target)
         if changed:
             names.append("decorated_target")
+        if typ in ("create", "edit", "delete", "test"):
+            bare = strip_annotation(target)
+            if bare is not None:
+                target = bare
+                names.append("target_annotation")
         line = f"$ {verb} @ {target}".rstrip() + (f" > {dep}" if dep else "")
         idx = self._emit(line, ln)
         for name in dict.fromkeys(names):

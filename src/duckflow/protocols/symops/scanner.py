@@ -31,6 +31,12 @@ _VITAL = re.compile(r"#([cmfs])[ \t]*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)[ \t]*
 _OPTION = re.compile(r"[ \t]*(\d+)[.)][ \t]+(.*?)[ \t]*$")
 _DECORATED = ("`", "*", '"', "'")
 _SPACE_DECOR = frozenset(" \t`*\"'")
+_FILE_TYPES = frozenset({"create", "edit", "delete", "test"})
+
+
+def _maybe_annotated(target: str) -> bool:
+    """`a.py (new file)`, `a.py # main`, `a.py - the entry point`: a remark after the path."""
+    return " (" in target or " #" in target or " - " in target or " -- " in target or " —" in target
 
 Emit = Callable[[str, Any], None]
 
@@ -219,9 +225,10 @@ class Scanner:
                     if k > 2:
                         verb = line[2:k]
                         target = line[k + 3 :]
+                        typ = SYNONYMS.get(verb) or normalize_verb(verb)
                         if (" " not in verb and target and target[0] not in _SPACE_DECOR
-                                and target[-1] not in _SPACE_DECOR and "\r" not in target):  # fmt: skip
-                            typ = SYNONYMS.get(verb) or normalize_verb(verb)
+                                and target[-1] not in _SPACE_DECOR and "\r" not in target
+                                and (typ not in _FILE_TYPES or not _maybe_annotated(target))):  # fmt: skip
                             dep = None
                             if typ != "run" and ">" in target:
                                 target, _, dep_s = target.partition(">")
@@ -337,6 +344,9 @@ class Scanner:
                 self._violation("bad_action_line", self.line_no, f"cannot read action `{line[:60]}`",
                                 "`$ verb @ target`")  # fmt: skip
                 return
+            if act.path and act.type in _FILE_TYPES and _maybe_annotated(act.path):
+                self._violation("annotated_target", self.line_no, f"`{act.path}` has a remark after the path",
+                                "only the path after `@`")  # fmt: skip
             if act.path and (act.path[0] in _DECORATED or act.path[-1] in _DECORATED):
                 self._violation("decorated_target", self.line_no, f"target `{act.path}` is quoted",
                                 "a bare path or command after `@`")  # fmt: skip
@@ -384,6 +394,7 @@ class Scanner:
                 self.result.text += content + "\n"
             return
         act.content = content
+        act.fence = len(self.fence)
         if not closed:
             act.executable = False
             act.guess = "truncated_block"

@@ -6,18 +6,37 @@ content line `--` (or `---`) never closes its block early.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from duckflow.protocols.symops.model import VITAL_ORDER, Action, SymOpsResult
 
 
-def safe_fence(lines: Iterable[str]) -> str:
-    """The shortest dash fence (>= 2) that none of `lines` would be read as."""
+def safe_fence(lines: Iterable[str], least: int = 2) -> str:
+    """The shortest dash fence (>= `least`) that none of `lines` would be read as."""
     taken = {len(s) for s in (ln.rstrip(" \t") for ln in lines if ln[:2] == "--") if s.count("-") == len(s)}
-    n = 2
+    n = least
     while n in taken:
         n += 1
     return "-" * n
+
+
+_INFO = re.compile(r"[\w+#.-]*")
+_PROSE_EXT = (".md", ".markdown", ".mdx", ".rst", ".txt", ".adoc", ".html", ".htm")
+
+
+def wrapped_in_fence(typ: str, path: str | None, content: str) -> bool:
+    """True for create/edit content of a code file that is exactly one markdown code fence."""
+    if typ not in ("create", "edit") or not path or content[:3] != "```":
+        return False
+    name = path.rsplit("/", 1)[-1].lower()
+    if "." not in name or name.endswith(_PROSE_EXT):
+        return False
+    first, _, rest = content.partition("\n")
+    body, sep, last = rest.rpartition("\n")
+    if not sep:
+        body, last = "", rest
+    return last.strip() == "```" and "```" not in body and bool(_INFO.fullmatch(first.strip()[3:]))
 
 
 def format_number(value: float) -> str:
@@ -33,7 +52,7 @@ def action_lines(action: Action) -> list[str]:
     if action.content is None:
         return [head]
     body = action.content.split("\n") if action.content else []
-    fence = safe_fence(body)
+    fence = safe_fence(body, 3 if wrapped_in_fence(action.type, action.path, action.content) else 2)
     return [head, fence, *body, fence]
 
 
