@@ -213,28 +213,34 @@ Embedder = Callable[[str], Sequence[float]]
 class PgVectorMemoryStore:
     """Long-term memory in Postgres with pgvector: cosine similarity over `embed(text)`.
 
-    Needs the `[postgres]` extra (psycopg 3, pgvector) and the `vector` extension in the
-    database. `embed` turns text into a vector of `dim` floats (a local embedding model).
+    Needs the `[postgres]` extra (psycopg 3) and the `vector` extension in the database.
+    `embed` turns text into a vector of `dim` floats (a local embedding model). Vectors
+    travel in pgvector's text form (`'[0.1,0.2]'::vector`), so numpy is not needed.
     """
 
     def __init__(self, dsn: str, embed: Embedder, dim: int, *, table: str = "duckflow_memories") -> None:
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,62}", table):
+            raise ValueError(f"invalid table name: {table!r}")
         try:
             import psycopg
-            from pgvector.psycopg import register_vector
         except ImportError as exc:
             raise DuckflowError(
                 "the pgvector memory store needs psycopg and pgvector",
                 hint="pip install 'duckflow-agent[postgres]'",
             ) from exc
-        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,62}", table):
-            raise ValueError(f"invalid table name: {table!r}")
         self.embed, self.dim, self.table = embed, dim, table
         try:
             self._conn = psycopg.connect(dsn, autocommit=True)
         except psycopg.Error as exc:
             raise DuckflowError(f"cannot connect to Postgres: {exc}", hint="check the DSN and that the server runs") from exc
-        self._conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
-        register_vector(self._conn)
+        try:
+            self._conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        except psycopg.Error as exc:
+            self._conn.close()
+            raise DuckflowError(
+                f"the database has no pgvector extension: {exc}",
+                hint="install pgvector on the server (https://github.com/pgvector/pgvector) or use SQLiteMemoryStore",
+            ) from exc
         self._conn.execute(
             f"CREATE TABLE IF NOT EXISTS {table} (id BIGSERIAL PRIMARY KEY, session TEXT NOT NULL, "
             f"text TEXT NOT NULL, metadata JSONB NOT NULL DEFAULT '{{}}', created_at DOUBLE PRECISION NOT NULL, "
@@ -243,19 +249,17 @@ class PgVectorMemoryStore:
         self._conn.execute(f"CREATE INDEX IF NOT EXISTS {table}_session ON {table}(session, id)")
         self._lock = threading.Lock()
 
-    def _vector(self, text: str) -> Any:
-        import numpy as np
-
-        vec = np.asarray(self.embed(text), dtype=np.float32)
-        if vec.shape != (self.dim,):
-            raise ValueError(f"embedding has shape {vec.shape}, expected ({self.dim},)")
-        return vec
+    def _vector(self, text: str) -> str:
+        vec = [float(x) for x in self.embed(text)]
+        if len(vec) != self.dim:
+            raise ValueError(f"embedding has {len(vec)} dimensions, expected {self.dim}")
+        return "[" + ",".join(repr(x) for x in vec) + "]"
 
     def add(self, session: str, text: str, metadata: dict[str, Any] | None = None) -> int:
         with self._lock:
             row = self._conn.execute(
                 f"INSERT INTO {self.table}(session, text, metadata, created_at, embedding) "
-                "VALUES (%s, %s, %s, %s, %s) RETURNING id",
+                "VALUES (%s, %s, %s, %s, %s::vector) RETURNING id",
                 (session, text, json.dumps(metadata or {}), time.time(), self._vector(text)),
             ).fetchone()
         return int(row[0]) if row else 0
@@ -266,8 +270,8 @@ class PgVectorMemoryStore:
         params: tuple[Any, ...] = (vec, session, vec, limit) if session is not None else (vec, vec, limit)
         with self._lock:
             rows = self._conn.execute(
-                f"SELECT id, session, text, metadata, created_at, 1 - (embedding <=> %s) AS score "
-                f"FROM {self.table} {where} ORDER BY embedding <=> %s LIMIT %s",
+                f"SELECT id, session, text, metadata, created_at, 1 - (embedding <=> %s::vector) AS score "
+                f"FROM {self.table} {where} ORDER BY embedding <=> %s::vector LIMIT %s",
                 params,
             ).fetchall()
         return [MemoryItem(r[0], r[1], r[2], dict(r[3]), float(r[4]), float(r[5])) for r in rows]
