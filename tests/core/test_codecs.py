@@ -18,8 +18,10 @@ from .conftest import LineCodec, assert_seq_contiguous
 
 added: list[tuple[int, int]] = []
 
+# Not named `add`: Sym-Ops reads `$ add @ x` as its verb "add a file" (= create), not as a tool.
 
-def add(a: int, b: int) -> int:
+
+def plus(a: int, b: int) -> int:
     """Add two numbers.
 
     Args:
@@ -49,10 +51,10 @@ TEXT_CODECS = [
 
 async def test_native_codec_sends_specs_and_runs_structured_calls() -> None:
     added.clear()
-    model = ScriptedModel([tool_call("add", a=2, b=3), reply("5")])
-    result = await Agent("calc", "Add.", model=model, tools=[add]).run("2+3?")
+    model = ScriptedModel([tool_call("plus", a=2, b=3), reply("5")])
+    result = await Agent("calc", "Add.", model=model, tools=[plus]).run("2+3?")
     assert result.text == "5" and added == [(2, 3)]
-    assert [t.name for t in model.requests[0].tools] == ["add"]
+    assert [t.name for t in model.requests[0].tools] == ["plus"]
     assert model.requests[0].messages[0].content == "Add."  # nothing added to the prompt
 
 
@@ -60,33 +62,33 @@ async def test_native_codec_sends_specs_and_runs_structured_calls() -> None:
 async def test_text_codecs_run_the_same_tool(make_codec: object) -> None:
     added.clear()
     codec: Codec = make_codec()  # type: ignore[operator]
-    call_text = codec.encode_calls([ToolCall("add", {"a": 2, "b": 3})])
+    call_text = codec.encode_calls([ToolCall("plus", {"a": 2, "b": 3})])
     model = ScriptedModel([reply(call_text), reply("The sum is 5.")], supports_tools=False)
-    agent = Agent("calc", "Add.", model=model, tools=[add], codec=codec)
+    agent = Agent("calc", "Add.", model=model, tools=[plus], codec=codec)
     result = await agent.run("2+3?")
     assert result.ok, result.error
     assert added == [(2, 3)] and result.text == "The sum is 5."
     first = model.requests[0]
     assert first.tools == []  # tools travel in the system prompt instead
-    assert first.messages[0].content.startswith("Add.") and "add" in first.messages[0].content
+    assert first.messages[0].content.startswith("Add.") and "plus" in first.messages[0].content
     assert codec.system_prompt([t.spec for t in agent.tools]).strip() in first.messages[0].content
     response = next(c for c in result.chunks if c.type == "tool_response")
     told = model.requests[1].messages[-1]
     assert told.role == "user"
-    assert told.content == codec.encode_results([ToolResult(response.data.id, "add", "5")])  # type: ignore[union-attr]
+    assert told.content == codec.encode_results([ToolResult(response.data.id, "plus", "5")])  # type: ignore[union-attr]
     assert_seq_contiguous(result.chunks)
     assert [c.type for c in result.chunks].count("tool_response") == 1
 
 
 async def test_guessed_calls_are_proposed_not_run() -> None:
     added.clear()
-    model = ScriptedModel([reply('GUESS add {"a": 1, "b": 1}'), reply("I will not guess.")],
+    model = ScriptedModel([reply('GUESS plus {"a": 1, "b": 1}'), reply("I will not guess.")],
                           supports_tools=False)
-    result = await Agent("calc", "Add.", model=model, tools=[add], codec=LineCodec()).run("1+1?")
+    result = await Agent("calc", "Add.", model=model, tools=[plus], codec=LineCodec()).run("1+1?")
     assert added == []
     warnings = [c for c in result.chunks if c.type == "warning"]
     assert len(warnings) == 1 and warnings[0].data.code == "proposed_call"  # type: ignore[union-attr]
-    assert warnings[0].data.details["tool"] == "add"  # type: ignore[union-attr]
+    assert warnings[0].data.details["tool"] == "plus"  # type: ignore[union-attr]
     assert not any(c.type == "tool_call" for c in result.chunks)
     assert "not run" in model.requests[1].messages[-1].content
     assert result.text == "I will not guess."
@@ -95,14 +97,14 @@ async def test_guessed_calls_are_proposed_not_run() -> None:
 @pytest.mark.skipif(not _available("duckflow.protocols.dml", "DMLCodec"), reason="DMLCodec not available")
 async def test_dml_macro_cut_off_is_not_run() -> None:
     added.clear()
-    model = ScriptedModel([reply("Action:\n🦆▶️[T:add|2|3"), reply("stopped")], supports_tools=False)
-    result = await Agent("calc", "Add.", model=model, tools=[add], codec="dml").run("2+3?")
+    model = ScriptedModel([reply("Action:\n🦆▶️[T:plus|2|3"), reply("stopped")], supports_tools=False)
+    result = await Agent("calc", "Add.", model=model, tools=[plus], codec="dml").run("2+3?")
     assert added == [] and any(c.type == "warning" for c in result.chunks)
 
 
 async def test_unreadable_text_reply_is_asked_again() -> None:
-    model = ScriptedModel([reply("CALL add {not json"), reply("fine")], supports_tools=False)
-    result = await Agent("calc", "Add.", model=model, tools=[add], codec=LineCodec()).run("?")
+    model = ScriptedModel([reply("CALL plus {not json"), reply("fine")], supports_tools=False)
+    result = await Agent("calc", "Add.", model=model, tools=[plus], codec=LineCodec()).run("?")
     assert result.text == "fine"
     assert any(c.type == "warning" and c.data.code == "codec_error" for c in result.chunks)  # type: ignore[union-attr]
     assert "could not be read" in model.requests[1].messages[-1].content
@@ -123,25 +125,35 @@ def test_codec_resolution() -> None:
 
 async def test_free_text_before_the_markup_streams_line_by_line() -> None:
     added.clear()
-    text = 'Let me think.\nI will add them.\nCALL add {"a": 1, "b": 2}\n'
-    chunks = ["Let me ", "think.\nI will", " add them.\n", 'CALL add {"a": 1,', ' "b": 2}\n']
+    text = 'Let me think.\nI will add them.\nCALL plus {"a": 1, "b": 2}\n'
+    chunks = ["Let me ", "think.\nI will", " add them.\n", 'CALL plus {"a": 1,', ' "b": 2}\n']
     model = ScriptedModel([reply(text, chunks=chunks), reply("3")], supports_tools=False)
-    agent = Agent("calc", "Add.", model=model, tools=[add], codec=LineCodec())
+    agent = Agent("calc", "Add.", model=model, tools=[plus], codec=LineCodec())
     seen: list[tuple[str, str]] = []
     async for chunk in agent.stream("1+2?"):
         if chunk.type in ("delta", "tool_call"):
             seen.append((chunk.type, chunk.data.text if chunk.type == "delta" else chunk.data.name))  # type: ignore[union-attr]
-    assert seen == [("delta", "Let me think.\n"), ("delta", "I will add them.\n"), ("tool_call", "add"),
+    assert seen == [("delta", "Let me think.\n"), ("delta", "I will add them.\n"), ("tool_call", "plus"),
                     ("delta", "3")]
     assert added == [(1, 2)]
 
 
 @pytest.mark.skipif(not _available("duckflow.protocols.dml", "DMLCodec"), reason="DMLCodec not available")
 async def test_dml_thought_streams_before_the_action() -> None:
-    text = "Thought: I need the sum.\nAction:\n🦆▶️[T:add|4|5]◀️🦆"
+    text = "Thought: I need the sum.\nAction:\n🦆▶️[T:plus|4|5]◀️🦆"
     model = ScriptedModel([reply(text, chunks=[text[:25], text[25:40], text[40:]]), reply("9")],
                           supports_tools=False)
-    result = await Agent("calc", "Add.", model=model, tools=[add], codec="dml").run("4+5?")
+    result = await Agent("calc", "Add.", model=model, tools=[plus], codec="dml").run("4+5?")
     deltas = [c.data.text for c in result.chunks if c.type == "delta"]  # type: ignore[union-attr]
     assert deltas[0] == "Thought: I need the sum.\n"
     assert "".join(deltas[:-1]).strip() == "Thought: I need the sum.\nAction:" and deltas[-1] == "9"
+
+
+@pytest.mark.skipif(not _available("duckflow.protocols.symops", "SymOpsCodec"),
+                    reason="SymOpsCodec not available")
+async def test_models_without_tool_calling_get_symops_by_default() -> None:
+    added.clear()
+    model = ScriptedModel([reply('$ plus @ 7\n--\n{"b": 8}\n--\n'), reply("15")], supports_tools=False)
+    result = await Agent("calc", "Add.", model=model, tools=[plus]).run("7+8?")
+    assert result.text == "15" and added == [(7, 8)]
+    assert "$ plus @" in model.requests[0].messages[0].content
