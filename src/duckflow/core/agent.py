@@ -14,7 +14,6 @@ import asyncio
 import contextlib
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from duckflow.core.chunks import (
@@ -37,25 +36,19 @@ from duckflow.core.errors import (
 )
 from duckflow.core.guardrails import Guardrail
 from duckflow.core.handoff import handoff
+from duckflow.core.model_call import call_model
 from duckflow.core.results import AgentOutcome, RunResult
-from duckflow.core.run import RunAborted, RunContext, TraceSink, count_text_tokens, null_trace
+from duckflow.core.run import RunAborted, RunContext, TraceSink, null_trace
 from duckflow.core.session import Session
 from duckflow.core.text_stream import FreeTextStreamer
 from duckflow.core.token_guard import TokenGuard
 from duckflow.core.tool import Tool, as_tool
 from duckflow.core.tool_runner import run_tool_calls
 from duckflow.errors import ConfigError, DuckflowError
-from duckflow.llm.types import Message, Model, ModelSettings, ToolCall, ToolSpec, Usage
+from duckflow.llm.types import Message, Model, ModelSettings, ToolCall, Usage
 from duckflow.protocols.codec import Codec
 
 AgentInput = str | Sequence[Message]
-
-
-@dataclass
-class _Reply:
-    text: str
-    calls: list[ToolCall]
-    usage: Usage
 
 
 class Agent:
@@ -268,8 +261,8 @@ class Agent:
             try:
                 streamer = None if codec.native else FreeTextStreamer(
                     codec, specs, lambda text: run.emit(delta(self._name, text)))
-                reply = await self._call_model(run, model, messages, specs if codec.native else [],
-                                               streamer=streamer, turn=turn)
+                reply = await call_model(run, model, messages, specs if codec.native else [],
+                                         self.settings, streamer=streamer, turn=turn)
             except Exception as exc:
                 err = _model_error(exc, model)
                 run.fail(err)
@@ -330,38 +323,6 @@ class Agent:
             run.session.history.extend(messages[first_new:])
             run.session.history.append(Message("assistant", final))
         return AgentOutcome(final, usage, None, turn)
-
-    async def _call_model(self, run: RunContext, model: Model, messages: list[Message],
-                          specs: list[ToolSpec], *, streamer: FreeTextStreamer | None,
-                          turn: int) -> _Reply:
-        """Stages 2-3: one streamed model call; text deltas become chunks as they arrive."""
-        started = time.perf_counter()
-        parts: list[str] = []
-        calls: list[ToolCall] = []
-        usage: Usage | None = None
-        finish = "stop"
-        async for event in model.stream(messages, tools=specs, settings=self.settings):
-            kind = event.kind
-            if kind == "text":
-                parts.append(event.text)  # type: ignore[union-attr]
-                if streamer is not None:
-                    streamer.feed(event.text)  # type: ignore[union-attr]
-                elif event.text:  # type: ignore[union-attr]
-                    run.emit(delta(self._name, event.text))  # type: ignore[union-attr]
-            elif kind == "tool_call":
-                calls.append(event.call)  # type: ignore[union-attr]
-            elif kind == "usage":
-                usage = event.usage if usage is None else usage + event.usage  # type: ignore[union-attr]
-            elif kind == "finish":
-                finish = event.reason  # type: ignore[union-attr]
-        text = "".join(parts)
-        if usage is None:  # the provider did not say: count it ourselves
-            prompt = count_text_tokens("\n".join(m.content for m in messages), model.name)
-            usage = Usage(prompt, count_text_tokens(text, model.name) + 8 * len(calls))
-        run.trace_event("llm_call", model=model.name, turn=turn, tok_prompt=usage.prompt_tokens,
-                        tok_completion=usage.completion_tokens, finish=finish, tool_calls=len(calls),
-                        duration_ms=round((time.perf_counter() - started) * 1000, 3))
-        return _Reply(text, calls, usage)
 
     def _resolve_model(self) -> Model:
         if self.model is None:

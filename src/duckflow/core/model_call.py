@@ -1,0 +1,53 @@
+"""Stages 2-3 of a run: one streamed model call, its deltas as chunks, its usage and trace."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from duckflow.core.chunks import delta
+from duckflow.core.run import RunContext, count_text_tokens
+from duckflow.core.text_stream import FreeTextStreamer
+from duckflow.llm.types import Message, Model, ModelSettings, ToolCall, ToolSpec, Usage
+
+
+@dataclass
+class ModelReply:
+    text: str
+    calls: list[ToolCall]
+    usage: Usage
+
+
+async def call_model(run: RunContext, model: Model, messages: list[Message], specs: list[ToolSpec],
+                     settings: ModelSettings | None, *, streamer: FreeTextStreamer | None,
+                     turn: int) -> ModelReply:
+    """Stream one call. Text goes out as `delta` chunks as it arrives (through `streamer` for
+    text codecs); usage is the provider's, or counted with `count_tokens` when it gives none."""
+    agent = run.agent.name
+    started = time.perf_counter()
+    parts: list[str] = []
+    calls: list[ToolCall] = []
+    usage: Usage | None = None
+    finish = "stop"
+    async for event in model.stream(messages, tools=specs, settings=settings):
+        kind = event.kind
+        if kind == "text":
+            parts.append(event.text)  # type: ignore[union-attr]
+            if streamer is not None:
+                streamer.feed(event.text)  # type: ignore[union-attr]
+            elif event.text:  # type: ignore[union-attr]
+                run.emit(delta(agent, event.text))  # type: ignore[union-attr]
+        elif kind == "tool_call":
+            calls.append(event.call)  # type: ignore[union-attr]
+        elif kind == "usage":
+            usage = event.usage if usage is None else usage + event.usage  # type: ignore[union-attr]
+        elif kind == "finish":
+            finish = event.reason  # type: ignore[union-attr]
+    text = "".join(parts)
+    if usage is None:  # the provider did not say: count it ourselves
+        prompt = count_text_tokens("\n".join(m.content for m in messages), model.name)
+        usage = Usage(prompt, count_text_tokens(text, model.name) + 8 * len(calls))
+    run.trace_event("llm_call", model=model.name, turn=turn, tok_prompt=usage.prompt_tokens,
+                    tok_completion=usage.completion_tokens, finish=finish, tool_calls=len(calls),
+                    duration_ms=round((time.perf_counter() - started) * 1000, 3))
+    return ModelReply(text, calls, usage)
