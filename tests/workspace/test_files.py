@@ -82,8 +82,12 @@ def test_delete_needs_recursive_for_a_full_folder_and_protects_nested_git(ws: Wo
     with pytest.raises(WorkspaceError, match="recursive"):
         ws.delete_path("src")
     (root / "sub" / ".git").mkdir(parents=True)
-    with pytest.raises(PathRefused):
+    with pytest.raises(PathRefused, match="sub/.git"):
         ws.delete_path("sub", recursive=True)
+    (root / "mod" / "deep").mkdir(parents=True)
+    (root / "mod" / "deep" / ".git").write_text("gitdir: ../../.git/modules/deep\n")
+    with pytest.raises(PathRefused, match="mod/deep/.git"):
+        ws.delete_path("mod", recursive=True)
     assert ws.delete_path("src", recursive=True)["deleted"]
     assert not (root / "src").exists()
 

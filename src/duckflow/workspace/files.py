@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import fnmatch
 import os
-import stat
+import posixpath
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from duckflow.errors import DuckflowError
 from duckflow.workspace import fsops
-from duckflow.workspace.guard import PathRefused, Target, Verdict, WorkspaceGuard
+from duckflow.workspace.guard import PROTECTED_NAMES, PathRefused, Target, Verdict, WorkspaceGuard
 from duckflow.workspace.ignore import walk
 from duckflow.workspace.lexical import name_key
 
@@ -250,16 +250,12 @@ class Workspace:
             if names and not recursive:
                 raise WorkspaceError(f"'{path}' is a folder with {len(names)} entries",
                                      hint="pass recursive=true to delete it with its contents")
-            for top, dirs, _files, _dfd in os.fwalk(".", dir_fd=fd, follow_symlinks=False):
-                for d in dirs:
-                    if name_key(d) in (".git", ".duckflow"):
-                        rel = f"{t.rel}/{top[2:]}/{d}".replace("//", "/").replace("/./", "/")
+            for top, dirs, files, _dfd in os.fwalk(".", dir_fd=fd, follow_symlinks=False):
+                for d in dirs + files:  # a submodule's or worktree's `.git` is a file
+                    if name_key(d) in PROTECTED_NAMES:
+                        rel = posixpath.normpath(f"{t.rel}/{top}/{d}")
                         raise PathRefused(Verdict(False, False, f"'{rel}' is read-only to "
                                                   "tools; the folder cannot be deleted",
                                                   t.resolved, "protected"))
         finally:
             os.close(fd)
-
-
-def is_regular(st: os.stat_result) -> bool:
-    return stat.S_ISREG(st.st_mode)
