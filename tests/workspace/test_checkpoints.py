@@ -119,3 +119,13 @@ def test_a_change_too_large_to_checkpoint_is_not_made(root: Path) -> None:
     with pytest.raises(CheckpointError, match="checkpoint"):
         ws.delete_path("big.txt")
     assert (root / "big.txt").exists()
+
+
+def test_a_damaged_blob_is_not_restored(ws: Workspace, root: Path) -> None:
+    ws.write_file("src/app.py", "changed\n")
+    blob = next(ws.checkpoints.blobs.iterdir())
+    blob.write_bytes(b"tampered")
+    with pytest.raises(CheckpointError, match="damaged"):
+        ws.checkpoints.undo()
+    assert (root / "src" / "app.py").read_text() == "changed\n"  # nothing was touched
+    assert [c.tool for c in ws.checkpoints.list()] == ["write_file"]

@@ -168,11 +168,24 @@ class Checkpoints:
     def _store(self, data: bytes) -> str:
         digest = hashlib.sha256(data).hexdigest()
         target = self.blobs / digest
-        if not target.exists():
-            tmp = self.blobs / f".{digest}.{os.getpid()}.tmp"
-            tmp.write_bytes(data)
-            os.replace(tmp, target)
+        if not target.is_file() or target.is_symlink():
+            dir_fd = os.open(self.blobs, fsops.DIR_FLAGS)
+            try:  # O_EXCL | O_NOFOLLOW temp file, renamed over whatever is at the name
+                fsops.atomic_write(dir_fd, digest, data, 0o600)
+            finally:
+                os.close(dir_fd)
         return digest
+
+    def _load(self, digest: str) -> bytes:
+        """A stored content, read without following links and checked against its hash."""
+        dir_fd = os.open(self.blobs, fsops.DIR_FLAGS)
+        try:
+            data = fsops.read_bytes(dir_fd, digest)
+        finally:
+            os.close(dir_fd)
+        if hashlib.sha256(data).hexdigest() != digest:
+            raise OSError(f"checkpoint content {digest[:12]}… is damaged (hash mismatch)")
+        return data
 
     # ----------------------------------------------------------------- reading
     def list(self, limit: int = 50) -> "list[CheckpointInfo]":
@@ -226,14 +239,20 @@ class Checkpoints:
                                       "`duckflow undo --list`")
             cid = int(row["id"])
         info = self.get(cid)
-        saved = self.record("undo", info.paths, f"state before undo of #{cid}")
         entries = self._db.execute(
             "SELECT * FROM entries WHERE checkpoint_id = ? ORDER BY seq", (cid,)
         ).fetchall()
+        try:  # every content is read and checked before anything is touched
+            contents = {e["blob"]: self._load(e["blob"]) for e in entries if e["blob"]}
+        except OSError as exc:
+            raise CheckpointError(f"cannot undo #{cid}: {exc}",
+                                  hint="nothing was changed; choose another checkpoint") from exc
+        saved = self.record("undo", info.paths, f"state before undo of #{cid}")
         root_fd = os.open(self.root, fsops.DIR_FLAGS)
         try:
             for top in info.paths:
-                self._restore_top(root_fd, top, [e for e in entries if e["top"] == top])
+                self._restore_top(root_fd, top, [e for e in entries if e["top"] == top],
+                                  contents)
         except OSError as exc:
             raise CheckpointError(f"undo of #{cid} failed: {exc}",
                                   hint=f"checkpoint #{saved} holds the state before this undo") from exc
@@ -243,7 +262,8 @@ class Checkpoints:
             self._db.execute("UPDATE checkpoints SET undone = 1 WHERE id = ?", (cid,))
         return UndoResult(cid, info.paths, saved)
 
-    def _restore_top(self, root_fd: int, top: str, entries: builtins.list[sqlite3.Row]) -> None:
+    def _restore_top(self, root_fd: int, top: str, entries: builtins.list[sqlite3.Row],
+                     contents: dict[str, bytes]) -> None:
         parts = [p for p in top.split("/") if p]
         pfd = fsops.walk_parent(root_fd, parts[:-1], create=True)
         try:
@@ -273,7 +293,6 @@ class Checkpoints:
                 elif e["kind"] == "link":
                     os.symlink(e["link"], name, dir_fd=fd)
                 else:
-                    data = (self.blobs / e["blob"]).read_bytes()
-                    fsops.atomic_write(fd, name, data, e["mode"])
+                    fsops.atomic_write(fd, name, contents[e["blob"]], e["mode"])
             finally:
                 os.close(fd)
