@@ -37,6 +37,7 @@ from duckflow.core.errors import (
 from duckflow.core.guardrails import Guardrail
 from duckflow.core.handoff import handoff
 from duckflow.core.model_call import call_model
+from duckflow.core.recall import load_history, recall, remember, save_history
 from duckflow.core.results import AgentOutcome, RunResult
 from duckflow.core.run import RunAborted, RunContext, TraceSink, null_trace
 from duckflow.core.session import Session
@@ -75,6 +76,8 @@ class Agent:
         token_guard: TokenGuard | None = None,
         trace: TraceSink | None = None,
         memory: Any = None,
+        memory_store: Any = None,
+        recall_limit: int = 3,
         description: str = "",
         settings: ModelSettings | None = None,
         max_turns: int = 10,
@@ -90,7 +93,9 @@ class Agent:
         self.output_guardrails = list(output_guardrails)
         self.token_guard = token_guard
         self.trace: TraceSink = trace if trace is not None else null_trace()
-        self.memory = memory
+        self.memory = memory  # short-term: a ShortTermMemory, or None (the Session's history)
+        self.memory_store = memory_store  # long-term: a MemoryStore for recall, or None
+        self.recall_limit = recall_limit
         self.description = description
         self.settings = settings
         self.max_turns = max_turns
@@ -133,12 +138,11 @@ class Agent:
             self.model, self.codec = saved
 
     # --- hooks (override in subclasses) -------------------------------------------------
-    def _preprocess_messages(self, input: AgentInput, session: Session, system: str,
-                             depth: int) -> list[Message]:
+    def _preprocess_messages(self, input: AgentInput, history: list[Message],
+                             system: str) -> list[Message]:
         """Stage 1: the messages of the first model call (system, history, the input)."""
         messages = [Message("system", system)] if system else []
-        if depth == 0:
-            messages.extend(session.history)
+        messages.extend(history)
         if isinstance(input, str):
             messages.append(Message("user", input))
         else:
@@ -252,7 +256,11 @@ class Agent:
         system = self._instructions
         if not codec.native and specs:
             system = f"{system}\n\n{codec.system_prompt(specs)}".strip()
-        messages = self._preprocess_messages(input, run.session, system, run.depth)
+        if self.memory_store is not None:
+            note = await recall(self.memory_store, text_in, run.session.id, self.recall_limit)
+            system = f"{system}\n\n{note}".strip() if note else system
+        history = load_history(self.memory, run.session) if run.depth == 0 else []
+        messages = self._preprocess_messages(input, history, system)
         first_new = len(messages) - (1 if isinstance(input, str) else len(input))
         usage = Usage()
         final = ""
@@ -320,8 +328,9 @@ class Agent:
             text=final, prompt_tokens=usage.prompt_tokens,
             completion_tokens=usage.completion_tokens, turns=turn)))
         if run.depth == 0:
-            run.session.history.extend(messages[first_new:])
-            run.session.history.append(Message("assistant", final))
+            save_history(self.memory, run.session, [*messages[first_new:], Message("assistant", final)])
+        if self.memory_store is not None:
+            await remember(self.memory_store, run.session.id, text_in, final, self._name)
         return AgentOutcome(final, usage, None, turn)
 
     def _resolve_model(self) -> Model:
