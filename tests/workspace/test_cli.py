@@ -58,3 +58,10 @@ def test_human_output_and_the_real_command(root: Path) -> None:
                           capture_output=True, text=True, env=env, timeout=60)
     assert proc.returncode == 3
     assert proc.stdout.startswith("refused [dotdot_escape]")
+
+
+def test_search_command(root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["workspace", "search", "hello", "--root", str(root)]) == 0
+    assert capsys.readouterr().out.startswith("src/app.py:1: print('hello')")
+    assert main(["workspace", "search", "nothingmatches", "--root", str(root), "--json"]) == 1
+    assert json.loads(capsys.readouterr().out)["results"] == []

@@ -1,6 +1,7 @@
 """`duckflow workspace check PATH --op OP`: what the workspace guard says about a path.
 
 Exit codes: 0 allowed, 3 refused, 4 allowed only with a person's approval.
+`duckflow workspace search QUERY` searches the workspace's code index (search_code).
 """
 
 from __future__ import annotations
@@ -24,9 +25,18 @@ def configure(parser: argparse.ArgumentParser) -> None:
     check.add_argument("--root", default=None, help="the workspace root (default: the current "
                        "folder)")
     check.add_argument("--json", action="store_true", help="print one JSON object")
+    search = sub.add_parser("search", help="search the code (BM25 over an FTS5 index)",
+                            description="Search the workspace's code; the index in "
+                            ".duckflow/search.db is refreshed first (changed files only).")
+    search.add_argument("query", metavar="QUERY")
+    search.add_argument("--root", default=None, help="the workspace root (default: here)")
+    search.add_argument("--limit", type=int, default=20)
+    search.add_argument("--json", action="store_true", help="print one JSON object")
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.action == "search":
+        return _search(args)
     from duckflow.config import load_config
     from duckflow.workspace.guard import WorkspaceGuard
 
@@ -50,3 +60,24 @@ def run(args: argparse.Namespace) -> int:
         where = f" -> {verdict.resolved}" if verdict.resolved is not None else ""
         print(f"{state} [{verdict.code}]: {verdict.reason}{where}")
     return code
+
+
+def _search(args: argparse.Namespace) -> int:
+    from duckflow.config import load_config
+    from duckflow.errors import DuckflowError
+    from duckflow.workspace.search import search_code
+
+    root = args.root or os.getcwd()
+    if not os.path.isdir(root):
+        raise DuckflowError(f"{root} is not a folder", hint="pass --root DIR")
+    config = load_config(root).workspace
+    result = search_code(root, args.query, max(1, args.limit),
+                         max_file_bytes=config.search_max_file_bytes)
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False))
+    else:
+        for hit in result["results"]:
+            print(f"{hit['location']}: {hit['snippet']}")
+        if not result["results"]:
+            print("no matches")
+    return 0 if result["results"] else 1
