@@ -192,3 +192,15 @@ async def test_input_may_be_a_list_of_messages() -> None:
     result = await Agent("a", "sys", model=model).run(history)
     assert result.text == "ok"
     assert [m.content for m in model.requests[0].messages] == ["sys", "earlier", "noted", "now?"]
+
+
+async def test_a_session_id_continues_seq_and_history_across_runs() -> None:
+    model = ScriptedModel([reply("first"), reply("second"), reply("fresh")])
+    agent = Agent("a", "x", model=model)
+    one = await agent.run("one", session="by-id")
+    two = await agent.run("two", session="by-id")
+    assert_seq_contiguous(one.chunks + two.chunks)
+    assert [m.content for m in model.requests[1].messages] == ["x", "one", "first", "two"]
+    assert Session.forget("by-id") and not Session.forget("by-id")
+    three = await agent.run("three", session="by-id")
+    assert three.chunks[0].seq == 1 and len(model.requests[2].messages) == 2
