@@ -178,3 +178,17 @@ async def test_redis_counter_against_a_real_server(tmp_path: Path) -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+async def test_a_blocked_session_stays_blocked_after_a_restart(tmp_path: Path) -> None:
+    cfg = TokenGuardConfig(warn_at=10, block_at=20, db_path=str(tmp_path / "budget.db"))
+    first = Agent("a", "x", model=ScriptedModel([reply("long answer", usage=Usage(15, 10))]),
+                  token_guard=TokenGuard.from_config(cfg))
+    assert (await first.run("hi", session="persist")).ok
+    restarted = Agent("a", "x", model=ScriptedModel([reply("never")]),
+                      token_guard=TokenGuard.from_config(cfg))  # a new counter on the same file
+    result = await restarted.run("again", session="persist-" + "x")
+    assert result.ok  # another session is not affected
+    blocked = await Agent("a", "x", model=ScriptedModel([reply("never")]),
+                          token_guard=TokenGuard.from_config(cfg)).run("again", session="persist")
+    assert blocked.error_code == "token_budget" and [c.type for c in blocked.chunks] == ["error"]
