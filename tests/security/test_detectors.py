@@ -116,3 +116,64 @@ NEGATIVES = [
 def test_ordinary_code_comes_through_unchanged(code: str) -> None:
     masked = S.mask(code)
     assert masked.text == code, masked.findings
+
+
+# More inputs shaped like what people paste (session tokens, cookies, headers, prose, URLs).
+MORE = [
+ ("aws_session_token = IQoJb3JpZ2luX2VjEJr//////////wEaCXVzLWVhc3QtMSJHMEUCIQDexample0123456789abcdefghijAbCdEf", "IQoJb3JpZ2luX2VjEJr//////////wEaCXVzLWVhc3QtMSJHMEUCIQDexample0123456789abcdefghijAbCdEf"),
+ ("heroku_api_key: 01234567-89ab-cdef-0123-456789abcdef", "01234567-89ab-cdef-0123-456789abcdef"),
+ ('"api-key": "a1b2c3d4e5f6g7h8i9j0"', "a1b2c3d4e5f6g7h8i9j0"),
+ ("ACCESS_TOKEN='EAACEdEose0cBAHBQYuHjbuK4bVZBXHzZCwBl5AZDZD'", "EAACEdEose0cBAHBQYuHjbuK4bVZBXHzZCwBl5AZDZD"),
+ ("passwd: hunter2", "hunter2"),
+ ("pass=Summer2024!", "Summer2024!"),
+ ("set PGPASSWORD=pgS3cret", "pgS3cret"),
+ ("$env:AZURE_CLIENT_SECRET = \"abc8Q~dEfGhIjKlMnOpQrStUvWxYz0123456789ab\"", "abc8Q~dEfGhIjKlMnOpQrStUvWxYz0123456789ab"),
+ ("my password is Tr0ub4dor&3", "Tr0ub4dor&3"),
+ ("the wifi password: sunflower22", "sunflower22"),
+ ("api key = 5f4dcc3b5aa765d61d8327deb882cf99", "5f4dcc3b5aa765d61d8327deb882cf99"),
+ ("Here is my OpenAI key sk-abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGH", "sk-abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGH"),
+ ("git remote add origin https://oauth2:glpat-AbCdEf1234567890xyz@gitlab.com/g/p.git", "glpat-AbCdEf1234567890xyz"),
+ ("https://user:p%40ssw0rd@example.com", "p%40ssw0rd"),
+ ("DATABASE_URL=postgres://u:p4ss@localhost/db", "p4ss"),
+ ("SMTP_PASSWORD=\"app specific pw\"", "app specific pw"),
+ ('{"auth": {"username": "bob", "password": "b0bpass!"}}', "b0bpass!"),
+ ("token: 'xoxe.xoxp-1-Mi0yLTEyMzQ1Njc4OTAxMjMtMTIzNDU2Nzg5MDEyMy0xMjM0NTY3ODkwMTIz'", "xoxp-1-Mi0yLTEyMzQ1Njc4OTAxMjMtMTIzNDU2Nzg5MDEyMy0xMjM0NTY3ODkwMTIz"),
+ ("Cookie: sessionid=8f3b2c1d9e7a6f5b4c3d2e1f0a9b8c7d; csrftoken=Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0Fe", "8f3b2c1d9e7a6f5b4c3d2e1f0a9b8c7d"),
+ ("Set-Cookie: session=eyJ1c2VyX2lkIjo0Mn0.ZmFrZXNpZw.abcdefghijklmnop; HttpOnly", "eyJ1c2VyX2lkIjo0Mn0.ZmFrZXNpZw.abcdefghijklmnop"),
+ ("Contact: (555) 234-5678", "(555) 234-5678"),
+ ("電話番号は090-1234-5678です", "090-1234-5678"),
+ ("TEL:03(1234)5678", "03(1234)5678"),
+ ("john.smith@company.com", "john.smith@company.com"),
+ ("Card: 4532015112830366", "4532015112830366"),
+ ("VISA 4532-0151-1283-0366 exp 11/27 cvv 123", "4532-0151-1283-0366"),
+ ("my number 1234-5678-9018", "1234-5678-9018"),
+ ("〒530-0001 大阪府大阪市北区梅田3丁目1番1号", "大阪府大阪市北区梅田3丁目1番1号"),
+ ("住所：東京都渋谷区道玄坂1-2-3 渋谷ビル5F", "東京都渋谷区道玄坂1-2-3"),
+ ("123 Main St, Springfield, IL 62701", "123 Main St, Springfield, IL 62701"),
+ ("mobile: +81 80 1234 5678", "+81 80 1234 5678"),
+ ("+886 2 2345 6789", "+886 2 2345 6789"),
+ ("private_key = 'e331b6d69882b4cb4ea581d88e0b604039a3de5967688d3dcffdd2270c0fd109'", "e331b6d69882b4cb4ea581d88e0b604039a3de5967688d3dcffdd2270c0fd109"),
+ ("ssh-keygen output: -----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIBkg4LVWM9nuwNSk3yByxZpYRTBnVJk5EmxO2ec8uPY6oAoGCCqGSM49\n-----END EC PRIVATE KEY-----", "MHcCAQEEIBkg4LVWM9nuwNSk3yByxZpYRTBnVJk5EmxO2ec8uPY6oAoGCCqGSM49"),
+ ("slack: https://hooks.slack.com/workflows/T01ABCDEF/A02BCDEFG/123456789012345678/AbCdEfGhIjKlMnOpQrStUvWx", "AbCdEfGhIjKlMnOpQrStUvWx"),
+ ("discord https://discord.com/api/webhooks/123456789012345678/AbCdEfGhIjKlMnOpQrStUvWxYz0123456789_-AbCdEfGhIjKlMnOpQrSt", "AbCdEfGhIjKlMnOpQrStUvWxYz0123456789_-AbCdEfGhIjKlMnOpQrSt"),
+ ("bot token 123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw", "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw"),
+ ("aws_secret_access_key=je7MtGbClwBF/2Zp9Utk/h3yCo8nvbEXAMPLEKEY", "je7MtGbClwBF/2Zp9Utk/h3yCo8nvbEXAMPLEKEY"),
+ ("password='p4$$w0rd'", "p4$$w0rd"),
+ ("PASSWORD=\"\"", None),
+ ("SECRET=${SECRET_FROM_VAULT}", None),
+ ("key: AIzaSyB-1234567890abcdefghijklmnopqrstu", "AIzaSyB-1234567890abcdefghijklmnopqrstu"),
+ ("npm config set //registry.npmjs.org/:_authToken 00000000-0000-0000-0000-000000000000", "00000000-0000-0000-0000-000000000000"),
+ ("HF token: hf_jKlMnOpQrStUvWxYzAbCdEfGhIjKlMnOpQ", "hf_jKlMnOpQrStUvWxYzAbCdEfGhIjKlMnOpQ"),
+ ("X-Auth-Token: 7c9e6679742540de944be07fc1f90ae7", "7c9e6679742540de944be07fc1f90ae7"),
+ ("api_secret=7c9e6679742540de944be07fc1f90ae7", "7c9e6679742540de944be07fc1f90ae7"),
+ ("dsn=https://abc123def456@o123456.ingest.sentry.io/789", None),
+]
+
+
+@pytest.mark.parametrize(("text", "secret"), MORE, ids=[f"more-{i}" for i in range(len(MORE))])
+def test_more_realistic_inputs(text: str, secret: str | None) -> None:
+    out = S.mask(text).text
+    if secret is None:
+        assert out == text
+    else:
+        assert secret not in out, out

@@ -73,7 +73,7 @@ def classify_name(name: str) -> str | None:
         return "password"
     if last in ("secret", "secrets") or last.endswith("secret"):
         return "secret"
-    if last in ("token", "tokens") or last.endswith(("authtoken", "accesstoken", "apitoken")):
+    if last in ("token", "tokens") or last.endswith("token"):
         return "token"
     if last in ("credential", "credentials", "creds", "cred"):
         return "credential"
@@ -105,6 +105,17 @@ def _looks_random(value: str, *, min_len: int, min_entropy: float) -> bool:
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z_]*")
 
 
+def _passphrase(v: str) -> bool:
+    """A quoted multi-word password ("correct horse battery staple"), not a prompt or prose."""
+    words = v.split()
+    return (
+        2 <= len(words) <= 8
+        and len(v) <= 80
+        and not v.rstrip().endswith((":", "?", ".", "!"))
+        and not any(w.lower().strip(",") in ("enter", "your", "please", "the", "is", "for", "password") for w in words)
+    )
+
+
 def value_is_secret(
     kind: str, value: str, *, quoted: bool, env_style: bool, end_of_line: bool, sep: str = "="
 ) -> bool:
@@ -125,6 +136,8 @@ def value_is_secret(
     if not quoted and not (kind == "password" and config_like) and v[0] in "-+*/=!?|\\#":
         return False
     if kind == "password":
+        if quoted and " " in v.strip() and _passphrase(v):
+            return True
         if len(v) < 3 or len(v) > 200 or any(ch.isspace() for ch in v):
             return False
         if quoted or env_style:
@@ -135,6 +148,8 @@ def value_is_secret(
             return sep == ":" and end_of_line and v[0].islower() and len(v) >= 6
         return not v.isdigit() or len(v) >= 4
     if kind == "key":
+        if re.fullmatch(r"[0-9a-fA-F]{32,}", v):
+            return True  # 128+ bits of hex: a key, whatever its entropy estimate says
         return _looks_random(v, min_len=24, min_entropy=4.0)
     if v.isdigit() or not quoted and not env_style and _IDENTIFIER.fullmatch(v):
         return False  # a number, or a variable / class name in code
@@ -150,6 +165,12 @@ def find_assignments(text: str, lowered: str, hay: Hay | None = None) -> Iterato
         start = m.start()
         while start > 0 and text[start - 1] in _NAME_CHARS:
             start -= 1
+        if start > 1 and text[start - 1] == " " and text[start - 2].isalpha():
+            w = start - 1
+            while w > 0 and text[w - 1].isalpha():
+                w -= 1
+            if text[w : start - 1].lower() in _KEY_QUALIFIERS:
+                start = w  # "api key = ...", "access token: ..."
         name = text[start : m.end(1)]
         sep = m.group(2).strip()
         kind = classify_name(name)

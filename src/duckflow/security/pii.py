@@ -30,6 +30,8 @@ def find_emails(text: str) -> Iterator[Candidate]:
             continue
         if i > 0 and text[i - 1] in _LOCAL_CHARS:
             continue  # a local part longer than 64 characters is not an address
+        if text[max(0, i - 3) : i] == "://":
+            continue  # URL user info (https://key@host), not a mailbox
         yield Candidate(i, m.end(), "email", PII, P_PII)
 
 
@@ -44,7 +46,7 @@ _PHONE_INTL = re.compile(
 )
 # Japanese domestic numbers (総務省 電気通信番号計画): 0 + area/mobile code, 10 or 11 digits.
 _PHONE_JP = re.compile(
-    r"(?:0\d{1,4}-\d{1,4}-\d{3,4}|\(0\d{1,4}\)\s?\d{1,4}-\d{4}|0[5789]0\d{8})(?![\w\-.])",
+    r"(?:0\d{1,4}-\d{1,4}-\d{3,4}|\(0\d{1,4}\)\s?\d{1,4}-\d{4}|0\d{1,4}\(\d{1,4}\)\d{4}|0[5789]0\d{8})(?![\w\-.])",
     re.ASCII,
 )
 # North American numbers (NANP): [1-](NXX) NXX-XXXX, NXX-NXX-XXXX, NXX.NXX.XXXX, NXX NXX XXXX.
@@ -63,7 +65,7 @@ _HAS_FULLWIDTH_DIGIT = re.compile("[０-９]")
 _GROUP_SPLIT = re.compile(r"[ .\-()]+")
 _WORDISH = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 _NOT_BEFORE_INTL = _WORDISH | frozenset(")]+")
-_NOT_BEFORE_NUM = _WORDISH | frozenset("-.+/:")
+_NOT_BEFORE_NUM = _WORDISH | frozenset("-.+/")
 _NOT_BEFORE_CARD = _WORDISH | frozenset("-.")
 
 

@@ -218,7 +218,7 @@ SECRET_RULES: tuple[RegexRule, ...] = (
     _t("twilio_key", r"SK[0-9a-f]{32}", ("SK",)),
     _t("sendgrid_key", r"SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}", ("SG.",)),
     _t("npm_token", r"npm_[A-Za-z0-9]{36}", ("npm_",)),
-    RegexRule("npm_token", _r(r"_authToken\s*=\s*([^\s\"']{8,})"), group=1, needles=("_authToken",)),
+    RegexRule("npm_token", _r(r"_authToken(?:\s*=\s*|\s+)([^\s\"']{8,})"), group=1, needles=("_authToken",)),
     RegexRule("pypi_token", _r(r"pypi-AgE[A-Za-z0-9_\-]{50,}"), needles=("pypi-AgE",), not_after=_TOKEN_CHARS),
     _t("shopify_token", r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}", ()),
     _t("digitalocean_token", r"do[opr]_v1_[a-f0-9]{64}", ("_v1_",)),
@@ -286,7 +286,7 @@ SECRET_RULES: tuple[RegexRule, ...] = (
     _t("jwt", r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{4,}\.[A-Za-z0-9_\-]*", ("eyJ",), validate=jwt_like),
     RegexRule(
         "telegram_bot_token",
-        _r(r"\d{8,10}:AA[0-9A-Za-z_\-]{33}" + _E),
+        _r(r"\d{8,10}:AA[0-9A-Za-z_\-]{30,40}" + _E),
         needles=(":AA",),
         not_after=frozenset("0123456789:"),
     ),
@@ -371,6 +371,25 @@ def find_cli_passwords(text: str, hay: Hay | None = None) -> Iterator[Candidate]
                     value = m.group(1)
                     if len(value) >= 4 and _url_password_ok(value) and not value.startswith("$"):
                         yield Candidate(m.start(1), m.end(1), "password", SECRET, P_CONTEXT)
+
+
+_COOKIE_LINE = _r(r"(?i)\b(?:set-)?cookie\s*:[^\n]*")
+_COOKIE_PAIR = _r(r"([A-Za-z0-9_.\-]+)=([^;\s,\"'\\]{12,})(?![^;\s,\"'])")
+
+
+def find_cookies(text: str, hay: Hay | None = None) -> Iterator[Candidate]:
+    """Values in `Cookie:` / `Set-Cookie:` headers that look like session identifiers."""
+    hay = hay or Hay(text, text.lower())
+    if not hay.has("cookie", lower=True):
+        return
+    for line in _COOKIE_LINE.finditer(hay.lowered):
+        for m in _COOKIE_PAIR.finditer(text, line.start(), line.end()):
+            value = m.group(2)
+            name = m.group(1).lower()
+            if name in ("path", "domain", "expires", "max-age", "samesite"):
+                continue
+            if _random_enough(value) or re.fullmatch(r"[0-9a-fA-F]{16,}", value):
+                yield Candidate(m.start(2), m.end(2), "cookie", SECRET, P_CONTEXT)
 
 
 _MAILCHIMP = _r(r"-us\d{1,2}" + _E)

@@ -29,6 +29,7 @@ from duckflow.security.rules import (
     Hay,
     aws_secret_near_key_ids,
     find_cli_passwords,
+    find_cookies,
     find_mailchimp,
     find_url_passwords,
 )
@@ -87,6 +88,7 @@ def _formats(text: str, lowered: str, hay: Hay | None = None) -> Iterator[Candid
     yield from find_mailchimp(text)
     yield from find_url_passwords(text)
     yield from find_cli_passwords(text, hay)
+    yield from find_cookies(text, hay)
 
 
 def _pii(text: str, lowered: str, hay: Hay | None = None) -> Iterable[Candidate]:
