@@ -98,12 +98,8 @@ class TraceLogger:
         otlp_endpoint: str | None = None,
         service_name: str = "duckflow",
     ) -> None:
-        if sanitizer is None:
-            from duckflow.security.sanitizer import default_sanitizer
-
-            sanitizer = default_sanitizer()
         self.path = Path(path) if path is not None else None
-        self.sanitizer = sanitizer
+        self._sanitizer = sanitizer  # the default one is loaded by the writer thread
         self.otlp_endpoint = otlp_endpoint_from_env() if otlp_endpoint is None else (otlp_endpoint or None)
         self.service_name = service_name
         self.dropped = 0
@@ -115,6 +111,14 @@ class TraceLogger:
         self._closed = False
         self._file: TextIO | None = None
         self._spans: SpanBuilder | None = None
+
+    @property
+    def sanitizer(self) -> Sanitizer:
+        if self._sanitizer is None:
+            from duckflow.security.sanitizer import default_sanitizer
+
+            self._sanitizer = default_sanitizer()
+        return self._sanitizer
 
     # -- producer side -------------------------------------------------------------------
 
