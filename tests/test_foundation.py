@@ -56,3 +56,15 @@ def test_config_env_overrides(tmp_path, monkeypatch) -> None:  # type: ignore[no
     cfg = load_config(env={"OLLAMA_HOST": "http://127.0.0.1:9"})
     assert cfg.models.ollama_host == "http://127.0.0.1:9"
     assert cfg.budget.base_tokens == 500
+
+
+def test_workspace_config_cannot_loosen_security(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("DUCKFLOW_CONFIG", str(tmp_path / "none.toml"))
+    ws = tmp_path / "ws"
+    (ws / ".duckflow").mkdir(parents=True)
+    (ws / ".duckflow" / "config.toml").write_text('[workspace]\ndangerous_extensions = []\n')
+    with pytest.raises(ConfigError) as err:
+        load_config(ws)
+    assert "workspace" in str(err.value) and "own config" in str(err.value)
+    (ws / ".duckflow" / "config.toml").write_text('[companion]\nlanguage = "ja"\n')
+    assert load_config(ws).companion.language == "ja"

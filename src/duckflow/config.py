@@ -185,15 +185,34 @@ def _read_toml(path: Path) -> dict[str, Any]:
         ) from exc
 
 
+# A workspace may ship its own `.duckflow/config.toml` (a cloned repository can carry one), so it
+# may only tune how the companion talks — never the guard, the gate, models, traces or limits,
+# which would let a repository loosen the protections of the person who opened it.
+WORKSPACE_SECTIONS = frozenset({"budget", "companion"})
+
+
+def _refuse_loosening(path: Path, data: dict[str, Any]) -> None:
+    bad = sorted(set(data) - WORKSPACE_SECTIONS)
+    if bad:
+        raise ConfigError(
+            f"{path}: section(s) {', '.join(bad)} may only be set in your own config file, "
+            "not in a workspace (a repository must not loosen the guard, gate or models).",
+            hint=f"move them to {config_file()} or delete them from {path}",
+        )
+
+
 def load_config(workspace: str | Path | None = None, *, env: dict[str, str] | None = None) -> Config:
     """Load the configuration; a broken file raises ConfigError naming the file and the key."""
     environ = os.environ if env is None else env
     data: dict[str, Any] = {}
     sources = [config_file()]
+    data = _read_toml(sources[0])
     if workspace is not None:
-        sources.append(workspace_state_dir(workspace) / "config.toml")
-    for path in sources:
-        data = _merge(data, _read_toml(path))
+        ws_file = workspace_state_dir(workspace) / "config.toml"
+        sources.append(ws_file)
+        ws_data = _read_toml(ws_file)
+        _refuse_loosening(ws_file, ws_data)
+        data = _merge(data, ws_data)
     for var, (section, key) in _ENV.items():
         if environ.get(var):
             data.setdefault(section, {})
