@@ -8,6 +8,7 @@ is never invented: a block with no path anywhere gets `path=None`.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from duckflow.protocols.symops.model import SYNONYMS, Action, Repair, normalize_verb
 from duckflow.protocols.symops.repair import Orphan, RepairOutput
@@ -23,11 +24,12 @@ _VERB = re.compile(r"\b(%s)\b" % "|".join(SYNONYMS), re.I)
 _SHELL = frozenset({"bash", "sh", "shell", "console", "zsh", "cmd", "powershell", "terminal"})
 
 
-def find_paths(text: str) -> list[str]:
+@lru_cache(maxsize=256)
+def find_paths(text: str) -> tuple[str, ...]:
     """File paths mentioned in `text`, in order, without duplicates."""
     found = [m.group(1) for m in _PATH.finditer(text) if m.group(2).lower() in EXTENSIONS]
     found += [m.group(1) for m in _SPECIAL.finditer(text)]
-    return list(dict.fromkeys(p.strip("`'\"*") for p in found))
+    return tuple(dict.fromkeys(p.strip("`'\"*") for p in found))
 
 
 def _verb_in(text: str) -> str | None:

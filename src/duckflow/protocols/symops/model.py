@@ -91,7 +91,7 @@ class Note:
         return {"source": "model", "kind": self.kind, "target": self.target}
 
 
-@dataclass
+@dataclass(slots=True)
 class Issue:
     """A problem found while reading the reply: what, where (1-based line) and what was expected."""
 
@@ -114,7 +114,7 @@ class Issue:
         return f"{self.kind} at line {self.line}: {self.message}{exp}"
 
 
-@dataclass
+@dataclass(slots=True)
 class Repair:
     """One named repair (or warning) and the 1-based line of the original text it concerns."""
 

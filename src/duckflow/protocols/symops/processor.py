@@ -8,6 +8,8 @@ see exactly why a result is less certain. Self-correction needs a model and live
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from duckflow.protocols.symops.fuzzy import FuzzyParser
 from duckflow.protocols.symops.model import Issue, Repair, SymOpsResult
 from duckflow.protocols.symops.repair import AutoRepair, RepairOutput
@@ -42,6 +44,13 @@ WARNING_NAMES = frozenset({
 
 def score(names: list[str]) -> float:
     """Confidence left after the named penalties (each name counted at most three times)."""
+    if not names:
+        return 1.0
+    return _score(tuple(names))
+
+
+@lru_cache(maxsize=1024)
+def _score(names: tuple[str, ...]) -> float:
     seen: dict[str, int] = {}
     conf = 1.0
     for name in names:
@@ -100,7 +109,7 @@ class SymOpsProcessor:
 
     def strict(self, text: str) -> SymOpsResult | None:
         """The strict reading, or None when the text departs from the grammar anywhere."""
-        sc = strict_scan(text)
+        sc = strict_scan(text, stop_early=True)
         if sc.violations:
             return None
         return finish_strict(sc.result, text)

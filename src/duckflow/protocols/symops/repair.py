@@ -59,8 +59,15 @@ class RepairOutput:
     prose: list[tuple[int, str]] = field(default_factory=list)
 
 
+_WS = frozenset(" \t")
+_PLAIN_START = frozenset("$~!?")
+
+
 def undecorate(s: str) -> str:
     """Strip list markers, quotes, headings and bold/code wrapping around a protocol line."""
+    c = s[:1]
+    if c in _PLAIN_START or (c.isalpha() and c not in "sSaA"):
+        return s  # nothing a decoration starts with
     t = s
     for _ in range(3):
         m = _PREFIX.match(t)
@@ -92,22 +99,32 @@ _ANNOTATED = re.compile(r"[`*\"']*([^\s`*\"']+)[`*\"']*[ \t]+(?:\(.*\)|#.*|-{1,2
 _WIDE = str.maketrans({"＄": "$", "＠": "@", "～": "~", "〜": "~", "＃": "#", "＞": ">", "：": ":"})
 
 
+_QUOTES = frozenset("`*\"'")
+
+
 def strip_annotation(target: str) -> str | None:
     """`src/a.py (new file)` -> `src/a.py`; None when there is no trailing annotation."""
+    if not any(c in target for c in ("(", "#", "-", "—", "–")):
+        return None
     m = _ANNOTATED.fullmatch(target.strip())
     return m.group(1) if m else None
 
 
 def _clean_target(t: str) -> tuple[str, bool]:
-    orig = t
-    t = t.strip()
-    for _ in range(2):
-        for w in ("**", "`", '"', "'", "*"):
-            if len(t) > 2 * len(w) - 1 and t.startswith(w) and t.endswith(w):
-                t = t[len(w) : -len(w)].strip()
-    if t.endswith(":") and " " not in t:
-        t = t[:-1]
-    return t, t != orig.strip()
+    """Strip quotes, backticks, bold and a trailing colon around a target."""
+    if t and t[0] not in _QUOTES and t[-1] not in _QUOTES and t[-1] != ":" and t == t.strip():
+        return t, False
+    c = t.strip()
+    if c.endswith(":") and " " not in c:
+        c = c[:-1]
+    for _ in range(3):  # only matching pairs: a command may end with a quote of its own
+        if len(c) >= 2 and c[0] == c[-1] and c[0] in _QUOTES:
+            c = c[1:-1].strip()
+        else:
+            break
+    if c.endswith(":") and " " not in c:
+        c = c[:-1]
+    return c, c != t.strip()
 
 
 def parse_loose_vitals(s: str) -> tuple[str, bool] | None:
@@ -148,6 +165,7 @@ class AutoRepair:
         self.pending_blank: list[int] = []
         self.in_question = 0
         self.last_prose: tuple[int, str] | None = None
+        self.prose_end = -1
         self.last_block: tuple[int, int, int, str, int] | None = None
         i, n = 0, len(lines)
         while i < n:
@@ -186,8 +204,10 @@ class AutoRepair:
             if c is not None and not re.search(r"<(think|thinking|reasoning)>", text[: c.start()], re.I):
                 self._fix("thinking_removed", 1, "closing tag only")
                 text = "\n" * text.count("\n", 0, c.end()) + text[c.end() :]
-        widths = [len(ln) - len(ln.lstrip(" ")) for ln in text.split("\n") if ln.strip()]
-        common = min(widths) if widths else 0
+        common = 0
+        if not re.search(r"(?m)^[^ \n]", text):  # every non-empty line starts with a space
+            widths = [len(ln) - len(ln.lstrip(" ")) for ln in text.split("\n") if ln.strip()]
+            common = min(widths) if widths else 0
         if common:
             text = "\n".join(ln[common:] if ln.strip() else ln.strip() for ln in text.split("\n"))
             self._fix("common_indent_removed", 1, f"{common} spaces")
@@ -288,7 +308,9 @@ class AutoRepair:
             self.pending, self.pending_type = idx, SYNONYMS[m.group(1).lower()]
             return i + 1
         self._emit("~ " + s, ln)
-        self._fix("prose_as_thought", ln)
+        if self.prose_end != ln - 1:  # one repair per run of prose lines
+            self._fix("prose_as_thought", ln)
+        self.prose_end = ln
         self.res.prose.append((ln, s))
         self.last_prose = (i, s)
         return i + 1
@@ -412,11 +434,13 @@ class AutoRepair:
             mark = tick[0][0] if tick is not None else "-"
             for j in range(i + 1, n):
                 t = lines[j]
-                if mark in t[:1] + t.lstrip()[:1] and self._closes(t, s, tick, indent, depth):
+                c0 = t[:1]
+                if (c0 == mark or (c0 in _WS and t.lstrip()[:1] == mark)) and self._closes(t, s, tick, indent, depth):
                     close = j
                     break
         guess = None
-        if (close > i + 2 and tick is None and _ACTION_AT.match(undecorate(lines[close - 1].strip()))
+        if (close > i + 2 and tick is None and "@" in lines[close - 1]
+                and _ACTION_AT.match(undecorate(lines[close - 1].strip()))
                 and _fence_like(lines[close - 2].strip())):  # fmt: skip
             close, guess = close - 2, "mismatched_block_close"  # `--` ... ``` / $ next @ x / `--`
         if close < 0:
@@ -446,7 +470,10 @@ class AutoRepair:
         fence = safe_fence(body)
         self._emit(fence, ln)
         self.out.extend(body)
-        self.map.extend(min(i + 2 + k, n) for k in range(len(body)))
+        if prefix:
+            self.map.extend(min(i + 2 + k, n) for k in range(len(body)))
+        else:
+            self.map.extend(range(i + 2, i + 2 + len(body)))
         self._emit(fence, end + 1 if end < n else n)
         self.last_block = (act, len(self.out), len(self.res.repairs), s, len(self.res.prose))
         return end + 1

@@ -80,6 +80,10 @@ def is_dash_fence(line: str) -> bool:
     return len(s) >= 2 and s.count("-") == len(s)
 
 
+class _NotStrict(Exception):
+    """Raised by a scanner with `stop_early` at its first violation."""
+
+
 class Scanner:
     """Reads Sym-Ops incrementally. `feed()` pieces, then `finish()`; `violations` lists every
     departure from the strict grammar (empty: the text was strict Sym-Ops).
@@ -90,7 +94,8 @@ class Scanner:
 
     OUT, PENDING, BLOCK, QUESTION = 0, 1, 2, 3
 
-    def __init__(self, emit: Emit | None = None) -> None:
+    def __init__(self, emit: Emit | None = None, *, stop_early: bool = False) -> None:
+        self.stop_early = stop_early  # one-shot strict check: stop at the first violation
         self.buf = ""
         self.pos = 0
         self.line_no = 0  # lines fully consumed
@@ -105,7 +110,7 @@ class Scanner:
         self.search = 0
         self.done = False
         self.pieces: list[str] = []  # everything fed, for `text`
-        self.waiting: list[str] = []  # pieces with no newline yet: nothing can complete in them
+        self.waiting: list[str] = []  # pieces not read yet (nothing can complete in them)
         self.chunks: list[str] = []  # content of the open block already searched
         self.chunk_lines = 0
         self.events: list[Any] = []  # filled by subclasses that collect items (streaming)
@@ -121,7 +126,11 @@ class Scanner:
 
     # -- input -------------------------------------------------------------------------------
     def feed(self, piece: str) -> Sequence[Any]:
-        """Add text; returns what subclasses collected in `events` meanwhile (else empty)."""
+        """Add text; returns what subclasses collected in `events` meanwhile (else empty).
+
+        A piece with no newline completes nothing, and inside a block only a piece that may
+        hold the closing fence is read at all — so the work per piece stays small.
+        """
         self.pieces.append(piece)
         mode = self.mode
         if mode == 2:  # BLOCK: only a piece that may hold the closing fence needs a look
@@ -307,6 +316,8 @@ class Scanner:
 
     def _violation(self, kind: str, line: int, message: str, expected: str = "") -> None:
         self.violations.append(Issue(kind, line, message, expected))
+        if self.stop_early:
+            raise _NotStrict
 
     def _line(self, line: str) -> None:
         mode = self.mode
@@ -412,9 +423,15 @@ class Scanner:
                 self.emit("question", q)
 
 
-def strict_scan(text: str) -> Scanner:
-    """Scan a whole text; the scanner holds the result and its violations."""
-    sc = Scanner()
-    sc.feed(text)
-    sc.finish()
+def strict_scan(text: str, *, stop_early: bool = False) -> Scanner:
+    """Scan a whole text; the scanner holds the result and its violations.
+
+    With `stop_early`, scanning ends at the first violation (the result is then partial).
+    """
+    sc = Scanner(stop_early=stop_early)
+    try:
+        sc.feed(text)
+        sc.finish()
+    except _NotStrict:
+        pass
     return sc
