@@ -109,6 +109,8 @@ class RegexRule:
     # characters that may not touch the match on its left (checked here, not in the regex:
     # a leading look-behind would stop the regex engine's fast literal/charset scan)
     not_after: frozenset[str] = frozenset()
+    # made only of [A-Za-z0-9_-] for its first 16+ characters: found through token runs
+    run_anchored: bool = False
 
     def find(self, hay: Hay) -> Iterator[Candidate]:
         if self.needles and not hay.any(self.needles, self.lower_needles):
@@ -154,8 +156,9 @@ def _t(kind: str, pattern: str, needles: tuple[str, ...], priority: int = P_FORM
     """
     if len(needles) == 1 and pattern.startswith(re.escape(needles[0])):
         needles = ()
+    anchored = not any(c in pattern for c in ("\\.", "/", "\\$", "+", "=", "%"))
     return RegexRule(kind, _r(pattern + _E), priority, needles=needles, validate=validate,
-                     not_after=_TOKEN_CHARS)
+                     not_after=_TOKEN_CHARS, run_anchored=anchored)
 
 PEM_BLOCK = _r(
     r"-{4,5} ?BEGIN ((?:[A-Z0-9]+ )*)PRIVATE KEY(?: BLOCK)? ?-{4,5}"
@@ -318,6 +321,32 @@ SECRET_RULES: tuple[RegexRule, ...] = (
     ),
 )
 
+# Token rules whose match starts a run of 16+ token characters are tried only where such a
+# run starts, all at once (one anchored alternation), instead of each scanning the text.
+RUN_RULES: tuple[RegexRule, ...] = tuple(
+    sorted((r for r in SECRET_RULES if r.run_anchored), key=lambda r: -r.priority)
+)
+SCAN_RULES: tuple[RegexRule, ...] = tuple(r for r in SECRET_RULES if not r.run_anchored)
+_RUN = re.compile(r"[A-Za-z0-9_\-]{16,}")
+_RUN_ALTERNATION = re.compile(
+    "|".join(f"(?P<r{i}>{r.pattern.pattern})" for i, r in enumerate(RUN_RULES)), re.ASCII
+)
+
+
+def find_run_tokens(text: str) -> Iterator[Candidate]:
+    for run in _RUN.finditer(text):
+        a = run.start()
+        m = _RUN_ALTERNATION.match(text, a)
+        if m is None:
+            continue
+        first = next(int(k[1:]) for k, v in m.groupdict().items() if v is not None)
+        for rule in RUN_RULES[first:]:  # the first alternative, or a later one if it fails validation
+            mm = m if rule is RUN_RULES[first] else rule.pattern.match(text, a)
+            if mm is not None and (rule.validate is None or rule.validate(mm.group(0))):
+                yield Candidate(a, mm.end(), rule.kind, rule.category, rule.priority)
+                break
+
+
 # Credentials in URLs: found from the literal "://" (a scheme-first regex is ten times slower).
 _URL_CREDS = _r(r"://([^\s:/@\"'<>]*):([^\s@/\"'<>]+)@[A-Za-z0-9\[]")
 _SCHEME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+.-")
@@ -409,11 +438,23 @@ def find_mailchimp(text: str) -> Iterator[Candidate]:
 _NEAR_AWS_SECRET = _r(r"(?<![A-Za-z0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
 
 
-def aws_secret_near_key_ids(text: str, key_ids: list[Candidate]) -> Iterator[Candidate]:
-    """A 40-character secret access key within a few lines after an access key id (CSV, INI)."""
-    for cand in key_ids:
-        window_end = min(len(text), cand.end + 400)
-        for m in _NEAR_AWS_SECRET.finditer(text, cand.end, window_end):
+def aws_secret_near_key_ids(text: str, key_ids: list[Candidate], hay: Hay | None = None) -> Iterator[Candidate]:
+    """A 40-character secret access key close to an access key id (CSV, INI) or to the word
+    "aws" (same line or the two after it), however it is written."""
+    windows = [(c.end, min(len(text), c.end + 400)) for c in key_ids]
+    lowered = hay.lowered if hay is not None else text.lower()
+    if (hay.has("aws", lower=True) if hay is not None else "aws" in lowered):
+        i = lowered.find("aws")
+        while i >= 0:
+            end = i
+            for _ in range(3):
+                nl = text.find("\n", end + 1)
+                end = len(text) if nl < 0 else nl
+            windows.append((i, end))
+            i = lowered.find("aws", end)
+    for a, b in windows:
+        for m in _NEAR_AWS_SECRET.finditer(text, a, b):
             value = m.group(0)
-            if char_classes(value) >= 3:
+            # base64 with / or + (as ~70 % of real keys are), or anything mixed near a key id
+            if char_classes(value) >= 3 and (not value.isalnum() or bool(key_ids)):
                 yield Candidate(m.start(), m.end(), "aws_secret_key", SECRET, P_FORMAT)

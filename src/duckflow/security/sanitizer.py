@@ -23,14 +23,15 @@ from functools import lru_cache
 from duckflow.security.assign import find_assignments
 from duckflow.security.pii import find_pii
 from duckflow.security.rules import (
+    SCAN_RULES,
     SECRET,
-    SECRET_RULES,
     Candidate,
     Hay,
     aws_secret_near_key_ids,
     find_cli_passwords,
     find_cookies,
     find_mailchimp,
+    find_run_tokens,
     find_url_passwords,
 )
 
@@ -79,12 +80,13 @@ def _library(text: str, lowered: str, hay: Hay | None = None) -> Iterable[Candid
 def _formats(text: str, lowered: str, hay: Hay | None = None) -> Iterator[Candidate]:
     hay = hay or Hay(text, lowered)
     aws_ids: list[Candidate] = []
-    for rule in SECRET_RULES:
+    for rule in SCAN_RULES:
         for cand in rule.find(hay):
             if cand.kind == "aws_access_key":
                 aws_ids.append(cand)
             yield cand
-    yield from aws_secret_near_key_ids(text, aws_ids)
+    yield from find_run_tokens(text)
+    yield from aws_secret_near_key_ids(text, aws_ids, hay)
     yield from find_mailchimp(text)
     yield from find_url_passwords(text)
     yield from find_cli_passwords(text, hay)
