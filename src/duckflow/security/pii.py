@@ -46,7 +46,7 @@ _PHONE_INTL = re.compile(
 )
 # Japanese domestic numbers (総務省 電気通信番号計画): 0 + area/mobile code, 10 or 11 digits.
 _PHONE_JP = re.compile(
-    r"(?:0\d{1,4}-\d{1,4}-\d{3,4}|\(0\d{1,4}\)\s?\d{1,4}-\d{4}|0\d{1,4}\(\d{1,4}\)\d{4}|0[5789]0\d{8})(?![\w\-.])",
+    r"(?:0\d{1,4}([- ])\d{1,4}\1\d{3,4}|\(0\d{1,4}\)\s?\d{1,4}-\d{4}|0\d{1,4}\(\d{1,4}\)\d{4}|0[5789]0\d{8})(?![\w\-.])",
     re.ASCII,
 )
 # North American numbers (NANP): [1-](NXX) NXX-XXXX, NXX-NXX-XXXX, NXX.NXX.XXXX, NXX NXX XXXX.
@@ -172,7 +172,7 @@ _PREFS = (
 _JP_NUM = r"[0-9０-９一二三四五六七八九十]+"
 _JP_STREET = (
     rf"(?:{_PREFS})[^\s\d０-９、。,\"'<>]{{1,20}}?(?:市|区|郡|町|村)[^\s\"'<>、。,]{{0,30}}?"
-    rf"{_JP_NUM}(?:(?:丁目|番地|番|号|[\-－‐ー−の]){_JP_NUM})*(?:号|番地|番)?"
+    rf"{_JP_NUM}(?:(?:丁目|番地|番|号|条|線|[\-－‐ー−の])[東西南北]?{_JP_NUM})*(?:号|番地|番|丁目)?"
     r"(?:[ 　]?[^\s\"'<>、。,]{1,30}?[0-9０-９]{2,4}(?:号室)?)?"
 )
 _JP_ADDRESS = re.compile(
