@@ -156,3 +156,21 @@ async def test_seq_has_no_gaps_across_parallel_tools_and_handoffs() -> None:
     helper_types = [c.type for c in result.chunks if c.agent == "helper"]
     assert helper_types.count("tool_response") == 2 and helper_types[-1] == "done"
     assert responses(result.chunks)["call_1_3"] == ("helped", False)
+
+
+async def test_a_tool_over_its_timeout_is_reported_and_the_others_finish() -> None:
+    hang = asyncio.Event()
+
+    @tool(timeout_s=0.05)
+    async def stuck() -> str:
+        await hang.wait()  # never set
+        return "never"
+
+    async def quick() -> str:
+        return "quick"
+
+    model = ScriptedModel([tool_calls([("stuck", {}), ("quick", {})]), reply("moved on")])
+    result = await Agent("p", "x", model=model, tools=[stuck, quick]).run("go")
+    got = responses(result.chunks)
+    assert got["call_1_1"] == ("stuck timed out after 0.05 s", True)
+    assert got["call_1_2"] == ("quick", False) and result.text == "moved on"

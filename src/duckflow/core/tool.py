@@ -53,6 +53,7 @@ class Tool:
     """One tool: name, description, arguments model, the function, and whether it runs alone.
 
     `exclusive=True` tools never run concurrently with other calls of the same turn.
+    `timeout_s` bounds one call in an agent run (the model is told it timed out).
     `params` maps model field names to the function's parameter names; `instance_param`
     is set when the function takes the whole arguments model as one parameter.
     """
@@ -66,6 +67,7 @@ class Tool:
     params: Mapping[str, str] = field(default_factory=dict)
     instance_param: str | None = None
     is_async: bool = False
+    timeout_s: float | None = None
 
     @cached_property
     def json_schema(self) -> dict[str, Any]:
@@ -91,6 +93,7 @@ class Tool:
         description: str | None = None,
         exclusive: bool = False,
         args_model: type[BaseModel] | None = None,
+        timeout_s: float | None = None,
     ) -> Tool:
         """Wrap `fn`; its signature and docstring become the arguments model and description."""
         raw_doc = inspect.getdoc(fn)
@@ -142,6 +145,7 @@ class Tool:
             params=params,
             instance_param=instance_param,
             is_async=is_async,
+            timeout_s=timeout_s,
         )
 
     def validate(self, arguments: Mapping[str, Any] | None) -> BaseModel:
@@ -209,7 +213,7 @@ def tool(fn: F, /) -> Tool: ...
 @overload
 def tool(
     *, name: str | None = None, description: str | None = None, exclusive: bool = False,
-    args_model: type[BaseModel] | None = None,
+    args_model: type[BaseModel] | None = None, timeout_s: float | None = None,
 ) -> Callable[[F], Tool]: ...
 
 
@@ -221,12 +225,13 @@ def tool(
     description: str | None = None,
     exclusive: bool = False,
     args_model: type[BaseModel] | None = None,
+    timeout_s: float | None = None,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Decorator: `@tool` or `@tool(name=..., exclusive=True)` turns a function into a Tool."""
 
     def wrap(f: Callable[..., Any]) -> Tool:
         return Tool.from_function(f, name=name, description=description, exclusive=exclusive,
-                                  args_model=args_model)
+                                  args_model=args_model, timeout_s=timeout_s)
 
     return wrap(fn) if fn is not None else wrap
 

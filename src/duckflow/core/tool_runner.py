@@ -101,10 +101,16 @@ async def _run_one(run: RunContext, call: ToolCall, tools: Mapping[str, Tool],
             await run.before_call(f"tool {call.name}")
             run.trace_event("tool_start", tool=call.name, call_id=call.id, arguments=call.arguments)
             started = time.perf_counter()
+            deadline = asyncio.timeout(tool.timeout_s)
             try:
-                value = await tool.invoke(
-                    call.arguments, ToolContext(run.session.id, agent.name, agent.extra_cfg, run))
+                async with deadline:
+                    value = await tool.invoke(
+                        call.arguments, ToolContext(run.session.id, agent.name, agent.extra_cfg, run))
                 content, is_error = result_to_text(value), False
+            except TimeoutError as exc:
+                content = (f"{call.name} timed out after {tool.timeout_s} s" if deadline.expired()
+                           else f"{call.name} failed: TimeoutError: {exc}")
+                is_error = True
             except ToolValidationError as exc:
                 run.fail(exc, tool=call.name)
                 content, is_error = str(exc), True
