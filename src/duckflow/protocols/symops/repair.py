@@ -20,7 +20,12 @@ from duckflow.protocols.symops.serializer import safe_fence
 SYMOPS_TAGS = frozenset({"symops", "sym-ops", "sym_ops", "symop", "sym"})
 PLAIN_TAGS = frozenset({"", "text", "txt", "plaintext", "plain", "markdown", "md", "shell-session"})
 _TICK = re.compile(r"(`{3,}|~{3,})[ \t]*([^\s`]*)[^`]*$")
-_PREFIX = re.compile(r"(?:[-*+•][ \t]+|\d{1,3}[.)][ \t]+|>[ \t]?|#{1,6}[ \t]+|(?:step|action)[ \t]*\d*[:.][ \t]*)", re.I)
+_PREFIX = re.compile(
+    r"(?:[-*+•][ \t]+|\d{1,3}[.)][ \t]+|>[ \t]?|#{1,6}[ \t]+"
+    r"|[*_]{0,2}(?:step|action|next|then|command|operation|task|操作|手順|アクション)[ \t]*\d*[ \t]*[:.)：-][*_]{0,2}[ \t]*)",
+    re.I,
+)
+_UNI_DASH_FENCE = frozenset({"—", "——", "–", "––", "−−", "ー", "ーー"})
 _ACTION = re.compile(r"\$[ \t]*([^\s@:*`]+)[*_`]*[ \t]*(?:([@:])[ \t]*)?(.*?)[ \t]*$")
 _OPTION = re.compile(r"[ \t]*(?:\d{1,3}[.)]|[-*])[ \t]+(.*?)[ \t]*$")
 _LOOSE_VITAL = re.compile(r"#([cmfs])[ \t]*[:=]?[ \t]*([0-9]*\.?[0-9]+)[ \t]*(%?)")
@@ -241,7 +246,8 @@ class AutoRepair:
             s = raw.strip()
             self._fix("full_width_symbols", i + 1)
         ln = i + 1
-        wants_block = self.pending is not None and not self.pending_blank and self.pending_type in ("create", "edit")
+        wants_block = (self.pending is not None and not self.pending_blank and self.pending_type in ("create", "edit")
+                       and not self._next_is_content_fence(i + 1))  # fmt: skip
         if self.wrappers and s and s[0] == self.wrappers[-1][0] and not wants_block:
             t = _tick(s)
             if t is not None and not t[1] and len(t[0]) >= len(self.wrappers[-1]):
@@ -265,6 +271,9 @@ class AutoRepair:
         dash = is_dash_fence(s)
         if tick is not None or dash:
             return self._fence(i, raw, s, tick)
+        if self.pending is not None and s in _UNI_DASH_FENCE and not self.pending_blank:
+            self._fix("unicode_dash_fence", ln, s, self.pending)  # `--` turned into a dash
+            return self._fence(i, s, s, None)
         if self.pending is not None and s[:2] == "--" and _LANG_FENCE.fullmatch(s):
             self._fix("fence_with_language", ln, s, self.pending)
             return self._fence(i, "--", "--", None)
@@ -394,6 +403,13 @@ class AutoRepair:
         self._fix("markdown_rule_dropped" if len(s) > 2 else "stray_delimiter", ln, s)
         return i + 1
 
+    def _next_is_content_fence(self, j: int) -> bool:
+        """The line at `j` opens a fence with a language (```python): a content block."""
+        if j >= len(self.lines):
+            return False
+        t = _tick(self.lines[j].strip())
+        return t is not None and bool(t[1]) and t[1].lower() not in SYMOPS_TAGS
+
     def _next_is_protocol(self, j: int) -> bool:
         nxt = self._next_nonblank(j)
         return nxt is not None and (nxt[0] in "$~" or parse_loose_vitals(nxt) is not None)
@@ -427,7 +443,7 @@ class AutoRepair:
         if tick is None and not indent:  # the common case, kept tight
             for j in range(i + 1, n):
                 t = lines[j]
-                if t[:2] == "--" and t.rstrip(" \t") == s:
+                if t[:1] == s[0] and t.rstrip(" \t") == s:
                     close = j
                     break
         else:

@@ -110,11 +110,10 @@ class Scanner:
         self.search = 0
         self.done = False
         self.pieces: list[str] = []  # everything fed, for `text`
-        self.waiting: list[str] = []  # pieces not read yet (nothing can complete in them)
+        self.wait_from = 0  # pieces[wait_from:] are not read yet
         self.chunks: list[str] = []  # content of the open block already searched
         self.chunk_lines = 0
         self.events: list[Any] = []  # filled by subclasses that collect items (streaming)
-        self.tail = ""  # in a block: the last characters fed, to spot a fence across pieces
         self.needle = "\n--"  # newline + the open block's fence
         self.tail_cut = -2
         self.hot = False  # in a block: a fence candidate waits for the end of its line
@@ -128,36 +127,41 @@ class Scanner:
     def feed(self, piece: str) -> Sequence[Any]:
         """Add text; returns what subclasses collected in `events` meanwhile (else empty).
 
-        A piece with no newline completes nothing, and inside a block only a piece that may
-        hold the closing fence is read at all — so the work per piece stays small.
+        Pieces are kept in `pieces`; those not read yet are `pieces[wait_from:]`. A piece with
+        no newline completes nothing, and inside a block only a piece that may hold the
+        closing fence (it has a newline or starts with a dash) is looked at.
         """
-        self.pieces.append(piece)
+        pieces = self.pieces
+        pieces.append(piece)
         mode = self.mode
-        if mode == 2:  # BLOCK: only a piece that may hold the closing fence needs a look
+        if mode == 2:  # BLOCK
             if not self.hot:
-                probe = self.tail + piece
-                self.tail = probe[self.tail_cut :]
-                if self.needle not in probe:
-                    self.waiting.append(piece)
+                if "\n" not in piece and piece[:1] != "-":
+                    return ()
+                k = self.tail_cut  # -len(fence)
+                prev = pieces[-2] if len(pieces) > 1 else ""
+                if len(prev) < -k:
+                    prev = "".join(pieces[k - 1 : -1])
+                if self.needle not in prev[k:] + piece:
                     return ()
                 self.hot = True
-        elif "\n" not in piece and mode != 4:
-            self.waiting.append(piece)
-            if mode == 1 and piece and piece[0] != "-" and len(self.waiting) == 1 and self.pos >= len(self.buf):
+            if "\n" not in piece:
+                return ()
+        elif "\n" not in piece:
+            if mode == 4:
+                raise RuntimeError("feed() after finish()")
+            if mode == 1 and piece[:1] != "-" and self.wait_from == len(pieces) - 1 and self.pos >= len(self.buf):
                 self._close_action(None)  # the line after an action began, and is no fence
                 if self.events:
                     out, self.events = self.events, []
                     return out
             return ()
-        if mode == 4:
+        elif mode == 4:
             raise RuntimeError("feed() after finish()")
-        if "\n" not in piece:
-            self.waiting.append(piece)
-            return ()
-        if self.waiting:
-            piece = "".join(self.waiting) + piece
-            self.waiting = []
-        self.buf = self.buf + piece
+        w = self.wait_from
+        n = len(pieces)
+        self.buf = self.buf + (piece if w == n - 1 else "".join(pieces[w:]))
+        self.wait_from = n
         self._run(final=False)
         if self.mode != 2:
             if self.pos > 512:  # drop what was read, now and then (amortised)
@@ -166,7 +170,6 @@ class Scanner:
             if self.mode == 1 and self.pos < len(self.buf) and self.buf[self.pos] != "-":
                 self._close_action(None)  # the next line has begun and is no fence
         else:
-            self.tail = self.buf[self.tail_cut :]
             self.hot = self.buf.find(self.needle, self.search) >= 0
         if self.events:
             out, self.events = self.events, []
@@ -175,9 +178,9 @@ class Scanner:
 
     def finish(self) -> SymOpsResult:
         if not self.done:
-            if self.waiting:
-                self.buf = self.buf + "".join(self.waiting)
-                self.waiting = []
+            if self.wait_from < len(self.pieces):
+                self.buf = self.buf + "".join(self.pieces[self.wait_from :])
+                self.wait_from = len(self.pieces)
             self._run(final=True)
             if self.mode == self.BLOCK:
                 self._unclosed()

@@ -73,7 +73,7 @@ def check_action(action: Action) -> list[Issue]:
     if action.type == "edit" and action.hunks is None and _looks_like_diff(action.content or ""):
         out.append(Issue("unsupported_diff", line, f"`{action.verb} @ {action.path}` holds a unified diff",
                          "the whole new file, or SEARCH/REPLACE hunks"))  # fmt: skip
-    if not action.path and not (action.type == "run" and action.content):
+    if not action.path and not (action.type == "run" and action.content) and action.type != "test":
         out.append(Issue("missing_target", line, f"`{action.verb}` has no target",
                          "`$ verb @ path` (or the command for run)"))  # fmt: skip
     if out:
@@ -86,7 +86,8 @@ def plainly_valid(action: Action) -> bool:
     p = action.path
     typ = action.type
     return bool(
-        action.guess is None and p and p[0] != "/" and ".." not in p and typ in CANONICAL_TYPES
+        action.guess is None and (p or typ == "test") and (not p or (p[0] != "/" and ".." not in p))
+        and typ in CANONICAL_TYPES
         and (action.content is not None or typ in CONTENT_OPTIONAL)
         and (typ != "edit" or action.hunks is not None or "\n@@" not in (action.content or ""))
     )  # fmt: skip
