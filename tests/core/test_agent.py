@@ -74,6 +74,10 @@ async def test_max_turns_ends_with_a_clear_error_chunk() -> None:
     last = result.chunks[-1]
     assert last.type == "error" and "3 model turns" in last.data.message  # type: ignore[union-attr]
     assert len(model.requests) == 3
+    from duckflow.core.errors import MaxTurnsExceeded
+
+    with pytest.raises(MaxTurnsExceeded, match="raise max_turns"):
+        result.raise_for_error()
 
 
 async def test_model_failure_becomes_an_error_chunk_not_an_exception(trace: RecordingTrace) -> None:

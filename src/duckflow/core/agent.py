@@ -177,7 +177,7 @@ class Agent:
                 usage = usage + Usage(c.data.prompt_tokens, c.data.completion_tokens)
         err = outcome.error
         return RunResult(outcome.text, chunks, usage, err.message if err else None,
-                         err.code if err else None, sess)
+                         err.code if err else None, sess, err)
 
     def run_sync(self, input: AgentInput, *, session: Session | str | None = None) -> RunResult:
         """`run()` for scripts without an event loop."""

@@ -30,12 +30,16 @@ class RunResult:
     error: str | None = None
     error_code: str | None = None
     session: Session | None = None
+    exception: CoreError | None = field(default=None, repr=False)
 
     @property
     def ok(self) -> bool:
         return self.error is None
 
     def raise_for_error(self) -> RunResult:
+        """Raise the error that ended the run (e.g. `MaxTurnsExceeded`); else return self."""
+        if self.exception is not None:
+            raise self.exception
         if self.error is not None:
             raise CoreError(self.error, hint=f"error code: {self.error_code}")
         return self
