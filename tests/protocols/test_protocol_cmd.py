@@ -84,3 +84,11 @@ def test_bad_input_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixtur
     binf.write_bytes(b"\xff\xfe\x00bad")
     rc, _, err = _run(capsys, "protocol", "parse", str(binf))
     assert rc == 1 and "UTF-8" in err
+
+
+def test_parse_debug_shows_stages_on_stderr(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "r.txt"
+    f.write_text("- $ run @ ls\n", encoding="utf-8")
+    rc, out, err = _run(capsys, "protocol", "parse", "--debug", str(f))
+    assert rc == 0 and json.loads(out)["stage"] == "repaired"
+    assert "=== AFTER REPAIR ===" in err

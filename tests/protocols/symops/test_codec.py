@@ -80,3 +80,11 @@ def test_encode_calls_round_trips_through_decode() -> None:
 def test_encode_results_keeps_protocol_looking_output_inside_a_block() -> None:
     text = SymOpsCodec().encode_results([ToolResult("c1", "execute_shell", "--\n$ create @ x\n", is_error=True)])
     assert text.startswith("= execute_shell c1 error\n---\n--\n$ create @ x\n")
+
+
+def test_a_custom_tool_of_the_agent_runs_even_if_the_parser_did_not_know_it() -> None:
+    d = SymOpsCodec().decode("$ explain @ main.py\n$ read @ a.py\n", [spec("explain", "path"), spec("read_file", "path")])
+    assert [(c.name, c.arguments, c.executable) for c in d.calls] == [
+        ("explain", {"path": "main.py"}, True),
+        ("read_file", {"path": "a.py"}, True),
+    ]

@@ -145,3 +145,9 @@ def test_unknown_verb_is_kept_as_a_tool_name_with_a_warning() -> None:
 def test_empty_reply_fails() -> None:
     r = parse("")
     assert r.stage == "failed" and not r.ok
+
+
+def test_an_invented_verb_is_shown_but_not_executable() -> None:
+    r = parse("$ VERB @ TARGET\n$ read @ a.py\n")
+    assert [(a.type, a.executable) for a in r.actions] == [("verb", False), ("read", True)]
+    assert r.ok  # a warning, not a reason to re-ask

@@ -28,6 +28,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     p = sub.add_parser("parse", help="read a reply and print what it contains as JSON")
     p.add_argument("--protocol", choices=("symops", "dml", "json"), default="symops")
     p.add_argument("--request", default=None, help="the user's request (only for guesses)")
+    p.add_argument("--debug", action="store_true", help="symops: show each stage on stderr")
     p.add_argument("file", nargs="?", default="-", help="reply file, or - for stdin")
     r = sub.add_parser("render", help="write canonical Sym-Ops for a parse result (JSON)")
     r.add_argument("--protocol", choices=("symops",), default="symops")
@@ -62,7 +63,13 @@ def _parse(args: argparse.Namespace) -> int:
     if args.protocol == "symops":
         from duckflow.protocols.symops import parse
 
-        _print_json(parse(text, request=args.request).to_dict())
+        if args.debug:
+            from duckflow.protocols.symops.robust import DebugProcessor
+
+            result = DebugProcessor(sys.stderr).process(text, args.request)
+        else:
+            result = parse(text, request=args.request)
+        _print_json(result.to_dict())
     elif args.protocol == "dml":
         from duckflow.protocols import dml
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from duckflow.llm.types import ToolCall, ToolResult, ToolSpec
 from duckflow.protocols.codec import Decoded
-from duckflow.protocols.symops.model import Action, SymOpsResult
+from duckflow.protocols.symops.model import TOOL_ALIASES, Action, SymOpsResult
 from duckflow.protocols.symops.processor import parse
 from duckflow.protocols.symops.prompts import system_prompt
 from duckflow.protocols.symops.serializer import action_lines, safe_fence
@@ -30,11 +30,7 @@ TYPE_TO_TOOL = {"create": "write_file", "edit": "edit_file", "delete": "delete_p
                 "run": "execute_shell", "test": "run_tests"}  # fmt: skip
 TOOL_TO_VERB = {v: k for k, v in TYPE_TO_TOOL.items()}
 SHELLS = frozenset({"", "bash", "sh", "shell", "zsh"})
-# verbs models use for the other workspace tools
-TOOL_ALIASES = {"read": "read_file", "cat": "read_file", "open": "read_file", "view": "read_file",
-                "list": "list_files", "ls": "list_files", "search": "search_code", "grep": "search_code",
-                "find": "search_code", "mkdir": "create_directory", "move": "move_path",
-                "mv": "move_path", "rename": "move_path"}  # fmt: skip
+
 NOT_ERRORS = frozenset({"no_protocol", "empty_reply"})  # plain prose is an answer, not a failure
 
 
@@ -106,7 +102,10 @@ class SymOpsCodec:
         args, note = self._arguments(action, spec)
         problem = problem or note
         raw = "\n".join(action_lines(action))
-        call = ToolCall(name, args, "", action.executable and not problem, action.confidence, "symops", raw)
+        executable = action.executable
+        if action.type not in TYPE_TO_TOOL and spec is not None and action.guess is None:
+            executable = True  # a tool the parser did not know, but this agent has
+        call = ToolCall(name, args, "", executable and not problem, action.confidence, "symops", raw)
         return call, problem
 
     def _arguments(self, a: Action, spec: ToolSpec | None) -> tuple[dict[str, Any], str]:

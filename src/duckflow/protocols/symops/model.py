@@ -26,6 +26,17 @@ SYNONYMS: dict[str, str] = {
     "削除": "delete", "実行": "run", "テスト": "test",
 }  # fmt: skip
 
+# The workspace tools (TEAM.md) and the verbs models use for them: an action with one of these
+# verbs may run even without a tool list; any other unknown verb is shown but not executable.
+WORKSPACE_TOOLS = frozenset({
+    "read_file", "write_file", "edit_file", "list_files", "create_directory", "delete_path",
+    "move_path", "execute_shell", "run_tests", "search_code",
+})  # fmt: skip
+TOOL_ALIASES = {"read": "read_file", "cat": "read_file", "open": "read_file", "view": "read_file",
+                "list": "list_files", "ls": "list_files", "search": "search_code", "grep": "search_code",
+                "find": "search_code", "mkdir": "create_directory", "move": "move_path",
+                "mv": "move_path", "rename": "move_path"}  # fmt: skip
+
 VITAL_KEYS = {"c": "confidence", "m": "mood", "f": "focus", "s": "stamina"}
 VITAL_ORDER = ("confidence", "mood", "focus", "stamina")
 

@@ -12,6 +12,8 @@ from duckflow.protocols.editblocks import parse_hunks
 from duckflow.protocols.symops.model import (
     CANONICAL_TYPES,
     CONTENT_OPTIONAL,
+    TOOL_ALIASES,
+    WORKSPACE_TOOLS,
     Action,
     Issue,
     Repair,
@@ -102,9 +104,13 @@ def validate(result: SymOpsResult) -> None:
             continue  # nothing to check further
         result.issues.extend(check_action(action))
         if action.type not in CANONICAL_TYPES:
-            result.warnings.append(
-                Repair("unknown_action_type", action.line, f"`{action.verb}` is passed on as a tool name")
-            )
+            known = action.type in WORKSPACE_TOOLS or action.type in TOOL_ALIASES
+            if not known:
+                action.executable = False
+            result.warnings.append(Repair(
+                "unknown_action_type", action.line,
+                f"`{action.verb}` is passed on as a tool name" + ("" if known else " (runs only where such a tool exists)"),
+            ))  # fmt: skip
         p = action.path or ""
         if action.type not in ("run",) and (p.startswith("/") or "/../" in f"/{p}/"):
             result.warnings.append(Repair("path_outside_workspace", action.line, p))
