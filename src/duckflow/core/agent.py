@@ -276,6 +276,7 @@ class Agent:
                 run.fail(err)
                 return AgentOutcome(usage=usage, error=err, turns=turn)
             usage = usage + reply.usage
+
             def announce(total: int, used: Usage = reply.usage, name: str = model.name) -> None:
                 run.emit(UsageChunk(agent=self._name, data=UsageData(
                     prompt_tokens=used.prompt_tokens, completion_tokens=used.completion_tokens,
@@ -301,7 +302,9 @@ class Agent:
             if not calls:
                 final = visible
                 break
-            calls = [c if c.id else _with_id(c, f"call_{turn}_{n}") for n, c in enumerate(calls, 1)]
+            # provider ids are kept (tool messages must answer them); text-codec ids are ours
+            calls = [c if c.id and codec.native else _with_id(c, f"call_{turn}_{n}")
+                     for n, c in enumerate(calls, 1)]
             messages.append(Message("assistant", reply.text, tool_calls=calls if codec.native else []))
             results = await run_tool_calls(run, calls, self._tools, max_parallel=self.max_parallel_tools)
             if codec.native:
