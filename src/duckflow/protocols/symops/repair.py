@@ -262,7 +262,7 @@ class AutoRepair:
             return i + 1
         if self.in_question:
             m = _OPTION.fullmatch(raw)
-            if m is not None:
+            if m is not None and undecorate(m.group(1))[:1] != "$":
                 self._emit(f"  {self.in_question}. {m.group(1)}", ln)
                 self.in_question += 1
                 return i + 1
@@ -372,6 +372,12 @@ class AutoRepair:
     # -- fences and blocks -------------------------------------------------------------------
     def _fence(self, i: int, raw: str, s: str, tick: tuple[str, str] | None) -> int:
         ln = i + 1
+        if (self.pending is not None and tick is not None and self.pending_type not in ("create", "edit")
+                and self._find_tick_close(i, raw, s, tick) < 0):  # fmt: skip
+            # `$ run @ ls` then a lone ``` that closes nothing: a stray fence, not content
+            self._flush_pending()
+            self._fix("stray_delimiter", ln, s)
+            return i + 1
         if self.pending is not None and (not self.pending_blank or self.pending_type in ("create", "edit")):
             act = self.pending
             if self.pending_blank:
@@ -402,6 +408,14 @@ class AutoRepair:
             return self._merge(i, lb)
         self._fix("markdown_rule_dropped" if len(s) > 2 else "stray_delimiter", ln, s)
         return i + 1
+
+    def _find_tick_close(self, i: int, raw: str, s: str, tick: tuple[str, str]) -> int:
+        indent = raw[: len(raw) - len(raw.lstrip())]
+        depth = [0]
+        for j in range(i + 1, len(self.lines)):
+            if self._closes(self.lines[j], s, tick, indent, depth):
+                return j
+        return -1
 
     def _next_is_content_fence(self, j: int) -> bool:
         """The line at `j` opens a fence with a language (```python): a content block."""

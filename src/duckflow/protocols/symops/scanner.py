@@ -334,7 +334,7 @@ class Scanner:
             self._close_action(None)
         elif mode == self.QUESTION:
             m = _OPTION.match(line)
-            if m is not None and self.question is not None:
+            if m is not None and self.question is not None and m.group(2)[:1] != "$":
                 self.question.options.append(m.group(2))
                 return
             self._close_question()
