@@ -90,19 +90,38 @@ def classify_name(name: str) -> str | None:
     return None
 
 
+_WORDY = re.compile(r"_*[A-Za-z]+(?:[_\-.][A-Za-z]+)*_*[.,;:!?]?")  # identifiers, words, Types
+_NAME_PARTS = re.compile(r"[a-z]{2,}\d{0,3}")  # "types-pywin32", "admin_api_keys"
+_REGEX_HINTS = ("(?", "\\s", "\\d", "\\w", "[^", ".*", ".+", "\\b")
+_NAME_WORDS = ("password", "passwd", "secret", "token", "apikey", "api_key", "credential")
+
+
 def _looks_random(value: str, *, min_len: int, min_entropy: float) -> bool:
+    """A token or key, not a name, a word, a path, a URL, a type or a regular expression."""
     if len(value) < min_len or any(ch.isspace() for ch in value):
         return False
-    if re.fullmatch(r"[a-z]+(?:[_\-][a-z]+)*|[A-Z]+(?:[_\-][A-Z]+)*", value):
-        return False  # an identifier or a word, not a key
-    if "://" in value or value.startswith(("/", "./", "~/")) and value.count("/") > 1 and "=" not in value:
+    if _WORDY.fullmatch(value):
+        return False  # an identifier, a word or a CamelCase type name: no digits at all
+    parts = re.split(r"[-_.]", value)
+    if len(parts) > 1 and all(_NAME_PARTS.fullmatch(p) for p in parts if p):
+        return False  # lower-case words joined by - _ . (package and attribute names)
+    if "://" in value or value.startswith(("urn:", "$")) or "()" in value:
         return False
+    if value.startswith(("/", "./", "~/")) and value.count("/") > 1 and "=" not in value:
+        return False  # a path
+    if any(h in value for h in _REGEX_HINTS) or "[" in value and "]" in value:
+        return False  # a regular expression
     if char_classes(value) < 2 and not re.fullmatch(r"[0-9a-f]{16,}", value):
         return False
+    if len(set(value)) <= 4:
+        return False  # xxxxxxxx, 00000000-0000: placeholders
     return shannon_entropy(value) >= min_entropy
 
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z_]*")
+_IDENTIFIER_DIGITS = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_PROSE_WORDS = frozenset({"enter", "your", "please", "the", "is", "for", "password", "a", "an", "my", "not",
+                          "no", "this", "that", "some", "secret", "here", "new", "old", "same"})
 
 
 def _passphrase(v: str) -> bool:
@@ -112,17 +131,20 @@ def _passphrase(v: str) -> bool:
         2 <= len(words) <= 8
         and len(v) <= 80
         and not v.rstrip().endswith((":", "?", ".", "!"))
-        and not any(w.lower().strip(",") in ("enter", "your", "please", "the", "is", "for", "password") for w in words)
+        and not any(w.lower().strip(",") in _PROSE_WORDS for w in words)
     )
 
 
 def value_is_secret(
-    kind: str, value: str, *, quoted: bool, env_style: bool, end_of_line: bool, sep: str = "="
+    kind: str, value: str, *, quoted: bool, env_style: bool, end_of_line: bool, sep: str = "=",
+    weak: bool = False, code: bool = True,
 ) -> bool:
     """Decide whether `value`, assigned to a name of `kind`, is a secret rather than code.
 
     Unquoted values are code unless the line reads like configuration: `KEY=value` in an
-    env file, `key: value` in YAML. An unquoted letters-only word after ` = ` is a variable.
+    env file, `key: value` in YAML. An unquoted word after ` = ` is a variable, after `: `
+    in code a type. `weak` marks weaker evidence (two string literals side by side): then
+    the value must hold a digit.
     """
     v = value.strip()
     words = _PLACEHOLDERS if kind == "password" else _TOKEN_PLACEHOLDERS
@@ -130,11 +152,20 @@ def value_is_secret(
         return False
     if "{" in v and "}" in v or "%s" in v or "%(" in v:
         return False  # a format string or template
+    if weak and not any(ch.isdigit() for ch in v):
+        return False
+    lowered = v.lower()
+    if any(w in lowered for w in _NAME_WORDS) and _IDENTIFIER_DIGITS.fullmatch(v):
+        return False  # "challengePassword", "refresh_token": a name, not a value
     config_like = env_style or sep in (":", "is")
     if not quoted and (_EXPRESSION.match(v) or v.endswith((":", ","))):
         return False
+    if not quoted and v[0] == "$":
+        return False  # a shell variable, or a price
     if not quoted and not (kind == "password" and config_like) and v[0] in "-+*/=!?|\\#":
         return False
+    if any(h in v for h in _REGEX_HINTS):
+        return False  # a regular expression
     if kind == "password":
         if quoted and " " in v.strip() and _passphrase(v):
             return True
@@ -146,13 +177,20 @@ def value_is_secret(
             if sep == "is":  # prose: "the password is hunter" is too vague, "is xpMSALjHEQ" is not
                 return len(v) >= 8 and any(c.isupper() for c in v[1:]) and any(c.islower() for c in v)
             return sep == ":" and end_of_line and v[0].islower() and len(v) >= 6
+        if sep == "=" and code and _IDENTIFIER_DIGITS.fullmatch(v):
+            return False  # f(password=pw2): a variable
         return not v.isdigit() or len(v) >= 4
     if kind == "key":
         if re.fullmatch(r"[0-9a-fA-F]{32,}", v):
             return True  # 128+ bits of hex: a key, whatever its entropy estimate says
         return _looks_random(v, min_len=24, min_entropy=4.0)
-    if v.isdigit() or not quoted and not env_style and _IDENTIFIER.fullmatch(v):
-        return False  # a number, or a variable / class name in code
+    if v.isdigit():
+        return False
+    if not quoted and not env_style:
+        if sep == "=" and code and _IDENTIFIER_DIGITS.fullmatch(v):
+            return False  # a variable in code
+        if sep in (":", "is") and (v[0].isupper() and _IDENTIFIER_DIGITS.fullmatch(v) or not any(c.isdigit() for c in v)):
+            return False  # a type annotation, or prose
     return _looks_random(v, min_len=8, min_entropy=2.5)
 
 
@@ -197,7 +235,13 @@ def find_assignments(text: str, lowered: str, hay: Hay | None = None) -> Iterato
         if start > 0 and text[start - 1] in "?&;" and sep == "=":
             env_style = True  # a query string or a connection string: key=value;key=value
         eol = ve >= n or text[ve] in "\r\n" or text[ve:ve + 2] in (" #", "  ")
-        if value_is_secret(kind, value, quoted=quoted, env_style=env_style, end_of_line=eol, sep=sep):
+        # code: `x = y` (spaced) or a keyword argument `f(a, password=pw)`; not logfmt `k=v k2=v2`
+        j = start - 1
+        while j >= 0 and text[j] in " \t\r\n":
+            j -= 1
+        prev = text[j] if j >= 0 else ""
+        code = sep == "=" and (not tight or prev in ("(", ","))
+        if value_is_secret(kind, value, quoted=quoted, env_style=env_style, end_of_line=eol, sep=sep, code=code):
             out_kind = kind if kind != "key" else "api_key"
             if "aws" in name.lower() and len(value) == 40 and kind in ("secret", "api_key", "key"):
                 out_kind = "aws_secret_key"
@@ -233,7 +277,8 @@ def _pairs(text: str, hay: Hay) -> Iterator[Candidate]:
         for m in rx.finditer(lowered):
             kind = classify_name(text[m.start(2) : m.end(2)])
             value = text[m.start(4) : m.end(4)]
-            if kind and value_is_secret(kind, value, quoted=True, env_style=False, end_of_line=True):
+            weak = rx is _PAIR
+            if kind and value_is_secret(kind, value, quoted=True, env_style=False, end_of_line=True, weak=weak):
                 yield Candidate(m.start(4), m.end(4), "api_key" if kind == "key" else kind, SECRET, P_ASSIGN)
     if hay.has("</"):
         for m in _XML_ELEMENT.finditer(lowered):

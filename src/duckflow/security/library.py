@@ -17,7 +17,7 @@ from functools import lru_cache
 from typing import Any
 
 from duckflow.security.checks import char_classes, jwt_like
-from duckflow.security.rules import P_LIBRARY, SECRET, Candidate, Hay
+from duckflow.security.rules import P_LIBRARY, SECRET, Candidate, Hay, _url_password_ok
 
 _KINDS: dict[str, str] = {
     "ArtifactoryDetector": "artifactory_token",
@@ -131,6 +131,10 @@ def library_patterns() -> tuple[LibraryPattern, ...]:
 
 
 def _plausible(kind: str, value: str) -> bool:
+    if len(set(value)) <= 6 or any(h in value for h in ("(?", "\\s", ".*", ".+", "[^")):
+        return False  # ACxxxxxxxx placeholders, or a regular expression in source code
+    if kind == "url_password":
+        return _url_password_ok(value)
     if kind == "jwt":
         return jwt_like(value)
     if kind == "artifactory_token":

@@ -135,7 +135,9 @@ def _random_enough(value: str) -> bool:
     return char_classes(value) >= 2 and not value.isalpha()
 
 
-_PLACEHOLDER_PW = re.compile(r"^(?:%\(?\w*\)?s|\{\w*\}|\$\{?\w+\}?|<[^>]*>|\*+|x+|\.+)$", re.I)
+_PLACEHOLDER_PW = re.compile(
+    r"^(?:%\(?\w*\)?s|\{\w*\}|\$\{?\w+\}?|<[^>]*>|\*+|x+|\.+|pass|password|passwd|pwd|secret|pw)$", re.I
+)  # documentation examples (user:password@host) and templates
 
 
 def _url_password_ok(value: str) -> bool:
@@ -163,12 +165,20 @@ def _t(kind: str, pattern: str, needles: tuple[str, ...], priority: int = P_FORM
 PEM_BLOCK = _r(
     r"-{4,5} ?BEGIN ((?:[A-Z0-9]+ )*)PRIVATE KEY(?: BLOCK)? ?-{4,5}"
     r"(?:.{0,20000}?-{4,5} ?END \1PRIVATE KEY(?: BLOCK)? ?-{4,5}"
-    r"|(?:\\[nr]|[\sA-Za-z0-9+/=:,\-.])*)",
+    r"|(?:\\[nr]|\s)+[A-Za-z0-9+/=]{40,}(?:\\[nr]|[\sA-Za-z0-9+/=:,\-.])*)",
     re.S,
 )
 
+_PEM_BODY = re.compile(r"[A-Za-z0-9+/=]{24,}")
+
+
+def _pem_has_body(block: str) -> bool:
+    """A key block, not just its BEGIN/END markers as constants in source code."""
+    return _PEM_BODY.search(block) is not None
+
+
 SECRET_RULES: tuple[RegexRule, ...] = (
-    RegexRule("private_key", PEM_BLOCK, P_BLOCK, needles=("PRIVATE KEY",)),
+    RegexRule("private_key", PEM_BLOCK, P_BLOCK, needles=("PRIVATE KEY",), validate=_pem_has_body),
     RegexRule(
         "private_key",
         _r(r"PuTTY-User-Key-File-\d: [^\n]*\n(?:[^\n]*\n){0,4}?Private-Lines: \d+\n(?:[A-Za-z0-9+/=]+\n?)+"),
@@ -221,7 +231,8 @@ SECRET_RULES: tuple[RegexRule, ...] = (
     _t("twilio_key", r"SK[0-9a-f]{32}", ("SK",)),
     _t("sendgrid_key", r"SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}", ("SG.",)),
     _t("npm_token", r"npm_[A-Za-z0-9]{36}", ("npm_",)),
-    RegexRule("npm_token", _r(r"_authToken(?:\s*=\s*|\s+)([^\s\"']{8,})"), group=1, needles=("_authToken",)),
+    RegexRule("npm_token", _r(r"_authToken(?:\s*=\s*|\s+)([^\s\"']{8,})"), group=1, needles=("_authToken",),
+              validate=lambda v: "(" not in v and "\\" not in v),
     RegexRule("pypi_token", _r(r"pypi-AgE[A-Za-z0-9_\-]{50,}"), needles=("pypi-AgE",), not_after=_TOKEN_CHARS),
     _t("shopify_token", r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}", ()),
     _t("digitalocean_token", r"do[opr]_v1_[a-f0-9]{64}", ("_v1_",)),
@@ -342,7 +353,7 @@ def find_run_tokens(text: str) -> Iterator[Candidate]:
         first = next(int(k[1:]) for k, v in m.groupdict().items() if v is not None)
         for rule in RUN_RULES[first:]:  # the first alternative, or a later one if it fails validation
             mm = m if rule is RUN_RULES[first] else rule.pattern.match(text, a)
-            if mm is not None and (rule.validate is None or rule.validate(mm.group(0))):
+            if mm is not None and len(set(mm.group(0))) > 8 and (rule.validate is None or rule.validate(mm.group(0))):
                 yield Candidate(a, mm.end(), rule.kind, rule.category, rule.priority)
                 break
 
