@@ -170,11 +170,17 @@ PEM_BLOCK = _r(
 )
 
 _PEM_BODY = re.compile(r"[A-Za-z0-9+/=]{24,}")
+_PEM_MARKERS = re.compile(r"-{4,5} ?(?:BEGIN|END) [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)? ?-{4,5}")
+_PEM_BODY_CHARS = re.compile(r"(?:\\[nr]|[\sA-Za-z0-9+/=:,\-.])+")
 
 
 def _pem_has_body(block: str) -> bool:
-    """A key block, not just its BEGIN/END markers as constants in source code."""
-    return _PEM_BODY.search(block) is not None
+    """A key block (even a short or elided one), not BEGIN/END markers as constants in code."""
+    body = _PEM_MARKERS.sub("", block)
+    if _PEM_BODY.search(body):
+        return True
+    has_end = len(_PEM_MARKERS.findall(block)) >= 2
+    return has_end and bool(body.strip()) and _PEM_BODY_CHARS.fullmatch(body) is not None
 
 
 SECRET_RULES: tuple[RegexRule, ...] = (
