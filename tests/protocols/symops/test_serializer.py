@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -47,7 +49,8 @@ def actions(draw: st.DrawFn) -> Action:
 def results(draw: st.DrawFn) -> SymOpsResult:
     vitals = draw(st.dictionaries(st.sampled_from(["confidence", "mood", "focus", "stamina"]),
                                   st.floats(0, 1, allow_nan=False)))  # fmt: skip
-    qs = draw(st.lists(st.builds(Question, _line, st.lists(_line.filter(bool), max_size=3)), max_size=2))
+    option = _line.filter(lambda o: bool(o) and not re.match(r"\$\s*[^\s@]+\s*@", o))
+    qs = draw(st.lists(st.builds(Question, _line, st.lists(option, max_size=3)), max_size=2))
     notes = draw(st.lists(st.builds(Note, _word, st.one_of(st.none(), _path.map(str.strip))), max_size=2))
     return SymOpsResult(
         thoughts=draw(st.lists(_line, max_size=3)),

@@ -38,7 +38,7 @@ _WRAP = ("**", "__", "`", "*", "_")
 _LANG_FENCE = re.compile(r"--[ \t]?(python|py|javascript|js|typescript|ts|bash|sh|shell|json|yaml|yml|toml|sql|"
                          r"html|css|markdown|md|go|rust|java|c|cpp|text|txt|ruby|php|diff)[ \t]*", re.I)
 _SHELL_TAGS = frozenset({"bash", "sh", "shell", "console", "zsh"})
-_ACTION_AT = re.compile(r"\$[ \t]*[A-Za-z_][\w-]*[ \t]*@")
+_ACTION_AT = re.compile(r"\$[ \t]*[^\s@:*`]+[ \t]*@")
 
 
 @dataclass
@@ -262,7 +262,7 @@ class AutoRepair:
             return i + 1
         if self.in_question:
             m = _OPTION.fullmatch(raw)
-            if m is not None and undecorate(m.group(1))[:1] != "$":
+            if m is not None and not _ACTION_AT.match(undecorate(m.group(1))):
                 self._emit(f"  {self.in_question}. {m.group(1)}", ln)
                 self.in_question += 1
                 return i + 1
@@ -469,14 +469,20 @@ class AutoRepair:
                     close = j
                     break
         guess = None
-        if (close > i + 2 and tick is None and "@" in lines[close - 1]
-                and _ACTION_AT.match(undecorate(lines[close - 1].strip()))
-                and _fence_like(lines[close - 2].strip())):  # fmt: skip
-            close, guess = close - 2, "mismatched_block_close"  # `--` ... ``` / $ next @ x / `--`
+        resume = close + 1
+        if close > i + 1 and tick is None and "@" in lines[close - 1] and _ACTION_AT.match(
+                undecorate(lines[close - 1].strip())):  # fmt: skip
+            # the "closer" is the next action's opening fence: this block was never closed
+            if close > i + 2 and _fence_like(lines[close - 2].strip()):
+                close, resume, guess = close - 2, close - 1, "mismatched_block_close"  # `--` ... ```
+            else:
+                close, resume, guess = close - 1, close - 1, "missing_block_close"
         if close < 0:
-            close, guess = self._alt_close(i + 1), "mismatched_block_close"
+            close, at_action = self._alt_close(i + 1)
+            guess = "missing_block_close" if at_action else "mismatched_block_close"
+            resume = close if at_action else close + 1
             if close < 0:
-                guess = "truncated_block"
+                guess, resume = "truncated_block", n
         end = close if close >= 0 else n
         body = prefix + lines[i + 1 : end]
         if indent:
@@ -489,7 +495,7 @@ class AutoRepair:
             info = tick[1] if tick else ""
             self.res.orphans.append(Orphan("\n".join(body), info, ln, prose))
             self._fix("orphan_code_block", ln, info)
-            return end + 1
+            return resume
         if tick is not None:
             self._fix("markdown_fence_block", ln, s, act)
         if indent:
@@ -506,19 +512,24 @@ class AutoRepair:
             self.map.extend(range(i + 2, i + 2 + len(body)))
         self._emit(fence, end + 1 if end < n else n)
         self.last_block = (act, len(self.out), len(self.res.repairs), s, len(self.res.prose))
-        return end + 1
+        return resume
 
-    def _alt_close(self, start: int) -> int:
-        """A fence-like line followed by an action (or the end) that can close an unclosed block."""
+    def _alt_close(self, start: int) -> tuple[int, bool]:
+        """Where an unclosed block most likely ends: a fence-like line followed by an action (or
+        the end), or else the next action line itself. (-1, False) when there is none."""
         lines = self.lines
         for k in range(start, len(lines)):
             t = lines[k].strip()
-            tk = _tick(t) if t else None
-            if t and _fence_like(t) and (tk is None or not tk[1]):
+            if not t:
+                continue
+            if "@" in t and _ACTION_AT.match(undecorate(t)):
+                return k, True
+            tk = _tick(t)
+            if _fence_like(t) and (tk is None or not tk[1]):
                 nxt = self._next_nonblank(k + 1)
                 if nxt is None or nxt[0] == "$" or (tk is not None and self.wrappers):
-                    return k
-        return -1
+                    return k, False
+        return -1, False
 
     def _merge(self, i: int, lb: tuple[int, int, int, str, int]) -> int:
         """A stray `--` after a closed block with only prose between: the block went on."""

@@ -28,6 +28,7 @@ from duckflow.protocols.symops.model import (
 
 _ACTION = re.compile(r"\$[ \t]*([^\s@]+)[ \t]*@[ \t]*(.*?)[ \t]*$")
 _VITAL = re.compile(r"#([cmfs])[ \t]*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)[ \t]*")
+_ACTION_AT = re.compile(r"\$[ \t]*[^\s@]+[ \t]*@")  # an option that is really an action line
 _OPTION = re.compile(r"[ \t]*(\d+)[.)][ \t]+(.*?)[ \t]*$")
 _DECORATED = ("`", "*", '"', "'")
 _SPACE_DECOR = frozenset(" \t`*\"'")
@@ -334,7 +335,7 @@ class Scanner:
             self._close_action(None)
         elif mode == self.QUESTION:
             m = _OPTION.match(line)
-            if m is not None and self.question is not None and m.group(2)[:1] != "$":
+            if m is not None and self.question is not None and not _ACTION_AT.match(m.group(2)):
                 self.question.options.append(m.group(2))
                 return
             self._close_question()

@@ -25,6 +25,8 @@ GUESS_MESSAGES = {
                         "a closing `--` line after the content"),
     "missing_action_symbol": ("undeclared_action", "an action written without `$`",
                               "`$ verb @ path` for every action"),
+    "missing_block_close": ("unclosed_block", "the block has no closing fence before the next action",
+                            "a line `--` closing the block before the next `$` line"),
     "mismatched_block_close": ("mismatched_block", "the block is closed by a different fence than it was opened with",
                                "the same fence (`--`) to open and close a block"),
     "ambiguous_block_close": ("ambiguous_block", "a content line `--` ends the block early; the rest was joined as a guess",
