@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from duckflow.security.rules import SECRET, Candidate
 from duckflow.security.sanitizer import Sanitizer, default_sanitizer, mask_text, resolve_overlaps
 
@@ -68,10 +70,13 @@ def test_offsets_point_into_the_original_text_with_multibyte_characters() -> Non
 
 
 def test_only_the_secret_part_is_masked() -> None:
-    assert mask_text('password = "s3cr3t!"') == 'password = "[SECRET:password#1]"'
-    assert mask_text("Authorization: Bearer abcdef1234567890ABCDEF") == (
+    s = Sanitizer()
+    assert s.mask('password = "s3cr3t!"').text == 'password = "[SECRET:password#1]"'
+    assert s.mask("Authorization: Bearer abcdef1234567890ABCDEF").text == (
         "Authorization: Bearer [SECRET:bearer_token#1]"
     )
+    # mask_text uses the shared default sanitizer, whose numbering is process-wide
+    assert re.fullmatch(r'password = "\[SECRET:password#\d+\]"', mask_text('password = "s3cr3t!"'))
 
 
 def test_code_that_handles_secrets_is_left_alone() -> None:
