@@ -43,6 +43,8 @@ def _read(name: str) -> str:
     if name == "-":
         return sys.stdin.read()
     path = Path(name)
+    if path.is_dir():
+        raise ProtocolInputError(f"{name} is a folder, not a reply file", hint="give one file, or - to read stdin")
     if not path.is_file():
         raise ProtocolInputError(f"no such file: {name}", hint="give a reply file, or - to read stdin")
     try:
