@@ -30,7 +30,7 @@ PENALTIES: dict[str, float] = {
     "path_from_prose": 0.5, "path_from_request": 0.6, "prose_mention": 0.6,
     "unknown_action_type": 0.02, "path_outside_workspace": 0.1, "vital_out_of_range": 0.02,
     "missing_content": 0.3, "missing_target": 0.3, "incomplete_hunk": 0.4,
-    "fence_inside_block": 0.03, "target_annotation": 0.03, "full_width_symbols": 0.02,
+    "fence_inside_block": 0.03, "target_annotation": 0.03, "target_punctuation": 0.03, "full_width_symbols": 0.02,
     "shell_prompt_line": 0.0, "fence_with_language": 0.03, "unsupported_diff": 0.3,
     "unclosed_block": 0.0, "undeclared_action": 0.0, "mismatched_block": 0.0,
     "ambiguous_block": 0.0, "no_protocol": 1.0, "empty_reply": 1.0,

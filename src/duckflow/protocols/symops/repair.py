@@ -101,10 +101,13 @@ def _fence_like(s: str) -> bool:
 
 
 _ANNOTATED = re.compile(r"[`*\"']*([^\s`*\"']+)[`*\"']*[ \t]+(?:\(.*\)|#.*|-{1,2}[ \t].*|[—–][ \t]?.*)")
+_SENTENCE_END = re.compile(r"[^\s]*[^\s./]\.[A-Za-z0-9]+[.。]")
 _WIDE = str.maketrans({"＄": "$", "＠": "@", "～": "~", "〜": "~", "＃": "#", "＞": ">", "：": ":"})
 
 
 _QUOTES = frozenset("`*\"'")
+_OPEN_QUOTES = frozenset("“‘「『«")
+_CLOSE_QUOTES = frozenset("”’」』»")
 
 
 def strip_annotation(target: str) -> str | None:
@@ -117,11 +120,13 @@ def strip_annotation(target: str) -> str | None:
 
 def _clean_target(t: str) -> tuple[str, bool]:
     """Strip quotes, backticks, bold and a trailing colon around a target."""
-    if t and t[0] not in _QUOTES and t[-1] not in _QUOTES and t[-1] != ":" and t == t.strip():
+    if t and t[0] not in _QUOTES and t[-1] not in _QUOTES and t[-1] not in ":”’」』»" and t[0] not in _OPEN_QUOTES and t == t.strip():
         return t, False
     c = t.strip()
     if c.endswith(":") and " " not in c:
         c = c[:-1]
+    if c[:1] in _OPEN_QUOTES and c[-1:] in _CLOSE_QUOTES:
+        c = c[1:-1].strip()
     for _ in range(3):  # only matching pairs: a command may end with a quote of its own
         if len(c) >= 2 and c[0] == c[-1] and c[0] in _QUOTES:
             c = c[1:-1].strip()
@@ -362,6 +367,9 @@ class AutoRepair:
             if bare is not None:
                 target = bare
                 names.append("target_annotation")
+            if _SENTENCE_END.fullmatch(target):  # `$ create @ a.py.` - a sentence's full stop
+                target = target[:-1]
+                names.append("target_punctuation")
         line = f"$ {verb} @ {target}".rstrip() + (f" > {dep}" if dep else "")
         idx = self._emit(line, ln)
         for name in dict.fromkeys(names):

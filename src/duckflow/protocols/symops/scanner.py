@@ -30,14 +30,15 @@ _ACTION = re.compile(r"\$[ \t]*([^\s@]+)[ \t]*@[ \t]*(.*?)[ \t]*$")
 _VITAL = re.compile(r"#([cmfs])[ \t]*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)[ \t]*")
 _ACTION_AT = re.compile(r"\$[ \t]*[^\s@]+[ \t]*@")  # an option that is really an action line
 _OPTION = re.compile(r"[ \t]*(\d+)[.)][ \t]+(.*?)[ \t]*$")
-_DECORATED = ("`", "*", '"', "'")
-_SPACE_DECOR = frozenset(" \t`*\"'")
+_DECORATED = ("`", "*", '"', "'", "“", "”", "「", "」", "『", "』", "«", "»")
+_SPACE_DECOR = frozenset(" \t`*\"'“「『«")
 _FILE_TYPES = frozenset({"create", "edit", "delete", "test"})
 
 
 def _maybe_annotated(target: str) -> bool:
     """`a.py (new file)`, `a.py # main`, `a.py - the entry point`: a remark after the path."""
-    return " (" in target or " #" in target or " - " in target or " -- " in target or " —" in target
+    return (" (" in target or " #" in target or " - " in target or " -- " in target or " —" in target
+            or (target[-1] in ".。" and target[-2:-1] not in ("", ".", "/")))  # fmt: skip
 
 Emit = Callable[[str, Any], None]
 
