@@ -187,3 +187,34 @@ def test_private_key_blocks_short_elided_and_marker_constants() -> None:
     assert "BEGIN" not in S.mask(elided).text
     code = '_SK_START = b"-----BEGIN OPENSSH PRIVATE KEY-----"\n_SK_END = b"-----END OPENSSH PRIVATE KEY-----"'
     assert S.mask(code).text == code
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("DATABASE_URL=mysql://root:password@localhost/db", "password@"),
+        ("DB_PASSWORD=password", "=password"),
+        ("Authorization: Bearer abc123xyz9", "abc123xyz9"),
+        ("HF_TOKEN=hf_abcDEF123ghiJKL456mnoPQR789stuVWX0", "hf_abcDEF123ghiJKL456mnoPQR789stuVWX0"),
+        ("1600 Pennsylvania Avenue NW, Washington, DC 20500", "1600 Pennsylvania"),
+    ],
+)
+def test_weak_or_short_values_outside_code_are_still_masked(text: str, secret: str) -> None:
+    assert secret not in S.mask(text).text
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        'url = "postgres://user:password@host/db"  # documentation example',
+        "    response did not include a valid Bearer access_token",
+        "            credentials=s3_credentials,",
+        "re.compile(r'pypi-AgENdGVzdC5weXBpLm9yZw[A-Za-z0-9-_]{70,}')",
+        '    "batch_1_day_max_input_tokens": batch_1_day_max_input_tokens,',
+        '__slots__ = "_borrowers", "_total_tokens", "_wait_queue"',
+        '    "win32cred": "types-pywin32",',
+        "        private_key: Ed25519PrivateKey,",
+    ],
+)
+def test_third_party_code_shapes_are_not_secrets(code: str) -> None:
+    assert S.mask(code).text == code

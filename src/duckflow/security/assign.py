@@ -45,6 +45,7 @@ _PLACEHOLDERS = frozenset(
         "the", "a", "an", "and", "or", "if", "else", "for", "in",
     }
 )
+_ENV_PLACEHOLDERS = frozenset({"none", "null", "nil", "undefined", "true", "false", "empty"})
 # For tokens and keys also words that only name the thing (a password may well be "secret").
 _TOKEN_PLACEHOLDERS = _PLACEHOLDERS | {"secret", "token", "apikey", "api_key", "key", "example",
                                        "sample", "dummy", "test", "todo", "tbd"}
@@ -148,6 +149,8 @@ def value_is_secret(
     """
     v = value.strip()
     words = _PLACEHOLDERS if kind == "password" else _TOKEN_PLACEHOLDERS
+    if kind == "password" and env_style:
+        words = _ENV_PLACEHOLDERS  # DB_PASSWORD=password in an .env file is a (weak) password
     if not v or v.lower() in words or _TEMPLATE.match(v):
         return False
     if "{" in v and "}" in v or "%s" in v or "%(" in v:
@@ -155,7 +158,7 @@ def value_is_secret(
     if weak and not any(ch.isdigit() for ch in v):
         return False
     lowered = v.lower()
-    if any(w in lowered for w in _NAME_WORDS) and _IDENTIFIER_DIGITS.fullmatch(v):
+    if not env_style and any(w in lowered for w in _NAME_WORDS) and _IDENTIFIER_DIGITS.fullmatch(v):
         return False  # "challengePassword", "refresh_token": a name, not a value
     config_like = env_style or sep in (":", "is")
     if not quoted and (_EXPRESSION.match(v) or v.endswith((":", ","))):
@@ -227,10 +230,10 @@ def find_assignments(text: str, lowered: str, hay: Hay | None = None) -> Iterato
         line_start = text.rfind("\n", 0, start) + 1
         # KEY=value at the start of a line: .env, .properties, INI (Python code spaces its `=`)
         tight = not any(ch.isspace() for ch in m.group(0)[len(m.group(1)) :])
-        env_style = (
-            (tight or name.isupper() or name.replace("_", "").isupper())
-            and sep == "="
-            and text[line_start:start].strip() in ("", "export", "set")
+        lead = text[line_start:start]
+        env_style = sep == "=" and (
+            (name.isupper() or name.replace("_", "").isupper()) and lead.strip() in ("", "export", "set")
+            or tight and lead in ("", "export ", "set ")  # unindented key=value (.properties)
         )
         if start > 0 and text[start - 1] in "?&;" and sep == "=":
             env_style = True  # a query string or a connection string: key=value;key=value

@@ -134,7 +134,7 @@ def _plausible(kind: str, value: str) -> bool:
     if len(set(value)) <= 6 or any(h in value for h in ("(?", "\\s", ".*", ".+", "[^")):
         return False  # ACxxxxxxxx placeholders, or a regular expression in source code
     if kind == "url_password":
-        return _url_password_ok(value)
+        return _url_password_ok(value, in_code=False) and value.lower() not in ("pass", "password", "secret")
     if kind == "jwt":
         return jwt_like(value)
     if kind == "artifactory_token":

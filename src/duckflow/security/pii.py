@@ -184,7 +184,7 @@ _US_SUFFIX = (
     r"Terrace|Ter|Parkway|Pkwy|Highway|Hwy|Circle|Cir|Square|Sq|Trail|Trl)"
 )
 _US_ADDRESS = re.compile(
-    r"\d{1,6}(?: [NSEW]\.?)?(?: [A-Z][A-Za-z0-9'\-]*){1,4} " + _US_SUFFIX + r"\.?"
+    r"\d{1,6}(?: [NSEW]\.?)?(?: [A-Z][A-Za-z0-9'\-]*){1,4} " + _US_SUFFIX + r"\.?(?: (?:N|S|E|W|NE|NW|SE|SW)\.?)?"
     r"(?:,? (?:Apt|Apartment|Suite|Ste|Unit|Fl|Floor|#) ?[A-Za-z0-9\-]+)?"
     r",?(?: [A-Z][A-Za-z]+){1,3},? [A-Z]{2},? \d{5}(?:-\d{4})?\b"
 )

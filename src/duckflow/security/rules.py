@@ -131,16 +131,32 @@ def _r(pattern: str, flags: int = 0) -> re.Pattern[str]:
     return re.compile(pattern, flags | re.ASCII)
 
 
+def _jwt_ok(token: str) -> bool:
+    """A JOSE header that decodes to JSON, or (sloppy fixtures) a real-looking signature."""
+    return jwt_like(token) or len(token.rsplit(".", 1)[-1]) >= 16
+
+
+def _bearer_ok(value: str) -> bool:
+    """A token after "Bearer", not the next word of a sentence ("bearer authentication.")."""
+    has_digit = any(ch.isdigit() for ch in value)
+    return _random_enough(value) and (has_digit or len(value) >= 20 and char_classes(value) >= 3)
+
+
 def _random_enough(value: str) -> bool:
     return char_classes(value) >= 2 and not value.isalpha()
 
 
-_PLACEHOLDER_PW = re.compile(
-    r"^(?:%\(?\w*\)?s|\{\w*\}|\$\{?\w+\}?|<[^>]*>|\*+|x+|\.+|pass|password|passwd|pwd|secret|pw)$", re.I
-)  # documentation examples (user:password@host) and templates
+_PLACEHOLDER_PW = re.compile(r"^(?:%\(?\w*\)?s|\{\w*\}|\$\{?\w+\}?|<[^>]*>|\*+|x+|\.+)$", re.I)
 
 
-def _url_password_ok(value: str) -> bool:
+_DOC_PASSWORDS = frozenset({"pass", "password", "passwd", "pwd", "secret", "pw"})
+
+
+def _url_password_ok(value: str, *, in_code: bool = True) -> bool:
+    """Not a template; inside a quoted string in code also not a documentation example
+    (`"postgres://user:password@host"`), which is masked in .env files, logs and chat."""
+    if in_code and value.lower() in _DOC_PASSWORDS:
+        return False
     return not _PLACEHOLDER_PW.match(value) and "%s" not in value and "{" not in value
 
 
@@ -231,15 +247,15 @@ SECRET_RULES: tuple[RegexRule, ...] = (
     _t("anthropic_key", r"sk-ant-[A-Za-z0-9]{2,12}-[A-Za-z0-9_\-]{20,}", ("sk-ant-",), P_FORMAT + 2),
     _t("openai_key", r"sk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_\-]{20,}", ("sk-",), P_FORMAT + 1),
     _t("openai_key", r"sk-[A-Za-z0-9]{32,}", ("sk-",), validate=_random_enough),
-    _t("huggingface_token", r"hf_[A-Za-z]{34}", ("hf_",)),
-    _t("huggingface_token", r"api_org_[A-Za-z]{34}", ("api_org_",)),
+    _t("huggingface_token", r"hf_[A-Za-z0-9]{30,40}", ("hf_",), validate=_random_enough),
+    _t("huggingface_token", r"api_org_[A-Za-z0-9]{30,40}", ("api_org_",), validate=_random_enough),
     _t("twilio_key", r"AC[0-9a-f]{32}", ("AC",)),
     _t("twilio_key", r"SK[0-9a-f]{32}", ("SK",)),
     _t("sendgrid_key", r"SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}", ("SG.",)),
     _t("npm_token", r"npm_[A-Za-z0-9]{36}", ("npm_",)),
     RegexRule("npm_token", _r(r"_authToken(?:\s*=\s*|\s+)([^\s\"']{8,})"), group=1, needles=("_authToken",),
               validate=lambda v: "(" not in v and "\\" not in v),
-    RegexRule("pypi_token", _r(r"pypi-AgE[A-Za-z0-9_\-]{50,}"), needles=("pypi-AgE",), not_after=_TOKEN_CHARS),
+    RegexRule("pypi_token", _r(r"pypi-AgE[A-Za-z0-9_\-]{32,}"), needles=("pypi-AgE",), not_after=_TOKEN_CHARS),
     _t("shopify_token", r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}", ()),
     _t("digitalocean_token", r"do[opr]_v1_[a-f0-9]{64}", ("_v1_",)),
     _t("databricks_token", r"dapi[a-f0-9]{32}(?:-\d)?", ("dapi",)),
@@ -303,7 +319,7 @@ SECRET_RULES: tuple[RegexRule, ...] = (
     ),
     RegexRule("azure_sas_token", _r(r"sig=([A-Za-z0-9%+/]{30,}(?:%3D|=){0,2})"), group=1, needles=("sig=",),
               not_after=_TOKEN_CHARS),
-    _t("jwt", r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{4,}\.[A-Za-z0-9_\-]*", ("eyJ",), validate=jwt_like),
+    _t("jwt", r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{4,}\.[A-Za-z0-9_\-]*", ("eyJ",), validate=_jwt_ok),
     RegexRule(
         "telegram_bot_token",
         _r(r"\d{8,10}:AA[0-9A-Za-z_\-]{30,40}" + _E),
@@ -312,12 +328,12 @@ SECRET_RULES: tuple[RegexRule, ...] = (
     ),
     RegexRule(
         "bearer_token",
-        _r(r"(?i)bearer\s+([A-Za-z0-9\-._~+/]{16,}=*)"),
+        _r(r"(?i)bearer\s+([A-Za-z0-9\-._~+/]{8,}=*)"),
         P_CONTEXT,
         group=1,
         needles=("bearer",),
         lower_needles=True,
-        validate=_random_enough,
+        validate=_bearer_ok,
         not_after=_TOKEN_CHARS,
     ),
     RegexRule(
@@ -377,7 +393,10 @@ def find_url_passwords(text: str) -> Iterator[Candidate]:
         i = m.start()
         while i > 0 and m.start() - i <= 30 and text[i - 1] in _SCHEME_CHARS:
             i -= 1
-        if i == m.start() or not text[i].isalpha() or not _url_password_ok(m.group(2)):
+        if i == m.start() or not text[i].isalpha():
+            continue
+        quoted = i > 0 and text[i - 1] in "\"'`"
+        if not _url_password_ok(m.group(2), in_code=quoted):
             continue
         yield Candidate(m.start(2), m.end(2), "url_password", SECRET, P_CONTEXT)
 
