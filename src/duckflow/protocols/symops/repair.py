@@ -37,6 +37,7 @@ _THINK_CLOSE_ONLY = re.compile(r"^[ \t]*</(think|thinking|reasoning)>[ \t]*$", r
 _WRAP = ("**", "__", "`", "*", "_")
 _LANG_FENCE = re.compile(r"--[ \t]?(python|py|javascript|js|typescript|ts|bash|sh|shell|json|yaml|yml|toml|sql|"
                          r"html|css|markdown|md|go|rust|java|c|cpp|text|txt|ruby|php|diff)[ \t]*", re.I)
+_SHELL_WORDS = frozenset({"rm", "exec", "shell"})  # `$ rm x` without `@` is a shell prompt
 _SHELL_TAGS = frozenset({"bash", "sh", "shell", "console", "zsh"})
 _ACTION_AT = re.compile(r"\$[ \t]*[^\s@:*`]+[ \t]*@")
 
@@ -342,7 +343,8 @@ class AutoRepair:
             self._fix("unreadable_action", ln, s)
             return i + 1
         verb, sep, target = m.group(1), m.group(2), m.group(3)
-        if sep is None and target and (verb.lower() not in SYNONYMS or target[0] == "-"):
+        if sep is None and target and (verb.lower() not in SYNONYMS or verb.lower() in _SHELL_WORDS
+                                       or target[0] == "-"):  # fmt: skip
             # `$ pip install x` is a shell prompt in prose, not an action with a missing `@`
             self._emit("~ " + s, ln)
             self._fix("shell_prompt_line", ln, s)
