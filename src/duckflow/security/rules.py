@@ -46,6 +46,9 @@ KEY_SEP = re.compile(
 )
 
 
+_LONG_VALUE = re.compile(r"[\"']?[A-Za-z0-9_\-]{24}")
+
+
 class Hay:
     """The text, its offset-aligned ASCII-lower-cased copy, and which needles occur in them.
 
@@ -69,12 +72,15 @@ class Hay:
         return self._keys
 
     def key_lines(self) -> list[tuple[int, int]]:
-        """The lines holding a KEY_SEP match, as (start, end) offsets."""
+        """Lines where a KEY_SEP match is followed by a long value (24+ token characters),
+        as (start, end) offsets: where detect-secrets' keyword-style plugins can match."""
         if self._key_lines is None:
             out: list[tuple[int, int]] = []
             text = self.text
             for m in self.key_matches():
                 if out and m.start() < out[-1][1]:
+                    continue
+                if not _LONG_VALUE.match(text, m.end()):
                     continue
                 a = text.rfind("\n", 0, m.start()) + 1
                 b = text.find("\n", m.end())
