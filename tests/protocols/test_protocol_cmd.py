@@ -92,3 +92,19 @@ def test_parse_debug_shows_stages_on_stderr(tmp_path: Path, capsys: pytest.Captu
     rc, out, err = _run(capsys, "protocol", "parse", "--debug", str(f))
     assert rc == 0 and json.loads(out)["stage"] == "repaired"
     assert "=== AFTER REPAIR ===" in err
+
+
+def test_parse_dml_and_json_use_their_readers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    d = tmp_path / "r.dml"
+    d.write_text("Thought: go\nAction: 🦆▶️[T:read_file|a.py]◀️🦆\n", encoding="utf-8")
+    rc, out, _ = _run(capsys, "protocol", "parse", "--protocol", "dml", str(d))
+    data = json.loads(out)
+    assert rc == 0 and set(data) >= {"ok", "text", "thought", "macros", "errors"}
+    assert data["macros"][0]["name"] == "read_file"
+    j = tmp_path / "r.json"
+    j.write_text('Sure:\n```json\n{"a": 1,}\n```\n', encoding="utf-8")
+    rc, out, _ = _run(capsys, "protocol", "parse", "--protocol", "json", str(j))
+    data = json.loads(out)
+    assert rc == 0 and set(data) == {"ok", "value", "repairs", "errors"} and data["value"] == {"a": 1}
+    rc, out, _ = _run(capsys, "protocol", "prompt", "--protocol", "dml")
+    assert rc == 0 and "🦆" in out
