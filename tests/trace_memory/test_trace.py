@@ -171,7 +171,7 @@ def test_otlp_export_sends_masked_spans_to_a_local_receiver(tmp_path: Path, otlp
     assert "[SECRET:github_token#" in _attr(agent, "duckflow.input")
 
 
-def test_otlp_failure_is_reported_and_file_still_written(tmp_path: Path) -> None:
+def test_otlp_export_failure_does_not_stop_the_jsonl_file(tmp_path: Path) -> None:
     trace = TraceLogger(tmp_path / "t.jsonl", otlp_endpoint="http://127.0.0.1:1")
     trace.emit("agent_start", session="s", agent="a")
     trace.emit("agent_end", session="s", agent="a")

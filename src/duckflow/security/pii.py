@@ -147,7 +147,8 @@ def find_cards(text: str, windows: Windows | None = None) -> Iterator[Candidate]
             yield Candidate(m.start(), m.end(), "credit_card", PII, P_CHECKED)
 
 
-# A bare 12-digit number is a My Number only with a word that says so close before it.
+# A bare 12-digit number is a My Number only with a word that says so close before it, or
+# alone on its line.
 _MY_NUMBER_CONTEXT = re.compile(
     r"(?i)(?:マイナンバー|個人番号|my[ _\-]?number|kojin[ _\-]?bango|individual[ _\-]number)"
 )
@@ -159,7 +160,10 @@ def find_my_numbers(text: str, windows: Windows | None = None) -> Iterator[Candi
     for m in _in_windows(_MY_NUMBER, text, windows, 12):
         if not _free(text, m.start(), _NOT_BEFORE_CARD) or not my_number_valid(_digits(m.group(0))):
             continue
-        if m.group(1) or _MY_NUMBER_CONTEXT.search(text, max(0, m.start() - 60), m.start()):
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        line_end = text.find("\n", m.end())
+        alone = not text[line_start : m.start()].strip() and not text[m.end() : None if line_end < 0 else line_end].strip()
+        if m.group(1) or alone or _MY_NUMBER_CONTEXT.search(text, max(0, m.start() - 60), m.start()):
             yield Candidate(m.start(), m.end(), "my_number", PII, P_CHECKED)
 
 
