@@ -218,3 +218,10 @@ def test_weak_or_short_values_outside_code_are_still_masked(text: str, secret: s
 )
 def test_third_party_code_shapes_are_not_secrets(code: str) -> None:
     assert S.mask(code).text == code
+
+
+def test_bare_my_number_needs_a_cue_or_its_own_line() -> None:
+    assert S.mask("123456789018\n").text.startswith("[PII:my_number#")
+    assert S.mask("マイナンバー 123456789018").text.endswith("]")
+    assert S.mask("total = 123456789018\n").text == "total = 123456789018\n"
+    assert S.mask("123456789012\n").text == "123456789012\n"  # wrong check digit
