@@ -162,7 +162,11 @@ class Scanner:
             raise RuntimeError("feed() after finish()")
         w = self.wait_from
         n = len(pieces)
-        self.buf = self.buf + (piece if w == n - 1 else "".join(pieces[w:]))
+        new = piece if w == n - 1 else "".join(pieces[w:])
+        if self.mode != 2 and self.pos >= len(self.buf):
+            self.buf, self.pos = new, 0  # all read: start afresh instead of copying
+        else:
+            self.buf = self.buf + new
         self.wait_from = n
         self._run(final=False)
         if self.mode != 2:
