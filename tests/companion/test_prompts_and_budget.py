@@ -78,3 +78,12 @@ def test_budget_reports_what_is_still_over() -> None:
     r = build_prompts(b, _inputs(), LayerBudget(50, 50, 50), specialized_step="EXECUTION")
     assert r.report.over and "base" in r.report.over
     assert r.report.exact  # the real tokenizer is available offline
+
+
+def test_codec_tool_instructions_are_reported_apart_not_cut_against() -> None:
+    b = PromptBuilder("en")
+    inp = _inputs()
+    inp.tools = "TOOLS: " + "read_file(path) " * 600
+    r = build_prompts(b, inp, LayerBudget(10_000, 10_000, 1200), specialized_step="EXECUTION")
+    assert r.report.cuts == [] and r.report.tokens["tools"] > 1200
+    assert r.specialized is not None and r.specialized.rstrip().endswith("read_file(path)")

@@ -5,6 +5,10 @@ Limits come from config (`budget.base_tokens / main_tokens / specialized_tokens`
 order — evidence → conversation summary → open_questions → plan_brief — and the prompts are
 rendered again, until every layer fits or nothing cuttable is left. The report says what was
 cut and what is still over, so nothing is dropped silently.
+
+The codec's tool instructions (Sym-Ops / DML syntax and tool stubs, fixed per session) are
+part of the Specialized text but not of its budget: they cannot be cut, so counting them
+would only force useless cuts. They are reported as their own figure, `tokens["tools"]`.
 """
 
 from __future__ import annotations
@@ -100,6 +104,7 @@ def build_prompts(
     else:
         exact, method = False, "given counter"
     inp = inputs.copy()
+    tools_text, inp.tools = inp.tools, ""
     limits = {"base": budget.base, "main": budget.main}
     if specialized_step:
         limits["specialized"] = budget.specialized
@@ -123,4 +128,10 @@ def build_prompts(
             report.over = over
             break
         report.cuts.append(cut)
-    return BuiltPrompts(texts["base"], texts["main"], texts.get("specialized"), report)
+    specialized = None
+    if specialized_step:
+        inp.tools = tools_text
+        specialized = builder.specialized(specialized_step, inp) if tools_text else texts["specialized"]
+        if tools_text:
+            report.tokens["tools"] = counter(tools_text)
+    return BuiltPrompts(texts["base"], texts["main"], specialized, report)
