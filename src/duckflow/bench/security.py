@@ -116,6 +116,20 @@ class CodeResult:
         return len(self.false_positives) * 10_000 / self.lines if self.lines else 0.0
 
 
+def extra_code(dirs: list[Path]) -> list[tuple[str, str]]:
+    """`.py` files under `dirs` outside test folders (for `--code DIR`)."""
+    out: list[tuple[str, str]] = []
+    for root in dirs:
+        for p in sorted(root.rglob("*.py")):
+            if {"test", "tests", "testing"} & {part.lower() for part in p.relative_to(root).parts[:-1]}:
+                continue
+            try:
+                out.append((str(p), p.read_text(encoding="utf-8")))
+            except (UnicodeDecodeError, OSError):
+                continue
+    return out
+
+
 def code_texts(corpus: Path, limit_lines: int | None = None) -> list[tuple[str, str]]:
     texts: list[tuple[str, str]] = []
     tricky = corpus / "benign_tricky.txt"
@@ -163,11 +177,12 @@ def throughput(texts: list[str], sanitizer: Sanitizer, repeat: int = 3) -> tuple
             size / best_wall if best_wall > 0 else float("inf"))
 
 
-def run(corpus: Path, *, limit_lines: int | None = None, repeat: int = 3) -> dict[str, Any]:
+def run(corpus: Path, *, limit_lines: int | None = None, repeat: int = 3,
+        code_dirs: list[Path] | None = None) -> dict[str, Any]:
     sanitizer = Sanitizer()
     docs = load_positives(corpus)
     pos = evaluate_positives(docs, sanitizer)
-    code = code_texts(corpus, limit_lines)
+    code = code_texts(corpus, limit_lines) + extra_code(code_dirs or [])
     cres = evaluate_code(code, sanitizer)
     speed, wall = throughput([t for _, t in code] + [d["text"] for d in docs], sanitizer, repeat)
     checks = {
@@ -197,12 +212,18 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--corpus", type=Path, default=default_corpus_dir(), help="folder with positives.jsonl")
     parser.add_argument("--limit-lines", type=int, default=None, help="use only this many stdlib lines")
     parser.add_argument("--repeat", type=int, default=3, help="throughput runs (best is kept)")
+    parser.add_argument("--code", type=Path, action="append", default=[], metavar="DIR",
+                        help="also count false positives on the .py files under DIR (repeatable)")
     args = parser.parse_args(argv)
     if not (args.corpus / "positives.jsonl").exists():
         print(f"duckflow bench security: no labelled corpus at {args.corpus}; "
               "run it from a source checkout or pass --corpus DIR", file=sys.stderr)
         return 2
-    result = run(args.corpus, limit_lines=args.limit_lines, repeat=args.repeat)
+    missing = [d for d in args.code if not d.is_dir()]
+    if missing:
+        print(f"duckflow bench security: not a directory: {missing[0]}", file=sys.stderr)
+        return 2
+    result = run(args.corpus, limit_lines=args.limit_lines, repeat=args.repeat, code_dirs=args.code)
     if args.json:
         print(json.dumps(result, ensure_ascii=False, indent=1))
     else:

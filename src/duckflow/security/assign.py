@@ -92,7 +92,8 @@ def classify_name(name: str) -> str | None:
 
 
 _WORDY = re.compile(r"_*[A-Za-z]+(?:[_\-.][A-Za-z]+)*_*[.,;:!?]?")  # identifiers, words, Types
-_NAME_PARTS = re.compile(r"[a-z]{2,}\d{0,3}")  # "types-pywin32", "admin_api_keys"
+# parts of names: "types-pywin32", "admin_api_keys", "openai:gpt-4o-mini", "claude-3-5-haiku"
+_NAME_PARTS = re.compile(r"[a-z]{2,}\d{0,3}|[a-z]?\d{1,2}[a-z]?")
 _REGEX_HINTS = ("(?", "\\s", "\\d", "\\w", "[^", ".*", ".+", "\\b")
 _NAME_WORDS = ("password", "passwd", "secret", "token", "apikey", "api_key", "credential")
 
@@ -103,9 +104,9 @@ def _looks_random(value: str, *, min_len: int, min_entropy: float) -> bool:
         return False
     if _WORDY.fullmatch(value):
         return False  # an identifier, a word or a CamelCase type name: no digits at all
-    parts = re.split(r"[-_.]", value)
+    parts = re.split(r"[-_.:/]", value)
     if len(parts) > 1 and all(_NAME_PARTS.fullmatch(p) for p in parts if p):
-        return False  # lower-case words joined by - _ . (package and attribute names)
+        return False  # lower-case words joined by - _ . : / (package, model and attribute names)
     if "://" in value or value.startswith(("urn:", "$")) or "()" in value:
         return False
     if value.startswith(("/", "./", "~/")) and value.count("/") > 1 and "=" not in value:
@@ -160,6 +161,10 @@ def value_is_secret(
     lowered = v.lower()
     if not env_style and any(w in lowered for w in _NAME_WORDS) and _IDENTIFIER_DIGITS.fullmatch(v):
         return False  # "challengePassword", "refresh_token": a name, not a value
+    if not quoted and sep in (":", "is"):
+        v = v.rstrip(".,;:!?")  # the end of a sentence, not of the value
+        if not v:
+            return False
     config_like = env_style or sep in (":", "is")
     if not quoted and (_EXPRESSION.match(v) or v.endswith((":", ","))):
         return False

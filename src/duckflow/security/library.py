@@ -17,7 +17,14 @@ from functools import lru_cache
 from typing import Any
 
 from duckflow.security.checks import char_classes, jwt_like
-from duckflow.security.rules import P_LIBRARY, SECRET, Candidate, Hay, _url_password_ok
+from duckflow.security.rules import (
+    P_LIBRARY,
+    SECRET,
+    Candidate,
+    Hay,
+    _url_password_ok,
+    inside_string_literal,
+)
 
 _KINDS: dict[str, str] = {
     "ArtifactoryDetector": "artifactory_token",
@@ -134,7 +141,7 @@ def _plausible(kind: str, value: str) -> bool:
     if len(set(value)) <= 6 or any(h in value for h in ("(?", "\\s", ".*", ".+", "[^")):
         return False  # ACxxxxxxxx placeholders, or a regular expression in source code
     if kind == "url_password":
-        return _url_password_ok(value, in_code=False) and value.lower() not in ("pass", "password", "secret")
+        return _url_password_ok(value, in_code=False)
     if kind == "jwt":
         return jwt_like(value)
     if kind == "artifactory_token":
@@ -192,5 +199,10 @@ def _matches(lp: LibraryPattern, text: str, a: int, b: int) -> Iterator[Candidat
             end -= 1
         while start < end and text[start] in " \t\"'=:\n":
             start += 1
+        if lp.kind == "url_password" and inside_string_literal(text, start):
+            scheme = text.rfind("://", 0, start)
+            user = text[scheme + 3 : start - 1] if scheme >= 0 else ""
+            if text[start:end] == user or not _url_password_ok(text[start:end], in_code=True):
+                continue  # a documentation example in code (user:password@, app:app@)
         if end > start and _plausible(lp.kind, text[start:end]):
             yield Candidate(start, end, lp.kind, SECRET, P_LIBRARY)

@@ -155,6 +155,12 @@ def _random_enough(value: str) -> bool:
 _PLACEHOLDER_PW = re.compile(r"^(?:%\(?\w*\)?s|\{\w*\}|\$\{?\w+\}?|<[^>]*>|\*+|x+|\.+)$", re.I)
 
 
+def inside_string_literal(text: str, pos: int) -> bool:
+    """Whether `pos` sits inside a quoted string on its line (an odd number of quotes before it)."""
+    line = text[text.rfind("\n", 0, pos) + 1 : pos]
+    return any((line.count(q) - line.count("\\" + q)) % 2 == 1 for q in ('"', "'", "`"))
+
+
 _DOC_PASSWORDS = frozenset({"pass", "password", "passwd", "pwd", "secret", "pw"})
 
 
@@ -401,9 +407,9 @@ def find_url_passwords(text: str) -> Iterator[Candidate]:
             i -= 1
         if i == m.start() or not text[i].isalpha():
             continue
-        quoted = i > 0 and text[i - 1] in "\"'`"
-        if not _url_password_ok(m.group(2), in_code=quoted):
-            continue
+        quoted = inside_string_literal(text, i)
+        if not _url_password_ok(m.group(2), in_code=quoted) or quoted and m.group(2) == m.group(1):
+            continue  # (in code, user:user@ is an example too)
         yield Candidate(m.start(2), m.end(2), "url_password", SECRET, P_CONTEXT)
 
 
