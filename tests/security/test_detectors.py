@@ -194,6 +194,7 @@ def test_private_key_blocks_short_elided_and_marker_constants() -> None:
     [
         ("DATABASE_URL=mysql://root:password@localhost/db", "password@"),
         ("DB_PASSWORD=password", "=password"),
+        ("amqp://guest:guest@localhost:5672/", "guest:guest"),
         ("Authorization: Bearer abc123xyz9", "abc123xyz9"),
         ("HF_TOKEN=hf_abcDEF123ghiJKL456mnoPQR789stuVWX0", "hf_abcDEF123ghiJKL456mnoPQR789stuVWX0"),
         ("1600 Pennsylvania Avenue NW, Washington, DC 20500", "1600 Pennsylvania"),
@@ -214,6 +215,9 @@ def test_weak_or_short_values_outside_code_are_still_masked(text: str, secret: s
         '__slots__ = "_borrowers", "_total_tokens", "_wait_queue"',
         '    "win32cred": "types-pywin32",',
         "        private_key: Ed25519PrivateKey,",
+        '    ("OPENAI_API_KEY", "openai:gpt-4o-mini"),',
+        '"environment:\n  DATABASE_URL: postgresql://app:app@db:5432/app\n"',
+        "    only the password is reported.",
     ],
 )
 def test_third_party_code_shapes_are_not_secrets(code: str) -> None:
