@@ -216,7 +216,7 @@ def test_weak_or_short_values_outside_code_are_still_masked(text: str, secret: s
         '    "win32cred": "types-pywin32",',
         "        private_key: Ed25519PrivateKey,",
         '    ("OPENAI_API_KEY", "openai:gpt-4o-mini"),',
-        '"environment:\n  DATABASE_URL: postgresql://app:app@db:5432/app\n"',
+        '    Act("create", "compose.yml", "DATABASE_URL: postgresql://app:app@db:5432/app\\n"),',
         "    only the password is reported.",
     ],
 )
