@@ -189,3 +189,14 @@ def test_trace_from_config(tmp_path: Path) -> None:
     assert isinstance(t, TraceLogger) and t.path == tmp_path / "x.jsonl" and t.otlp_endpoint is None
     t.close()
     assert default_trace_path().parent.name == "traces"
+
+
+def test_unwritable_path_is_reported_once_not_per_record(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    trace = TraceLogger(blocker / "sub" / "t.jsonl", otlp_endpoint="")
+    for i in range(5):
+        trace.emit("retry", attempt=i)
+    trace.close()
+    assert len(trace.errors) == 5 and "cannot write trace file" in trace.errors[0]
+    assert capsys.readouterr().err.count("cannot write trace file") == 1

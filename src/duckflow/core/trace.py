@@ -240,8 +240,10 @@ class TraceLogger:
                 self.otlp_endpoint = None
 
     def _error(self, message: str) -> None:
+        """Keep every error; say each kind once on stderr (not once per record)."""
         self.errors.append(message)
-        print(f"duckflow trace: {message}", file=sys.stderr)
+        if not any(e.split(":")[0] == message.split(":")[0] for e in self.errors[:-1]):
+            print(f"duckflow trace: {message}", file=sys.stderr)
 
     def _shutdown(self) -> None:
         if self._file is not None:
