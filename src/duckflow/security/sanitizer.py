@@ -21,19 +21,15 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from duckflow.security.assign import find_assignments
-from duckflow.security.pii import find_pii
-from duckflow.security.rules import (
-    SCAN_RULES,
-    SECRET,
-    Candidate,
-    Hay,
+from duckflow.security.context import (
     aws_secret_near_key_ids,
     find_cli_passwords,
     find_cookies,
     find_mailchimp,
-    find_run_tokens,
     find_url_passwords,
 )
+from duckflow.security.pii import find_pii
+from duckflow.security.rules import SCAN_RULES, SECRET, Candidate, Hay, find_run_tokens
 
 PLACEHOLDER_RE = re.compile(r"\[(SECRET|PII):([a-z0-9_]+)#(\d+)\]")
 
