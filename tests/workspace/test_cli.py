@@ -42,13 +42,23 @@ def test_check_exit_codes_and_json(root: Path, capsys: pytest.CaptureFixture[str
         assert out["resolved"].startswith(str(root))
 
 
-def test_approve_mode_from_the_workspace_config(root: Path,
-                                                capsys: pytest.CaptureFixture[str]) -> None:
-    (root / ".duckflow").mkdir()
-    (root / ".duckflow" / "config.toml").write_text(
-        '[workspace]\ndangerous_extensions_mode = "approve"\n')
+def test_approve_mode_from_the_user_config(root: Path, tmp_path: Path,
+                                           monkeypatch: pytest.MonkeyPatch,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    user_cfg = tmp_path / "user-config.toml"
+    user_cfg.write_text('[workspace]\ndangerous_extensions_mode = "approve"\n')
+    monkeypatch.setenv("DUCKFLOW_CONFIG", str(user_cfg))
     code, out = _check(capsys, root, "deploy.ps1", "write")
     assert code == 4 and out["needs_approval"] and out["allowed"]
+
+
+def test_a_workspace_config_cannot_loosen_the_guard(root: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    (root / ".duckflow").mkdir()
+    (root / ".duckflow" / "config.toml").write_text('[workspace]\ndangerous_extensions = []\n')
+    code = main(["workspace", "check", "deploy.ps1", "--op", "write", "--root", str(root)])
+    assert code != 0
+    assert "own config" in capsys.readouterr().err
 
 
 def test_human_output_and_the_real_command(root: Path) -> None:
