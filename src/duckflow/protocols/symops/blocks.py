@@ -183,6 +183,8 @@ class BlockRules:
             mark = tick[0][0] if tick is not None else "-"
             for j in range(i + 1, n):
                 t = lines[j]
+                if mark not in t:  # most content lines: no fence character at all
+                    continue
                 c0 = t[:1]
                 if (c0 == mark or (c0 in _WS and t.lstrip()[:1] == mark)) and self._closes(t, s, tick, indent, depth):
                     close = j

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from duckflow.protocols.symops.fastscan import fast_strict
 from duckflow.protocols.symops.fuzzy import FuzzyParser
 from duckflow.protocols.symops.model import Issue, Repair, SymOpsResult
 from duckflow.protocols.symops.repair import AutoRepair, RepairOutput
@@ -110,6 +111,9 @@ class SymOpsProcessor:
 
     def strict(self, text: str) -> SymOpsResult | None:
         """The strict reading, or None when the text departs from the grammar anywhere."""
+        fast = fast_strict(text)  # canonical text in one tight loop; None: not sure, ask the scanner
+        if fast is not None:
+            return finish_strict(fast, text)
         sc = strict_scan(text, stop_early=True)
         if sc.violations:
             return None
@@ -123,14 +127,18 @@ class SymOpsProcessor:
         return self.from_repair(rep, request)
 
     def from_repair(self, rep: RepairOutput, request: str | None = None) -> SymOpsResult:
-        sc = strict_scan(rep.text)
-        result = sc.result
+        fast = fast_strict(rep.text)  # the repaired text is canonical: the fast path reads it
+        if fast is not None:
+            result, violations = fast, []
+        else:
+            sc = strict_scan(rep.text)
+            result, violations = sc.result, sc.violations
         lm = rep.line_map
 
         def orig(line: int) -> int:
             return lm[line - 1] if 0 < line <= len(lm) else line
 
-        for v in sc.violations:  # should not happen: the repaired text is canonical
+        for v in violations:  # should not happen: the repaired text is canonical
             v.line = orig(v.line)
             result.issues.append(v)
         for a in result.actions:

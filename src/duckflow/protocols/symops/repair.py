@@ -32,7 +32,7 @@ from duckflow.protocols.symops.lines import (
     strip_annotation,
     undecorate,
 )
-from duckflow.protocols.symops.model import SYNONYMS
+from duckflow.protocols.symops.model import SYNONYMS, Repair
 from duckflow.protocols.symops.scanner import is_dash_fence
 
 __all__ = ["AutoRepair", "Orphan", "RepairOutput", "parse_loose_vitals", "undecorate"]
@@ -225,7 +225,11 @@ class AutoRepair(BlockRules):
                 names.append("target_punctuation")
         line = f"$ {verb} @ {target}".rstrip() + (f" > {dep}" if dep else "")
         idx = self._emit(line, ln)
-        for name in dict.fromkeys(names):
-            self._fix(name, ln, s if name != "indented_protocol_line" else "", idx)
+        if names:
+            repairs = self.res.repairs
+            done = self.res.action_repairs.setdefault(idx, [])
+            for name in dict.fromkeys(names):
+                repairs.append(Repair(name, ln, s if name != "indented_protocol_line" else ""))
+                done.append(name)
         self.pending, self.pending_type = idx, typ
         return i + 1

@@ -45,9 +45,18 @@ def _looks_like_diff(content: str) -> bool:
 
 def attach_hunks(action: Action) -> None:
     """Fill `action.hunks` for edit content written as SEARCH/REPLACE hunks."""
-    if action.type != "edit" or action.hunks is not None or not action.content or "<<<<<" not in action.content:
+    c = action.content
+    if action.type != "edit" or action.hunks is not None or not c or "<<<<<" not in c:
         return
-    hunks = parse_hunks(action.content)
+    if c[:15] == "<<<<<<< SEARCH\n" and c.count("<<<<<") == 1 and c.count("=====") == 1 and c.count(">>>>>") == 1:
+        # the common case, one canonical hunk: no other line can be a marker (each marker run
+        # occurs once), so this is exactly what parse_hunks returns, without its regex pass
+        i = c.find("\n=======\n", 14)
+        j = c.find("\n>>>>>>> REPLACE", i + 8) if i >= 0 else -1
+        if j >= 0 and c[j + 16 : j + 17] in ("", "\n"):
+            action.hunks = [{"search": c[15 : i + 1], "replace": c[i + 9 : j + 1]}]
+            return
+    hunks = parse_hunks(c)
     if hunks is None:
         return
     action.hunks = [{"search": h.search, "replace": h.replace} for h in hunks]
