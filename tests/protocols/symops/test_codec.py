@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from duckflow.llm.types import ToolCall, ToolResult, ToolSpec
 from duckflow.protocols.codec import Codec
 from duckflow.protocols.symops import SymOpsCodec, parse
@@ -88,3 +90,52 @@ def test_a_custom_tool_of_the_agent_runs_even_if_the_parser_did_not_know_it() ->
         ("explain", {"path": "main.py"}, True),
         ("read_file", {"path": "a.py"}, True),
     ]
+
+
+def test_a_declared_tool_name_wins_over_a_verb_synonym() -> None:
+    tools = [*TOOLS, spec("add", "a", "b")]
+    d = SymOpsCodec().decode("$ add @ 1 > 2\n$ write @ w.py\n--\nx\n--\n", tools)
+    assert [(c.name, c.arguments, c.executable) for c in d.calls] == [
+        ("add", {"a": "1", "b": "2"}, True),
+        ("write_file", {"path": "w.py", "content": "x\n"}, True),
+    ]
+    assert d.errors == []  # no "missing_content": `add` is not read as create here
+    # without such a tool, `add` is still the synonym of create
+    d = SymOpsCodec().decode("$ add @ a.py\n--\nx\n--\n", TOOLS)
+    assert [(c.name, c.arguments) for c in d.calls] == [("write_file", {"path": "a.py", "content": "x\n"})]
+
+
+def test_a_declared_tool_still_does_not_run_a_guess() -> None:
+    d = SymOpsCodec().decode("$ add @ a.py\n--\nx = (", [spec("add", "path", "content")])
+    assert [(c.name, c.executable) for c in d.calls] == [("add", False)]
+
+
+def test_calls_validate_against_the_real_workspace_tools(tmp_path: Path) -> None:
+    from duckflow.workspace.tools import workspace_tools
+
+    tools = {t.name: t for t in workspace_tools(tmp_path)}
+    text = ("$ create @ src/a.py\n--\nx = 1\n--\n"
+            "$ edit @ src/a.py\n--\n<<<<<<< SEARCH\nx = 1\n=======\nx = 2\n>>>>>>> REPLACE\n--\n"
+            "$ delete @ old.py\n$ run @ ls -la\n$ run @ bash\n--\necho hi\nls\n--\n"
+            "$ test @ tests/test_a.py\n$ test @ pytest -q tests/test_a.py\n$ test @ pytest\n$ test @ .\n"
+            "$ move_path @ a.py > b.py\n")  # fmt: skip
+    d = SymOpsCodec().decode(text, [t.spec for t in tools.values()])
+    assert d.errors == []
+    for call in d.calls:
+        assert call.executable, call
+        tools[call.name].args_model.model_validate(call.arguments)
+    tests = [c.arguments for c in d.calls if c.name == "run_tests"]
+    assert tests == [{}, {"command": "pytest -q tests/test_a.py"}, {"command": "pytest"}, {}]
+    # the path target cannot be given to run_tests: the whole suite runs, and that is said
+    assert [w for w in d.warnings if w.startswith("test_target_dropped")] == [
+        "test_target_dropped at line 20: run_tests takes no target, so `tests/test_a.py` is not passed on "
+        "and the whole detected test suite runs; write the command to narrow it "
+        "(`$ test @ pytest -q tests/test_a.py`)"
+    ]
+    assert [c.arguments for c in d.calls if c.name == "execute_shell"] == [
+        {"command": "ls -la"}, {"command": "echo hi\nls"}]  # fmt: skip
+
+
+def test_test_target_goes_to_a_target_parameter_when_the_tool_has_one() -> None:
+    d = SymOpsCodec().decode("$ test @ tests/test_a.py\n", [spec("run_tests", "target")])
+    assert d.calls[0].arguments == {"target": "tests/test_a.py"} and d.warnings == []

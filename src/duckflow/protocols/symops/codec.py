@@ -5,10 +5,12 @@ Mapping (the workspace tools' names):
     $ edit @ path + block     -> edit_file(path, content)       (whole file or SEARCH/REPLACE)
     $ delete @ path           -> delete_path(path)
     $ run @ command           -> execute_shell(command)         (a block alone is the script)
-    $ test @ target           -> run_tests(target)              (see _test_args)
+    $ test [@ target]         -> run_tests(...)                 (see _test_args)
     $ TOOL @ value [+ block]  -> TOOL(first parameter=value, ...) for any other tool by name;
                                  a block holding a JSON object gives the other arguments,
                                  any other block goes to the second parameter.
+A verb that is the name of a tool passed to `decode` means that tool, before any synonym:
+with a tool named `add`, `$ add @ x` calls `add`, not write_file.
 Guessed actions become ToolCall(executable=False); they are proposed, never run.
 """
 
@@ -32,11 +34,21 @@ TOOL_TO_VERB = {v: k for k, v in TYPE_TO_TOOL.items()}
 SHELLS = frozenset({"", "bash", "sh", "shell", "zsh"})
 
 NOT_ERRORS = frozenset({"no_protocol", "empty_reply"})  # plain prose is an answer, not a failure
+# what the parser asks of create/edit/delete/...; void when the verb names a declared tool instead
+TYPE_ISSUES = frozenset({"missing_content", "missing_target", "unsupported_diff"})
+# `$ test @ WORD`: these words are a test command, any other single word is a test target
+TEST_COMMANDS = frozenset({"pytest", "tox", "nox", "npm", "pnpm", "yarn", "cargo", "go", "make",
+                           "jest", "vitest", "unittest"})  # fmt: skip
+WHOLE_SUITE = frozenset({"", ".", "./"})
 
 
 def _file_text(content: str) -> str:
     """Block content as file text: a final newline is added unless it has one."""
     return content if not content or content.endswith("\n") else content + "\n"
+
+
+def _is_test_command(target: str) -> bool:
+    return any(c.isspace() for c in target) or target in TEST_COMMANDS
 
 
 def _params(spec: ToolSpec | None, default: list[str]) -> list[str]:
@@ -60,18 +72,25 @@ class SymOpsCodec:
     def decode(self, text: str, tools: Sequence[ToolSpec]) -> Decoded:
         result = parse(text, request=self.request)
         specs = {t.name: t for t in tools}
-        errors = [i.describe() for i in result.issues if i.kind not in NOT_ERRORS]
         calls: list[ToolCall] = []
+        problems: list[str] = []
+        notes: list[str] = []
+        retyped = set()  # lines of actions whose verb names a declared tool
         for action in result.actions:
-            call, problem = self.to_call(action, specs)
+            if self.declared_tool(action, specs) is not None:
+                retyped.add(action.line)
+            call, problem = self.to_call(action, specs, notes)
             if problem:
-                errors.append(problem)
+                problems.append(problem)
             calls.append(call)
+        errors = [i.describe() for i in result.issues
+                  if i.kind not in NOT_ERRORS and not (i.kind in TYPE_ISSUES and i.line in retyped)]  # fmt: skip
+        warnings = [f"{w.name} at line {w.line}" + (f": {w.detail}" if w.detail else "") for w in result.warnings]
         return Decoded(
             text=self.visible_text(text, result),
             calls=calls,
-            errors=errors,
-            warnings=[f"{w.name} at line {w.line}" + (f": {w.detail}" if w.detail else "") for w in result.warnings],
+            errors=errors + problems,
+            warnings=warnings + notes,
             repairs=[r.name for r in result.repairs],
             confidence=result.confidence,
         )
@@ -87,8 +106,24 @@ class SymOpsCodec:
             lines += [f"  {i}. {o}" for i, o in enumerate(q.options, 1)]
         return "\n".join(lines)
 
-    def to_call(self, action: Action, specs: dict[str, ToolSpec]) -> tuple[ToolCall, str]:
-        """One action as a ToolCall, and a problem ('' when none)."""
+    @staticmethod
+    def declared_tool(action: Action, specs: dict[str, ToolSpec]) -> str | None:
+        """The declared tool that the action's verb names (it wins over a verb synonym), or None."""
+        for name in (action.verb, action.verb.lower()):
+            if name in specs and TYPE_TO_TOOL.get(action.type) != name:
+                return name
+        return None
+
+    def to_call(self, action: Action, specs: dict[str, ToolSpec],
+                warnings: list[str] | None = None) -> tuple[ToolCall, str]:  # fmt: skip
+        """One action as a ToolCall, and a problem ('' when none); notes go to `warnings`."""
+        declared = self.declared_tool(action, specs)
+        if declared is not None:
+            args, problem = self._tool_args(action, specs[declared])
+            raw = "\n".join(action_lines(action))
+            # read as this tool, not as create/edit/...: only a guess keeps it from running
+            executable = action.guess is None and not problem
+            return ToolCall(declared, args, "", executable, action.confidence, "symops", raw), problem
         name = TYPE_TO_TOOL.get(action.type, action.verb)
         if name not in specs and action.type in TOOL_ALIASES and TOOL_ALIASES[action.type] in specs:
             name = TOOL_ALIASES[action.type]
@@ -101,6 +136,10 @@ class SymOpsCodec:
             problem = f"the tool {name} is not available here (line {action.line})"
         args, note = self._arguments(action, spec)
         problem = problem or note
+        if action.type == "test" and warnings is not None:
+            warning = self.test_warning(action, spec)
+            if warning:
+                warnings.append(warning)
         raw = "\n".join(action_lines(action))
         executable = action.executable
         if action.type not in TYPE_TO_TOOL and spec is not None and action.guess is None:
@@ -127,15 +166,34 @@ class SymOpsCodec:
 
     @staticmethod
     def _test_args(a: Action, spec: ToolSpec | None) -> dict[str, Any]:
-        """`$ test @ X`: X goes to a `target`/`path` parameter; to `command` only when it is one."""
-        params = _params(spec, ["target"])
+        """`$ test [@ X]` for a tool with a `target`/`path` parameter, or one with `command`.
+
+        The workspace's run_tests(command=None) runs the detected suite and has no target:
+        X goes to `command` when it is a command (it has a space, or is a runner's name such as
+        `pytest`); a bare path cannot be expressed, so the whole suite runs and `test_warning`
+        says so. No command is made up from a path (the runner is not known here).
+        """
+        params = _params(spec, ["command", "timeout"])  # the workspace tool's, by default
+        target = (a.path or "").strip()
         for key in ("target", "path"):
             if key in params:
-                return {key: a.path}
+                return {key: target} if target else {}
         if "command" in params:
-            target = a.path or ""
-            return {"command": target} if any(c.isspace() for c in target) else {}
-        return {params[0]: a.path}
+            return {"command": target} if _is_test_command(target) else {}
+        return {params[0]: target} if target else {}
+
+    @staticmethod
+    def test_warning(a: Action, spec: ToolSpec | None) -> str:
+        """Why a `$ test` target was not passed on ('' when it was, or there was none)."""
+        params = _params(spec, ["command", "timeout"])
+        target = (a.path or "").strip()
+        if "target" in params or "path" in params or "command" not in params:
+            return ""
+        if target in WHOLE_SUITE or _is_test_command(target):
+            return ""
+        return (f"test_target_dropped at line {a.line}: run_tests takes no target, so `{target}` is not "
+                "passed on and the whole detected test suite runs; write the command to narrow it "
+                f"(`$ test @ pytest -q {target}`)")
 
     @staticmethod
     def _tool_args(a: Action, spec: ToolSpec | None) -> tuple[dict[str, Any], str]:
