@@ -83,7 +83,7 @@ _CLOSE_QUOTES = frozenset("”’」』»")
 
 def strip_annotation(target: str) -> str | None:
     """`src/a.py (new file)` -> `src/a.py`; None when there is no trailing annotation."""
-    if not any(c in target for c in ("(", "#", "-", "—", "–")):
+    if "(" not in target and "#" not in target and "-" not in target and "—" not in target and "–" not in target:
         return None
     m = _ANNOTATED.fullmatch(target.strip())
     return m.group(1) if m else None

@@ -168,7 +168,7 @@ class SymOpsProcessor:
 
 def finish_strict(result: SymOpsResult, text: str) -> SymOpsResult:
     """Validate and score a result the strict scanner read without any violation."""
-    if not text.strip():
+    if not text or text.isspace():
         result.stage = "failed"
         result.issues.append(Issue("empty_reply", 1, "the reply is empty", "Sym-Ops lines"))
     return _finish(result, None)

@@ -124,8 +124,9 @@ class AutoRepair(BlockRules):
                 self.in_question += 1
                 return i + 1
             self.in_question = 0
-        tick = _tick(s)
-        dash = is_dash_fence(s)
+        c = s[0]
+        tick = _tick(s) if c == "`" or c == "~" else None
+        dash = c == "-" and is_dash_fence(s)
         if tick is not None or dash:
             return self._fence(i, raw, s, tick)
         if self.pending is not None and s in _UNI_DASH_FENCE and not self.pending_blank:
@@ -134,7 +135,8 @@ class AutoRepair(BlockRules):
         if self.pending is not None and s[:2] == "--" and _LANG_FENCE.fullmatch(s):
             self._fix("fence_with_language", ln, s, self.pending)
             return self._fence(i, "--", "--", None)
-        self._flush_pending()
+        if self.pending is not None:
+            self._flush_pending()
         core = undecorate(s)
         if core[0] == "$":
             return self._action(i, raw, s, core)

@@ -14,6 +14,9 @@ from duckflow.protocols.symops.model import VITAL_ORDER, Action, SymOpsResult
 
 def safe_fence(lines: Iterable[str], least: int = 2) -> str:
     """The shortest dash fence (>= `least`) that none of `lines` would be read as."""
+    lines = lines if isinstance(lines, list) else list(lines)
+    if "\n--" not in "\n" + "\n".join(lines):  # the common case, decided at C speed
+        return "-" * least
     taken = {len(s) for s in (ln.rstrip(" \t") for ln in lines if ln[:2] == "--") if s.count("-") == len(s)}
     n = least
     while n in taken:
