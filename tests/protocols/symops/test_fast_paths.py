@@ -122,3 +122,16 @@ def test_one_hunk_fast_path_equals_parse_hunks(search: str, replace: str, tail: 
     complete = [{"search": h.search, "replace": h.replace} for h in hunks if h.complete]
     assert act.hunks == complete
     assert (act.guess == "incomplete_hunk") == (not all(h.complete for h in hunks))
+
+
+def test_on_event_sees_each_item_once_across_the_hand_over() -> None:
+    seen: list[str] = []
+    sp = StreamingProcessor(on_event=lambda ev: seen.append(ev.kind))
+    returned: list[str] = []
+    text = "~ a\n$ run @ ls\n$ create @ a.py\n--\nx\n--\nprose here\n~ b\n$ delete @ c.py\n"
+    for i in range(0, len(text), 4):
+        returned += [ev.kind for ev in sp.feed(text[i : i + 4])]
+    sp.finish()
+    returned += [ev.kind for ev in sp.tail_events]
+    assert sp.st == 3  # the prose line handed over to the Scanner
+    assert seen == returned == ["thought", "action", "action", "thought", "action"]

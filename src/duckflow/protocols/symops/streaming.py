@@ -23,7 +23,14 @@ from __future__ import annotations
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Sequence
 from typing import Any, Literal
 
-from duckflow.protocols.symops.model import SYNONYMS, Action, Note, SymOpsResult, normalize_verb
+from duckflow.protocols.symops.model import (
+    CONTENT_OPTIONAL,
+    SYNONYMS,
+    Action,
+    Note,
+    SymOpsResult,
+    normalize_verb,
+)
 from duckflow.protocols.symops.processor import finish_strict, process_repaired
 from duckflow.protocols.symops.scanner import (
     _FILE_TYPES,
@@ -35,6 +42,9 @@ from duckflow.protocols.symops.scanner import (
 from duckflow.protocols.symops.validator import attach_hunks, check_action, plainly_valid
 
 EventKind = Literal["thought", "vitals", "action", "question", "error"]
+
+
+_PLAIN_TYPES = frozenset({"create", "delete", "run", "test"})
 
 
 class _Unsure(Exception):
@@ -209,10 +219,14 @@ class StreamingProcessor(Scanner):
     def _f_action(self, act: Action) -> StreamEvent:
         act.fence = self.f_fence
         self.result.actions.append(act)
-        if act.type == "edit":
-            attach_hunks(act)
-        if not plainly_valid(act) and check_action(act):
-            act.executable = False
+        typ, p = act.type, act.path
+        # the common case needs no call: a subset of plainly_valid (edits get their hunks read)
+        if not (p and typ in _PLAIN_TYPES and p[0] != "/" and ".." not in p
+                and (act.content is not None or typ in CONTENT_OPTIONAL)):  # fmt: skip
+            if typ == "edit":
+                attach_hunks(act)
+            if not plainly_valid(act) and check_action(act):
+                act.executable = False
         return StreamEvent(("action", act))
 
     def _f_run(self, final: bool) -> None:
@@ -338,7 +352,10 @@ class StreamingProcessor(Scanner):
                     raise _Unsure  # a question, a stray block, prose...: the Scanner decides
             pos = nl + 1
         if events:
-            self._f_emitted()
+            self.emitted += len(events)
+            if self.on_event is not None:
+                for ev in events:
+                    self.on_event(ev)
 
     def finish(self) -> SymOpsResult:
         """The final result for everything fed — equal to `parse(text)`."""
