@@ -116,7 +116,7 @@ class StreamingProcessor(Scanner):
         """Add a piece; returns the items it completed. Raises after finish()."""
         st = self.st
         if st == 1:  # in a block (most pieces): only a piece that may begin the fence is read
-            if "\n-" not in piece and piece[:1] != "-":
+            if "-" not in piece or ("\n-" not in piece and piece[0] != "-"):
                 self.pieces.append(piece)
                 return ()
             pieces = self.pieces
