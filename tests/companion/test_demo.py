@@ -1,0 +1,28 @@
+"""`make run`'s companion part: a fresh playground, the scripted model, a finished task."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from duckflow import demo
+
+
+def test_make_run_companion_demo_in_a_fresh_playground(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert demo.companion_demo(tmp_path) == 0
+    out = capsys.readouterr().out
+    assert "SCRIPTED model" in out and "Hello from Duckflow!" in out
+    hello = tmp_path / "playground" / "hello.py"
+    assert hello.exists()
+    (tmp_path / "playground" / "stale.txt").write_text("old run", encoding="utf-8")
+    assert demo.companion_demo(tmp_path) == 0  # ours (marker): emptied and reused
+    assert not (tmp_path / "playground" / "stale.txt").exists()
+
+
+def test_a_foreign_playground_folder_is_never_emptied(tmp_path: Path) -> None:
+    mine = tmp_path / "playground"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("not Duckflow's", encoding="utf-8")
+    assert demo.companion_demo(tmp_path) == 0
+    assert (mine / "notes.txt").exists() and (tmp_path / "playground-2" / "hello.py").exists()
