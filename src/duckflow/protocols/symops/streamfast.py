@@ -103,13 +103,23 @@ def _ready(act: Action, fence: int, actions: list[Action]) -> StreamEvent:
     act.fence = fence
     actions.append(act)
     typ, p = act.type, act.path
-    # the common case needs no call: a subset of plainly_valid (edits get their hunks read)
-    if not (p and typ in _PLAIN_TYPES and p[0] != "/" and ".." not in p
-            and (act.content is not None or typ in CONTENT_OPTIONAL)):  # fmt: skip
-        if typ == "edit":
-            attach_hunks(act)
-        if not plainly_valid(act) and check_action(act):
-            act.executable = False
+    # the common cases need no call to plainly_valid (these tests are a subset of it)
+    if typ == "edit":
+        attach_hunks(act)  # the hunks are shown with the item
+        c = act.content
+        if (p and p[0] != "/" and ".." not in p and c is not None and act.guess is None
+                and (act.hunks is not None or "\n@@" not in c)):  # fmt: skip
+            return StreamEvent(("action", act))
+    elif (
+        p
+        and typ in _PLAIN_TYPES
+        and p[0] != "/"
+        and ".." not in p
+        and (act.content is not None or typ in CONTENT_OPTIONAL)
+    ):
+        return StreamEvent(("action", act))
+    if not plainly_valid(act) and check_action(act):
+        act.executable = False
     return StreamEvent(("action", act))
 
 
