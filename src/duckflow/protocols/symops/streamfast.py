@@ -137,7 +137,7 @@ def reader(host: Host) -> Reader:  # noqa: C901 - one loop on purpose: locals ar
     empty: tuple[StreamEvent, ...] = ()
     out: Sequence[StreamEvent] = empty
     evs: list[StreamEvent] = []  # items completed by the current piece
-    emitted = 0  # items emitted so far (a replay by the Scanner skips as many)
+    nvitals = 0  # vitals items emitted (the others are counted by the result's lists)
     st = 0  # 0: outside blocks; 1: in a block; 2: in a block, a line that may close it begun
     frm = 0  # outside blocks: pieces[frm:] are not read yet
     rest = ""  # outside blocks: the start of a line not complete yet (before pieces[frm:])
@@ -295,6 +295,7 @@ def reader(host: Host) -> Reader:  # noqa: C901 - one loop on purpose: locals ar
                         and (vitals := parse_vitals(line.rstrip(" \t"))) is not None
                     ):
                         res.vitals.update(vitals)
+                        nvitals += 1
                         evs.append(StreamEvent(("vitals", vitals)))
                     elif c == "!" and line[-1] != "\r":
                         kind, _, tgt = line[1:].partition("@")
@@ -315,11 +316,11 @@ def reader(host: Host) -> Reader:  # noqa: C901 - one loop on purpose: locals ar
                     elif not rest:
                         waiting = True
         except _Unsure:
+            emitted = len(thoughts) + len(actions) + len(res.notes) + nvitals - len(evs)
             out = host.hand_over(emitted, evs)
             while True:  # the Scanner has taken over: this reader is not used again
                 yield out
         if evs:
-            emitted += len(evs)
             if host.on_event is not None:
                 for ev in evs:
                     host.on_event(ev)
