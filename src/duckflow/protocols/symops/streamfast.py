@@ -277,7 +277,8 @@ def reader(host: Host) -> Reader:  # noqa: C901 - one loop on purpose: locals ar
                     typ = SYNONYMS.get(verb) or normalize_verb(verb)
                     if not (" " not in verb and target and target[0] not in _SPACE_DECOR
                             and target[-1] not in _SPACE_DECOR and "\r" not in target
-                            and (typ not in _FILE_TYPES or not _maybe_annotated(target))):  # fmt: skip
+                            and (typ not in _FILE_TYPES or (" " not in target and target[-1] not in ".。")
+                                 or not _maybe_annotated(target))):  # fmt: skip
                         raise _Unsure
                     dep = None
                     if typ != "run" and ">" in target:
