@@ -158,18 +158,19 @@ def reader(host: Host) -> Reader:  # noqa: C901 - one loop on purpose: locals ar
                 out = empty
                 app(piece)
                 if st == 0:
-                    if "\n" not in piece:
-                        if not waiting or not piece:
-                            continue
-                        waiting = False
-                        if piece[0] == "-":
-                            continue  # may be the action's block: wait for the end of its line
-                        # the next line began and is no fence: the action is complete
+                    while "\n" not in piece:  # (a tight loop: most pieces end here)
+                        if waiting and piece:
+                            waiting = False
+                            if piece[0] != "-":
+                                break  # the next line began and is no fence: the action is complete
+                        piece = yield empty
+                        app(piece)
                     w = rest + piece if frm == len(pieces) - 1 else rest + "".join(pieces[frm:])
                 else:
                     if st == 1:
-                        if "-" not in piece or ("\n-" not in piece and piece[0] != "-"):
-                            continue  # no line in it may start with `-`
+                        while "-" not in piece or ("\n-" not in piece and piece[0] != "-"):
+                            piece = yield empty  # no line in the piece may start with `-`
+                            app(piece)
                         s = (
                             "\n" + piece
                             if piece[0] == "-" and _at_line_start(pieces, bfrom, bhead)
