@@ -199,13 +199,11 @@ def reader(host: Host) -> Reader:  # noqa: C901 - one loop on purpose: locals ar
                     # closed: the block's text is t[:start] (the closing fence line starts there)
                     t = bhead + "".join(pieces[bfrom:])
                     start = len(t) - (len(s) - i - 1)
-                    assert act is not None
-                    act.content = t[: start - 1] if start else ""
+                    act.content = t[: start - 1] if start else ""  # type: ignore[union-attr]
                     line_no += 1 + t.count("\n", 0, start)
-                    evs.append(_ready(act, last_fence, actions))
+                    evs.append(_ready(act, last_fence, actions))  # type: ignore[arg-type]
                     act = None
                     st = 0
-                    bhead = cand = ""
                     w = s[eol + 1 :]
             except Final:
                 final, out = True, empty
@@ -260,8 +258,10 @@ def reader(host: Host) -> Reader:  # noqa: C901 - one loop on purpose: locals ar
                         if final:
                             raise _Unsure  # never closed: the scanner reports it
                         bhead, bfrom = w[nl + 1 :], len(pieces)
-                        cand = w[w.rfind("\n") + 1 :]
-                        st = 2 if cand[:1] == "-" and _maybe_fence(cand, fence) else 1
+                        j = w.rfind("\n") + 1
+                        st = 1  # (a line that may close the block begun: st 2)
+                        if w[j : j + 1] == "-" and _maybe_fence(w[j:], fence):
+                            st, cand = 2, w[j:]
                         break
                     evs.append(_ready(act, last_fence, actions))
                     act = None
