@@ -40,20 +40,27 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def _read(name: str) -> str:
+    """The reply exactly as written: bytes decoded as UTF-8, CRLF kept (offsets point into it)."""
     if name == "-":
-        return sys.stdin.read()
+        return _decode(sys.stdin.buffer.read(), "stdin")
     path = Path(name)
     if path.is_dir():
         raise ProtocolInputError(f"{name} is a folder, not a reply file", hint="give one file, or - to read stdin")
     if not path.is_file():
         raise ProtocolInputError(f"no such file: {name}", hint="give a reply file, or - to read stdin")
     try:
-        return path.read_text(encoding="utf-8")
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ProtocolInputError(f"cannot read {name}: {exc.strerror}") from exc
+    return _decode(data, name)
+
+
+def _decode(data: bytes, name: str) -> str:
+    try:
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ProtocolInputError(f"{name} is not UTF-8 text ({exc.reason})",
                                  hint="save the reply as UTF-8") from exc  # fmt: skip
-    except OSError as exc:
-        raise ProtocolInputError(f"cannot read {name}: {exc.strerror}") from exc
 
 
 def _print_json(obj: Any) -> None:
