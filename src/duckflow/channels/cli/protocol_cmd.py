@@ -42,7 +42,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def _read(name: str) -> str:
     """The reply exactly as written: bytes decoded as UTF-8, CRLF kept (offsets point into it)."""
     if name == "-":
-        return _decode(sys.stdin.buffer.read(), "stdin")
+        buffer = getattr(sys.stdin, "buffer", None)  # a text-only stdin (embedding, tests) has none
+        return _decode(buffer.read(), "stdin") if buffer is not None else sys.stdin.read()
     path = Path(name)
     if path.is_dir():
         raise ProtocolInputError(f"{name} is a folder, not a reply file", hint="give one file, or - to read stdin")
