@@ -37,6 +37,8 @@ _ACTION_AT = re.compile(r"\$[ \t]*[^\s@:*`]+[ \t]*@")
 
 _WS = frozenset(" \t")
 _PLAIN_START = frozenset("$~!?")
+_SYM_START = frozenset("$~#`")
+_STAR_LOW = frozenset("*_")
 
 
 def undecorate(s: str) -> str:
@@ -45,6 +47,18 @@ def undecorate(s: str) -> str:
     if c in _PLAIN_START or (c.isalpha() and c not in "sSaA"):
         return s  # nothing a decoration starts with
     t = s
+    if c == "`" or (c in "*_" and (s[1:2] in _SYM_START or (s[1:2] in _STAR_LOW and s[2:3] in _SYM_START))):
+        pass  # `**$ ...`, `` `$ ...` ``: no list/heading/keyword prefix can match (see _PREFIX)
+    else:
+        t = _strip_prefixes(t)
+    for w in _WRAP:
+        if t.startswith(w) and len(t) > 2 * len(w) and t[len(w)].lstrip("*_`") in "$~#":
+            t = t[len(w) : -len(w)] if t.endswith(w) else t[len(w) :]
+            t = t.strip()
+    return t
+
+
+def _strip_prefixes(t: str) -> str:
     for _ in range(3):
         m = _PREFIX.match(t)
         if m is None:
@@ -53,16 +67,14 @@ def undecorate(s: str) -> str:
         if not rest or rest[0] not in "$~#":
             break
         t = t[m.end() :]
-    for w in _WRAP:
-        if t.startswith(w) and len(t) > 2 * len(w) and t[len(w)].lstrip("*_`") in "$~#":
-            t = t[len(w) : -len(w)] if t.endswith(w) else t[len(w) :]
-            t = t.strip()
     return t
 
 
 def _tick(s: str) -> tuple[str, str] | None:
     if s[:3] not in ("```", "~~~"):
         return None
+    if s.count(s[0]) == len(s):
+        return s, ""  # a bare fence, the common case
     m = _TICK.fullmatch(s)
     return (m.group(1), m.group(2)) if m else None
 
@@ -79,6 +91,7 @@ _WIDE = str.maketrans({"＄": "$", "＠": "@", "～": "~", "〜": "~", "＃": "#
 _QUOTES = frozenset("`*\"'")
 _OPEN_QUOTES = frozenset("“‘「『«")
 _CLOSE_QUOTES = frozenset("”’」』»")
+_INNER_EDGE = frozenset("`*\"':")
 
 
 def strip_annotation(target: str) -> str | None:
@@ -91,6 +104,14 @@ def strip_annotation(target: str) -> str | None:
 
 def _clean_target(t: str) -> tuple[str, bool]:
     """Strip quotes, backticks, bold and a trailing colon around a target."""
+    if (len(t) > 2 and t[0] == "`" == t[-1] and t[1] not in _INNER_EDGE and t[-2] not in _INNER_EDGE
+            and not t[1].isspace() and not t[-2].isspace()):  # fmt: skip
+        return t[1:-1], True  # `path`: one pair peeled, nothing more to strip (the common case)
+    return _clean_target_general(t)
+
+
+def _clean_target_general(t: str) -> tuple[str, bool]:
+    """`_clean_target` without its fast path (a test checks the two agree)."""
     if t and t[0] not in _QUOTES and t[-1] not in _QUOTES and t[-1] not in ":”’」』»" and t[0] not in _OPEN_QUOTES and t == t.strip():
         return t, False
     c = t.strip()
