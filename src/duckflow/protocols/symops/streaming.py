@@ -115,6 +115,7 @@ class StreamingProcessor(Scanner):
     def finish(self) -> SymOpsResult:
         """The final result for everything fed — equal to `parse(text)`."""
         lean = self._reader
+        lean_read_all = False
         if self.final is None and lean is not None:
             last = lean.throw(Final())
             self.events = list(last)
@@ -123,14 +124,20 @@ class StreamingProcessor(Scanner):
                 self.__dict__.pop("feed", None)
                 self.done = True
                 self.mode = 4  # feed() after finish() raises, as the scanner's does
+                lean_read_all = True
         if self.final is None:
             super().finish()
             self.tail_events, self.events = self.events, []
-            text = self.text
-            if not self.violations:
-                self.final = finish_strict(self.result, text)
+            if lean_read_all and not self.violations:
+                # strict throughout (the lean reader hands over at any doubt). finish_strict
+                # only asks whether the text is blank: the first non-blank piece answers that
+                # without joining the whole text.
+                first = next((p for p in self.pieces if p and not p.isspace()), "")
+                self.final = finish_strict(self.result, first)
+            elif not self.violations:
+                self.final = finish_strict(self.result, self.text)
             else:
-                self.final = process_repaired(text, self.request)
+                self.final = process_repaired(self.text, self.request)
         return self.final
 
     close = finish
