@@ -19,6 +19,7 @@ from duckflow.protocols.symops.lines import (
     _BARE,
     _LANG_FENCE,
     _OPTION,
+    _PLAIN_START,
     _PREFIX,
     _SENTENCE_END,
     _SHELL_WORDS,
@@ -77,7 +78,7 @@ class AutoRepair(BlockRules):
             self._fix("thinking_removed", 1, "" if close else "unclosed thinking: all of it dropped")
             text = "\n" * text.count("\n", 0, end) + text[end:]
         else:
-            c = _THINK_CLOSE_ONLY.search(text)
+            c = _THINK_CLOSE_ONLY.search(text) if "</" in text else None  # (a closing tag has `</`)
             if c is not None and not re.search(r"<(think|thinking|reasoning)>", text[: c.start()], re.I):
                 self._fix("thinking_removed", 1, "closing tag only")
                 text = "\n" * text.count("\n", 0, c.end()) + text[c.end() :]
@@ -94,29 +95,34 @@ class AutoRepair(BlockRules):
     def _step(self, i: int, n: int) -> int:
         raw = self.lines[i]
         c = raw[:1]
-        if c == "~" and raw[:3] != "~~~" and self.pending is None and not self.in_question:
-            self._emit("~ " + raw[1:].strip(), i + 1)  # a plain thought: nothing to repair
+        pending = self.pending
+        if c == "~" and raw[:3] != "~~~" and pending is None and not self.in_question:
+            self.out.append("~ " + raw[1:].strip())  # a plain thought: nothing to repair
+            self.map.append(i + 1)
             return i + 1
         s = raw.strip()
-        if s and s[0] in "＄～〜＃":
-            raw = raw.translate(_WIDE)
-            s = raw.strip()
-            self._fix("full_width_symbols", i + 1)
         ln = i + 1
-        wants_block = (self.pending is not None and not self.pending_blank and self.pending_type in ("create", "edit")
-                       and not self._next_is_content_fence(i + 1))  # fmt: skip
-        if self.wrappers and s and s[0] == self.wrappers[-1][0] and not wants_block:
-            t = _tick(s)
-            if t is not None and not t[1] and len(t[0]) >= len(self.wrappers[-1]):
-                self.wrappers.pop()
-                return i + 1
         if not s:
-            if self.pending is not None:
+            if pending is not None:
                 self.pending_blank.append(ln)
             else:
                 self.in_question = 0
-                self._emit("", ln)
-            return i + 1
+                self.out.append("")
+                self.map.append(ln)
+            return ln
+        c = s[0]
+        if c in "＄～〜＃":
+            raw = raw.translate(_WIDE)
+            s = raw.strip()
+            c = s[0]
+            self._fix("full_width_symbols", ln)
+        if self.wrappers and c == self.wrappers[-1][0]:
+            wants_block = (pending is not None and not self.pending_blank and self.pending_type in ("create", "edit")
+                           and not self._next_is_content_fence(i + 1))  # fmt: skip
+            t = _tick(s) if not wants_block else None
+            if t is not None and not t[1] and len(t[0]) >= len(self.wrappers[-1]):
+                self.wrappers.pop()
+                return ln
         if self.in_question:
             m = _OPTION.fullmatch(raw)
             if m is not None and not _ACTION_AT.match(undecorate(m.group(1))):
@@ -124,20 +130,19 @@ class AutoRepair(BlockRules):
                 self.in_question += 1
                 return i + 1
             self.in_question = 0
-        c = s[0]
         tick = _tick(s) if c == "`" or c == "~" else None
         dash = c == "-" and is_dash_fence(s)
         if tick is not None or dash:
             return self._fence(i, raw, s, tick)
-        if self.pending is not None and s in _UNI_DASH_FENCE and not self.pending_blank:
-            self._fix("unicode_dash_fence", ln, s, self.pending)  # `--` turned into a dash
-            return self._fence(i, s, s, None)
-        if self.pending is not None and s[:2] == "--" and _LANG_FENCE.fullmatch(s):
-            self._fix("fence_with_language", ln, s, self.pending)
-            return self._fence(i, "--", "--", None)
-        if self.pending is not None:
+        if pending is not None:
+            if s in _UNI_DASH_FENCE and not self.pending_blank:
+                self._fix("unicode_dash_fence", ln, s, pending)  # `--` turned into a dash
+                return self._fence(i, s, s, None)
+            if s[:2] == "--" and _LANG_FENCE.fullmatch(s):
+                self._fix("fence_with_language", ln, s, pending)
+                return self._fence(i, "--", "--", None)
             self._flush_pending()
-        core = undecorate(s)
+        core = s if c in _PLAIN_START or (c.isalpha() and c not in "sSaA") else undecorate(s)  # (its own first test)
         if core[0] == "$":
             return self._action(i, raw, s, core)
         if core != s and core[0] == "~" or s[0] == "~":
@@ -226,11 +231,14 @@ class AutoRepair(BlockRules):
                 target = target[:-1]
                 names.append("target_punctuation")
         line = f"$ {verb} @ {target}".rstrip() + (f" > {dep}" if dep else "")
-        idx = self._emit(line, ln)
+        out = self.out
+        idx = len(out)
+        out.append(line)
+        self.map.append(ln)
         if names:
             repairs = self.res.repairs
             done = self.res.action_repairs.setdefault(idx, [])
-            for name in dict.fromkeys(names):
+            for name in dict.fromkeys(names) if len(names) > 1 else names:
                 repairs.append(Repair(name, ln, s if name != "indented_protocol_line" else ""))
                 done.append(name)
         self.pending, self.pending_type = idx, typ
