@@ -56,3 +56,12 @@ def test_tick_bare_fence_fast_path_equals_pattern() -> None:
     for s in ["```", "````", "~~~", "~~~~~", "```python", "~~~ js", "``` ```", "```x`"] + _texts(14, 20_000):
         m = _TICK.fullmatch(s) if s[:3] in ("```", "~~~") else None
         assert _tick(s) == ((m.group(1), m.group(2)) if m else None), repr(s)
+
+
+def test_loose_vitals_quick_rejection_keeps_what_the_patterns_find() -> None:
+    from duckflow.protocols.symops.lines import parse_loose_vitals
+
+    assert parse_loose_vitals("You may also want to create `src/extra.py` with:") is None
+    assert parse_loose_vitals("Confidence: 80%") == ("#c0.8", True)
+    assert parse_loose_vitals("MOOD = 0.5, focus: 0.7") == ("#m0.5 #f0.7", False)
+    assert parse_loose_vitals("#c 0.9") == ("#c0.9", False)

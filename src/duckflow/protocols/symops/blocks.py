@@ -181,10 +181,14 @@ class BlockRules:
                     break
         else:
             mark = tick[0][0] if tick is not None else "-"
+            bare = tick[0] if tick is not None else None
             for j in range(i + 1, n):
                 t = lines[j]
                 if mark not in t:  # most content lines: no fence character at all
                     continue
+                if t == bare and not depth[0]:  # the same bare fence, unindented: what _closes says
+                    close = j
+                    break
                 c0 = t[:1]
                 if (c0 == mark or (c0 in _WS and t.lstrip()[:1] == mark)) and self._closes(t, s, tick, indent, depth):
                     close = j
@@ -205,7 +209,7 @@ class BlockRules:
             if close < 0:
                 guess, resume = "truncated_block", n
         end = close if close >= 0 else n
-        body = prefix + lines[i + 1 : end]
+        body = prefix + lines[i + 1 : end] if prefix else lines[i + 1 : end]
         if indent:
             body = [b[len(indent) :] if b.startswith(indent) else b for b in body]
         if guess == "truncated_block":
@@ -225,13 +229,16 @@ class BlockRules:
             self.res.guesses[act] = guess
             self._fix(guess, ln if guess == "truncated_block" else end + 1, action=act)
         fence = safe_fence(body)
-        self._emit(fence, ln)
-        self.out.extend(body)
+        out, omap = self.out, self.map
+        out.append(fence)
+        omap.append(ln)
+        out.extend(body)
         if prefix:
-            self.map.extend(min(i + 2 + k, n) for k in range(len(body)))
+            omap.extend(min(i + 2 + k, n) for k in range(len(body)))
         else:
-            self.map.extend(range(i + 2, i + 2 + len(body)))
-        self._emit(fence, end + 1 if end < n else n)
+            omap.extend(range(i + 2, i + 2 + len(body)))
+        out.append(fence)
+        omap.append(end + 1 if end < n else n)
         self.last_block = (act, len(self.out), len(self.res.repairs), s, len(self.res.prose))
         return resume
 

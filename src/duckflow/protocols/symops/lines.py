@@ -131,6 +131,10 @@ def _clean_target_general(t: str) -> tuple[str, bool]:
 
 def parse_loose_vitals(s: str) -> tuple[str, bool] | None:
     """A canonical vitals line for `s` (and whether a value was a percentage), or None."""
+    if "#" not in s and s.isascii():  # neither pattern can match: no `#`, none of the words
+        low = s.lower()
+        if "confidence" not in low and "mood" not in low and "focus" not in low and "stamina" not in low:
+            return None
     found: list[tuple[str, str, str]] = []
     for m in _LOOSE_VITAL.finditer(s):
         found.append((m.group(1), m.group(2), m.group(3)))
