@@ -75,7 +75,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog=f"duckflow {name}", description=text)
     module.configure(parser)
     ns = parser.parse_args(args[1:])
+    from duckflow.channels.cli.logs import setup_logging
     from duckflow.errors import DuckflowError
+
+    setup_logging()
 
     try:
         return int(module.run(ns))

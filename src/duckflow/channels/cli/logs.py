@@ -1,0 +1,40 @@
+"""Logging for the command line: Duckflow's records go to stderr, masked by the sanitizer first."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from typing import Any
+
+
+class MaskingHandler(logging.StreamHandler):  # type: ignore[type-arg,unused-ignore]
+    """A stderr handler that passes every record through the sanitizer before writing it.
+
+    The sanitizer is imported on the first record, so commands that log nothing pay nothing.
+    """
+
+    def __init__(self, stream: Any = None) -> None:
+        super().__init__(stream if stream is not None else sys.stderr)
+        self._mask: logging.Filter | None = None
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if self._mask is None:
+            from duckflow.security.logfilter import SanitizingFilter
+
+            self._mask = SanitizingFilter()
+        self._mask.filter(record)
+        super().emit(record)
+
+
+def setup_logging(stream: Any = None) -> logging.Logger:
+    """Route the `duckflow` loggers to one masking stderr handler (level: DUCKFLOW_LOG_LEVEL)."""
+    logger = logging.getLogger("duckflow")
+    level = os.environ.get("DUCKFLOW_LOG_LEVEL", "WARNING").upper()
+    logger.setLevel(getattr(logging, level, logging.WARNING))
+    if not any(isinstance(h, MaskingHandler) for h in logger.handlers):
+        handler = MaskingHandler(stream)
+        handler.setFormatter(logging.Formatter("duckflow: %(levelname)s %(name)s: %(message)s"))
+        logger.addHandler(handler)
+    logger.propagate = False  # nothing reaches an unmasked root handler
+    return logger
