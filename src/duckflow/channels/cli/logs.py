@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 
-class MaskingHandler(logging.StreamHandler):  # type: ignore[type-arg,unused-ignore]
+class MaskingHandler(logging.StreamHandler):  # type: ignore[type-arg,unused-ignore]  # generic only in newer typeshed
     """A stderr handler that passes every record through the sanitizer before writing it.
 
     The sanitizer is imported on the first record, so commands that log nothing pay nothing.
