@@ -65,3 +65,25 @@ def test_loose_vitals_quick_rejection_keeps_what_the_patterns_find() -> None:
     assert parse_loose_vitals("Confidence: 80%") == ("#c0.8", True)
     assert parse_loose_vitals("MOOD = 0.5, focus: 0.7") == ("#m0.5 #f0.7", False)
     assert parse_loose_vitals("#c 0.9") == ("#c0.9", False)
+
+
+def test_undecorate_bold_action_fast_path_equals_general() -> None:
+    from duckflow.protocols.symops.lines import _undecorate_general
+
+    rnd = random.Random(15)
+    for s in _texts(16, 30_000):
+        t = "**$" + s + ("**" if rnd.random() < 0.6 else "")
+        assert undecorate(t) == _undecorate_general(t), repr(t)
+
+
+def test_split_action_fast_path_equals_pattern() -> None:
+    from duckflow.protocols.symops.lines import _ACTION, split_action
+
+    rnd = random.Random(17)
+    verbs = ["create", "edit", "run", "Écrire", "作成", "ed_it", "a*b", "x:y", "", " ", "run\t"]
+    tails = ["@ a.py", "@  a.py \t", "@\tb", "@ ", "@", ": a", "a.py", " @ `x` ", "@ a\r", "@ a \r "]
+    cases = [f"$ {v} {t}" for v in verbs for t in tails] + ["$" + s for s in _texts(18, 20_000)]
+    cases += ["$ " + rnd.choice(verbs) + " @ " + s for s in _texts(19, 20_000)]
+    for core in cases:
+        m = _ACTION.fullmatch(core)
+        assert split_action(core) == (None if m is None else (m.group(1), m.group(2), m.group(3))), repr(core)

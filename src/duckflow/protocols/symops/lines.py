@@ -41,8 +41,28 @@ _SYM_START = frozenset("$~#`")
 _STAR_LOW = frozenset("*_")
 
 
+def split_action(core: str) -> tuple[str, str | None, str] | None:
+    """An action line's verb, separator (`@`, `:` or None) and target, as `_ACTION` reads them.
+
+    `$ verb @ target` with an alphabetic verb is read without the pattern (a test checks
+    both agree); None when the line is not readable as an action.
+    """
+    if core[:2] == "$ ":
+        k = core.find(" @ ", 2)
+        if k > 2 and core[2:k].isalpha():
+            return core[2:k], "@", core[k + 3 :].strip(" \t")
+    m = _ACTION.fullmatch(core)
+    return None if m is None else (m.group(1), m.group(2), m.group(3))
+
+
 def undecorate(s: str) -> str:
     """Strip list markers, quotes, headings and bold/code wrapping around a protocol line."""
+    if s[:3] == "**$" and len(s) > 4:  # `**$ verb @ x**`: what the general code returns
+        return (s[2:-2] if s[-2:] == "**" else s[2:]).strip()
+    return _undecorate_general(s)
+
+
+def _undecorate_general(s: str) -> str:
     c = s[:1]
     if c in _PLAIN_START or (c.isalpha() and c not in "sSaA"):
         return s  # nothing a decoration starts with

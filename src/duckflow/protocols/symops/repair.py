@@ -14,7 +14,6 @@ import re
 
 from duckflow.protocols.symops.blocks import BlockRules, Orphan, RepairOutput
 from duckflow.protocols.symops.lines import (
-    _ACTION,
     _ACTION_AT,
     _BARE,
     _LANG_FENCE,
@@ -30,6 +29,7 @@ from duckflow.protocols.symops.lines import (
     _clean_target,
     _tick,
     parse_loose_vitals,
+    split_action,
     strip_annotation,
     undecorate,
 )
@@ -190,17 +190,17 @@ class AutoRepair(BlockRules):
 
     def _action(self, i: int, raw: str, s: str, core: str) -> int:
         ln = i + 1
-        m = _ACTION.fullmatch(core)
+        parts = split_action(core)
         names: list[str] = []
         if core != s:
             names.append("line_decoration")
         elif raw != s:
             names.append("indented_protocol_line")
-        if m is None:
+        if parts is None:
             self._emit("~ " + s, ln)
             self._fix("unreadable_action", ln, s)
             return i + 1
-        verb, sep, target = m.group(1), m.group(2), m.group(3)
+        verb, sep, target = parts
         if sep is None and target and (verb.lower() not in SYNONYMS or verb.lower() in _SHELL_WORDS
                                        or target[0] == "-"):  # fmt: skip
             # `$ pip install x` is a shell prompt in prose, not an action with a missing `@`
@@ -227,7 +227,7 @@ class AutoRepair(BlockRules):
             if bare is not None:
                 target = bare
                 names.append("target_annotation")
-            if _SENTENCE_END.fullmatch(target):  # `$ create @ a.py.` - a sentence's full stop
+            if target[-1:] in (".", "。") and _SENTENCE_END.fullmatch(target):  # `$ create @ a.py.` - a sentence's full stop
                 target = target[:-1]
                 names.append("target_punctuation")
         line = f"$ {verb} @ {target}".rstrip() + (f" > {dep}" if dep else "")
