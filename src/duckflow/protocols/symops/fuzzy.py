@@ -46,7 +46,10 @@ class FuzzyParser:
         warnings: list[Repair] = []
         known = {a.path for a in declared if a.path}
         for orphan in rep.orphans:
-            act, why = self._from_orphan(orphan, request)
+            path, why = self._orphan_path(orphan, request)
+            if path in known or (declared and not path):
+                continue  # dropped below whatever the rest says: no need to work it out
+            act, why = self._from_orphan(orphan, request, (path, why))
             if act is None or (act.path in known) or (declared and not act.path):
                 continue
             known.add(act.path or "")
@@ -66,8 +69,9 @@ class FuzzyParser:
                     warnings.append(Repair("prose_mention", line, f"{verb} {path}"))
         return actions, warnings
 
-    def _from_orphan(self, o: Orphan, request: str | None) -> tuple[Action | None, str]:
-        lang, _, tail = o.info.partition(":")
+    def _orphan_path(self, o: Orphan, request: str | None) -> tuple[str | None, str]:
+        """Where an orphan block's path comes from (None: nowhere) and the warning's name."""
+        tail = o.info.partition(":")[2]
         path: str | None = None
         why = "orphan_block"
         candidates = find_paths(tail or o.info)
@@ -81,6 +85,12 @@ class FuzzyParser:
             named = find_paths(request)
             if len(named) == 1:
                 path, why = named[0], "path_from_request"
+        return path, why
+
+    def _from_orphan(self, o: Orphan, request: str | None,
+                     found: tuple[str | None, str] | None = None) -> tuple[Action | None, str]:  # fmt: skip
+        lang = o.info.partition(":")[0]
+        path, why = found if found is not None else self._orphan_path(o, request)
         verb = _verb_in(o.prose) if o.prose else None
         if verb is None:
             verb = "run" if lang.lower() in _SHELL and path is None else "create"
