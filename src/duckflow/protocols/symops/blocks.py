@@ -106,9 +106,8 @@ class BlockRules:
         self._flush_pending()
         if tick is not None:
             info = tick[1].lower()
-            nxt = self._next_nonblank(i + 1) or ""
             if (info in SYMOPS_TAGS or (info in PLAIN_TAGS and self._next_is_protocol(i + 1))
-                    or (info in _SHELL_TAGS and _ACTION_AT.match(nxt))):  # fmt: skip
+                    or (info in _SHELL_TAGS and _ACTION_AT.match(self._next_nonblank(i + 1) or ""))):  # fmt: skip
                 self.wrappers.append(tick[0])
                 self._fix("unwrapped_reply_fence", ln, s)
                 return i + 1
