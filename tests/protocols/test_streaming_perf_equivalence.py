@@ -177,3 +177,35 @@ def test_feed_after_finish_raises() -> None:
     sp.finish()
     with pytest.raises(RuntimeError):
         sp.feed("~ b\n")
+
+
+def test_final_validation_of_the_actions_read_by_the_lean_reader() -> None:
+    """Only actions not plainly valid, or whose block may be a markdown fence, are re-checked.
+
+    The others are left as read; the final result still equals parse() field by field.
+    """
+    text = (
+        "$ create @ a.py\n--\n```python\nx = 1\n```\n--\n"  # 0: a fence the final result removes
+        "$ create @ /etc/x.py\n--\nx\n--\n"  # 1: outside the workspace
+        "$ edit @ b.py\n--\n<<<<<<< SEARCH\na\n=======\nb\n>>>>>>> REPLACE\n--\n"  # 2: plain
+        "$ read_file @ c.py\n"  # 3: not a canonical type
+        "$ create @ d.py\n"  # 4: no content
+        "$ edit @ e.py\n--\n--- a/e.py\n+++ b/e.py\n@@ -1 +1 @@\n-a\n+b\n--\n"  # 5: a diff
+        "$ delete @ ../f.py\n"  # 6: outside the workspace
+        "$ run @ pytest -q\n"  # 7: plain
+        "$ create @ notes.md\n--\n```sh\nls\n```\n--\n"  # 8: a fence kept (prose file)
+        "$ test @ tests/\n"  # 9: plain
+    )
+    for size in (1, 7, 16, 1000):
+        sp = StreamingProcessor()
+        for i in range(0, len(text), size):
+            sp.feed(text[i : i + size])
+        assert sp.st != 3  # read by the lean reader alone
+        result = sp.finish()
+        assert sp.check == [0, 1, 3, 4, 5, 6, 8]
+        ref = parse(text)
+        assert result.to_dict() == ref.to_dict()
+        assert [asdict(a) for a in result.actions] == [asdict(a) for a in ref.actions]
+        assert result.actions[0].content == "x = 1" and result.actions[2].executable
+        assert not result.actions[4].executable  # no content
+        assert [w.name for w in result.warnings].count("path_outside_workspace") == 2

@@ -81,6 +81,7 @@ class Host(Protocol):
     pieces: list[str]
     result: SymOpsResult
     on_event: Callable[[StreamEvent], None] | None
+    check: list[int]  # indices of the actions the final validation must look at
 
     def hand_over(self, emitted: int, before: list[StreamEvent]) -> list[StreamEvent]: ...
 
@@ -103,26 +104,34 @@ def _at_line_start(pieces: list[str], bfrom: int, bhead: str) -> bool:
     return not bhead or bhead[-1] == "\n"
 
 
-def _ready(act: Action, fence: int, actions: list[Action]) -> StreamEvent:
-    """Record a complete action and preview whether it may run (the final result decides)."""
+def _ready(act: Action, fence: int, actions: list[Action], check: list[int]) -> StreamEvent:
+    """Record a complete action and preview whether it may run (the final result decides).
+
+    An action not plainly valid, or whose block may be one markdown fence (which the final
+    result removes), has its index put in `check`: the final validation looks at those only.
+    """
     act.fence = fence
     actions.append(act)
-    typ, p = act.type, act.path
+    typ, p, c = act.type, act.path, act.content
     # the common cases need no call to plainly_valid (these tests are a subset of it)
     if typ == "edit":
         attach_hunks(act)  # the hunks are shown with the item
-        c = act.content
         if (p and p[0] != "/" and ".." not in p and c is not None and act.guess is None
                 and (act.hunks is not None or "\n@@" not in c)):  # fmt: skip
+            if c[:3] == "```":
+                check.append(len(actions) - 1)
             return StreamEvent(("action", act))
     elif (
         p
         and typ in _PLAIN_TYPES
         and p[0] != "/"
         and ".." not in p
-        and (act.content is not None or typ in CONTENT_OPTIONAL)
+        and (c is not None or typ in CONTENT_OPTIONAL)
     ):
+        if c is not None and c[:3] == "```":
+            check.append(len(actions) - 1)
         return StreamEvent(("action", act))
+    check.append(len(actions) - 1)
     if not plainly_valid(act) and check_action(act):
         act.executable = False
     return StreamEvent(("action", act))
@@ -139,6 +148,7 @@ def reader(host: Host) -> Reader:  # noqa: C901 - one loop on purpose: locals ar
     res = host.result
     thoughts = res.thoughts
     actions = res.actions
+    check = host.check
     empty: tuple[StreamEvent, ...] = ()
     out: Sequence[StreamEvent] = empty
     evs: list[StreamEvent] = []  # items completed by the current piece
@@ -206,7 +216,7 @@ def reader(host: Host) -> Reader:  # noqa: C901 - one loop on purpose: locals ar
                     start = len(t) - (len(s) - i - 1)
                     act.content = t[: start - 1] if start else ""  # type: ignore[union-attr]
                     line_no += 1 + t.count("\n", 0, start)
-                    evs.append(_ready(act, last_fence, actions))  # type: ignore[arg-type]
+                    evs.append(_ready(act, last_fence, actions, check))  # type: ignore[arg-type]
                     act = None
                     st = 0
                     w = s[eol + 1 :]
@@ -224,7 +234,7 @@ def reader(host: Host) -> Reader:  # noqa: C901 - one loop on purpose: locals ar
                     assert act is not None
                     act.content = t[: start - 1] if start else ""
                     line_no += 1 + t.count("\n", 0, start)
-                    evs.append(_ready(act, last_fence, actions))
+                    evs.append(_ready(act, last_fence, actions, check))
                     act = None
                     st = 0
                     w = ""
@@ -256,7 +266,7 @@ def reader(host: Host) -> Reader:  # noqa: C901 - one loop on purpose: locals ar
                         if i >= 0 and eol >= 0:  # closed within `w`
                             act.content = w[nl + 1 : i] if i > nl else ""
                             line_no += w.count("\n", nl, i + 1)
-                            evs.append(_ready(act, last_fence, actions))
+                            evs.append(_ready(act, last_fence, actions, check))
                             act = None
                             pos = eol + 1
                             continue
@@ -268,7 +278,7 @@ def reader(host: Host) -> Reader:  # noqa: C901 - one loop on purpose: locals ar
                         if w[j : j + 1] == "-" and _maybe_fence(w[j:], fence):
                             st, cand = 2, w[j:]
                         break
-                    evs.append(_ready(act, last_fence, actions))
+                    evs.append(_ready(act, last_fence, actions, check))
                     act = None
                 if c == "~":
                     t = w[pos + 1 : nl].strip()
@@ -317,7 +327,7 @@ def reader(host: Host) -> Reader:  # noqa: C901 - one loop on purpose: locals ar
                 if act is not None:
                     if final or (rest and rest[0] != "-"):
                         evs.append(
-                            _ready(act, last_fence, actions)
+                            _ready(act, last_fence, actions, check)
                         )  # the next line began: no fence
                         act = None
                     elif not rest:

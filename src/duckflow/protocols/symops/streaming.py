@@ -48,6 +48,7 @@ class StreamingProcessor(Scanner):
         self.final: SymOpsResult | None = None
         self.tail_events: list[StreamEvent] = []  # items completed by finish() itself
         self.skip = 0
+        self.check: list[int] = []  # actions the lean reader leaves to the final validation
         self._reader: Reader | None = reader(self)
         next(self._reader)
         # `feed` is the reader's own send while the lean reader reads (the method: the Scanner)
@@ -133,7 +134,15 @@ class StreamingProcessor(Scanner):
                 # only asks whether the text is blank: the first non-blank piece answers that
                 # without joining the whole text.
                 first = next((p for p in self.pieces if p and not p.isspace()), "")
-                self.final = finish_strict(self.result, first)
+                # The final validation looks only at the actions in `check`: the others were
+                # plainly valid when read (validation leaves them as they are) and their
+                # blocks cannot be a markdown fence (which the final result would remove).
+                acts = self.result.actions
+                self.result.actions = [acts[i] for i in self.check]
+                try:
+                    self.final = finish_strict(self.result, first)
+                finally:
+                    self.result.actions = acts
             elif not self.violations:
                 self.final = finish_strict(self.result, self.text)
             else:
