@@ -154,8 +154,7 @@ def reader(host: Host) -> Reader:  # noqa: C901 - one loop on purpose: locals ar
     evs: list[StreamEvent] = []  # items completed by the current piece
     nvitals = 0  # vitals items emitted (the others are counted by the result's lists)
     st = 0  # 0: outside blocks; 1: in a block; 2: in a block, a line that may close it begun
-    frm = 0  # outside blocks: pieces[frm:] are not read yet
-    rest = ""  # outside blocks: the start of a line not complete yet (before pieces[frm:])
+    rest = ""  # outside blocks: the start of a line not complete yet (every piece since)
     act: Action | None = None  # an action whose next line has not been read
     waiting = False  # an action line ended, and the next line has not begun
     line_no = 0
@@ -178,9 +177,10 @@ def reader(host: Host) -> Reader:  # noqa: C901 - one loop on purpose: locals ar
                             waiting = False
                             if piece[0] != "-":
                                 break  # the next line began and is no fence: the action is complete
+                        rest += piece  # (usually grown in place: no piece list to join later)
                         piece = yield empty
                         app(piece)
-                    w = rest + piece if frm == len(pieces) - 1 else rest + "".join(pieces[frm:])
+                    w = rest + piece
                 else:
                     if st == 1:
                         while "-" not in piece or ("\n-" not in piece and piece[0] != "-"):
@@ -223,7 +223,7 @@ def reader(host: Host) -> Reader:  # noqa: C901 - one loop on purpose: locals ar
             except Final:
                 final, out = True, empty
                 if st == 0:
-                    w = rest + "".join(pieces[frm:])
+                    w = rest
                     if w and w[-1] != "\n":
                         w += "\n"  # the last line, as the scanner reads it at the end
                 else:
@@ -241,7 +241,6 @@ def reader(host: Host) -> Reader:  # noqa: C901 - one loop on purpose: locals ar
             except HandOver:
                 raise _Unsure from None
             # outside blocks: read the lines of `w` (it starts at the beginning of a line)
-            frm = len(pieces)
             waiting = False
             pos = 0
             while True:
