@@ -186,11 +186,12 @@ def reader(host: Host) -> Reader:  # noqa: C901 - one loop on purpose: locals ar
                         while "-" not in piece or ("\n-" not in piece and piece[0] != "-"):
                             piece = yield empty  # no line in the piece may start with `-`
                             app(piece)
-                        s = (
-                            "\n" + piece
-                            if piece[0] == "-" and _at_line_start(pieces, bfrom, bhead)
-                            else piece
-                        )
+                        if piece[0] != "-":
+                            s = piece
+                        elif len(pieces) - 2 >= bfrom and pieces[-2]:  # the common case, inline
+                            s = "\n" + piece if pieces[-2][-1] == "\n" else piece
+                        else:
+                            s = "\n" + piece if _at_line_start(pieces, bfrom, bhead) else piece
                     elif "\n" not in piece:
                         cand += piece
                         if not _maybe_fence(cand, fence):
