@@ -206,7 +206,7 @@ def reader(host: Host) -> Reader:  # noqa: C901 - one loop on purpose: locals ar
                     i = s.find(needle)
                     while i >= 0:
                         eol = s.find("\n", i + 1 + flen)
-                        if eol < 0 or not s[i + 1 + flen : eol].strip(" \t"):
+                        if eol < 0 or eol == i + 1 + flen or not s[i + 1 + flen : eol].strip(" \t"):
                             break
                         i = s.find(needle, i + 1)
                     if i < 0 or eol < 0:  # not closed: is a line that may close it begun?
@@ -257,12 +257,15 @@ def reader(host: Host) -> Reader:  # noqa: C901 - one loop on purpose: locals ar
                         f = w[pos:nl].rstrip(" \t")
                         if f.count("-") != len(f):
                             raise _Unsure
-                        fence, flen, needle, last_fence = f, len(f), "\n" + f, len(f)
+                        if f != fence:  # (most blocks use the same fence as the one before)
+                            fence, flen, needle = f, len(f), "\n" + f
+                        last_fence = flen
                         eol = -1
                         i = w.find(needle, nl)
                         while i >= 0:
                             eol = w.find("\n", i + 1 + flen)
-                            if eol < 0 or not w[i + 1 + flen : eol].strip(" \t"):
+                            if (eol < 0 or eol == i + 1 + flen
+                                    or not w[i + 1 + flen : eol].strip(" \t")):  # fmt: skip
                                 break
                             i = w.find(needle, i + 1)
                         if i >= 0 and eol >= 0:  # closed within `w`
