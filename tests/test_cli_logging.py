@@ -31,3 +31,16 @@ def test_setup_is_idempotent() -> None:
         for h in list(logger.handlers):
             logger.removeHandler(h)
         logger.propagate = True
+
+
+def test_the_handler_follows_a_replaced_stderr(monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    logger = setup_logging()
+    try:
+        replaced = io.StringIO()
+        monkeypatch.setattr("sys.stderr", replaced)
+        logging.getLogger("duckflow.x").warning("mail me at taro@example.com")
+        assert "[PII:email#" in replaced.getvalue() and "taro@example.com" not in replaced.getvalue()
+    finally:
+        for h in list(logger.handlers):
+            logger.removeHandler(h)
+        logger.propagate = True

@@ -16,6 +16,7 @@ class MaskingHandler(logging.StreamHandler):  # type: ignore[type-arg,unused-ign
 
     def __init__(self, stream: Any = None) -> None:
         super().__init__(stream if stream is not None else sys.stderr)
+        self.follow_stderr = stream is None  # write to whatever sys.stderr is at the time
         self._mask: logging.Filter | None = None
 
     def emit(self, record: logging.LogRecord) -> None:
@@ -24,6 +25,8 @@ class MaskingHandler(logging.StreamHandler):  # type: ignore[type-arg,unused-ign
 
             self._mask = SanitizingFilter()
         self._mask.filter(record)
+        if self.follow_stderr:
+            self.stream = sys.stderr
         super().emit(record)
 
 
@@ -32,9 +35,12 @@ def setup_logging(stream: Any = None) -> logging.Logger:
     logger = logging.getLogger("duckflow")
     level = os.environ.get("DUCKFLOW_LOG_LEVEL", "WARNING").upper()
     logger.setLevel(getattr(logging, level, logging.WARNING))
-    if not any(isinstance(h, MaskingHandler) for h in logger.handlers):
+    handler = next((h for h in logger.handlers if isinstance(h, MaskingHandler)), None)
+    if handler is None:
         handler = MaskingHandler(stream)
         handler.setFormatter(logging.Formatter("duckflow: %(levelname)s %(name)s: %(message)s"))
         logger.addHandler(handler)
+    elif stream is not None:  # not setStream(): it flushes the old stream, which may be closed
+        handler.follow_stderr, handler.stream = False, stream
     logger.propagate = False  # nothing reaches an unmasked root handler
     return logger
