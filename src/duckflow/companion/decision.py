@@ -18,6 +18,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from duckflow.protocols.jsonreply import read_json, reask_message
+
 STEPS = ("PLANNING", "EXECUTION", "REVIEW", "AWAITING_APPROVAL", "DONE")
 
 SCHEMA_HINT = (
@@ -87,63 +89,8 @@ class DecisionResult:
     message: str = ""
 
 
-@dataclass
-class _Reply:
-    ok: bool
-    value: Any
-    repairs: list[str]
-    errors: list[str]
-
-
-def _read(text: str) -> _Reply:
-    """read_json from protocols when available; a small json_repair-based reader otherwise."""
-    try:
-        from duckflow.protocols.jsonreply import read_json
-    except ImportError:  # protocols-B's reader not there: same contract, minimal version
-        return _read_fallback(text)
-    r = read_json(text, MainDecision)
-    return _Reply(bool(r.ok), r.value, list(r.repairs), list(r.errors))
-
-
-def _read_fallback(text: str) -> _Reply:
-    import json
-
-    from pydantic import ValidationError
-
-    repairs: list[str] = []
-    body = text.strip()
-    start, end = body.find("{"), body.rfind("}")
-    if start > 0 or (end != -1 and end < len(body) - 1):
-        repairs.append("removed text around the JSON object")
-    if start == -1:
-        return _Reply(False, None, repairs, ["no JSON object found"])
-    body = body[start : end + 1] if end > start else body[start:]
-    try:
-        data = json.loads(body)
-    except json.JSONDecodeError:
-        import json_repair
-
-        data = json_repair.loads(body)
-        repairs.append("repaired broken JSON")
-    if not isinstance(data, dict):
-        return _Reply(False, None, repairs, ["the JSON is not an object"])
-    try:
-        return _Reply(True, MainDecision.model_validate(data), repairs, [])
-    except ValidationError as exc:
-        errs = [f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()]
-        return _Reply(False, None, repairs, errs)
-
-
 def reask_text(errors: list[str]) -> str:
-    try:
-        from duckflow.protocols.jsonreply import reask_message
-    except ImportError:
-        lines = "\n".join(f"- {e}" for e in errors)
-        return (
-            "Your last reply was not the decision JSON I need:\n"
-            f"{lines}\nAnswer again with only one JSON object of this shape:\n{SCHEMA_HINT}"
-        )
-    return str(reask_message(errors, SCHEMA_HINT))
+    return reask_message(errors, SCHEMA_HINT)
 
 
 Ask = Callable[[str | None], Awaitable[str]]
@@ -152,25 +99,23 @@ Ask = Callable[[str | None], Awaitable[str]]
 async def read_decision(ask: Ask, current_step: str) -> DecisionResult:
     """`ask(None)` makes the Main call; `ask(text)` re-asks with `text` added. One re-ask at most."""
     result = DecisionResult(decision=safe_default(current_step, "not asked yet"))
-    text = await ask(None)
-    result.raw.append(text)
-    r = _read(text)
-    result.repairs += r.repairs
-    if r.ok and isinstance(r.value, MainDecision):
-        result.decision = r.value
-        return result
-    result.errors += r.errors
-    result.reasked = True
-    text = await ask(reask_text(r.errors))
-    result.raw.append(text)
-    r = _read(text)
-    result.repairs += r.repairs
-    if r.ok and isinstance(r.value, MainDecision):
-        result.decision = r.value
-        return result
-    result.errors += r.errors
+    reask: str | None = None
+    errors: list[str] = []
+    for attempt in range(2):
+        text = await ask(reask)
+        result.raw.append(text)
+        r = read_json(text, MainDecision)
+        result.repairs += r.repairs
+        if r.ok and isinstance(r.value, MainDecision):
+            result.decision = r.value
+            return result
+        errors = list(r.errors)
+        result.errors += errors
+        if attempt == 0:
+            result.reasked = True
+            reask = reask_text(errors)
     result.safe_default = True
-    why = "; ".join(r.errors[:3]) or "unreadable"
+    why = "; ".join(errors[:3]) or "unreadable"
     result.decision = safe_default(current_step, why)
     result.message = (
         "The model's decision could not be read twice in a row, so nothing was done and no "
