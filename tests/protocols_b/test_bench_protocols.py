@@ -26,8 +26,8 @@ def test_bench_json_quick(capsys: pytest.CaptureFixture[str]) -> None:
 def test_overhead_formula_counts_only_syntax() -> None:
     reply = bench.Reply("Run it.", (bench.Act("run", "make test"),))
     payload = count_tokens("Run it.").tokens + count_tokens("make test").tokens
-    fallback = bench.render_symops_fallback(reply)
-    assert fallback == "~ Run it.\n$ run @ make test\n"
+    rendered, _ = bench.render_symops(reply)
+    assert rendered == "~ Run it.\n$ run @ make test\n"
     result = bench.token_overhead([reply])
     total = result["reply_tokens"]["json"]
     assert result["per_action"]["json"] == total - payload

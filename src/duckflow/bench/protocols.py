@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import importlib
 import json
 import random
 import time
@@ -85,35 +84,16 @@ TOOL_OF = {"create": "write_file", "edit": "edit_file", "delete": "delete_path",
 PARAM_OF = {"create": ("path", "content"), "edit": ("path", "content"), "delete": ("path",), "run": ("command",), "test": ("path",)}
 
 
-def _symops_module(name: str = "duckflow.protocols.symops") -> Any | None:
-    try:
-        return importlib.import_module(name)
-    except ImportError:
-        return None
-
-
-def render_symops_fallback(reply: Reply) -> str:
-    """Hand-written canonical Sym-Ops (used only until protocols-A's serializer exists)."""
-    out = [f"~ {reply.thought}"]
-    for a in reply.actions:
-        out.append(f"$ {a.kind} @ {a.target}")
-        if a.content is not None:
-            out.extend(["--", a.content.rstrip("\n"), "--"])
-    return "\n".join(out) + "\n"
-
-
 def render_symops(reply: Reply) -> tuple[str, str]:
     """(text, which serializer ran)."""
-    sym = _symops_module()
-    model = _symops_module("duckflow.protocols.symops.model")
-    serialize = getattr(sym, "serialize", None) if sym is not None else None
-    if serialize is None or model is None:
-        return render_symops_fallback(reply), "fallback (hand-written canonical rendering)"
+    from duckflow.protocols.symops import serialize
+    from duckflow.protocols.symops.model import Action, SymOpsResult
+
     actions = [
-        model.Action(type=a.kind, verb=a.kind, path=a.target, content=None if a.content is None else a.content.rstrip("\n"))
+        Action(type=a.kind, verb=a.kind, path=a.target, content=None if a.content is None else a.content.rstrip("\n"))
         for a in reply.actions
     ]
-    return serialize(model.SymOpsResult(thoughts=[reply.thought], actions=actions)), "duckflow.protocols.symops.serialize"
+    return serialize(SymOpsResult(thoughts=[reply.thought], actions=actions)), "duckflow.protocols.symops.serialize"
 
 
 def render_dml(reply: Reply) -> str:
@@ -224,38 +204,26 @@ def damaged_reply(suite: list[Reply], size: int) -> str:
 
 
 def speed(suite: list[Reply], quick: bool) -> dict[str, Any]:
-    sym = _symops_module()
-    parse = getattr(sym, "parse", None) if sym is not None else None
+    from duckflow.protocols.symops import StreamingProcessor, parse
+
     out: dict[str, Any] = {}
     repeat = 1 if quick else 7
     canonical = "".join(render_symops(r)[0] for r in suite)
     big = _grow(canonical, 1_000_000 if not quick else 50_000)
-    if parse is None:
-        reason = "duckflow.protocols.symops.parse is not available (protocols-A)"
-        for key in ("strict_mb_s", "repair_fuzzy_100kb_ms", "stream_ratio"):
-            out[key] = {"value": None, "pass": None, "note": f"not measured: {reason}"}
-        return out
     mb = len(big.encode()) / 1e6
     t = best_of(lambda: parse(big), repeat)
     out["strict_mb_s"] = {"value": round(mb / t, 1), "bar": ">= 20", "pass": mb / t >= 20, "bytes": len(big.encode())}
     bad = damaged_reply(suite, 100_000 if not quick else 10_000)
     t = best_of(lambda: parse(bad), repeat)
-    stage = getattr(parse(bad), "stage", "?")
+    stage = parse(bad).stage
     out["repair_fuzzy_100kb_ms"] = {"value": round(t * 1000, 2), "bar": "< 20", "pass": t * 1000 < 20, "stage": stage}
-    try:
-        stream_cls = getattr(sym, "StreamingProcessor", None)
-    except ImportError:  # the package exports it lazily; its module may not exist yet
-        stream_cls = None
-    if stream_cls is None:
-        out["stream_ratio"] = {"value": None, "pass": None, "note": "not measured: StreamingProcessor is not available"}
-        return out
     pieces = [big[i : i + 16] for i in range(0, len(big), 16)]
 
     def streamed() -> Any:
-        sp = stream_cls()
+        sp = StreamingProcessor()
         for p in pieces:
             sp.feed(p)
-        return sp.finish() if hasattr(sp, "finish") else sp.close()
+        return sp.finish()
 
     one, st = float("inf"), float("inf")
     for _ in range(repeat):  # interleaved, so both see the same load on a shared machine
@@ -275,10 +243,8 @@ def _corpus_dir(given: str) -> Path:
 
 
 def corpus(path: Path) -> dict[str, Any]:
-    mod = _symops_module("duckflow.protocols.symops.corpus")
-    evaluate = getattr(mod, "evaluate", None) if mod is not None else None
-    if evaluate is None:
-        return {"pass": None, "note": "not measured: duckflow.protocols.symops.corpus.evaluate is not available"}
+    from duckflow.protocols.symops.corpus import evaluate
+
     if not path.is_dir():
         return {"pass": None, "note": f"not measured: {path} does not exist"}
     report = evaluate(path)
