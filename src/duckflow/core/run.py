@@ -28,18 +28,11 @@ class TraceSink(Protocol):
     def emit(self, event: str, *, session: str = "", agent: str = "", **fields: Any) -> None: ...
 
 
-class _NoTrace:
-    def emit(self, event: str, *, session: str = "", agent: str = "", **fields: Any) -> None:
-        return None
-
-
 def null_trace() -> TraceSink:
-    """`NullTrace` from core/trace.py, or a local no-op while that module is absent."""
-    try:
-        from duckflow.core.trace import NullTrace
-    except ImportError:
-        return _NoTrace()
-    return NullTrace()  # type: ignore[no-any-return,unused-ignore]
+    """The no-op trace (`duckflow.core.trace.NullTrace`, imported on first use)."""
+    from duckflow.core.trace import NullTrace
+
+    return NullTrace()
 
 
 class RunAborted(Exception):  # noqa: N818 - control flow, not an error a person meets
@@ -116,11 +109,9 @@ class RunContext:
 
 
 def count_text_tokens(text: str, model: str | None = None) -> int:
-    """Tokens of `text` with `duckflow.llm.tokens.count_tokens` (estimate if unavailable)."""
+    """Tokens of `text` with `duckflow.llm.tokens.count_tokens` (which estimates where it must)."""
     if not text:
         return 0
-    try:
-        from duckflow.llm.tokens import count_tokens
-    except ImportError:
-        return max(1, len(text) // 4)
+    from duckflow.llm.tokens import count_tokens
+
     return count_tokens(text, model).tokens

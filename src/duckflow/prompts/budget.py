@@ -58,11 +58,9 @@ class BuiltPrompts:
 
 @functools.lru_cache(maxsize=1)
 def token_counter() -> tuple[Counter, bool, str]:
-    """The team's count_tokens when present; a 4-characters-per-token estimate otherwise."""
-    try:
-        from duckflow.llm.tokens import count_tokens
-    except ImportError:
-        return (lambda text: (len(text) + 3) // 4), False, "estimate: 4 characters per token"
+    """`count_tokens` (exact where it can be) with a small cache, and whether it is exact."""
+    from duckflow.llm.tokens import count_tokens
+
     probe = count_tokens("probe")
 
     @functools.lru_cache(maxsize=64)
