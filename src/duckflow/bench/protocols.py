@@ -4,9 +4,9 @@
     (tokens of the reply - tokens of thoughts, paths, commands and contents) / actions,
     counted exactly with cl100k_base offline (duckflow.llm.tokens).
 (b) Sym-Ops strict parse throughput, repair+fuzzy parse of a 100 KB reply, streaming a 1 MB
-    reply in 16-byte pieces vs one-shot (protocols-A's duckflow.protocols.symops).
+    reply in 16-byte pieces vs one-shot (duckflow.protocols.symops).
 (c) Corpus recovery via duckflow.protocols.symops.corpus.evaluate(tests/corpus/symops).
-Every figure is printed with its bar and PASS/FAIL, or "not measured" with the reason.
+Every figure is printed with its bar and PASS/FAIL (the corpus: "not measured" when its folder is missing).
 """
 
 from __future__ import annotations

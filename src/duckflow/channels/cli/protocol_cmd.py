@@ -124,10 +124,9 @@ def _prompt(args: argparse.Namespace) -> int:
 
         sys.stdout.write(system_prompt())
     else:
-        from duckflow.protocols import dml
+        from duckflow.protocols.dml import system_prompt as dml_prompt
 
-        maker = getattr(dml, "system_prompt", None)
-        text = maker() if callable(maker) else dml.DMLCodec().system_prompt([])
+        text = dml_prompt()
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
     return 0
 
