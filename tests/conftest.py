@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+pytest_plugins = ("tests.helpers.fixtures",)
+
 
 @pytest.fixture(autouse=True)
 def _isolated_duckflow_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:

@@ -8,8 +8,7 @@ import pytest
 
 from duckflow.companion.state import Step
 from duckflow.llm.scripted import ScriptedModel, reply
-
-from .conftest import decision
+from tests.helpers.companion import decision
 
 
 async def test_dml_specialized_reply_reads_a_file_and_writes_behind_the_gate(env: Any) -> None:

@@ -12,7 +12,7 @@ from duckflow.companion.state import Step
 from duckflow.companion.store import SessionStore
 from duckflow.companion.task import drive
 from duckflow.gate import Gate
-from tests.llm.fakeserver import FakeServer, Reply, openai_stream
+from tests.helpers.fakeserver import FakeServer, Reply, openai_stream
 
 PATH = "/v1/chat/completions"
 

@@ -9,8 +9,7 @@ from duckflow.companion.state import Status, Step
 from duckflow.companion.task import drive
 from duckflow.llm.scripted import ScriptedModel, ScriptStep, reply, tool_call
 from duckflow.llm.types import ToolCall
-
-from .conftest import decision
+from tests.helpers.companion import decision
 
 HELLO = 'print("hello")\n'
 

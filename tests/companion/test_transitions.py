@@ -9,14 +9,7 @@ import pytest
 from duckflow.companion.state import Step
 from duckflow.companion.transitions import TransitionController, TransitionLimiter, TransitionTable
 from duckflow.errors import ConfigError
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.t = 1000.0
-
-    def __call__(self) -> float:
-        return self.t
+from tests.helpers import FakeClock
 
 
 def test_default_table_is_the_seeds_with_done() -> None:
@@ -52,9 +45,9 @@ def test_limiter_resets_after_sixty_seconds_without_an_utterance() -> None:
     assert lim.can_transition()
     lim.record()
     assert not lim.can_transition()
-    clock.t += 59
+    clock.advance(seconds=59)
     assert not lim.can_transition()
-    clock.t += 2
+    clock.advance(seconds=2)
     assert lim.can_transition()
 
 

@@ -1,4 +1,4 @@
-"""Fixtures for the gate tests: a settable clock and a gate on a temporary database."""
+"""Fixtures for the gate tests: a gate on a temporary database, on the shared settable clock."""
 
 from __future__ import annotations
 
@@ -8,24 +8,7 @@ from pathlib import Path
 import pytest
 
 from duckflow.gate import Gate, GatePolicy
-
-
-class FakeClock:
-    """Epoch seconds that only move when a test says so."""
-
-    def __init__(self, start: float = 1_800_000_000.0) -> None:
-        self.now = start
-
-    def __call__(self) -> float:
-        return self.now
-
-    def advance(self, *, minutes: float = 0.0, seconds: float = 0.0) -> None:
-        self.now += minutes * 60 + seconds
-
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
+from tests.helpers import FakeClock
 
 
 @pytest.fixture

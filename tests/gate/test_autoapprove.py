@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from duckflow.gate import AutoApproveScope, Gate, GateError, GatePolicy, Operation
-from tests.gate.conftest import FakeClock
+from tests.helpers import FakeClock
 
 WIDEST = AutoApproveScope(task_types=("*",), tools=("*",), paths=("*",), deny_operations=(),
                           max_risk="high")

@@ -22,7 +22,7 @@ from duckflow.gate import (
     requires_gate,
 )
 from duckflow.paths import duckflow_home
-from tests.gate.conftest import FakeClock
+from tests.helpers import FakeClock
 
 WRITE = Operation("write", tool="write_file", paths=("src/app.py",), size=42)
 

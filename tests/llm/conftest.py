@@ -1,22 +1,10 @@
-"""Fixtures of the llm tests: a fake HTTP server on 127.0.0.1 and a recorder of retry events."""
+"""Fixtures of the llm tests: a recorder of retry events (the fake server is in tests/helpers)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-
-from tests.llm.fakeserver import FakeServer
-
-
-@pytest.fixture
-async def server() -> AsyncIterator[FakeServer]:
-    srv = await FakeServer().start()
-    try:
-        yield srv
-    finally:
-        await srv.close()
 
 
 class Recorder:

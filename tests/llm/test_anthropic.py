@@ -7,7 +7,7 @@ import pytest
 from duckflow.llm.anthropic import AnthropicModel
 from duckflow.llm.errors import LLMAuthError, LLMRateLimitError, LLMResponseError, LLMServerError
 from duckflow.llm.types import Message, TextDelta, ToolCall, ToolSpec, Usage, complete
-from tests.llm.fakeserver import FakeServer, Reply, anthropic_stream, json_reply, sse
+from tests.helpers.fakeserver import FakeServer, Reply, anthropic_stream, json_reply, sse
 
 PATH = "/v1/messages"
 WEATHER = ToolSpec("get_weather", "Weather", {"type": "object", "properties": {"city": {"type": "string"}}})

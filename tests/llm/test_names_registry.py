@@ -15,7 +15,7 @@ from duckflow.llm.registry import MissingCredentialsError, get_model_chain
 from duckflow.llm.retry import FallbackModel
 from duckflow.llm.scripted import reply
 from duckflow.llm.types import Message, complete
-from tests.llm.fakeserver import FakeServer, Reply, openai_stream
+from tests.helpers.fakeserver import FakeServer, Reply, openai_stream
 
 
 @pytest.mark.parametrize(("given", "expected"), [

@@ -19,10 +19,10 @@ from duckflow.llm.errors import (
 )
 from duckflow.llm.ollama import OllamaModel
 from duckflow.llm.types import Message, TextDelta, ToolSpec, Usage, complete
+from tests.helpers.fakeserver import FakeServer, Reply, json_reply, ollama_stream
 from tests.llm.conftest import Recorder
-from tests.llm.fakeserver import FakeServer, Reply, json_reply, ollama_stream
 
-FAKE = Path(__file__).with_name("fake_ollama.py")
+FAKE = Path(__file__).parents[1] / "helpers" / "fake_ollama.py"
 
 
 def healthy(server: FakeServer, model: str = "qwen:7b", context: int = 8192) -> FakeServer:

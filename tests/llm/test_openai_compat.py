@@ -24,7 +24,7 @@ from duckflow.llm.types import (
     Usage,
     complete,
 )
-from tests.llm.fakeserver import FakeServer, Reply, json_reply, openai_stream, sse
+from tests.helpers.fakeserver import FakeServer, Reply, json_reply, openai_stream, sse
 
 PATH = "/v1/chat/completions"
 READ = ToolSpec("read_file", "Read a file", {"type": "object", "properties": {"path": {"type": "string"}}})

@@ -19,8 +19,8 @@ from duckflow.llm.openai_compat import OpenAICompatModel
 from duckflow.llm.retry import AllModelsFailedError, CircuitBreaker, FallbackModel, RetryPolicy
 from duckflow.llm.scripted import ScriptedModel, fail, reply
 from duckflow.llm.types import Message, TextDelta, complete
+from tests.helpers.fakeserver import FakeServer, Reply, anthropic_stream, json_reply, openai_stream
 from tests.llm.conftest import Recorder
-from tests.llm.fakeserver import FakeServer, Reply, anthropic_stream, json_reply, openai_stream
 
 PATH = "/v1/chat/completions"
 HI = [Message("user", "hi")]

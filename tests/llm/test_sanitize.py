@@ -6,7 +6,7 @@ from duckflow.llm.anthropic import AnthropicModel
 from duckflow.llm.openai_compat import OpenAICompatModel
 from duckflow.llm.sanitize import PlaceholderRestorer, mask_messages
 from duckflow.llm.types import Message, ToolCall, complete
-from tests.llm.fakeserver import FakeServer, Reply, anthropic_stream, openai_stream
+from tests.helpers.fakeserver import FakeServer, Reply, anthropic_stream, openai_stream
 
 AWS_KEY = "AKIAQ3EGRSTUVWXYZ7AB"
 PH = "[SECRET:aws_access_key#1]"

@@ -8,8 +8,7 @@ from duckflow.config import WorkspaceConfig
 from duckflow.core.agent import Agent
 from duckflow.llm.scripted import ScriptedModel, reply, tool_call
 from duckflow.workspace.tools import workspace_tools
-
-from .conftest import SECRET, outside_untouched
+from tests.helpers.workspace import SECRET, outside_untouched
 
 
 async def test_an_agent_uses_the_tools_and_meets_the_guard(root: Path, outside: Path) -> None:

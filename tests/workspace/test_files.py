@@ -12,8 +12,7 @@ from duckflow.core.tool import ToolContext
 from duckflow.workspace.files import Workspace, WorkspaceError
 from duckflow.workspace.guard import ApprovalRequired, PathRefused
 from duckflow.workspace.tools import TOOL_NAMES, workspace_tools
-
-from .conftest import outside_untouched
+from tests.helpers.workspace import outside_untouched
 
 
 def test_read_file_whole_and_by_line_range(ws: Workspace, root: Path) -> None:

@@ -13,8 +13,7 @@ from duckflow.config import WorkspaceConfig
 from duckflow.errors import DuckflowError
 from duckflow.workspace.files import Workspace
 from duckflow.workspace.guard import ApprovalRequired, PathRefused, WorkspaceGuard
-
-from .conftest import SECRET, outside_untouched
+from tests.helpers.workspace import SECRET, outside_untouched
 
 
 def _inside(path: Path, root: Path) -> bool:

@@ -16,8 +16,7 @@ from duckflow.config import WorkspaceConfig
 from duckflow.errors import DuckflowError
 from duckflow.workspace.files import Workspace
 from duckflow.workspace.guard import WorkspaceGuard
-
-from .conftest import SECRET, outside_untouched
+from tests.helpers.workspace import SECRET, outside_untouched
 
 _RENAME_EXCHANGE = 2
 _AT_FDCWD = -100

@@ -1,4 +1,4 @@
-"""Shared fixtures for the companion scenarios: a tmp workspace, real tools, gate and store."""
+"""Shared companion fixtures: a tmp workspace, real tools, gate and store, and scripted Main replies."""
 
 from __future__ import annotations
 

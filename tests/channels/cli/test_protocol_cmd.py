@@ -1,8 +1,10 @@
-"""`duckflow protocol parse|render|repair|prompt` as a person (and later checks) call it."""
+"""`duckflow protocol parse|render|repair|prompt` as a person calls it; replies are read exactly as written."""
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -83,7 +85,7 @@ def test_bad_input_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixtur
     binf = tmp_path / "bin.txt"
     binf.write_bytes(b"\xff\xfe\x00bad")
     rc, _, err = _run(capsys, "protocol", "parse", str(binf))
-    assert rc == 1 and "UTF-8" in err
+    assert rc == 1 and "not UTF-8" in err
 
 
 def test_parse_debug_shows_stages_on_stderr(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -108,3 +110,30 @@ def test_parse_dml_and_json_use_their_readers(tmp_path: Path, capsys: pytest.Cap
     assert rc == 0 and set(data) == {"ok", "value", "repairs", "errors"} and data["value"] == {"a": 1}
     rc, out, _ = _run(capsys, "protocol", "prompt", "--protocol", "dml")
     assert rc == 0 and "🦆" in out
+
+
+def test_dml_offsets_point_into_the_raw_crlf_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    raw = "Thought: read it\r\nAction: 🦆▶️[T:read_file|src/app.py]◀️🦆\r\n"
+    f = tmp_path / "reply.dml"
+    f.write_bytes(raw.encode())
+    rc, out, _ = _run(capsys, "protocol", "parse", "--protocol", "dml", str(f))
+    macro = json.loads(out)["macros"][0]
+    assert rc == 0 and raw[macro["start"]:macro["end"]] == macro["raw"]
+    assert macro["raw"].startswith("🦆") and macro["args"] == ["src/app.py"]
+
+
+def test_symops_crlf_reply_is_repaired_and_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "reply.symops"
+    f.write_bytes(b"~ add it\r\n$ create @ a.py\r\n--\r\nprint(1)\r\n--\r\n")
+    _, out, _ = _run(capsys, "protocol", "parse", "--protocol", "symops", str(f))
+    data = json.loads(out)
+    assert data["actions"][0]["content"] == "print(1)" and data["actions"][0]["executable"]
+    assert data["stage"] == "repaired" and data["repairs"]
+
+
+def test_stdin_is_read_as_bytes_too() -> None:
+    raw = "$ run @ pytest -q\r\n".encode()
+    proc = subprocess.run([sys.executable, "-m", "duckflow", "protocol", "parse", "--protocol", "symops", "-"],
+                          input=raw, capture_output=True, timeout=60)
+    out = json.loads(proc.stdout)
+    assert out["actions"][0]["path"] == "pytest -q" and out["repairs"]

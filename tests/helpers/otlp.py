@@ -1,4 +1,4 @@
-"""Fixtures for trace and memory tests: a local OTLP/HTTP receiver on 127.0.0.1."""
+"""A local OTLP/HTTP receiver on 127.0.0.1 for the trace tests (fixture `otlp_receiver`)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Fixtures for the workspace tests: a workspace with traps around it and a secret outside."""
+"""Shared workspace fixtures: a workspace with traps around it and a secret outside."""
 
 from __future__ import annotations
 

@@ -11,8 +11,7 @@ from rich.console import Console
 from duckflow.channels.cli.chat_cmd import Chat
 from duckflow.channels.cli.run_cmd import Renderer
 from duckflow.llm.scripted import ScriptedModel, tool_call
-
-from .conftest import decision
+from tests.helpers.companion import decision
 
 
 def _chat(opened: Any) -> tuple[Chat, io.StringIO]:
