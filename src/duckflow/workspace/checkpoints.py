@@ -1,9 +1,14 @@
 """Checkpoints: the state of files before each change, stored on disk, so any change can be undone.
 
-Layout: `<root>/.duckflow/checkpoints/index.db` (SQLite: one row per checkpoint, one per
-file/dir/link recorded) and `blobs/<sha256>` (contents, stored once). Everything survives a
-restart: a new `Checkpoints(root)` sees the same history. An undo first records a checkpoint
-of what it is about to overwrite, so an undo can itself be undone.
+Layout: `<DUCKFLOW_HOME>/checkpoints/<key>/index.db` (SQLite: one row per checkpoint, one per
+file/dir/link recorded) and `blobs/<sha256>` (contents, stored once), where `<key>` is derived
+from the workspace's resolved root. The store lives outside the workspace on purpose: a cloned
+repository (or a command run in the workspace) can plant `.duckflow/checkpoints/`, and undo
+must never act on data it did not write. Even so, every entry is checked again before it is
+restored (a relative path under its recorded top, no `..`, nothing protected, no symlink on
+the way; blobs verified by SHA-256), so a damaged or forged index cannot reach outside.
+Everything survives a restart: a new `Checkpoints(root)` sees the same history. An undo
+first records a checkpoint of what it is about to overwrite, so an undo can itself be undone.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from duckflow.errors import DuckflowError
-from duckflow.paths import workspace_state_dir
+from duckflow.paths import duckflow_home, workspace_state_dir
 from duckflow.workspace import fsops
 
 MAX_CHECKPOINT_BYTES = 200_000_000
@@ -45,7 +50,10 @@ CREATE TABLE IF NOT EXISTS entries (
     link TEXT
 );
 CREATE INDEX IF NOT EXISTS entries_by_checkpoint ON entries(checkpoint_id, seq);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
+_KINDS = frozenset({"file", "dir", "link"})
+_HEX = frozenset("0123456789abcdef")
 
 
 class CheckpointError(DuckflowError):
@@ -88,21 +96,70 @@ def safe_state_path(root: Path, *parts: str) -> Path:
     return path
 
 
+def store_dir(root: str | Path) -> Path:
+    """Where the checkpoints of the workspace `root` live: under DUCKFLOW_HOME, keyed by the
+    SHA-256 of its resolved path (never inside the workspace itself)."""
+    real = os.path.realpath(root)
+    key = hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+    return duckflow_home() / "checkpoints" / key
+
+
+def has_checkpoints(root: str | Path) -> bool:
+    """True when Duckflow itself has recorded checkpoints for this workspace."""
+    return (store_dir(root) / "index.db").is_file()
+
+
+def planted_store(root: str | Path) -> Path | None:
+    """A `.duckflow/checkpoints` inside the workspace: never read (Duckflow does not write
+    there); returned so a command can say why it is ignored."""
+    legacy = workspace_state_dir(root) / "checkpoints"
+    return legacy if os.path.lexists(legacy) else None
+
+
+def _private_dir(path: Path) -> Path:
+    """Create `path` (mode 0700) below an existing home; refuse a symlink at any step made here."""
+    home = duckflow_home()
+    home.mkdir(parents=True, exist_ok=True)
+    cur = home
+    for part in path.relative_to(home).parts:
+        cur = cur / part
+        if cur.is_symlink():
+            raise CheckpointError(f"{cur} is a symlink; Duckflow keeps no state through links",
+                                  hint="remove the link (Duckflow recreates what it needs)")
+        try:
+            cur.mkdir(mode=0o700)
+        except FileExistsError:
+            pass
+    return path
+
+
 class Checkpoints:
     """Record-before-change and undo for one workspace; safe to create anew after a restart."""
 
     def __init__(self, root: str | Path, *, max_bytes: int = MAX_CHECKPOINT_BYTES) -> None:
         self.root = Path(os.path.realpath(root))
-        self.dir = safe_state_path(self.root, "checkpoints", "")
-        self.blobs = safe_state_path(self.root, "checkpoints", "blobs", "")
+        self.dir = _private_dir(store_dir(self.root))
+        self.blobs = _private_dir(self.dir / "blobs")
         self.max_bytes = max_bytes
         from duckflow.store.sqlite import connect
 
-        db = safe_state_path(self.root, "checkpoints", "index.db")
-        for suffix in ("-wal", "-shm"):
-            safe_state_path(self.root, "checkpoints", "index.db" + suffix)
+        db = self.dir / "index.db"
+        for name in ("index.db", "index.db-wal", "index.db-shm"):
+            if (self.dir / name).is_symlink():
+                raise CheckpointError(f"{self.dir / name} is a symlink; Duckflow keeps no state "
+                                      "through links", hint="remove the link")
         self._db = connect(db)
         self._db.executescript(_SCHEMA)
+        with self._db:
+            self._db.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('root', ?)",
+                             (str(self.root),))
+        row = self._db.execute("SELECT value FROM meta WHERE key = 'root'").fetchone()
+        if row is None or row["value"] != str(self.root):
+            self._db.close()
+            raise CheckpointError(
+                f"the checkpoint store {self.dir} belongs to another workspace "
+                f"({row['value'] if row else '?'}), not {self.root}",
+                hint="nothing was changed; remove that folder if it is stale")
 
     def close(self) -> None:
         self._db.close()
@@ -178,6 +235,8 @@ class Checkpoints:
 
     def _load(self, digest: str) -> bytes:
         """A stored content, read without following links and checked against its hash."""
+        if not _is_digest(digest):
+            raise OSError(f"checkpoint content name {str(digest)[:20]!r} is not a SHA-256")
         dir_fd = os.open(self.blobs, fsops.DIR_FLAGS)
         try:
             data = fsops.read_bytes(dir_fd, digest)
@@ -242,6 +301,7 @@ class Checkpoints:
         entries = self._db.execute(
             "SELECT * FROM entries WHERE checkpoint_id = ? ORDER BY seq", (cid,)
         ).fetchall()
+        self._check_entries(cid, info.paths, entries)  # before anything is read or touched
         try:  # every content is read and checked before anything is touched
             contents = {e["blob"]: self._load(e["blob"]) for e in entries if e["blob"]}
         except OSError as exc:
@@ -261,6 +321,57 @@ class Checkpoints:
         with self._db:
             self._db.execute("UPDATE checkpoints SET undone = 1 WHERE id = ?", (cid,))
         return UndoResult(cid, info.paths, saved)
+
+    def _check_entries(self, cid: int, tops: Sequence[str],
+                       entries: builtins.list[sqlite3.Row]) -> None:
+        """Refuse the whole undo when any recorded entry could act outside the workspace.
+
+        The same rules as every write: a plain relative path (no `..`, `.`, empty or absolute
+        parts), under its recorded top, nothing in `.git/` or `.duckflow/`, no symlink on the
+        way to the top (the guard's own walk), no entry below a recorded link, file blobs
+        named by a SHA-256. The index is Duckflow's own; this catches a damaged or forged one.
+        """
+        from duckflow.workspace.guard import WorkspaceGuard
+
+        guard = WorkspaceGuard(self.root)
+
+        def refuse(why: str) -> CheckpointError:
+            return CheckpointError(f"refused to undo #{cid}: {why}",
+                                   hint="nothing was changed; the checkpoint store may be damaged "
+                                   "or forged — choose another checkpoint")
+
+        for top in tops:
+            bad = _bad_rel(top)
+            if bad:
+                raise refuse(f"recorded path {top!r} {bad}")
+            verdict = guard.check(top, "delete")
+            if not verdict.allowed:
+                raise refuse(f"recorded path {top!r}: {verdict.reason} [{verdict.code}]")
+            if verdict.resolved != self.root.joinpath(*top.split("/")):
+                raise refuse(f"recorded path {top!r} goes through a symlink")
+        links: set[str] = set()
+        for e in sorted(entries, key=lambda r: (str(r["path"]).count("/"), r["seq"])):
+            path, top = e["path"], e["top"]
+            if not isinstance(path, str) or not isinstance(top, str) or top not in tops:
+                raise refuse("an entry does not belong to the checkpoint's paths")
+            bad = _bad_rel(path)
+            if bad:
+                raise refuse(f"recorded path {path!r} {bad}")
+            if path != top and not path.startswith(top + "/"):
+                raise refuse(f"recorded path {path!r} is not inside {top!r}")
+            if not e["existed"]:
+                continue
+            if e["kind"] not in _KINDS:
+                raise refuse(f"recorded path {path!r} has an unknown kind {e['kind']!r}")
+            parts = path.split("/")
+            if any("/".join(parts[:i]) in links for i in range(1, len(parts))):
+                raise refuse(f"recorded path {path!r} lies below a recorded symlink")
+            if e["kind"] == "link":
+                if not isinstance(e["link"], str) or not e["link"]:
+                    raise refuse(f"recorded link {path!r} has no target")
+                links.add(path)
+            if e["kind"] == "file" and not _is_digest(e["blob"]):
+                raise refuse(f"recorded file {path!r} names no valid content hash")
 
     def _restore_top(self, root_fd: int, top: str, entries: builtins.list[sqlite3.Row],
                      contents: dict[str, bytes]) -> None:
@@ -282,17 +393,40 @@ class Checkpoints:
                 name = eparts[-1]
                 if e["kind"] == "dir":
                     try:
-                        os.mkdir(name, e["mode"] or 0o755, dir_fd=fd)
+                        os.mkdir(name, (e["mode"] & 0o777) or 0o755, dir_fd=fd)
                     except FileExistsError:
                         pass
                     dfd = os.open(name, fsops.DIR_FLAGS, dir_fd=fd)
                     try:
-                        os.fchmod(dfd, stat.S_IMODE(e["mode"]) or 0o755)
+                        os.fchmod(dfd, (stat.S_IMODE(e["mode"]) & 0o777) or 0o755)
                     finally:
                         os.close(dfd)
                 elif e["kind"] == "link":
                     os.symlink(e["link"], name, dir_fd=fd)
                 else:
-                    fsops.atomic_write(fd, name, contents[e["blob"]], e["mode"])
+                    fsops.atomic_write(fd, name, contents[e["blob"]], (e["mode"] & 0o777) or 0o644)
             finally:
                 os.close(fd)
+
+
+def _bad_rel(rel: object) -> str | None:
+    """Why `rel` is not a plain workspace-relative path as Duckflow records them, or None."""
+    from duckflow.workspace.guard import PROTECTED_NAMES
+    from duckflow.workspace.lexical import name_key
+
+    if not isinstance(rel, str) or not rel:
+        return "is empty"
+    if "\x00" in rel:
+        return "contains a NUL byte"
+    if rel.startswith("/"):
+        return "is absolute"
+    for part in rel.split("/"):
+        if part in ("", ".", ".."):
+            return "has an empty, '.' or '..' component"
+        if name_key(part) in PROTECTED_NAMES:
+            return f"is inside '{part}/', which Duckflow never changes"
+    return None
+
+
+def _is_digest(value: object) -> bool:
+    return isinstance(value, str) and len(value) == 64 and set(value) <= _HEX

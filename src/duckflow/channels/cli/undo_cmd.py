@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import time
 
 
@@ -20,19 +21,27 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from duckflow.errors import DuckflowError
-    from duckflow.paths import workspace_state_dir
-    from duckflow.workspace.checkpoints import Checkpoints
+    from duckflow.workspace.checkpoints import Checkpoints, has_checkpoints, planted_store
 
     root = args.workspace or os.getcwd()
     if not os.path.isdir(root):
         raise DuckflowError(f"{root} is not a folder", hint="pass --workspace DIR")
-    if not (workspace_state_dir(root) / "checkpoints" / "index.db").exists():
+    planted = planted_store(root)  # never read: Duckflow keeps its checkpoints in DUCKFLOW_HOME
+    ignored = (f"ignored {planted}: Duckflow did not write it (its checkpoints live in "
+               "DUCKFLOW_HOME); it may have come with a cloned repository") if planted else ""
+    if not has_checkpoints(root):
+        if planted is not None:
+            raise DuckflowError(f"refused: nothing to undo; {ignored}",
+                                hint="nothing was changed; delete that folder if you do not "
+                                "know where it came from")
         if args.list:
             print("[]" if args.json else "no checkpoints in this workspace yet")
             return 0
-        raise DuckflowError(f"no checkpoints in {os.path.abspath(root)}",
-                            hint="changes made by Duckflow's tools can be undone; pass "
+        raise DuckflowError(f"no checkpoints recorded by Duckflow for {os.path.realpath(root)}",
+                            hint="only changes made by Duckflow's tools can be undone; pass "
                             "--workspace DIR for another folder")
+    if planted is not None:
+        print(f"note: {ignored}", file=sys.stderr)
     cps = Checkpoints(root)
     try:
         if args.list:
