@@ -60,6 +60,10 @@ class WorkspaceConfig(_Section):
     shell_max_timeout_s: float = 600.0
     shell_output_limit: int = 20_000
     sandbox: Literal["auto", "bwrap", "none"] = "auto"
+    # extra environment variable names a shell command may see, and extra read-only paths
+    # inside bubblewrap (a toolchain in /opt, say); see docs/workspace.md
+    shell_env_allow: list[str] = Field(default_factory=list)
+    sandbox_ro_paths: list[str] = Field(default_factory=list)
     search_max_file_bytes: int = 1_000_000
     checkpoint_max_bytes: int = 200_000_000
 

@@ -1,9 +1,10 @@
 """Running commands in the workspace: execute_shell and run_tests, bounded and sandboxed when possible.
 
-A command runs with the workspace as its working directory, no stdin, an environment without
-variables that look like secrets, a timeout that kills its whole process group, and output
-capped as head + tail. When bubblewrap (`bwrap`) works on the machine, it runs inside it with
-the network off and only the workspace writable (`.git/` and `.duckflow/` stay read-only).
+A command runs with the workspace as its working directory, no stdin, an allow-listed
+environment, a hard deadline after which everything it started is killed, and output capped as
+head + tail. When bubblewrap (`bwrap`) works on the machine, it runs inside it with no network,
+no capabilities and only the workspace writable (`.git/` and `.duckflow/` stay read-only).
+The containment itself lives in sandbox.py and reaper.py.
 A short list of obviously destructive commands is flagged as needing approval: advice for the
 gate, not a security boundary (a shell has endless ways to say the same thing).
 """
@@ -11,37 +12,29 @@ gate, not a security boundary (a shell has endless ways to say the same thing).
 from __future__ import annotations
 
 import asyncio
-import functools
-import os
+import math
 import re
 import shutil
-import signal
-import subprocess
 import sys
-import threading
 import time
-from dataclasses import asdict, dataclass
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from duckflow.errors import DuckflowError
+from duckflow.workspace.sandbox import (
+    bwrap_argv,
+    bwrap_usable,
+    run_supervised,
+    sandbox_env,
+    temporary_home,
+)
+
+__all__ = ["CommandResult", "HeadTail", "bwrap_argv", "bwrap_usable", "destructive_reason",
+           "detect_test_command", "execute_shell", "run_command", "run_tests", "scrubbed_env"]
 
 Mode = Literal["bwrap", "plain"]
-
-_SECRET_NAME = re.compile(
-    r"KEY|TOKEN|SECRET|PASSW|PASSPHRASE|CREDENTIAL|AUTH|PRIVATE|COOKIE|SESSION|SIGNATURE|"
-    r"_PWD$|^PGPASS|DSN$|DATABASE_URL|REDIS_URL|MONGO_URL|_URI$|WEBHOOK|APIKEY|BEARER",
-    re.IGNORECASE,
-)
-_SECRET_VALUE = re.compile(r"://[^/\s:@]+:[^/\s@]+@")  # user:password@host in a URL
-PROVIDER_KEYS = frozenset({
-    "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "MISTRAL_API_KEY",
-    "GROQ_API_KEY", "COHERE_API_KEY", "DEEPSEEK_API_KEY", "OPENROUTER_API_KEY",
-    "TOGETHER_API_KEY", "AZURE_OPENAI_API_KEY", "HF_TOKEN", "HUGGINGFACEHUB_API_TOKEN",
-    "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "GITHUB_TOKEN",
-    "GH_TOKEN", "SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET", "LINE_CHANNEL_SECRET",
-    "LINE_CHANNEL_ACCESS_TOKEN", "GOOGLE_APPLICATION_CREDENTIALS", "OLLAMA_API_KEY",
-})
 
 # (pattern, why). Matched against the command with runs of whitespace collapsed.
 _DESTRUCTIVE: tuple[tuple[re.Pattern[str], str], ...] = tuple(
@@ -89,12 +82,8 @@ def destructive_reason(command: str) -> str | None:
 
 
 def scrubbed_env(environ: dict[str, str] | None = None) -> dict[str, str]:
-    """The environment without variables whose name or value looks like a secret."""
-    env = dict(os.environ if environ is None else environ)
-    return {
-        k: v for k, v in env.items()
-        if k not in PROVIDER_KEYS and not _SECRET_NAME.search(k) and not _SECRET_VALUE.search(v)
-    }
+    """The environment a command gets (allow-listed names, no secret-looking values)."""
+    return sandbox_env(environ)
 
 
 class HeadTail:
@@ -142,86 +131,15 @@ class CommandResult:
     needs_approval: bool = False
     advice: str | None = None
     note: str | None = None
+    killed: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
-@functools.cache
-def bwrap_usable() -> bool:
-    """True when bubblewrap is installed and can create the sandbox on this machine."""
-    exe = shutil.which("bwrap")
-    if exe is None:
-        return False
-    try:
-        proc = subprocess.run([exe, "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-net",
-                               "--unshare-pid", "--die-with-parent", "true"],
-                              stdin=subprocess.DEVNULL, capture_output=True, timeout=10)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return proc.returncode == 0
-
-
-def bwrap_argv(root: Path, argv: list[str]) -> list[str]:
-    """Wrap `argv` in bubblewrap: read-only system, writable workspace, no network, own /tmp."""
-    out = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
-           "--bind", str(root), str(root)]
-    for name in (".git", ".duckflow"):
-        p = root / name
-        if (p.is_dir() or p.is_file()) and not p.is_symlink():  # a worktree's .git is a file
-            out += ["--ro-bind", str(p), str(p)]
-    out += ["--unshare-net", "--unshare-pid", "--unshare-ipc", "--die-with-parent",
-            "--new-session", "--chdir", str(root), "--"]
-    return out + argv
-
-
-def _pump(stream: Any, sink: HeadTail) -> None:
-    try:
-        while True:
-            chunk = stream.read1(65536) if hasattr(stream, "read1") else stream.read(65536)
-            if not chunk:
-                return
-            sink.feed(chunk)
-    except (OSError, ValueError):
-        return
-
-
-def _kill_group(pid: int) -> None:
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def _run_sync(root: Path, argv: list[str], timeout: float, out: HeadTail, err: HeadTail,
-              env: dict[str, str]) -> tuple[bool, int | None]:
-    """Run `argv`: (timed out, exit code). Its whole process group is killed afterwards."""
-    proc = subprocess.Popen(argv, cwd=str(root), stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
-                            start_new_session=True)
-    readers = [threading.Thread(target=_pump, args=(proc.stdout, out), daemon=True),
-               threading.Thread(target=_pump, args=(proc.stderr, err), daemon=True)]
-    for r in readers:
-        r.start()
-    timed_out = False
-    try:
-        proc.wait(timeout)
-    except subprocess.TimeoutExpired:
-        timed_out = True
-    finally:
-        # The whole group goes: on a timeout, and children left behind holding the pipes.
-        _kill_group(proc.pid)
-        proc.wait()
-        for r in readers:
-            r.join(5)
-        for stream in (proc.stdout, proc.stderr):
-            if stream is not None:
-                stream.close()
-    return timed_out, None if timed_out else proc.returncode
-
-
 async def run_command(root: Path, command: str | list[str], *, timeout: float, limit: int,
-                      sandbox: str = "auto", env: dict[str, str] | None = None) -> CommandResult:
+                      sandbox: str = "auto", env: dict[str, str] | None = None,
+                      env_allow: Iterable[str] = (), ro_paths: Iterable[str] = ()) -> CommandResult:
     """Run `command` (a shell string, or an argv list) in `root` and return what it did."""
     argv = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
     shown = command if isinstance(command, str) else " ".join(command)
@@ -231,20 +149,34 @@ async def run_command(root: Path, command: str | list[str], *, timeout: float, l
                             "workspace.sandbox = \"auto\"")
     mode: Mode = "bwrap" if sandbox != "none" and bwrap_usable() else "plain"
     if mode == "bwrap":
-        argv = bwrap_argv(root, argv)
+        argv = bwrap_argv(root, argv, ro_paths=ro_paths)
     out, err = HeadTail(limit), HeadTail(limit)
     started = time.monotonic()
+    home = temporary_home()
     try:
-        timed_out, code = await asyncio.to_thread(_run_sync, root, argv, timeout, out, err,
-                                            scrubbed_env(env))
+        env_out = sandbox_env(env, extra_allow=env_allow, home=home)
+        outcome = await asyncio.to_thread(run_supervised, root, argv, timeout, env_out, (out, err))
     except OSError as exc:
         raise DuckflowError(f"could not start `{shown}`: {exc.strerror}",
                             hint="check that the program is installed") from None
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+    if outcome.error:
+        raise DuckflowError(f"could not start `{shown}`: {outcome.error}",
+                            hint="check that the program is installed")
+    notes = []
+    if outcome.timed_out:
+        notes.append(f"killed after {timeout:g} s (the hard deadline for the whole call)")
+    if outcome.killed:
+        names = ", ".join(f"{k.get('cmd')} (pid {k.get('pid')})" for k in outcome.killed[:5])
+        more = f" and {len(outcome.killed) - 5} more" if len(outcome.killed) > 5 else ""
+        notes.append(f"killed {len(outcome.killed)} process(es) the command left running: "
+                     f"{names}{more}")
     return CommandResult(
-        command=shown, ran=True, exit_code=code, timed_out=timed_out, mode=mode,
-        stdout=out.text(), stderr=err.text(),
+        command=shown, ran=True, exit_code=outcome.exit_code, timed_out=outcome.timed_out,
+        mode=mode, stdout=out.text(), stderr=err.text(),
         duration_ms=int((time.monotonic() - started) * 1000), timeout_s=timeout,
-        note=f"killed after {timeout:g} s (the whole process group)" if timed_out else None,
+        note="; ".join(notes) or None, killed=outcome.killed,
     )
 
 
@@ -277,11 +209,16 @@ def detect_test_command(root: Path) -> list[str] | None:
 
 def clamp_timeout(timeout: float | None, default: float, maximum: float) -> tuple[float, str | None]:
     """The timeout to use (default when None, at most `maximum`) and a note when it was cut."""
-    if timeout is None or timeout <= 0:
+    if timeout is None or not math.isfinite(timeout) or timeout <= 0:
         return default, None
     if timeout > maximum:
         return maximum, f"timeout {timeout:g} s is over the limit; {maximum:g} s used"
     return float(timeout), None
+
+
+def _sandbox_options(config: Any) -> dict[str, Any]:
+    return {"env_allow": getattr(config, "shell_env_allow", ()),
+            "ro_paths": getattr(config, "sandbox_ro_paths", ())}
 
 
 async def execute_shell(root: Path, config: Any, command: str, timeout: float | None = None,
@@ -297,7 +234,7 @@ async def execute_shell(root: Path, config: Any, command: str, timeout: float | 
                              timeout_s=limit_s, needs_approval=True, advice=why,
                              note="not run: this command needs a person's approval")
     result = await run_command(root, command, timeout=limit_s, limit=config.shell_output_limit,
-                               sandbox=config.sandbox)
+                               sandbox=config.sandbox, **_sandbox_options(config))
     result.advice = why
     if note:
         result.note = f"{note}; {result.note}" if result.note else note
@@ -315,7 +252,7 @@ async def run_tests(root: Path, config: Any, command: str | None = None,
                             hint="pass the command, e.g. run_tests(command=\"pytest -q\")")
     limit_s, note = clamp_timeout(timeout, config.shell_timeout_s, config.shell_max_timeout_s)
     result = await run_command(root, argv, timeout=limit_s, limit=config.shell_output_limit,
-                               sandbox=config.sandbox)
+                               sandbox=config.sandbox, **_sandbox_options(config))
     if note:
         result.note = f"{note}; {result.note}" if result.note else note
     return result

@@ -1,0 +1,210 @@
+"""How a shell command is contained: its environment, the bubblewrap box and the hard deadline.
+
+- Environment: an allow-list (PATH, LANG/LC_*, TERM, TZ, a few build variables, plus the names
+  in `workspace.shell_env_allow`), HOME set to a fresh temporary folder, and any variable whose
+  value the sanitizer flags as a secret dropped even when its name is allowed.
+- bubblewrap: every namespace bwrap offers (user, pid, uts, ipc, net, cgroup), all capabilities
+  dropped, an unprivileged uid when Duckflow runs as root, a new session, read-only binds of only
+  what a build needs (/usr, the /bin and /lib links, a short list from /etc), private /tmp, /dev
+  and /proc, no /run (no host sockets), the workspace writable but its `.duckflow/` (and `.git/`
+  when present) read-only.
+- Deadline: the command runs under `reaper.py`, a subreaper that kills every process the call
+  started when the command exits or the timeout passes; Duckflow stops reading the pipes at the
+  deadline (plus a short grace) whatever happens.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import re
+import selectors
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ENV_ALLOW = frozenset({
+    "PATH", "LANG", "LANGUAGE", "TERM", "TZ", "COLUMNS", "LINES", "NO_COLOR", "USER", "LOGNAME",
+    "CC", "CXX", "CFLAGS", "CXXFLAGS", "CPPFLAGS", "LDFLAGS", "MAKEFLAGS", "PKG_CONFIG_PATH",
+    "JAVA_HOME", "GOPATH", "GOFLAGS", "GOCACHE", "CARGO_HOME", "RUSTUP_HOME", "RUSTFLAGS",
+    "VIRTUAL_ENV", "NODE_ENV", "PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED", "SOURCE_DATE_EPOCH",
+})
+_SECRET_NAME = re.compile(
+    r"KEY|TOKEN|SECRET|PASS|_PW$|^PW_|CREDENTIAL|AUTH|PRIVATE|COOKIE|SESSION|SIGNATURE|JWT|"
+    r"_PAT$|DSN$|DATABASE_URL|_URI$|WEBHOOK|BEARER",
+    re.IGNORECASE,
+)
+# /etc entries a build commonly reads (users, libraries, time zone, TLS roots, tool defaults)
+ETC_ALLOW = ("passwd", "group", "nsswitch.conf", "hosts", "host.conf", "ld.so.cache",
+             "ld.so.conf", "ld.so.conf.d", "localtime", "timezone", "alternatives", "ssl",
+             "ca-certificates", "ca-certificates.conf", "os-release", "debian_version",
+             "locale.alias", "mime.types", "gitconfig", "npmrc", "pip.conf", "inputrc",
+             "python3", f"python3.{sys.version_info.minor}", "perl", "java-17-openjdk")
+SYSTEM_RO = ("/usr",)
+NOBODY = 65534
+GRACE_S = 3.0  # after the deadline: time for the supervisor to kill and report
+
+
+def _flagged(value: str) -> bool:
+    from duckflow.security.sanitizer import default_sanitizer
+
+    return bool(value) and bool(default_sanitizer().scan(value))
+
+
+def sandbox_env(environ: dict[str, str] | None = None, *, extra_allow: Iterable[str] = (),
+                home: str | None = None) -> dict[str, str]:
+    """The environment a command gets: allow-listed names only, no value that looks secret."""
+    env = dict(os.environ if environ is None else environ)
+    extra = frozenset(extra_allow)
+    out: dict[str, str] = {}
+    for name, value in env.items():
+        allowed = name in ENV_ALLOW or name.startswith("LC_") or name in extra
+        if not allowed or (name not in extra and _SECRET_NAME.search(name)):
+            continue
+        if _flagged(value):
+            continue
+        out[name] = value
+    out.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
+    if home is not None:
+        out["HOME"] = home
+    return out
+
+
+@functools.cache
+def bwrap_usable() -> bool:
+    """True when bubblewrap is installed and can create the full sandbox on this machine."""
+    exe = shutil.which("bwrap")
+    if exe is None:
+        return False
+    with tempfile.TemporaryDirectory() as tmp:
+        argv = bwrap_argv(Path(tmp), ["/bin/true"])
+        try:
+            proc = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=10)
+        except (OSError, subprocess.TimeoutExpired):
+            return False
+    return proc.returncode == 0
+
+
+def _protected(root: Path) -> list[Path]:
+    """Folders inside the workspace the command may read but not change (created if missing)."""
+    out = []
+    for name in (".duckflow", ".git"):
+        p = root / name
+        if not os.path.lexists(p) and name == ".duckflow":
+            p.mkdir(mode=0o700)
+        real = Path(os.path.realpath(p))
+        if os.path.lexists(p) and (real == root or root in real.parents) and real.exists():
+            out.append(real)  # a link to a place outside the workspace is simply not visible
+    return out
+
+
+def bwrap_argv(root: Path, argv: list[str], *, ro_paths: Iterable[str] = ()) -> list[str]:
+    """Wrap `argv` in bubblewrap (see the module docstring for what the box allows)."""
+    root = Path(os.path.realpath(root))
+    out = ["bwrap", "--unshare-all", "--unshare-user", "--disable-userns", "--cap-drop", "ALL",
+           "--new-session", "--die-with-parent", "--hostname", "duckflow-sandbox"]
+    if os.geteuid() == 0:
+        out += ["--uid", str(NOBODY), "--gid", str(NOBODY)]
+    for ro in (*SYSTEM_RO, *ro_paths):
+        if os.path.isdir(ro) or os.path.isfile(ro):
+            out += ["--ro-bind", ro, ro]
+    for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
+        p = f"/{name}"
+        if os.path.islink(p):
+            out += ["--symlink", os.readlink(p), p]
+        elif os.path.isdir(p):
+            out += ["--ro-bind", p, p]
+    for name in ETC_ALLOW:
+        p = f"/etc/{name}"
+        if os.path.exists(p):
+            out += ["--ro-bind", p, p]
+    out += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--dir", "/tmp/home",
+            "--bind", str(root), str(root)]
+    for prot in _protected(root):
+        out += ["--ro-bind", str(prot), str(prot)]
+    out += ["--setenv", "HOME", "/tmp/home", "--chdir", str(root), "--"]
+    return out + argv
+
+
+@dataclass
+class Outcome:
+    """What the supervised run did: exit code, deadline hit, processes killed at the end."""
+
+    exit_code: int | None
+    timed_out: bool
+    killed: list[dict[str, Any]] = field(default_factory=list)
+    error: str | None = None
+
+
+def run_supervised(cwd: Path, argv: list[str], timeout: float, env: dict[str, str],
+                   sinks: tuple[Any, Any]) -> Outcome:
+    """Run `argv` under the reaper; feed stdout/stderr to `sinks` until the hard deadline."""
+    reaper = Path(__file__).with_name("reaper.py")
+    rfd, wfd = os.pipe()
+    started = time.monotonic()
+    hard_deadline = started + timeout + GRACE_S
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-I", str(reaper), str(wfd), repr(float(timeout)), "--", *argv],
+            cwd=str(cwd), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, env=env, pass_fds=(wfd,), start_new_session=True)
+    finally:
+        os.close(wfd)
+    assert proc.stdout is not None and proc.stderr is not None
+    sel = selectors.DefaultSelector()
+    for stream, sink in zip((proc.stdout, proc.stderr), sinks, strict=True):
+        os.set_blocking(stream.fileno(), False)
+        sel.register(stream, selectors.EVENT_READ, sink)
+    report = b""
+    try:
+        while sel.get_map():
+            left = hard_deadline - time.monotonic()
+            if left <= 0:
+                break
+            for key, _ in sel.select(min(left, 0.5)):
+                try:
+                    chunk = os.read(key.fd, 65536)
+                except BlockingIOError:
+                    continue
+                if chunk:
+                    key.data.feed(chunk)
+                else:
+                    sel.unregister(key.fileobj)
+        try:
+            proc.wait(max(0.1, hard_deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGTERM)  # the supervisor cleans up on SIGTERM
+            try:
+                proc.wait(GRACE_S)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+        os.set_blocking(rfd, False)
+        try:
+            report = os.read(rfd, 1 << 20)
+        except BlockingIOError:
+            report = b""
+    finally:
+        sel.close()
+        os.close(rfd)
+        proc.stdout.close()
+        proc.stderr.close()
+    try:
+        data = json.loads(report.decode("utf-8", "replace"))
+    except ValueError:
+        return Outcome(None, True, [], "the supervisor did not report; it was stopped")
+    return Outcome(data.get("exit_code"), bool(data.get("timed_out")), data.get("killed") or [],
+                   data.get("error"))
+
+
+def temporary_home() -> str:
+    """A fresh private folder to use as HOME for one plain-mode call (caller removes it)."""
+    return tempfile.mkdtemp(prefix="duckflow-home-")

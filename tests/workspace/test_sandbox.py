@@ -1,0 +1,188 @@
+"""The shell sandbox from the inside: hard deadline, nothing survives, allow-listed env, bwrap box."""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from duckflow.config import WorkspaceConfig
+from duckflow.workspace.sandbox import sandbox_env
+from duckflow.workspace.shell import bwrap_usable, execute_shell
+
+PLAIN = WorkspaceConfig(sandbox="none")
+BWRAP = WorkspaceConfig(sandbox="bwrap")
+needs_bwrap = pytest.mark.skipif(not bwrap_usable(), reason="bubblewrap missing or unusable here")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split(")")[-1].split()[0] not in ("Z", "X")
+    except FileNotFoundError:
+        return False
+
+
+def _gone(pid: int, wait: float = 3.0) -> bool:
+    deadline = time.monotonic() + wait
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not _alive(pid)
+
+
+async def test_setsid_daemon_does_not_stretch_the_deadline_and_dies(tmp_path: Path) -> None:
+    # `setsid` leaves the process group; the call must still end at its deadline and kill it.
+    command = "setsid sh -c 'echo $$ > daemon.pid; exec sleep 30' & sleep 60"
+    started = time.monotonic()
+    result = await execute_shell(tmp_path, PLAIN, command, timeout=2)
+    took = time.monotonic() - started
+    assert result.timed_out and took < 5, took
+    pid = int((tmp_path / "daemon.pid").read_text())
+    assert _gone(pid)
+    assert any(k["pid"] == pid for k in result.killed)
+    assert "killed" in (result.note or "") and "sleep 30" in (result.note or "")
+
+
+async def test_a_daemon_left_behind_after_a_normal_exit_is_killed(tmp_path: Path) -> None:
+    # double fork + setsid: the daemon is re-parented, yet it was started by the call
+    command = "(setsid sh -c 'echo $$ > daemon.pid; exec sleep 1000' &); echo done"
+    started = time.monotonic()
+    result = await execute_shell(tmp_path, PLAIN, command, timeout=20)
+    assert result.stdout.strip() == "done" and result.exit_code == 0 and not result.timed_out
+    assert time.monotonic() - started < 5
+    for _ in range(50):  # the pid file is written by the daemon itself
+        if (tmp_path / "daemon.pid").exists() and (tmp_path / "daemon.pid").read_text():
+            break
+        time.sleep(0.02)
+    pid = int((tmp_path / "daemon.pid").read_text())
+    assert _gone(pid)
+
+
+async def test_a_daemon_holding_the_pipes_cannot_hold_the_call(tmp_path: Path) -> None:
+    command = "setsid sleep 30 & echo started"
+    started = time.monotonic()
+    result = await execute_shell(tmp_path, PLAIN, command, timeout=2)
+    assert time.monotonic() - started < 5
+    assert result.stdout.strip() == "started"
+    assert any("sleep 30" in k["cmd"] for k in result.killed)
+
+
+SECRETS = {
+    "DB_PASS": "hunter2hunter2", "SMTP_PASS": "mailpass-9931", "SSHPASS": "sshpass-7781",
+    "MY_APP_PW": "app-pw-5521", "GH_PAT": "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",
+    "OPENAI": "sk-" + "proj-Ab12Cd34Ef56Gh78Ij90Kl12Mn34Op56Qr78St90",
+    "STRIPE_SK": "sk_live_" + "51HqLyjWDarjtT1zdp7dcXyz0123456789",
+    "CI_JOB_JWT": "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+    "CONN": "Server=db;Database=app;User Id=sa;Password=Sup3rS3cret!;",
+    "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    "NPM_CONFIG__AUTH": "npm-auth-3321", "MY_SERVICE_TOKEN": "tok-8812",
+    "DATABASE_URL": "postgres://u:pw-4411@h/db", "SLACK_WEBHOOK": "https://hooks.slack.com/x",
+    "KUBECONFIG_DATA": "kube-9090", "SENTRY_DSN": "https://k@o1.ingest.sentry.io/1",
+}
+
+
+async def test_environment_is_an_allow_list_and_secret_values_are_dropped(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name, value in SECRETS.items():
+        monkeypatch.setenv(name, value)
+    # allowed names with secret-looking values are dropped too
+    monkeypatch.setenv("LC_PAPER", "ghp_" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2")
+    monkeypatch.setenv("TERM", "xterm")
+    monkeypatch.setenv("MY_BUILD_FLAG", "fast")
+    cfg = WorkspaceConfig(sandbox="none", shell_env_allow=["MY_BUILD_FLAG"])
+    result = await execute_shell(tmp_path, cfg, "env; echo HOME_IS=$HOME")
+    for name, value in SECRETS.items():
+        assert value not in result.stdout and f"{name}=" not in result.stdout, name
+    assert "LC_PAPER=" not in result.stdout
+    assert "TERM=xterm" in result.stdout and "MY_BUILD_FLAG=fast" in result.stdout
+    home = result.stdout.split("HOME_IS=")[1].strip()
+    assert home != os.path.expanduser("~") and not Path(home).exists()  # a temp dir, removed
+
+
+def test_sandbox_env_keeps_locale_and_path() -> None:
+    env = sandbox_env({"PATH": "/usr/bin", "LC_ALL": "C", "LANG": "ja_JP.UTF-8", "X": "y"},
+                      home="/h")
+    assert env == {"PATH": "/usr/bin", "LC_ALL": "C", "LANG": "ja_JP.UTF-8", "HOME": "/h"}
+
+
+@needs_bwrap
+async def test_bwrap_box_seen_from_inside(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    probe = f"duckflow-probe-{uuid.uuid4().hex}"
+    sock_dir = Path("/tmp") / f"duckflow-sock-{uuid.uuid4().hex}"
+    sock_dir.mkdir()
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(sock_dir / "host.sock"))
+    server.listen(1)
+    abstract = socket.socket(socket.AF_UNIX)
+    abstract.bind(f"\0{probe}")
+    abstract.listen(1)
+    script = "; ".join([
+        "grep CapEff /proc/self/status",
+        "mount -o remount,rw / 2>/dev/null && echo REMOUNT-OK",
+        f"touch /root/{probe} 2>/dev/null; mkdir -p /root && touch /root/{probe} 2>/dev/null",
+        "hostname evil 2>/dev/null && echo HOSTNAME-OK",
+        "echo HOSTNAME=$(cat /proc/sys/kernel/hostname)",
+        "id -u",
+        f"python3 -c \"import socket; s=socket.socket(socket.AF_UNIX); "
+        f"s.connect('{sock_dir}/host.sock')\" 2>/dev/null && echo SOCKET-OK",
+        f"python3 -c \"import socket; s=socket.socket(socket.AF_UNIX); "
+        f"s.connect('\\\\0{probe}')\" 2>/dev/null && echo ABSTRACT-OK",
+        "echo RUN-ENTRIES=$(ls -A /run 2>/dev/null | wc -l)",
+        "touch .duckflow/x 2>/dev/null && echo DUCKFLOW-WRITABLE",
+        "mkdir .duckflow/sub 2>/dev/null && echo DUCKFLOW-WRITABLE",
+        "touch inside.txt && echo INSIDE-OK",
+    ])
+    hostname_before = socket.gethostname()
+    try:
+        result = await execute_shell(ws, BWRAP, script, timeout=30)
+    finally:
+        server.close()
+        abstract.close()
+        (sock_dir / "host.sock").unlink()
+        sock_dir.rmdir()
+    out = result.stdout
+    assert result.mode == "bwrap", result
+    assert "CapEff:\t0000000000000000" in out
+    assert "REMOUNT-OK" not in out and "HOSTNAME-OK" not in out
+    assert "SOCKET-OK" not in out and "ABSTRACT-OK" not in out
+    assert "DUCKFLOW-WRITABLE" not in out and "INSIDE-OK" in out
+    assert "RUN-ENTRIES=0" in out  # no host sockets under /run
+    assert not Path(f"/root/{probe}").exists()
+    assert socket.gethostname() == hostname_before
+    if os.geteuid() == 0:
+        assert "\n65534\n" in f"\n{out}"  # an unprivileged uid inside
+    assert (ws / "inside.txt").exists()
+    assert not (ws / ".duckflow" / "x").exists() and not (ws / ".duckflow" / "sub").exists()
+
+
+@needs_bwrap
+async def test_bwrap_cannot_replace_duckflow_through_a_link(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    (ws / "state").mkdir(parents=True)
+    os.symlink("state", ws / ".duckflow")  # a cloned repository planted a link
+    result = await execute_shell(ws, BWRAP, "touch .duckflow/x state/y; echo done", timeout=30)
+    assert result.mode == "bwrap" and "done" in result.stdout
+    assert not (ws / "state" / "x").exists() and not (ws / "state" / "y").exists()
+
+
+@needs_bwrap
+async def test_bwrap_deadline_kills_a_setsid_daemon(tmp_path: Path) -> None:
+    started = time.monotonic()
+    result = await execute_shell(tmp_path, BWRAP, "setsid sleep 30 & sleep 60", timeout=2)
+    assert result.timed_out and time.monotonic() - started < 6
+    leftovers = [p for p in os.listdir("/proc") if p.isdigit() and _cmd(int(p)) == "sleep 30"]
+    assert not [p for p in leftovers if _alive(int(p))]
+
+
+def _cmd(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            return fh.read().replace(b"\0", b" ").decode().strip()
+    except OSError:
+        return ""
