@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from duckflow.errors import ConfigError
+from duckflow.orchestra.settings import Coder3Config, LoopConfig, RoutingConfig
 from duckflow.paths import config_file, workspace_state_dir
 
 
@@ -155,6 +156,10 @@ class Config(_Section):
     companion: CompanionConfig = Field(default_factory=CompanionConfig)
     token_guard: TokenGuardConfig = Field(default_factory=TokenGuardConfig)
     trace: TraceConfig = Field(default_factory=TraceConfig)
+    # seed 003 orchestration: router, loop control, Coder3 limits (duckflow/orchestra/settings.py)
+    routing: RoutingConfig = Field(default_factory=RoutingConfig)
+    loop: LoopConfig = Field(default_factory=LoopConfig)
+    coder3: Coder3Config = Field(default_factory=Coder3Config)
 
 
 _ENV: dict[str, tuple[str, str]] = {

@@ -123,6 +123,9 @@ class LLMRouter:
         evidence = [e for e in answer.evidence if e.strip()]
         if route.needs_evidence and not evidence:
             return self._refuse(f"classifier chose {route.name} without evidence", resp.text)
+        if route.evidence_check is not None and not route.evidence_check(text, evidence):
+            return self._refuse(f"classifier chose {route.name} without strong evidence in the message",
+                                resp.text)
         decision = RouteDecision(route.name, answer.confidence, answer.reason, evidence, "classifier")
         return Classification(decision, None, resp.text)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -11,13 +11,15 @@ Source = Literal["command", "rules", "classifier", "fallback"]
 
 @dataclass(frozen=True)
 class Route:
-    """A destination (e.g. CHAT, CODE). `min_confidence` and `needs_evidence` bound the classifier."""
+    """A destination (e.g. CHAT, CODE). `min_confidence`, `needs_evidence` and `evidence_check` bound
+    the classifier; `evidence_check(text, evidence)` says whether the evidence is strong enough."""
 
     name: str
     description: str = ""
     examples: tuple[str, ...] = ()
     min_confidence: float | None = None
     needs_evidence: bool = False
+    evidence_check: Callable[[str, list[str]], bool] | None = None
 
 
 @dataclass

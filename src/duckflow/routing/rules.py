@@ -1,7 +1,8 @@
 """RuleRouter: an ordered rule dictionary (priority descending, then definition order), first match wins.
 
 A rule matches on keywords (case-insensitive substrings, so it works for Japanese text too),
-regular expressions, or a predicate over (text, context). What matched is the evidence.
+regular expressions (ASCII word boundaries, so `\bcsv\b` matches inside Japanese text), or a
+predicate over (text, context). What matched is the evidence.
 """
 
 from __future__ import annotations
@@ -35,7 +36,8 @@ class Rule:
             raise ConfigError(f"rule {self.label!r} has no keywords, patterns or predicate",
                               hint="give the rule at least one way to match")
         try:
-            self._compiled = [re.compile(p, re.I) for p in self.patterns]
+            # ASCII word boundaries: `\bcsv\b` must match in 'CSVを集計して' (kana are \w in Unicode mode)
+            self._compiled = [re.compile(p, re.I | re.A) for p in self.patterns]
         except re.error as exc:
             raise ConfigError(f"rule {self.label!r}: invalid regular expression ({exc})") from exc
 

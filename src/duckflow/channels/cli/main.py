@@ -29,6 +29,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "sanitize": ("duckflow.channels.cli.sanitize_cmd", "mask secrets and personal data"),
     "protocol": ("duckflow.channels.cli.protocol_cmd", "parse, repair, render Sym-Ops/DML/JSON"),
     "bench": ("duckflow.channels.cli.bench_cmd", "run a benchmark and print figures"),
+    "route": ("duckflow.channels.cli.route_cmd", "show where a message would be routed (seed 003)"),
+    "config": ("duckflow.channels.cli.config_cmd", "show every effective setting and where it came from"),
 }
 
 

@@ -1,0 +1,111 @@
+"""`duckflow config show`: every effective setting and where it came from (default, file or env).
+
+    duckflow config show                 # one line per setting: key = value   [source]
+    duckflow config show --json          # {"key": {"value": ..., "source": ...}, ...}
+    duckflow config show --section loop  # one section only
+
+The sources are read the way `load_config` reads them (built-in defaults → your config file →
+the workspace's .duckflow/config.toml → environment variables); a later source wins.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("action", nargs="?", default="show", choices=["show"], help="what to do (show)")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.add_argument("--section", default=None, help="only this section (e.g. routing, loop, models)")
+    parser.add_argument("--workspace", default=None, help="workspace whose .duckflow/config.toml applies")
+
+
+def _leaves(data: Any, prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if isinstance(data, dict) and data:
+        for key, value in data.items():
+            out.update(_leaves(value, f"{prefix}.{key}" if prefix else str(key)))
+    else:
+        out[prefix] = data
+    return out
+
+
+def _file_keys(path: Path) -> set[str]:
+    import tomllib
+
+    try:
+        with path.open("rb") as fh:
+            data = tomllib.load(fh)
+    except (OSError, tomllib.TOMLDecodeError):
+        return set()
+    return set(_leaves(data))
+
+
+def _covered(key: str, keys: set[str]) -> bool:
+    """A file sets `key` itself or a table above it (e.g. `models.base_urls` as one table)."""
+    return key in keys or any(k.startswith(key + ".") or key.startswith(k + ".") for k in keys)
+
+
+_LEGACY = {"routing.llm.coder_provider": "routing.llm.code_provider",
+           "routing.llm.coder_model": "routing.llm.code_model"}
+
+
+def effective(workspace: str | None = None, env: dict[str, str] | None = None) -> dict[str, dict[str, Any]]:
+    """{dotted key: {"value", "source"}} for every setting of the loaded configuration."""
+    import os
+
+    import duckflow.config as cfgmod
+    from duckflow.paths import config_file, workspace_state_dir
+
+    environ = dict(os.environ if env is None else env)
+    config = cfgmod.load_config(workspace, env=environ)
+    values = _leaves(config.model_dump(mode="json"))
+    user_file = config_file()
+    user_keys = _file_keys(user_file)
+    ws_file = workspace_state_dir(workspace) / "config.toml" if workspace is not None else None
+    ws_keys = _file_keys(ws_file) if ws_file is not None else set()
+    env_map: dict[str, tuple[str, str]] = getattr(cfgmod, "_ENV", {})
+    env_keys = {f"{section}.{key}": var for var, (section, key) in env_map.items() if environ.get(var)}
+    out: dict[str, dict[str, Any]] = {}
+    for key, value in values.items():
+        if key in env_keys:
+            source = f"env {env_keys[key]}"
+        elif ws_file is not None and _covered(key, ws_keys):
+            source = f"file {ws_file}"
+        elif _covered(key, user_keys):
+            source = f"file {user_file}"
+        else:
+            source = "default"
+        legacy = _LEGACY.get(key)
+        if source == "default" and legacy and legacy in values and values[legacy] is not None:
+            source = f"legacy key {legacy}"
+        out[key] = {"value": value, "source": source}
+    notes = config.routing.llm.deprecations
+    if notes:
+        out["_deprecations"] = {"value": notes, "source": "routing.llm"}
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    rows = effective(args.workspace)
+    if args.section:
+        prefix = args.section.rstrip(".") + "."
+        rows = {k: v for k, v in rows.items() if k.startswith(prefix) or k == "_deprecations"}
+        if not any(k != "_deprecations" for k in rows):
+            from duckflow.errors import ConfigError
+
+            raise ConfigError(f"no configuration section {args.section!r}",
+                              hint="run `duckflow config show` to see every section")
+    if args.json:
+        print(json.dumps(rows, ensure_ascii=False, indent=1))
+        return 0
+    notes = rows.pop("_deprecations", None)
+    width = max((len(k) for k in rows), default=0)
+    for key, row in rows.items():
+        print(f"{key.ljust(width)} = {json.dumps(row['value'], ensure_ascii=False)}   [{row['source']}]")
+    for note in (notes or {}).get("value", []):
+        print(f"note: {note}")
+    return 0

@@ -1,0 +1,292 @@
+"""Seed 003's router: explicit command → rule dictionary → classifier (≤1 call) → CHAT, plus session policy.
+
+`MessageRouter.decide(InputMessage, SessionFlags)` returns a `RoutingDecision`. On top of the
+general `duckflow.routing` parts it applies seed 003's policy:
+
+- commands `/code /code1 /code2 /code3 /analyze /plan /ops /research /chat` and the mode
+  commands `/local` (local_only on) and `/cloud` (off) count only at the start of a line;
+- a CODE route while local_only is refused here (CHAT answers with how to lift it, §2.2, §5);
+- LINE input always starts at CHAT (`line_forced_chat`, §2.6); Chat delegates with DELEGATE:;
+- the classifier runs only when `routing.classifier.model` is set; it is never a cloud model
+  while local_only; CODE from the classifier needs ≥ 0.8 and evidence quoted from a message
+  that carries code vocabulary (§2.4);
+- the declaration line (§8) is set when the route changes and is never set for CHAT.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from duckflow.errors import ConfigError
+from duckflow.orchestra.contracts import InputMessage, RouteFlags, RoutingDecision
+from duckflow.orchestra.settings import CODE_ROUTES, RoutingConfig
+from duckflow.routing.rules import RuleRouter
+
+if TYPE_CHECKING:
+    from duckflow.llm.types import Model
+
+OnEvent = Callable[[str, dict[str, Any]], None]
+
+ROUTE_COMMANDS = {"code": "CODE", "code1": "CODE1", "code2": "CODE2", "code3": "CODE3", "analyze": "ANALYZE",
+                  "plan": "PLAN", "ops": "OPS", "research": "RESEARCH", "chat": "CHAT"}
+MODE_COMMANDS = ("local", "cloud")
+_LINE_COMMAND = re.compile(r"^[ \t]*/([A-Za-z][A-Za-z0-9]*)(?=\s|$)[ \t]*")
+
+LIFT_LOCAL = "Local-only mode is on, so CODE (a cloud Coder) is not called. Send /cloud to lift it, then ask again."
+DECLARATIONS = {
+    "en": {"PLAN": "Planning this step by step.", "ANALYZE": "Analysing this.", "OPS": "Handling this as operations.",
+           "RESEARCH": "Researching this.", "CODE": "Switching to coding.", "CODE1": "Switching to coding (Coder1).",
+           "CODE2": "Switching to coding (Coder2).", "CODE3": "Switching to careful coding (Coder3)."},
+    "ja": {"PLAN": "段取りを組むね。", "ANALYZE": "整理して分析するね。", "OPS": "手順で案内するね。",
+           "RESEARCH": "調べてまとめるね。", "CODE": "コーディングするね。", "CODE1": "コーディングするね。",
+           "CODE2": "コーディングするね。", "CODE3": "高品質なコードを作るね。"},
+}
+
+# words that show a message is about code; the classifier's CODE needs one (plus quoted evidence)
+_CODE_VOCAB = re.compile(
+    r"\b(code|coding|function|method|class|bug|compile|refactor|implement|script|program|test|tests|api|"
+    r"endpoint|library|module|variable|python|javascript|typescript|golang|rust|java|sql|regex|repo|"
+    r"repository|commit|diff|patch|exception|error)\b|コード|関数|バグ|実装|リファクタ|スクリプト|プログラム|テスト|"
+    r"例外|エラー|クラス|メソッド", re.I)
+
+
+def declaration_for(prev_route: str | None, route: str, language: str = "en") -> str:
+    """§8: one line when the route changes; none for CHAT."""
+    if route == "CHAT" or route == (prev_route or "CHAT"):
+        return ""
+    return DECLARATIONS.get(language, DECLARATIONS["en"]).get(route, "")
+
+
+def strong_code_evidence(text: str, evidence: list[str]) -> bool:
+    """The classifier's CODE evidence must be quoted from the message, and the message must be about code."""
+    lowered = text.lower()
+    quoted = [e for e in evidence if e.strip() and e.strip().lower() in lowered]
+    return bool(quoted) and bool(_CODE_VOCAB.search(text))
+
+
+@dataclass
+class SessionFlags:
+    """What the router remembers per session: local_only and the previous route (seed 003 §13.1)."""
+
+    local_only: bool = False
+    prev_route: str = "CHAT"
+
+
+@dataclass
+class ParsedCommands:
+    route_word: str | None
+    modes: list[str]
+    text: str
+
+
+def parse_commands(text: str) -> ParsedCommands:
+    """Commands at the start of a line (§2.2): the first route command decides; /local and /cloud apply in order."""
+    route_word: str | None = None
+    modes: list[str] = []
+    kept: list[str] = []
+    for line in text.splitlines():
+        m = _LINE_COMMAND.match(line)
+        word = m.group(1).lower() if m else ""
+        if m and (word in MODE_COMMANDS or (word in ROUTE_COMMANDS and route_word is None)):
+            if word in MODE_COMMANDS:
+                modes.append(word)
+            else:
+                route_word = word
+            line = line[m.end():]
+            m2 = _LINE_COMMAND.match(line)  # "/local /plan ..." on one line
+            while m2 and (m2.group(1).lower() in MODE_COMMANDS or
+                          (m2.group(1).lower() in ROUTE_COMMANDS and route_word is None)):
+                w2 = m2.group(1).lower()
+                if w2 in MODE_COMMANDS:
+                    modes.append(w2)
+                else:
+                    route_word = w2
+                line = line[m2.end():]
+                m2 = _LINE_COMMAND.match(line)
+        kept.append(line)
+    return ParsedCommands(route_word, modes, "\n".join(kept).strip())
+
+
+def load_rules(path: str | Path | None = None) -> RuleRouter:
+    """The rule dictionary: `path` (routing.rules_file) or the one shipped in orchestra/data/."""
+    try:
+        if path is None:
+            data = tomllib.loads(resources.files("duckflow.orchestra").joinpath("data/route_rules.toml")
+                                 .read_text(encoding="utf-8"))
+        else:
+            data = tomllib.loads(Path(path).expanduser().read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise ConfigError(f"routing.rules_file {path} does not exist", hint="fix the path or remove the key") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"rule dictionary {path}: not valid TOML ({exc})", hint="fix the file") from exc
+    rules = data.get("rule", [])
+    if not isinstance(rules, list):
+        raise ConfigError(f"rule dictionary {path or 'built-in'}: [[rule]] entries expected")
+    return RuleRouter.from_dicts(rules)
+
+
+class MessageRouter:
+    """Seed 003's routing policy around `duckflow.routing` (see the module docstring)."""
+
+    def __init__(
+        self,
+        routing: RoutingConfig | None = None,
+        *,
+        classifier_model: Model | None = None,
+        rules: RuleRouter | None = None,
+        language: str = "en",
+        on_event: OnEvent | None = None,
+    ) -> None:
+        self.config = routing or RoutingConfig()
+        self.rules = rules if rules is not None else load_rules(self.config.rules_file)
+        self.classifier_model = classifier_model
+        self.language = language
+        self.on_event = on_event
+        self.classifier_calls = 0
+
+    def _emit(self, kind: str, data: dict[str, Any]) -> None:
+        if self.on_event is not None:
+            self.on_event(kind, data)
+
+    def _classifier(self, local_only: bool) -> Any:
+        from duckflow.routing.classifier import LLMRouter
+        from duckflow.routing.route import Route
+
+        model = self.classifier_model
+        if model is None or not self.config.classifier.enabled:
+            return None
+        if local_only and not getattr(model, "is_local", True):
+            return None  # §7: no cloud call while local_only
+        cfg = self.config.classifier
+        routes = [
+            Route("CHAT", "conversation: explanations, advice, small talk, summaries"),
+            Route("PLAN", "planning: steps, specifications, breaking work into tasks"),
+            Route("ANALYZE", "data work: extracting, structuring, aggregating, analysing data"),
+            Route("OPS", "operations: runbooks, incident response, checking settings of running systems"),
+            Route("RESEARCH", "research: investigating, checking sources, latest information"),
+            Route("CODE", "writing or changing code", min_confidence=cfg.min_confidence_for_code,
+                  needs_evidence=True, evidence_check=strong_code_evidence),
+        ]
+        return LLMRouter(model, routes, min_confidence=cfg.min_confidence, fallback_route="CHAT",
+                         on_event=self._emit)
+
+    async def decide(self, msg: InputMessage, flags: SessionFlags | None = None) -> RoutingDecision:
+        """The route of one message; `flags` (the session's) is updated in place."""
+        flags = flags if flags is not None else SessionFlags()
+        decision = await self._decide(msg, flags)
+        decision.declaration = declaration_for(flags.prev_route, decision.primary_route, self.language)
+        flags.local_only = decision.flags.local_only
+        if not decision.refused:
+            flags.prev_route = decision.primary_route
+        self._emit("router.decision", {"session_id": msg.session_id, "channel": msg.channel,
+                                       "initial_route": decision.primary_route, **decision.public(),
+                                       "classifier_route": decision.classifier_route,
+                                       "classifier_confidence": decision.classifier_confidence,
+                                       "error_reason": decision.error_reason})
+        return decision
+
+    async def _decide(self, msg: InputMessage, flags: SessionFlags) -> RoutingDecision:
+        parsed = parse_commands(msg.user_text)
+        local_only = flags.local_only
+        for mode in parsed.modes:
+            local_only = mode == "local"
+        mode_flags = RouteFlags(local_only=local_only)
+        notice = ""
+        if parsed.modes:
+            notice = ("Local-only mode on: no cloud model is called until you send /cloud." if local_only
+                      else "Local-only mode off: CODE may use cloud Coders again.")
+        base: dict[str, Any] = {"flags": mode_flags, "text": parsed.text, "notice": notice}
+
+        if msg.channel == "line":
+            return RoutingDecision(primary_route="CHAT", source="rules", confidence=1.0,
+                                   reason="LINE input always starts at CHAT (line_forced_chat); Chat delegates",
+                                   evidence=["channel:line"], **base)
+        if parsed.route_word is not None:
+            route = ROUTE_COMMANDS[parsed.route_word]
+            evidence = [f"command:/{parsed.route_word}"]
+            if route in CODE_ROUTES and local_only:
+                return self._refuse(route, "command", evidence, base)
+            return RoutingDecision(primary_route=route, source="command", confidence=1.0,
+                                   reason=f"explicit command /{parsed.route_word}", evidence=evidence, **base)
+        if parsed.modes and not parsed.text:
+            return RoutingDecision(primary_route=flags.prev_route if flags.prev_route else "CHAT", source="command",
+                                   confidence=1.0, reason=f"explicit command /{parsed.modes[-1]}: {notice}",
+                                   evidence=[f"command:/{m}" for m in parsed.modes], **base)
+
+        text = parsed.text
+        ruled = self.rules.match(text, {"local_only": local_only, "channel": msg.channel})
+        if ruled is not None:
+            if ruled.route in CODE_ROUTES and local_only:
+                return self._refuse(ruled.route, "rules", ruled.evidence, base)
+            return RoutingDecision(primary_route=ruled.route, source="rules", confidence=ruled.confidence,
+                                   reason=ruled.reason, evidence=ruled.evidence, **base)
+
+        notes: list[str] = []
+        classifier = self._classifier(local_only) if text.strip() else None
+        error_reason: str | None = None
+        if classifier is not None:
+            self.classifier_calls += 1
+            try:
+                result = await asyncio.wait_for(classifier.classify(text), self.config.classifier.timeout_s)
+            except TimeoutError:
+                error_reason = f"classifier timed out after {self.config.classifier.timeout_s:g} s"
+                self._emit("classifier.error", {"error": error_reason, "raw": ""})
+            else:
+                if result.decision is not None:
+                    d = result.decision
+                    if d.route in CODE_ROUTES and local_only:
+                        return self._refuse(d.route, "classifier", d.evidence, base)
+                    return RoutingDecision(primary_route=d.route, source="classifier", confidence=d.confidence,
+                                           reason=d.reason, evidence=d.evidence, classifier_route=d.route,
+                                           classifier_confidence=d.confidence, **base)
+                error_reason = result.error
+            notes.append(f"classifier: {error_reason}")
+        elif self.classifier_model is None and text.strip():
+            notes.append("classifier: not configured (routing.classifier.model)")
+        fallback = self.config.fallback_route
+        if fallback in CODE_ROUTES and local_only:
+            fallback = "CHAT"
+        reason = "no command, rule or classifier decided; safe fallback"
+        if error_reason:
+            reason += f" ({error_reason})"
+        return RoutingDecision(primary_route=fallback, source="fallback", confidence=0.0, reason=reason,
+                               evidence=[], error_reason=error_reason, notes=notes, **base)
+
+    def _refuse(self, route: str, source: str, evidence: list[str], base: dict[str, Any]) -> RoutingDecision:
+        """§2.2/§5: a CODE route while local_only is refused at the router; CHAT explains how to lift it."""
+        return RoutingDecision(primary_route="CHAT", source=source,  # type: ignore[arg-type]
+                               confidence=1.0, reason=f"{route} refused: {LIFT_LOCAL}",
+                               evidence=[*evidence, "local_only"], refused=True,
+                               error_reason="code_refused_local_only",
+                               **{**base, "notice": LIFT_LOCAL})
+
+
+def classifier_model_from_config(config: Any) -> Model | None:
+    """The classifier's model when `routing.classifier.model` is set (a name or a role), else None."""
+    name = config.routing.classifier.model
+    if not name or not config.routing.classifier.enabled:
+        return None
+    from duckflow.llm.registry import get_model
+    from duckflow.orchestra.settings import role_model_name
+
+    roles = {"chat": "chat", "worker": "worker", "coder1": "coder1", "coder2": "coder2", "coder3": "coder3"}
+    if name in roles:
+        resolved = role_model_name(name, config.routing, config.models, config.coder3)
+        if resolved is None:
+            return None
+        name = resolved
+    return get_model(name, config.models)
+
+
+def build_router(config: Any, *, on_event: OnEvent | None = None, classifier_model: Model | None = None) -> MessageRouter:
+    """A MessageRouter from a loaded `Config` (the classifier model built from routing.classifier.model)."""
+    model = classifier_model if classifier_model is not None else classifier_model_from_config(config)
+    return MessageRouter(config.routing, classifier_model=model, language=config.companion.language,
+                         on_event=on_event)

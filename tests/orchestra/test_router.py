@@ -1,0 +1,170 @@
+"""Seed 003 routing policy: commands win over rules, rules decide, the classifier falls back, local_only, LINE."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from duckflow.errors import ConfigError
+from duckflow.llm.scripted import ScriptedModel, fail, reply
+from duckflow.orchestra.contracts import InputMessage
+from duckflow.orchestra.router import (
+    MessageRouter,
+    SessionFlags,
+    declaration_for,
+    load_rules,
+    parse_commands,
+)
+from duckflow.orchestra.settings import RoutingConfig
+
+
+def msg(text: str, channel: str = "cli") -> InputMessage:
+    return InputMessage(channel=channel, session_id="s1", user_text=text)  # type: ignore[arg-type]
+
+
+async def decide(text: str, *, channel: str = "cli", model: ScriptedModel | None = None,
+                 flags: SessionFlags | None = None):  # type: ignore[no-untyped-def]
+    router = MessageRouter(RoutingConfig(), classifier_model=model)
+    return await router.decide(msg(text, channel), flags)
+
+
+@pytest.mark.parametrize(("text", "route"), [
+    ("fix the bug in app.py", "CODE"),
+    ("```python\nprint(1)\n```", "CODE"),
+    ("Traceback (most recent call last):\n  File \"a.py\", line 3", "CODE"),
+    ("Write a Python function that reverses a string", "CODE"),
+    ("このコードのバグを直して", "CODE"),
+    ("ログイン機能を実装して", "CODE"),
+    ("systemctlでnginxを再起動して", "OPS"),
+    ("The production server is down, what should I do?", "OPS"),
+    ("障害対応の手順を教えて", "OPS"),
+    ("CSVを集計して傾向を見たい", "ANALYZE"),
+    ("Analyze the sales figures from last quarter", "ANALYZE"),
+    ("最新のニュースを調べて", "RESEARCH"),
+    ("Compare React and Vue for a small app", "RESEARCH"),
+    ("リリースの段取りを考えて", "PLAN"),
+    ("Draft a roadmap for the migration", "PLAN"),
+])
+async def test_rules_decide(text: str, route: str) -> None:
+    d = await decide(text)
+    assert (d.primary_route, d.source) == (route, "rules")
+    assert d.evidence and d.confidence >= 0.9
+
+
+@pytest.mark.parametrize("text", ["hello there", "こんにちは", "ありがとう！", "Can you explain recursion?"])
+async def test_small_talk_falls_back_to_chat_without_a_classifier(text: str) -> None:
+    d = await decide(text)
+    assert d.public() == {"primary_route": "CHAT", "source": "fallback", "confidence": 0.0,
+                          "reason": d.reason, "evidence": [], "flags": {"local_only": False}}
+
+
+async def test_commands_win_over_rules_and_count_only_at_the_start_of_a_line() -> None:
+    d = await decide("/plan fix the bug in app.py")
+    assert (d.primary_route, d.source, d.confidence, d.text) == ("PLAN", "command", 1.0, "fix the bug in app.py")
+    d = await decide("see what I wrote\n/research the latest Python release")
+    assert (d.primary_route, d.source) == ("RESEARCH", "command")
+    d = await decide("please /code this")  # not at the start of a line: no command
+    assert d.source == "fallback"
+    assert parse_commands("/local /plan x").modes == ["local"]
+
+
+async def test_local_sets_the_flag_and_code_is_refused_at_the_router_with_how_to_lift_it() -> None:
+    flags = SessionFlags()
+    d = await decide("/local", flags=flags)
+    assert d.flags.local_only and flags.local_only and d.source == "command" and d.primary_route == "CHAT"
+    d = await decide("/code fix the parser", flags=flags)
+    assert (d.primary_route, d.source, d.refused) == ("CHAT", "command", True)
+    assert "/cloud" in d.reason and "/cloud" in d.notice and d.flags.local_only
+    d = await decide("fix the bug in app.py", flags=flags)  # CODE by rules: refused as well
+    assert (d.primary_route, d.source, d.refused) == ("CHAT", "rules", True)
+    d = await decide("/cloud", flags=flags)
+    assert not flags.local_only
+    d = await decide("/code fix the parser", flags=flags)
+    assert d.primary_route == "CODE"
+
+
+async def test_line_input_always_starts_at_chat_and_calls_no_classifier() -> None:
+    model = ScriptedModel([reply('{"route": "PLAN", "confidence": 0.9, "reason": "r", "evidence": ["x"]}')])
+    for text in ("/code fix app.py", "fix the bug in app.py", "tell me something"):
+        d = await decide(text, channel="line", model=model)
+        assert d.primary_route == "CHAT" and "line" in d.evidence[0]
+    assert model.requests == []
+
+
+async def test_classifier_decides_once_when_rules_do_not() -> None:
+    model = ScriptedModel([reply('{"route": "PLAN", "confidence": 0.7, "reason": "work", "evidence": ["move"]}')])
+    d = await decide("we need to move the office next month", model=model)
+    assert (d.primary_route, d.source, d.confidence) == ("PLAN", "classifier", 0.7)
+    assert len(model.requests) == 1
+
+
+@pytest.mark.parametrize("answer", [
+    "not json at all",
+    '{"route": "PLAN", "confidence": 0.9}',                                          # missing fields
+    '{"route": "DANCE", "confidence": 0.9, "reason": "r", "evidence": ["x"]}',     # outside the enum
+    '{"route": "PLAN", "confidence": 1.7, "reason": "r", "evidence": ["x"]}',      # outside 0-1
+    '{"route": "PLAN", "confidence": 0.5, "reason": "r", "evidence": ["x"]}',      # below 0.6
+    '{"route": "CODE", "confidence": 0.7, "reason": "r", "evidence": ["thing"]}',  # CODE below 0.8
+    '{"route": "CODE", "confidence": 0.95, "reason": "r", "evidence": ["unicorn"]}',  # evidence not in text
+])
+async def test_broken_classifier_json_falls_back_to_chat(answer: str) -> None:
+    events: list[tuple[str, dict]] = []
+    model = ScriptedModel([reply(answer)])
+    router = MessageRouter(RoutingConfig(), classifier_model=model, on_event=lambda k, d: events.append((k, d)))
+    d = await router.decide(msg("make the thing nicer please"))
+    assert (d.primary_route, d.source) == ("CHAT", "fallback") and d.error_reason
+    assert [k for k, _ in events] == ["classifier.error", "router.decision"]
+    assert len(model.requests) == 1
+
+
+async def test_classifier_code_needs_strong_evidence_and_a_failed_call_falls_back() -> None:
+    model = ScriptedModel([reply('{"route": "CODE", "confidence": 0.9, "reason": "r", "evidence": ["the login function"]}')])
+    d = await decide("make the login function faster", model=model)
+    assert (d.primary_route, d.source) == ("CODE", "classifier")
+    d = await decide("make the login function faster", model=ScriptedModel([fail()]))
+    assert (d.primary_route, d.source) == ("CHAT", "fallback")
+
+
+async def test_declaration_only_when_the_route_changes_and_never_for_chat() -> None:
+    flags = SessionFlags()
+    first = await decide("/plan the release", flags=flags)
+    same = await decide("/plan more of it", flags=flags)
+    chat = await decide("/chat thanks", flags=flags)
+    again = await decide("/plan again", flags=flags)
+    assert first.declaration and not same.declaration and not chat.declaration and again.declaration
+    assert declaration_for("CHAT", "CODE", "ja") == "コーディングするね。"
+
+
+def test_rule_dictionary_is_a_data_file_and_a_broken_one_is_a_clear_error(tmp_path: Path) -> None:
+    rules = tmp_path / "rules.toml"
+    rules.write_text('[[rule]]\nroute = "OPS"\nkeywords = ["banana"]\npriority = 1\n', encoding="utf-8")
+    assert load_rules(rules).match("a banana").route == "OPS"  # type: ignore[union-attr]
+    rules.write_text("[[rule]\n", encoding="utf-8")
+    with pytest.raises(ConfigError):
+        load_rules(rules)
+    with pytest.raises(ConfigError):
+        load_rules(tmp_path / "missing.toml")
+
+
+def _cli(*args: str, env_home: Path) -> subprocess.CompletedProcess[str]:
+    import os
+
+    env = {**os.environ, "DUCKFLOW_HOME": str(env_home), "DUCKFLOW_CONFIG": str(env_home / "none.toml")}
+    code = "import sys; from duckflow.channels.cli.main import main; sys.exit(main(sys.argv[1:]))"
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=env, timeout=60)
+
+
+def test_route_command_prints_the_routing_decision_json(tmp_path: Path) -> None:
+    out = _cli("route", "/code fix it", "--local-only", "--json", env_home=tmp_path)
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert set(data) == {"primary_route", "source", "confidence", "reason", "evidence", "flags"}
+    assert data["primary_route"] == "CHAT" and data["source"] == "command" and data["flags"] == {"local_only": True}
+    out = _cli("route", "CSVを集計して", "--channel", "slack", "--json", env_home=tmp_path)
+    assert json.loads(out.stdout)["primary_route"] == "ANALYZE"
+    out = _cli("route", "CSVを集計して", "--channel", "line", "--json", env_home=tmp_path)
+    assert json.loads(out.stdout)["primary_route"] == "CHAT"
