@@ -62,6 +62,9 @@ class BlockRules:
     pending_blank: list[int]
     last_prose: tuple[int, str] | None
     last_block: tuple[int, int, int, str, int] | None
+    strict_blocks: bool = False  # first pass: a block closes only at its own fence, no heuristics
+    unsure: bool = False  # the first pass met a block it cannot read strictly
+    block_lines: set[int]  # 1-based lines the first pass read as block content
 
     def _fix(self, name: str, line: int, detail: str = "", action: int | None = None) -> None:
         self.res.repairs.append(Repair(name, line, detail))
@@ -122,7 +125,9 @@ class BlockRules:
                 break
             j += 1
         lb = self.last_block
-        if lb is not None and lb[3] == s and raw.rstrip(" \t") == s:
+        if lb is not None and self.strict_blocks:
+            self.unsure = True  # a stray fence after a block: where that block ends is a question
+        elif lb is not None and lb[3] == s and raw.rstrip(" \t") == s:
             return self._merge(i, lb)
         self._fix("markdown_rule_dropped" if len(s) > 2 else "stray_delimiter", ln, s)
         return i + 1
@@ -194,20 +199,24 @@ class BlockRules:
                     break
         guess = None
         resume = close + 1
-        if close > i + 1 and tick is None and "@" in lines[close - 1] and _ACTION_AT.match(
+        if close > i + 1 and tick is None and not self.strict_blocks and "@" in lines[close - 1] and _ACTION_AT.match(
                 undecorate(lines[close - 1].strip())):  # fmt: skip
             # the "closer" is the next action's opening fence: this block was never closed
             if close > i + 2 and _fence_like(lines[close - 2].strip()):
                 close, resume, guess = close - 2, close - 1, "mismatched_block_close"  # `--` ... ```
             else:
                 close, resume, guess = close - 1, close - 1, "missing_block_close"
-        if close < 0:
+        if close < 0 and self.strict_blocks and act is not None:
+            guess, resume, self.unsure = "truncated_block", n, True
+        elif close < 0:
             close, at_action = self._alt_close(i + 1)
             guess = "missing_block_close" if at_action else "mismatched_block_close"
             resume = close if at_action else close + 1
             if close < 0:
                 guess, resume = "truncated_block", n
         end = close if close >= 0 else n
+        if self.strict_blocks and tick is None and guess is None:  # a dash block closed by its fence
+            self.block_lines.update(range(i + 2, end + 1))
         body = prefix + lines[i + 1 : end] if prefix else lines[i + 1 : end]
         if indent:
             body = [b[len(indent) :] if b.startswith(indent) else b for b in body]
@@ -227,7 +236,7 @@ class BlockRules:
         if guess is not None:
             self.res.guesses[act] = guess
             self._fix(guess, ln if guess == "truncated_block" else end + 1, action=act)
-        fence = safe_fence(body)
+        fence = safe_fence(body, len(s) if tick is None and s.count("-") == len(s) else 2)  # `---` stays `---`
         out, omap = self.out, self.map
         out.append(fence)
         omap.append(ln)

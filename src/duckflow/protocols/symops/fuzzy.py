@@ -32,7 +32,7 @@ def find_paths(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(p.strip("`'\"*") for p in found))
 
 
-def _verb_in(text: str) -> str | None:
+def _verb_in(text: str) -> str | None:  # the first verb named in `text`
     m = _VERB.search(text)
     return m.group(1) if m else None
 
@@ -57,16 +57,17 @@ class FuzzyParser:
             warnings.append(Repair(why, orphan.line, act.path or "no path"))
         if not declared and not actions:
             for line, text in rep.prose:
-                verb = _verb_in(text)
-                if verb is None:
-                    continue
-                for path in find_paths(text[text.lower().find(verb.lower()) :])[:1]:
-                    if path in known:
-                        continue
-                    known.add(path)
-                    actions.append(Action(normalize_verb(verb), verb, path, None, None, 0.2, False,
-                                          None, line, "prose_mention"))  # fmt: skip
-                    warnings.append(Repair("prose_mention", line, f"{verb} {path}"))
+                verbs = list(_VERB.finditer(text))
+                for k, vm in enumerate(verbs):  # each verb with the first file named after it
+                    end = verbs[k + 1].start() if k + 1 < len(verbs) else len(text)
+                    for path in find_paths(text[vm.start() : end])[:1]:
+                        if path in known:
+                            continue
+                        known.add(path)
+                        verb = vm.group(1)
+                        actions.append(Action(normalize_verb(verb), verb, path, None, None, 0.2, False,
+                                              None, line, "prose_mention"))  # fmt: skip
+                        warnings.append(Repair("prose_mention", line, f"{verb} {path}"))
         return actions, warnings
 
     def _orphan_path(self, o: Orphan, request: str | None) -> tuple[str | None, str]:

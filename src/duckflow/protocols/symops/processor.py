@@ -26,7 +26,7 @@ PENALTIES: dict[str, float] = {
     "decorated_target": 0.03, "markdown_fence_block": 0.03, "blank_before_block": 0.01,
     "indented_block": 0.03, "vitals_format": 0.01, "markdown_rule_dropped": 0.01,
     "stray_delimiter": 0.05, "unreadable_action": 0.2, "orphan_code_block": 0.1,
-    "missing_action_symbol": 0.4, "truncated_block": 0.5, "mismatched_block_close": 0.4,
+    "missing_action_symbol": 0.4, "missing_symbols": 0.15, "action_in_block": 0.4, "truncated_block": 0.5, "mismatched_block_close": 0.4,
     "ambiguous_block_close": 0.4, "missing_block_close": 0.5, "orphan_block": 0.5, "path_from_fence": 0.4,
     "path_from_prose": 0.5, "path_from_request": 0.6, "prose_mention": 0.6,
     "unknown_action_type": 0.02, "path_outside_workspace": 0.1, "vital_out_of_range": 0.02,
@@ -39,7 +39,7 @@ PENALTIES: dict[str, float] = {
 DEFAULT_PENALTY = 0.1
 WARNING_NAMES = frozenset({
     "orphan_code_block", "missing_action_symbol", "truncated_block", "mismatched_block_close",
-    "missing_block_close",
+    "missing_block_close", "action_in_block",
     "ambiguous_block_close", "stray_delimiter", "unreadable_action",
 })  # fmt: skip
 

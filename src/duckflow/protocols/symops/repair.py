@@ -22,8 +22,6 @@ from duckflow.protocols.symops.lines import (
     _PREFIX,
     _SENTENCE_END,
     _SHELL_WORDS,
-    _THINK_CLOSE_ONLY,
-    _THINK_OPEN,
     _UNI_DASH_FENCE,
     _WIDE,
     _clean_target,
@@ -35,13 +33,43 @@ from duckflow.protocols.symops.lines import (
 )
 from duckflow.protocols.symops.model import SYNONYMS, Repair
 from duckflow.protocols.symops.scanner import is_dash_fence
+from duckflow.protocols.symops.thinking import strip_thinking
 
 __all__ = ["AutoRepair", "Orphan", "RepairOutput", "parse_loose_vitals", "undecorate"]
+
+# guesses about where a block ends: a first pass that reads blocks strictly must not need any
+BLOCK_GUESSES = frozenset({"truncated_block", "mismatched_block_close", "missing_block_close",
+                           "ambiguous_block_close"})  # fmt: skip
+
 
 class AutoRepair(BlockRules):
     """Line-by-line repair; see the module docstring. `repair(text)` -> RepairOutput."""
 
     def repair(self, text: str) -> RepairOutput:
+        """Blocks read strictly first; only when that leaves a block unsure, the block heuristics.
+
+        A reply whose blocks are correctly delimited keeps the meaning the strict grammar gives
+        it whatever noise is around them (prose, CRLF, a fence around the reply, thinking,
+        decoration): the heuristics (a next action line closes an open block, another fence
+        closes it, a stray fence continues it) run only when the strict block reading leaves a
+        block unclosed or a stray fence after a block — a reply that is not valid anyway.
+        """
+        self.block_lines: set[int] = set()
+        first = self._pass(text, strict_blocks=True)
+        if not self.unsure and not any(g in BLOCK_GUESSES for g in first.guesses.values()):
+            return first
+        # the second pass may read a line the strict reading puts inside a block as an action;
+        # whether it is one is a guess, so such an action never runs (`action_in_block`)
+        return self._pass(text, strict_blocks=False)
+
+    def _in_block(self, idx: int, ln: int, s: str) -> None:
+        if not self.strict_blocks and ln in self.block_lines and idx not in self.res.guesses:
+            self.res.guesses[idx] = "action_in_block"
+            self._fix("action_in_block", ln, s, idx)
+
+    def _pass(self, text: str, *, strict_blocks: bool) -> RepairOutput:
+        self.strict_blocks = strict_blocks
+        self.unsure = False
         self.out: list[str] = []
         self.map: list[int] = []
         self.res = RepairOutput(text="")
@@ -71,23 +99,16 @@ class AutoRepair(BlockRules):
         if "\r\n" in text:
             text = text.replace("\r\n", "\n")
             self._fix("crlf_line_endings", 1)
-        m = _THINK_OPEN.match(text)
-        if m is not None:
-            close = re.compile(rf"</{m.group(1)}\s*>", re.I).search(text, m.end())
-            end = close.end() if close else len(text)
-            self._fix("thinking_removed", 1, "" if close else "unclosed thinking: all of it dropped")
-            text = "\n" * text.count("\n", 0, end) + text[end:]
-        else:
-            c = _THINK_CLOSE_ONLY.search(text) if "</" in text else None  # (a closing tag has `</`)
-            if c is not None and not re.search(r"<(think|thinking|reasoning)>", text[: c.start()], re.I):
-                self._fix("thinking_removed", 1, "closing tag only")
-                text = "\n" * text.count("\n", 0, c.end()) + text[c.end() :]
+        text, detail = strip_thinking(text)
+        if detail:
+            self._fix("thinking_removed", 1, "" if detail == "thinking section" else detail)
         common = 0
         if not re.search(r"(?m)^[^ \n]", text):  # every non-empty line starts with a space
             widths = [len(ln) - len(ln.lstrip(" ")) for ln in text.split("\n") if ln.strip()]
             common = min(widths) if widths else 0
         if common:
-            text = "\n".join(ln[common:] if ln.strip() else ln.strip() for ln in text.split("\n"))
+            pad = " " * common  # (a blank line of a block keeps what is past the common indent)
+            text = "\n".join(ln[common:] if ln[:common] == pad else ln.strip() for ln in text.split("\n"))
             self._fix("common_indent_removed", 1, f"{common} spaces")
         return text
 
@@ -176,8 +197,15 @@ class AutoRepair(BlockRules):
         m = _BARE.fullmatch(plain)
         if m is not None:
             idx = self._emit(f"$ {m.group(1)} @ {m.group(2)}", ln)
-            self.res.guesses[idx] = "missing_action_symbol"
-            self._fix("missing_action_symbol", ln, plain, idx)
+            nxt = self.lines[i + 1] if i + 1 < len(self.lines) else ""
+            if is_dash_fence(nxt) and nxt[:1] == "-":
+                # seed §4.1 `_fix_missing_symbols`: `create a.py` directly followed by a `--`
+                # block is the model's declaration without its symbols; it runs (penalised)
+                self._fix("missing_symbols", ln, plain, idx)
+            else:  # a verb and a file in prose: proposed, never run
+                self.res.guesses[idx] = "missing_action_symbol"
+                self._fix("missing_action_symbol", ln, plain, idx)
+            self._in_block(idx, ln, plain)
             self.pending, self.pending_type = idx, SYNONYMS[m.group(1).lower()]
             return i + 1
         self._emit("~ " + s, ln)
@@ -241,5 +269,6 @@ class AutoRepair(BlockRules):
             for name in dict.fromkeys(names) if len(names) > 1 else names:
                 repairs.append(Repair(name, ln, s if name != "indented_protocol_line" else ""))
                 done.append(name)
+        self._in_block(idx, ln, s)
         self.pending, self.pending_type = idx, typ
         return i + 1

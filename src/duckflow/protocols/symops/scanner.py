@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from duckflow.protocols.symops.lines import _clean_target
 from duckflow.protocols.symops.model import (
     SYNONYMS,
     VITAL_KEYS,
@@ -367,7 +368,8 @@ class Scanner:
             if act.path and act.type in _FILE_TYPES and _maybe_annotated(act.path):
                 self._violation("annotated_target", self.line_no, f"`{act.path}` has a remark after the path",
                                 "only the path after `@`")  # fmt: skip
-            if act.path and (act.path[0] in _DECORATED or act.path[-1] in _DECORATED):
+            if (act.path and (act.path[0] in _DECORATED or act.path[-1] in _DECORATED)
+                    and _clean_target(act.path)[1]):  # `echo 'x'` ends with its own quote  # fmt: skip
                 self._violation("decorated_target", self.line_no, f"target `{act.path}` is quoted",
                                 "a bare path or command after `@`")  # fmt: skip
             act.line = self.line_no
