@@ -49,15 +49,12 @@ async def test_setsid_daemon_does_not_stretch_the_deadline_and_dies(tmp_path: Pa
 
 async def test_a_daemon_left_behind_after_a_normal_exit_is_killed(tmp_path: Path) -> None:
     # double fork + setsid: the daemon is re-parented, yet it was started by the call
-    command = "(setsid sh -c 'echo $$ > daemon.pid; exec sleep 1000' &); echo done"
+    command = ("(setsid sh -c 'echo $$ > daemon.pid; exec sleep 1000' &); "
+               "while [ ! -s daemon.pid ]; do sleep 0.01; done; echo done")
     started = time.monotonic()
     result = await execute_shell(tmp_path, PLAIN, command, timeout=20)
     assert result.stdout.strip() == "done" and result.exit_code == 0 and not result.timed_out
     assert time.monotonic() - started < 5
-    for _ in range(50):  # the pid file is written by the daemon itself
-        if (tmp_path / "daemon.pid").exists() and (tmp_path / "daemon.pid").read_text():
-            break
-        time.sleep(0.02)
     pid = int((tmp_path / "daemon.pid").read_text())
     assert _gone(pid)
 
