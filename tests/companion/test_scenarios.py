@@ -124,7 +124,7 @@ async def test_second_transition_in_one_utterance_is_refused(env: Any) -> None:
     assert s.state.step == Step.EXECUTION
     r = await s.continue_task(observed=False)  # no new utterance, no tool results
     assert s.state.step == Step.EXECUTION
-    assert [e.kind for e in r.events].count("refused") == 1
+    assert [c.type for c in r.chunks if c.type == "state" and not c.data.allowed] == ["state"]
     assert "per utterance" in s.owner.controller.refused()[-1].reason
     await s.handle_message("please review")
     assert s.state.step == Step.REVIEW
@@ -168,7 +168,7 @@ async def test_broken_main_json_is_repaired(env: Any) -> None:
                         ' "next_step": "pending_user", "step": "PLANNING", "reply": "Hello!",}\n```')])
     r = await o.session.handle_message("hi")
     assert r.decision is not None and r.decision.reply == "Hello!" and "Hello!" in r.reply
-    assert any(e.kind == "notice" and "repaired" in e.text for e in r.events)
+    assert any(c.type == "notice" and "repaired" in c.data.message for c in r.chunks)
 
 
 async def test_broken_main_json_twice_ends_in_the_safe_default(env: Any) -> None:
@@ -187,8 +187,8 @@ async def test_budget_cuts_are_reported_in_a_turn(env: Any) -> None:
     o.session.budget = LayerBudget(10_000, 200, 10_000)
     o.session.owner.change("evidence", lambda s: [s.add_evidence("read_file big → " + "y" * 250) for _ in range(5)])
     r = await o.session.handle_message("hi")
-    notices = [e for e in r.events if e.kind == "notice" and "prompt budget" in e.text]
-    assert notices and notices[0].data["cuts"][0].startswith("evidence")
+    notices = [c for c in r.chunks if c.type == "notice" and "prompt budget" in c.data.message]
+    assert notices and notices[0].data.details["cuts"][0].startswith("evidence")
 
 
 async def test_cancel_during_a_task_stops_it_cleanly(env: Any) -> None:
@@ -245,7 +245,7 @@ async def test_a_failing_model_call_keeps_the_state_and_says_so(env: Any) -> Non
     o = env.open([decision("EXECUTION", "base_main_specialized"), fail(LLMTimeoutError("slow", provider="x"))])
     r = await o.session.handle_message("go")
     assert "call failed" in r.reply and o.session.state.status == Status.REQUIRES_USER_INPUT
-    assert any(e.kind == "error" for e in r.events)
+    assert any(c.type == "error" and c.data.code == "model_error" for c in r.chunks)
     o2 = env.open([fail(LLMTimeoutError("slow", provider="x"))])
     r2 = await o2.session.handle_message("hi")
     assert "model call failed" in r2.reply and o2.session.state.step == Step.PLANNING

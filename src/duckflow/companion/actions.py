@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from duckflow.core.tool import Tool, ToolContext, result_to_text
+from duckflow.core.tool import Tool
 from duckflow.gate import Gate
 from duckflow.llm.types import ToolCall, ToolSpec
 
@@ -26,7 +26,6 @@ OP_CLASS = {
     "delete_path": "delete", "execute_shell": "execute", "run_tests": "execute",
 }
 RESULT_MAX = 4000
-APPROVAL_KEY = "workspace_approved"  # workspace/tools.py: the gate said yes
 
 Status = Literal["ok", "error", "pending", "refused", "proposed"]
 
@@ -72,6 +71,7 @@ class ActionRunner:
     gate: Gate
     session_id: str = ""
     by: str = "duckflow-companion"
+    engine: Any = None  # the session's EngineLoop: runs the calls on core's tool runner
     _index: dict[str, Tool] = field(default_factory=dict, init=False)
     specs: list[ToolSpec] = field(default_factory=list, init=False)
 
@@ -151,23 +151,16 @@ class ActionRunner:
 
     # -- running ------------------------------------------------------------------------
     async def run(self, call: ToolCall, *, approved: bool = False) -> CallOutcome:
-        """Run one call; `approved` tells the workspace tools the gate said yes."""
-        tool = self._index.get(call.name)
-        if tool is None:
+        """Run one call through core's tool runner; `approved` tells the workspace tools the gate said yes."""
+        if call.name not in self._index:
             known = ", ".join(sorted(self._index)) or "none"
             return CallOutcome(call, "error", f"unknown tool '{call.name}' (available: {known})")
-        cfg: dict[str, Any] = {"workspace": self.root}
-        if approved:
-            cfg[APPROVAL_KEY] = True
-        ctx = ToolContext(session_id=self.session_id, agent="companion", extra_cfg=cfg)
+        if self.engine is None:
+            raise RuntimeError("ActionRunner.engine is not set: tools run on core's loop (CompanionSession sets it)")
         t0 = time.perf_counter()
-        try:
-            value = await tool.invoke(call.arguments, ctx)
-        except Exception as exc:  # the error goes back into the state and the model's evidence
-            msg = str(exc) or type(exc).__name__
-            return CallOutcome(call, "error", msg[:RESULT_MAX], duration_ms=(time.perf_counter() - t0) * 1000)
-        text = result_to_text(value)
-        return CallOutcome(call, "ok", text[:RESULT_MAX], duration_ms=(time.perf_counter() - t0) * 1000)
+        result = await self.engine.run_tool(call, approved=approved)
+        return CallOutcome(call, "error" if result.is_error else "ok", result.content[:RESULT_MAX],
+                           duration_ms=(time.perf_counter() - t0) * 1000)
 
     async def process(
         self, call: ToolCall, *, intent: str, rationale: str, run_mutations: bool = True

@@ -12,6 +12,7 @@ safe default — wait for the person — and a message saying so.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -122,3 +123,72 @@ async def read_decision(ask: Ask, current_step: str) -> DecisionResult:
         f"step changed ({why}). Say what you want next, or try another model with --model."
     )
     return result
+
+
+_REPLY_KEY = re.compile(r'"reply"\s*:\s*"')
+_ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+
+
+class ReplyStreamer:
+    """Streams the `reply` field of the decision JSON while the model writes it.
+
+    The decision is JSON a person should not read; its `reply` string is what they should.
+    `feed(text)` takes the model's text as it arrives and calls `emit` with each newly
+    decoded part of the reply value (JSON escapes decoded; an escape cut by the chunk
+    boundary waits for the next piece). Everything outside the value is swallowed.
+    """
+
+    def __init__(self, emit: Callable[[str], None]) -> None:
+        self.emit = emit
+        self.buf = ""
+        self.pos = -1  # index in buf of the next undecoded character of the value
+        self.closed = False
+        self.streamed = ""
+
+    def feed(self, text: str) -> None:
+        if self.closed:
+            return
+        self.buf += text
+        if self.pos < 0:
+            m = _REPLY_KEY.search(self.buf)
+            if m is None:
+                return
+            self.pos = m.end()
+        out: list[str] = []
+        buf, i = self.buf, self.pos
+        while i < len(buf):
+            ch = buf[i]
+            if ch == '"':
+                self.closed = True
+                i += 1
+                break
+            if ch != "\\":
+                out.append(ch)
+                i += 1
+                continue
+            if i + 1 >= len(buf):
+                break  # the escape continues in the next piece
+            code = buf[i + 1]
+            if code == "u":
+                if i + 6 > len(buf):
+                    break
+                try:
+                    out.append(chr(int(buf[i + 2:i + 6], 16)))
+                except ValueError:
+                    out.append(buf[i:i + 6])
+                i += 6
+                continue
+            out.append(_ESCAPES.get(code, code))
+            i += 2
+        self.pos = i
+        if out:
+            piece = "".join(out)
+            self.streamed += piece
+            self.emit(piece)
+
+
+class Silent:
+    """A streamer that shows nothing (output guardrails hold the text back until they pass)."""
+
+    def feed(self, text: str) -> None:
+        return None

@@ -12,7 +12,6 @@ import contextlib
 from collections.abc import Awaitable, Callable
 
 from duckflow.companion.session import CompanionSession, TurnResult
-from duckflow.companion.state import AgentState, Status
 from duckflow.companion.task import TaskOutcome, drive
 
 
@@ -52,14 +51,7 @@ class DualLoop:
             outcome = await drive(self.session, first, max_turns=self.max_turns,
                                   auto_approve_workspace=self.auto_approve_workspace)
         except asyncio.CancelledError:
-            step = self.session.state.step.value
-
-            def note(s: AgentState) -> None:
-                s.status = Status.REQUIRES_USER_INPUT
-                s.log_decision(f"cancelled by the person during {step}")
-                s.set_last_delta(f"task cancelled during {step}")
-
-            self.session.owner.change("cancelled", note)
+            self.session.note_cancelled()
             if self.on_done:
                 self.on_done(None, None)
             raise

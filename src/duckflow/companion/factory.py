@@ -6,6 +6,7 @@ the workspace), restoring its state, transition history, plans and pending appro
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,9 @@ class OpenedSession:
         if trace is not None and hasattr(trace, "close"):
             trace.close()
         self.session.runner.gate.close()
+        counter = getattr(self.session.engine.token_guard, "counter", None)
+        if counter is not None and hasattr(counter, "close"):
+            counter.close()
         self.store.close()
 
 
@@ -49,7 +53,12 @@ def open_session(
     tools: list[Any] | None = None,
     codec: Any = None,
     trace: Any = None,
+    token_guard: Any = None,
+    guardrails: Sequence[Any] = (),
+    output_guardrails: Sequence[Any] = (),
 ) -> OpenedSession:
+    """`token_guard`: a core TokenGuard (default: from the config's `token_guard` section, per
+    session); `guardrails` / `output_guardrails`: core Guardrails on each message / reply."""
     from duckflow.companion.models import choose_model_name, load_model
     from duckflow.config import load_config
     from duckflow.core.codecs import resolve_codec
@@ -104,5 +113,11 @@ def open_session(
     runner = ActionRunner(root, tools, gate, owner.state.session_id)
     budget = LayerBudget(cfg.budget.base_tokens, cfg.budget.main_tokens, cfg.budget.specialized_tokens)
     builder = PromptBuilder(comp.language, read_workspace_persona(root))
-    session = CompanionSession(owner, model, runner, codec=codec, builder=builder, budget=budget, trace=trace)
+    if token_guard is None:
+        from duckflow.core.token_guard import TokenGuard
+
+        token_guard = TokenGuard.from_config(cfg.token_guard)
+    session = CompanionSession(owner, model, runner, codec=codec, builder=builder, budget=budget,
+                               trace=trace, token_guard=token_guard, guardrails=guardrails,
+                               output_guardrails=output_guardrails)
     return OpenedSession(session, resumed, name, getattr(codec, "name", "native"), store)

@@ -1,20 +1,25 @@
-"""One companion turn, end to end (DESIGN.md "One message, end to end", steps 4-7).
+"""One companion turn, end to end (DESIGN.md "One message, end to end", steps 4-7), on core's loop.
 
-Base + Main prompts from the AgentState → the Main model's JSON decision → at most one
-allowed transition → when the decision says `base_main_specialized`, the Specialized call for
-the current step, decoded by the session's codec into tool calls → each call through the gate
-→ approved calls run by the workspace tools → results into the state, the decision log and
-the trace → REVIEW (or back to PLANNING on an error or a denied approval).
+Base + Main prompts from the AgentState → the Main model's JSON decision (streamed: its
+`reply` field reaches the person as it is written) → at most one allowed transition → when
+the decision says `base_main_specialized`, the Specialized call for the current step, decoded
+by the session's codec into tool calls → each call through the gate → approved calls run by
+core's tool runner → results into the state, the decision log and the trace → REVIEW (or
+back to PLANNING on an error or a denied approval). Model calls, tool runs, the TokenGuard,
+guardrails and trace are core's (`engine.EngineLoop`); every step emits core `Chunk`s into
+one `ChunkHub` (one seq per session). `stream(text)` is the one async function channels use.
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Sequence
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from duckflow.companion.actions import ActionRunner, CallOutcome, call_from_dict, call_to_dict
+from duckflow.companion.chunkhub import ChunkHub
 from duckflow.companion.context import (
     allowed_next,
     apply_state_delta,
@@ -22,21 +27,45 @@ from duckflow.companion.context import (
     prompt_inputs,
     symops_vitals,
 )
-from duckflow.companion.decision import MainDecision, read_decision
-from duckflow.companion.events import Event, EventSink
+from duckflow.companion.decision import MainDecision, ReplyStreamer, Silent, read_decision
+from duckflow.companion.engine import MAIN_AGENT, SPECIALIZED_AGENT, EngineLoop, Feed
 from duckflow.companion.owner import StateOwner
 from duckflow.companion.plan import specs_for_calls
 from duckflow.companion.policy import DialogPolicy
 from duckflow.companion.reply import compose_reply, outcome_text
 from duckflow.companion.state import AgentState, Status, Step
 from duckflow.companion.transitions import TransitionRecord
+from duckflow.core.chunks import (
+    AnyChunk,
+    ApprovalChunk,
+    ApprovalData,
+    DecisionChunk,
+    DecisionData,
+    DoneChunk,
+    DoneData,
+    PlanChunk,
+    PlanData,
+    ReplyChunk,
+    ReplyData,
+    StateChunk,
+    StateData,
+    delta,
+)
+from duckflow.core.errors import CoreError
+from duckflow.core.run import RunAborted
+from duckflow.core.text_stream import FreeTextStreamer
 from duckflow.errors import DuckflowError
-from duckflow.llm.types import Message, Model, ModelResponse, ToolCall, ToolSpec, complete
+from duckflow.llm.types import Message, Model, ToolCall, ToolSpec
 from duckflow.prompts.budget import BuiltPrompts, LayerBudget, build_prompts
 from duckflow.prompts.render import PromptBuilder
 from duckflow.protocols.codec import Codec
 
+if TYPE_CHECKING:
+    from duckflow.companion.task import TaskOutcome
+
 CONTINUE_TEXT = "(no new message: continue the task from the evidence)"
+READ_ONLY = ("read_file", "list_files", "search_code")
+
 
 @dataclass
 class TurnResult:
@@ -46,17 +75,23 @@ class TurnResult:
     decision: MainDecision | None = None
     outcomes: list[CallOutcome] = field(default_factory=list)
     pending: dict[str, Any] | None = None
-    events: list[Event] = field(default_factory=list)
+    chunks: list[AnyChunk] = field(default_factory=list)
     tokens: dict[str, int] = field(default_factory=dict)
     next_step: str = "pending_user"
+    stopped: str | None = None  # why the task must stop here: token_budget | guardrail
 
     @property
     def ran_tools(self) -> bool:
         return any(o.status in ("ok", "error", "refused") for o in self.outcomes)
 
+    @property
+    def moved(self) -> bool:
+        """A step change happened in this turn."""
+        return any(isinstance(c, StateChunk) and c.data.allowed for c in self.chunks)
+
 
 class CompanionSession:
-    """Drives one conversation; all state lives in the StateOwner."""
+    """Drives one conversation; all state lives in the StateOwner, all running is core's."""
 
     def __init__(
         self,
@@ -70,7 +105,10 @@ class CompanionSession:
         policy: DialogPolicy | None = None,
         specialized_model: Model | None = None,
         trace: Any = None,
-        events: EventSink | None = None,
+        token_guard: Any = None,
+        guardrails: Sequence[Any] = (),
+        output_guardrails: Sequence[Any] = (),
+        mode: str = "layered",
     ) -> None:
         self.owner = owner
         self.model = model
@@ -81,17 +119,106 @@ class CompanionSession:
         self.budget = budget or LayerBudget()
         self.policy = policy or DialogPolicy()
         self.trace = trace
-        self.events = events or EventSink()
-        self.model_time_s = 0.0
+        # "layered" = Base+Main then Specialized (seed 001); "single" = one call per turn for
+        # small models (companion/singlecall.py, when present, takes the turn over)
+        self.mode = mode
+        self.engine = EngineLoop(owner.state.session_id, model, specialized_model=self.specialized_model,
+                                 tools=list(runner.tools), root=runner.root, emit=self._emit,
+                                 trace=trace, token_guard=token_guard, guardrails=guardrails,
+                                 output_guardrails=output_guardrails)
+        self.chunks = ChunkHub(self.engine.session.seq, MAIN_AGENT)
+        runner.engine = self.engine
         self.last_tokens: dict[str, int] = {}
+
+    def _emit(self, chunk: AnyChunk) -> None:
+        self.chunks.emit(chunk)
 
     @property
     def state(self) -> AgentState:
         return self.owner.state
 
+    @property
+    def model_time_s(self) -> float:
+        return self.engine.model_time_s
+
+    @model_time_s.setter
+    def model_time_s(self, value: float) -> None:
+        self.engine.model_time_s = value
+
+    # -- the stream channels render ---------------------------------------------------------
+    async def stream(self, text: str, *, max_turns: int = 12,
+                     auto_approve_workspace: bool = False) -> AsyncIterator[AnyChunk]:
+        """A person's message, driven until the task needs them again, as core Chunks.
+
+        Yields every chunk of the task in order (model text as `delta` while it is written,
+        `decision`, `state`, `plan`, `tool_call`/`tool_response`, `approval`, `notice`,
+        `progress`, `usage`, `reply` per turn) and ends with a `done` chunk whose `ending` says
+        why it stopped (done | approval | input | no_progress | max_turns | blocked | error).
+        `seq` continues the session's numbering. Closing the iterator cancels the task; the
+        state is kept.
+        """
+        async for chunk in self._stream(lambda: self.handle_message(text), max_turns, auto_approve_workspace):
+            yield chunk
+
+    async def stream_answer(self, granted: bool, *, by: str = "user", note: str | None = None,
+                            max_turns: int = 12, auto_approve_workspace: bool = False
+                            ) -> AsyncIterator[AnyChunk]:
+        """The person's answer to the pending approval, then the task goes on: as `stream()`."""
+        async for chunk in self._stream(lambda: self.answer_approval(granted, by=by, note=note),
+                                        max_turns, auto_approve_workspace):
+            yield chunk
+
+    async def _stream(self, first: Callable[[], Awaitable[TurnResult]], max_turns: int,
+                      auto_approve_workspace: bool) -> AsyncIterator[AnyChunk]:
+        from duckflow.companion.task import drive
+
+        queue: asyncio.Queue[AnyChunk | None] = asyncio.Queue()
+        unsubscribe = self.chunks.subscribe(queue.put_nowait)
+
+        async def body() -> TaskOutcome:
+            try:
+                outcome = await drive(self, first(), max_turns=max_turns,
+                                      auto_approve_workspace=auto_approve_workspace)
+                self._emit(DoneChunk(agent=MAIN_AGENT, data=DoneData(
+                    text=outcome.message, turns=outcome.turns, ending=outcome.ending)))
+                return outcome
+            except asyncio.CancelledError:
+                self.note_cancelled()
+                raise
+            finally:
+                queue.put_nowait(None)
+
+        task = asyncio.create_task(body())
+        try:
+            while (chunk := await queue.get()) is not None:
+                yield chunk
+            await task
+        finally:
+            unsubscribe()
+            if not task.done():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+
+    def note_cancelled(self) -> None:
+        """The current step was cancelled (Ctrl-C, /cancel, a closed stream): keep the state, say where."""
+        step = self.state.step.value
+
+        def note(s: AgentState) -> None:
+            s.status = Status.REQUIRES_USER_INPUT
+            s.log_decision(f"cancelled by the person during {step}")
+            s.set_last_delta(f"task cancelled during {step}")
+
+        self.owner.change("cancelled", note)
+
     # -- entry points ---------------------------------------------------------------------
     async def handle_message(self, text: str) -> TurnResult:
         """A message from the person: a new utterance (the transition limiter resets)."""
+        self.chunks.start_turn()
+        tripped = await self.engine.check("input", text)
+        if tripped is not None:
+            self.owner.set_status(Status.REQUIRES_USER_INPUT, f"input refused: {tripped.message}")
+            return self._stopped(f"I can't take that request: {tripped.message}", "guardrail")
         self.owner.new_utterance()
         if self.state.recovery_retries:  # the person stepped in: the recovery budget starts again
             self.owner.change("recovery retries reset", lambda s: setattr(s, "recovery_retries", 0))
@@ -101,27 +228,29 @@ class CompanionSession:
             fresh = True
         if fresh:
             self.owner.change("task", lambda s: setattr(s, "task", text.strip()))
-        return await self._turn(text)
+        return await self._guarded(self._turn(text))
 
     async def continue_task(self, *, observed: bool) -> TurnResult:
         """Work with no new message; `observed` (tool results arrived) starts a new utterance."""
+        self.chunks.start_turn()
         if observed:
             self.owner.new_utterance()
-        return await self._turn(None)
+        return await self._guarded(self._turn(None))
 
     async def answer_approval(self, granted: bool, *, by: str = "user", note: str | None = None) -> TurnResult:
         """The person's yes/no on the pending approval (also after a restart)."""
         job = self.state.pending_job
         if not self.state.pending_gate or not job:
             raise DuckflowError("no approval is waiting in this session", hint="see `duckflow status`")
-        self.events.start_turn()
+        self.chunks.start_turn()
         self.owner.new_utterance()
         current = self.runner.gate.get(job["job_id"])
         if current.status == "pending":
             self.runner.gate.decide(job["job_id"], granted, by, note)
         else:
             granted = current.status in ("granted", "auto_approved")
-        return await self._after_answer(job, granted)
+            by = "elsewhere (duckflow approvals)"
+        return await self._guarded(self._after_answer(job, granted, by))
 
     async def resume_pending(self) -> TurnResult | None:
         """After a restart: if the pending job was answered elsewhere (`duckflow approvals`), go on."""
@@ -131,46 +260,69 @@ class CompanionSession:
         current = self.runner.gate.get(job["job_id"])
         if current.status == "pending":
             return None
-        self.events.start_turn()
+        self.chunks.start_turn()
         self.owner.new_utterance()
-        return await self._after_answer(job, current.status in ("granted", "auto_approved"))
+        return await self._guarded(self._after_answer(job, current.status in ("granted", "auto_approved"),
+                                                      "elsewhere (duckflow approvals)"))
+
+    async def _guarded(self, turn: Awaitable[TurnResult]) -> TurnResult:
+        """A turn that the engine may stop: past the TokenGuard's block line the task stops, state kept."""
+        try:
+            return await turn
+        except RunAborted as aborted:
+            err = aborted.error
+            self.owner.set_status(Status.REQUIRES_USER_INPUT, f"stopped: {err.message}"[:200])
+            hint = err.hint or "start a new session"
+            text = (f"Stopped: {err.message}. The task is kept as it was; {hint} "
+                    "(`duckflow chat --new` starts a new session).")
+            return self._stopped(text, err.code)
+
+    def _stopped(self, text: str, why: str) -> TurnResult:
+        self._reply(text)
+        return self._result(text, None, [], "pending_user", stopped=why)
 
     # -- the turn ---------------------------------------------------------------------------
     async def _turn(self, user_text: str | None) -> TurnResult:
-        self.events.start_turn()
         state = self.state
-        if self.trace is not None:
-            self.trace.emit("agent_start", session=state.session_id, agent="companion",
-                            step=state.step.value, status=state.status.value)
         built = self._build()
         if built.report.cuts:
-            self.events.emit("notice", "prompt budget: cut " + "; ".join(built.report.cuts), cuts=built.report.cuts)
+            self.chunks.notice("budget_cut", "prompt budget: cut " + "; ".join(built.report.cuts),
+                               cuts=built.report.cuts)
         system = f"{built.base}\n\n{built.main}"
         user = Message("user", user_text if user_text is not None else CONTINUE_TEXT)
         result_raw: list[str] = []
+        streamed: list[ReplyStreamer] = []
 
         async def ask(reask: str | None) -> str:
             msgs = [Message("system", system), user]
             if reask is not None:
                 msgs += [Message("assistant", result_raw[-1] if result_raw else ""), Message("user", reask)]
-            resp = await self._call(self.model, msgs, [], "main")
-            result_raw.append(resp.text)
-            return resp.text
+            feed: Feed = Silent() if self.engine.holds_output or streamed else ReplyStreamer(
+                lambda t: self._emit(delta(MAIN_AGENT, t)))
+            if isinstance(feed, ReplyStreamer):
+                streamed.append(feed)
+            reply = await self.engine.call("main", msgs, streamer=feed)
+            result_raw.append(reply.text)
+            return reply.text
 
         try:
             dr = await read_decision(ask, state.step.value)
-        except DuckflowError as exc:  # the model failed after its retries: say so, keep the state
+        except CoreError as exc:  # the model failed after its retries: say so, keep the state
             self.owner.set_status(Status.REQUIRES_USER_INPUT, f"model call failed: {exc.message}")
-            self.events.emit("error", str(exc))
-            return self._result(f"The model call failed: {exc}", None, [], "pending_user")
+            text = f"The model call failed: {exc.message}" + (f" ({exc.hint})" if exc.hint else "")
+            self._reply(text)
+            return self._result(text, None, [], "pending_user")
         d = dr.decision
         if dr.repairs:
-            self.events.emit("notice", "repaired the decision JSON: " + "; ".join(dr.repairs))
+            self.chunks.notice("json_repaired", "repaired the decision JSON: " + "; ".join(dr.repairs))
         if dr.reasked and not dr.safe_default:
-            self.events.emit("notice", "the decision JSON was invalid; re-asked once: " + "; ".join(dr.errors[:3]))
-        self.events.emit("decision", d.rationale, step=d.step, pattern=d.prompt_pattern,
-                         next_step=d.next_step, goal_consistency=d.goal_consistency,
-                         constraint_check=d.constraint_check, safe_default=dr.safe_default)
+            self.chunks.notice("json_reasked", "the decision JSON was invalid; re-asked once: "
+                               + "; ".join(dr.errors[:3]))
+        self._emit(DecisionChunk(agent=MAIN_AGENT, data=DecisionData(
+            rationale=d.rationale, step=d.step, pattern=d.prompt_pattern, next_step=d.next_step,
+            goal_consistency=d.goal_consistency, constraint_check=d.constraint_check,
+            safe_default=dr.safe_default)))
+
         def note_decision(s: AgentState) -> None:
             apply_state_delta(s, d.state_delta)
             s.log_decision(d.rationale)
@@ -180,7 +332,7 @@ class CompanionSession:
         extra_text = ""
         moved: TransitionRecord | None = None
         if state.pending_gate:
-            self.events.emit("notice", "an approval is pending: no step change, no new action")
+            self.chunks.notice("approval_pending", "an approval is pending: no step change, no new action")
         else:
             target = Step(d.step)
             if target != state.step:
@@ -191,19 +343,22 @@ class CompanionSession:
             ):
                 try:
                     extra_text, outcomes = await self._specialized(user_text, d)
-                except DuckflowError as exc:  # the Specialized model call failed: keep the state, say so
+                except CoreError as exc:  # the Specialized model call failed: keep the state, say so
                     self.owner.set_status(Status.REQUIRES_USER_INPUT, f"model call failed: {exc.message}")
-                    self.events.emit("error", str(exc))
                     extra_text = f"The {state.step.value.lower()} call failed: {exc.message}"
         reply = compose_reply(self.state, self.policy, self.runner.op_class, user_text, d, extra_text,
                               outcomes, dr.message)
+        tripped = await self.engine.check("output", reply)
+        if tripped is not None:
+            reply = f"(a reply was withheld by a guardrail: {tripped.message})"
         self.owner.change("exchange", lambda s: s.add_exchange(user_text or "(continued)", reply))
-        self.events.emit("reply", reply)
-        if self.trace is not None:
-            self.trace.emit("agent_end", session=state.session_id, agent="companion",
-                            step=state.step.value, status=state.status.value, result=d.next_step,
-                            tok_prompt=sum(self.last_tokens.values()))
+        self._reply(reply)
         return self._result(reply, d, outcomes, d.next_step)
+
+    def _reply(self, text: str) -> None:
+        s = self.state
+        self._emit(ReplyChunk(agent=MAIN_AGENT, data=ReplyData(text=text, step=s.step.value,
+                                                               status=s.status.value)))
 
     def _build(self, specialized_step: str | None = None, tools_text: str = "") -> BuiltPrompts:
         inputs = prompt_inputs(
@@ -214,25 +369,17 @@ class CompanionSession:
         self.last_tokens = dict(built.report.tokens)
         return built
 
-    async def _call(self, model: Model, msgs: list[Message], tools: Sequence[ToolSpec], layer: str) -> ModelResponse:
-        self.events.emit("thinking", f"asking {model.name} ({layer})…", layer=layer)
-        t0 = time.perf_counter()
-        try:
-            return await complete(model, msgs, tools=tools)
-        finally:
-            dt = time.perf_counter() - t0
-            self.model_time_s += dt
-            if self.trace is not None:
-                self.trace.emit("llm_call", session=self.state.session_id, agent="companion",
-                                layer=layer, model=model.name, duration_ms=round(dt * 1000, 1))
-
     def _transition(self, to: Step, reason: str, source: Any, status: Status | None = None) -> TransitionRecord:
         if to == Step.DONE and status is None:
             status = Status.SUCCESS
         rec = self.owner.transition(to, reason, source=source, status=status)
-        self.events.emit("transition" if rec.allowed else "refused", rec.line(),
-                         from_step=rec.from_step.value, to_step=rec.to_step.value, source=rec.source)
+        self._state_chunk(rec)
         return rec
+
+    def _state_chunk(self, rec: TransitionRecord) -> None:
+        self._emit(StateChunk(agent=MAIN_AGENT, data=StateData(
+            from_step=rec.from_step.value, to_step=rec.to_step.value, status=self.state.status.value,
+            source=str(rec.source), allowed=rec.allowed, reason=rec.line())))
 
     # -- the Specialized call and the tools ---------------------------------------------
     async def _specialized(self, user_text: str | None, d: MainDecision) -> tuple[str, list[CallOutcome]]:
@@ -245,23 +392,30 @@ class CompanionSession:
         msgs = [Message("system", f"{built.base}\n\n{built.specialized}"),
                 Message("user", f"{request}\n\nDecision: {d.rationale}"
                                 + file_context(self.state.context_refs, self.runner.read_text))]
-        resp = await self._call(self.specialized_model, msgs, specs if native else [], step.value.lower())
-        calls, text = self._decode(resp, specs, native)
+        feed: Feed | None = None
+        if self.engine.holds_output:
+            feed = Silent()
+        elif not native and self.codec is not None:
+            feed = FreeTextStreamer(self.codec, specs, lambda t: self._emit(delta(SPECIALIZED_AGENT, t)))
+        resp = await self.engine.call(step.value.lower(), msgs, specs if native else [],
+                                      streamer=feed, specialized=True)
+        calls, text = self._decode(resp.text, list(resp.calls), specs, native)
         if step == Step.PLANNING:
             plan_id = self._plan(text, calls)
-            return f"(plan {plan_id} proposed)", await self._run_calls([c for c in calls if c.name in
-                                                                    ("read_file", "list_files", "search_code")], d)
+            return f"(plan {plan_id} proposed)", await self._run_calls(
+                [c for c in calls if c.name in READ_ONLY], d)
         outcomes = await self._run_calls(calls, d)
         return (text if step == Step.REVIEW else ""), outcomes
 
-    def _decode(self, resp: ModelResponse, specs: list[ToolSpec], native: bool) -> tuple[list[ToolCall], str]:
+    def _decode(self, text: str, native_calls: list[ToolCall], specs: list[ToolSpec],
+                native: bool) -> tuple[list[ToolCall], str]:
         if native or self.codec is None:
-            return list(resp.tool_calls), resp.text
-        decoded = self.codec.decode(resp.text, specs)
+            return native_calls, text
+        decoded = self.codec.decode(text, specs)
         for msg in decoded.errors + decoded.warnings:
-            self.events.emit("notice", f"{self.codec.name}: {msg}")
-        self._vitals_from(resp.text)
-        return list(decoded.calls) + list(resp.tool_calls), decoded.text
+            self.chunks.notice("codec", f"{self.codec.name}: {msg}")
+        self._vitals_from(text)
+        return list(decoded.calls) + native_calls, decoded.text
 
     def _vitals_from(self, text: str) -> None:
         vitals = symops_vitals(text) if self.codec is not None and self.codec.name == "symops" else None
@@ -275,7 +429,9 @@ class CompanionSession:
         if specs:
             plans.set_action_specs(plan_id, specs)
         self.owner.change("plan", lambda s: setattr(s, "plan_id", plan_id))
-        self.events.emit("plan", text, plan_id=plan_id, actions=[s.line() for s in specs])
+        self._emit(PlanChunk(agent=MAIN_AGENT, data=PlanData(
+            plan_id=plan_id, status="proposed", text=text, actions=[s.line() for s in specs],
+            states=["pending"] * len(specs))))
         return plan_id
 
     async def _run_calls(self, calls: list[ToolCall], d: MainDecision,
@@ -283,10 +439,6 @@ class CompanionSession:
         """Run calls in order; stop at a pending approval or an error. `prior`: already ran this step."""
         outcomes: list[CallOutcome] = list(prior or [])
         for i, call in enumerate(calls):
-            self.events.emit("tool_call", f"{call.name} {call.arguments.get('path', '')}".strip(),
-                             call=call_to_dict(call))
-            if self.trace is not None:
-                self.trace.emit("tool_start", session=self.state.session_id, agent="companion", tool=call.name)
             out = await self.runner.process(call, intent=f"{call.name} for: {self.state.goal or self.state.task}",
                                             rationale=d.rationale)
             outcomes.append(out)
@@ -301,17 +453,14 @@ class CompanionSession:
         return outcomes
 
     def _emit_outcome(self, out: CallOutcome) -> None:
+        """Chunks for what core's tool runner does not say itself: approvals, proposals, refusals."""
         if out.status == "pending":
-            self.events.emit("approval", out.content, job_id=out.job_id, request=out.request or {},
-                             call=call_to_dict(out.call))
+            self._emit(ApprovalChunk(agent=MAIN_AGENT, data=ApprovalData(
+                phase="request", job_id=str(out.job_id), request=out.request or {}, call=call_to_dict(out.call))))
         elif out.status == "proposed":
-            self.events.emit("proposed", out.line(200), call=call_to_dict(out.call))
-        else:
-            self.events.emit("tool_result", out.line(200), status=out.status, content=out.content,
-                             call=call_to_dict(out.call), duration_ms=out.duration_ms)
-        if self.trace is not None and out.status in ("ok", "error", "refused"):
-            self.trace.emit("tool_end", session=self.state.session_id, agent="companion",
-                            tool=out.call.name, result=out.status, duration_ms=round(out.duration_ms, 1))
+            self.chunks.notice("proposed", out.line(200), call=call_to_dict(out.call))
+        elif out.status == "refused":
+            self.chunks.notice("refused_call", out.line(200), call=call_to_dict(out.call))
 
     def _park(self, out: CallOutcome, rest: list[ToolCall]) -> None:
         req = out.request or {}
@@ -340,7 +489,7 @@ class CompanionSession:
                 s.log_decision(f"ran {o.call.name} {path or ''}: {o.status}".replace("  ", " "))
                 if o.status == "ok" and o.call.name in ("read_file", "write_file", "edit_file") and path:
                     s.add_context_ref(f"file:{path}")
-                if o.status == "ok" and o.call.name not in ("read_file", "list_files", "search_code"):
+                if o.status == "ok" and o.call.name not in READ_ONLY:
                     s.memory.successful_operations += 1
                     if o.call.name in ("write_file", "edit_file") and path:
                         s.memory.note_file(str(path))
@@ -355,15 +504,15 @@ class CompanionSession:
         if failed:
             self.owner.set_status(Status.ERROR, failed[0].line(100))
             rec = self.owner.recover(failed[0].line(100))
-            self.events.emit("transition" if rec.allowed else "refused", rec.line(),
-                             from_step=rec.from_step.value, to_step=rec.to_step.value, source=rec.source)
-        elif self.state.step == Step.EXECUTION and any(o.call.name not in ("read_file", "list_files", "search_code")
-                                                         for o in ran):
+            self._state_chunk(rec)
+        elif self.state.step == Step.EXECUTION and any(o.call.name not in READ_ONLY for o in ran):
             self._transition(Step.REVIEW, "execution finished: review the result", "outcome", Status.SUCCESS)
 
-    async def _after_answer(self, job: dict[str, Any], granted: bool) -> TurnResult:
+    async def _after_answer(self, job: dict[str, Any], granted: bool, by: str) -> TurnResult:
         call = call_from_dict(job["call"])
         queue = [call_from_dict(c) for c in job.get("queue", [])]
+        self._emit(ApprovalChunk(agent=MAIN_AGENT, data=ApprovalData(
+            phase="answer", job_id=str(job["job_id"]), call=job["call"], granted=granted, by=by)))
 
         def clear(s: AgentState) -> None:
             s.pending_gate, s.pending_job = False, None
@@ -387,11 +536,12 @@ class CompanionSession:
                 self._after_execution(outcomes)
             reply = outcome_text(self.state, outcomes)
         self.owner.change("exchange", lambda s: s.add_exchange("(approval: " + ("yes)" if granted else "no)"), reply))
-        self.events.emit("reply", reply)
+        self._reply(reply)
         return self._result(reply, None, outcomes, "continue" if granted else "pending_user")
 
     # -- the reply ------------------------------------------------------------------------
-    def _result(self, reply: str, d: MainDecision | None, outcomes: list[CallOutcome], next_step: str) -> TurnResult:
+    def _result(self, reply: str, d: MainDecision | None, outcomes: list[CallOutcome], next_step: str,
+                *, stopped: str | None = None) -> TurnResult:
         s = self.state
         return TurnResult(reply, s.step, s.status, d, outcomes, s.pending_job if s.pending_gate else None,
-                          list(self.events.turn), dict(self.last_tokens), next_step)
+                          list(self.chunks.turn), dict(self.last_tokens), next_step, stopped)

@@ -16,7 +16,7 @@ from duckflow.companion.session import CompanionSession, TurnResult
 from duckflow.companion.state import Status, Step
 
 AUTO_BY = "auto-approve-workspace (duckflow run)"
-Ending = Literal["done", "approval", "input", "no_progress", "max_turns", "error"]
+Ending = Literal["done", "approval", "input", "no_progress", "max_turns", "blocked", "error"]
 
 
 @dataclass
@@ -44,13 +44,15 @@ async def drive(
     while True:
         res = results[-1]
         state = session.state
+        if res.stopped is not None:
+            return TaskOutcome("blocked", res.reply, len(results), results)
         if state.step == Step.DONE:
             return TaskOutcome("done", res.reply, len(results), results)
         if res.pending:
             request = res.pending.get("request") or {}
             if auto_approve_workspace and not request.get("hard_required"):
-                session.events.emit("notice", f"auto-approved for this run (--auto-approve-workspace): "
-                                              f"job {res.pending['job_id']}", job_id=res.pending["job_id"])
+                session.chunks.notice("auto_approved", "auto-approved for this run (--auto-approve-workspace): "
+                                      f"job {res.pending['job_id']}", job_id=res.pending["job_id"])
                 results.append(await session.answer_approval(True, by=AUTO_BY))
                 continue
             why = ", ".join(request.get("hard_required") or []) or "approval required"
@@ -63,8 +65,7 @@ async def drive(
             return TaskOutcome("input", res.reply or "the companion needs your input", len(results), results)
         if len(results) >= max_turns:
             return TaskOutcome("max_turns", f"stopped after {max_turns} turns without finishing", len(results), results)
-        moved = any(e.kind == "transition" for e in res.events)
-        idle = 0 if (res.ran_tools or moved) else idle + 1
+        idle = 0 if (res.ran_tools or res.moved) else idle + 1
         if idle >= max_idle:
             return TaskOutcome("no_progress", "stopped: no tool ran and no step changed for "
                                f"{max_idle} turns", len(results), results)

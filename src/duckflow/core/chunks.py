@@ -1,7 +1,10 @@
 """Chunks: the typed events an agent streams, `{time, agent, type, data, seq}` (seed 004 §5-1).
 
 A pydantic discriminated union on `type`: delta, tool_call, tool_response, usage, error,
-handoff, warning, done. `seq` is stamped by the session's `SessionSequence` when a chunk is
+handoff, warning, done — and the conversation's own kinds that an application on the loop
+(the companion) adds: state (a step move or a refused one), decision, plan, approval (request
+and answer), notice, progress (what runs now, for a spinner) and reply (the text for the
+person at the end of a turn). `seq` is stamped by the session's `SessionSequence` when a chunk is
 handed to the consumer, so it grows by exactly one per chunk within a session, across
 handoffs and parallel tool calls; a gap means a chunk was lost (clients can resume).
 """
@@ -75,6 +78,70 @@ class DoneData(_Data):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     turns: int = 0
+    ending: str | None = None  # a companion task: done | approval | input | no_progress | ...
+
+
+class StateData(_Data):
+    """A step move (or a refused one): from, to, the status after it, who asked and why."""
+
+    from_step: str
+    to_step: str
+    status: str
+    source: str
+    allowed: bool = True
+    reason: str = ""
+
+
+class DecisionData(_Data):
+    rationale: str
+    step: str
+    pattern: str
+    next_step: str
+    goal_consistency: str = ""
+    constraint_check: str = ""
+    safe_default: bool = False
+    alternatives: list[str] = Field(default_factory=list)
+
+
+class PlanData(_Data):
+    """A plan and its actions; `states` says per action: pending | running | done | failed | skipped."""
+
+    plan_id: str
+    status: str
+    text: str = ""
+    actions: list[str] = Field(default_factory=list)
+    states: list[str] = Field(default_factory=list)
+
+
+class ApprovalData(_Data):
+    phase: Literal["request", "answer"]
+    job_id: str
+    request: dict[str, Any] = Field(default_factory=dict)
+    call: dict[str, Any] = Field(default_factory=dict)
+    granted: bool | None = None
+    by: str | None = None
+
+
+class NoticeData(_Data):
+    code: str
+    message: str
+    details: dict[str, Any] = Field(default_factory=dict)
+
+
+class ProgressData(_Data):
+    """What runs now (a model call, a tool) for a spinner: `start` then `end` with its time."""
+
+    phase: Literal["start", "end"]
+    what: str
+    elapsed_ms: float = 0.0
+
+
+class ReplyData(_Data):
+    """The text for the person at the end of a turn (parts of it may have streamed as deltas)."""
+
+    text: str
+    step: str = ""
+    status: str = ""
 
 
 class _ChunkBase(BaseModel):
@@ -141,13 +208,57 @@ class DoneChunk(_ChunkBase):
     seq: int = 0
 
 
+class StateChunk(_ChunkBase):
+    type: Literal["state"] = "state"
+    data: StateData
+    seq: int = 0
+
+
+class DecisionChunk(_ChunkBase):
+    type: Literal["decision"] = "decision"
+    data: DecisionData
+    seq: int = 0
+
+
+class PlanChunk(_ChunkBase):
+    type: Literal["plan"] = "plan"
+    data: PlanData
+    seq: int = 0
+
+
+class ApprovalChunk(_ChunkBase):
+    type: Literal["approval"] = "approval"
+    data: ApprovalData
+    seq: int = 0
+
+
+class NoticeChunk(_ChunkBase):
+    type: Literal["notice"] = "notice"
+    data: NoticeData
+    seq: int = 0
+
+
+class ProgressChunk(_ChunkBase):
+    type: Literal["progress"] = "progress"
+    data: ProgressData
+    seq: int = 0
+
+
+class ReplyChunk(_ChunkBase):
+    type: Literal["reply"] = "reply"
+    data: ReplyData
+    seq: int = 0
+
+
 Chunk = Annotated[
     Union[DeltaChunk, ToolCallChunk, ToolResponseChunk, UsageChunk, ErrorChunk, HandoffChunk,
-          WarningChunk, DoneChunk],
+          WarningChunk, DoneChunk, StateChunk, DecisionChunk, PlanChunk, ApprovalChunk,
+          NoticeChunk, ProgressChunk, ReplyChunk],
     Field(discriminator="type"),
 ]
 AnyChunk = Union[DeltaChunk, ToolCallChunk, ToolResponseChunk, UsageChunk, ErrorChunk,
-                 HandoffChunk, WarningChunk, DoneChunk]
+                 HandoffChunk, WarningChunk, DoneChunk, StateChunk, DecisionChunk, PlanChunk,
+                 ApprovalChunk, NoticeChunk, ProgressChunk, ReplyChunk]
 
 _adapter: TypeAdapter[Any] | None = None
 
@@ -187,3 +298,7 @@ def error(agent: str, code: str, message: str, *, hint: str | None = None,
 
 def warning(agent: str, code: str, message: str, **details: Any) -> WarningChunk:
     return WarningChunk(agent=agent, data=WarningData(code=code, message=message, details=details))
+
+
+def notice(agent: str, code: str, message: str, **details: Any) -> NoticeChunk:
+    return NoticeChunk(agent=agent, data=NoticeData(code=code, message=message, details=details))

@@ -18,7 +18,7 @@ def _chat(opened: Any) -> tuple[Chat, io.StringIO]:
     buf = io.StringIO()
     renderer = Renderer(Console(file=buf, width=100, highlight=False))
     chat = Chat(opened, renderer)
-    opened.session.events.subscribe(renderer)
+    opened.session.chunks.subscribe(renderer)
     return chat, buf
 
 
@@ -66,7 +66,7 @@ async def test_commands_while_a_task_runs_and_quit(env: Any) -> None:
     assert "constraint added: keep it short" in text and "queued" in text and "working…" in text
     assert chat.queued == ["another message"]
     bar = chat.toolbar()
-    assert "asking scripted:model (main)… (/status" in bar
+    assert "asking scripted:model (main)… 0s (/status" in bar
     await chat.handle("/cancel")
     assert not chat.loop.busy and "cancelled" in chat.session.state.decision_log[-1]
     assert chat.queued == [] and "dropped 1 queued" in out.getvalue()

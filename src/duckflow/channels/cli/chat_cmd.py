@@ -41,11 +41,14 @@ class Chat:
         self.activity = ""
         self.editing = False
         self.queued: list[str] = []  # messages typed while a task ran, sent when it ends
-        self.session.events.subscribe(self._track)
 
-    def _track(self, ev: Any) -> None:
-        self.activity = ev.text if ev.kind == "thinking" else (
-            f"running {ev.text}" if ev.kind == "tool_call" else self.activity)
+    @property
+    def activity(self) -> str:
+        return str(self.render.activity)
+
+    @activity.setter
+    def activity(self, value: str) -> None:
+        self.render.activity = value
 
     def _done(self, outcome: Any, exc: BaseException | None) -> None:
         self.activity = ""
@@ -79,7 +82,9 @@ class Chat:
             return f" {s.step.value} · {s.status.value}{wait} · /help"
         frame = SPIN[int(time.monotonic() * 10) % len(SPIN)]
         activity = (self.activity or "working").rstrip("…")
-        return f" {frame} {activity}… (/status /constraint /cancel)"
+        since = self.render.activity_since
+        took = f" {time.monotonic() - since:.0f}s" if self.activity and since else ""
+        return f" {frame} {activity}…{took} (/status /constraint /cancel · Ctrl-C stops this step)"
 
     async def handle(self, text: str) -> bool:
         """One line from the person; False ends the chat."""
@@ -220,7 +225,7 @@ def run(args: argparse.Namespace) -> int:
     console = Console(highlight=False, force_terminal=tty or None)
     renderer = Renderer(console, debug=args.debug)
     chat = Chat(opened, renderer)
-    opened.session.events.subscribe(renderer)
+    opened.session.chunks.subscribe(renderer)
     chat.banner()
     try:
         asyncio.run(_interactive(chat) if tty else _piped(chat))

@@ -1,0 +1,234 @@
+"""Renders a companion's chunk stream in a terminal, live: text as it is written, each block as it closes.
+
+One `Renderer` for `duckflow run` and `duckflow chat`. It takes core `Chunk`s (the same
+stream the server and chat channels render): `delta` text is printed as it arrives (the Main
+reply after a 🦆, the Specialized model's text dimmed), a `reply` prints only what did not
+stream, `tool_call` / `tool_response` as they happen, `plan` with each action's state,
+`approval` as the five-point panel with the diff. A `progress` start shows a spinner with
+what runs and for how long (only on a terminal, and never over streaming text).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+MAIN = "companion"
+NOTICES_SHOWN = ("auto_approved", "proposed", "refused_call", "vitals", "plan_progress", "question",
+                 "constraint", "paused")
+
+
+class Renderer:
+    def __init__(self, console: Any = None, *, debug: bool = False, quiet: bool = False,
+                 spinner: bool = False) -> None:
+        from rich.console import Console
+
+        self.console = console or Console(highlight=False)
+        self.debug = debug
+        self.quiet = quiet
+        self.spinner = spinner and self.console.is_terminal
+        self._progress: Any = None
+        self._line_open = False  # streamed text without its newline yet
+        self._streamed: dict[str, str] = {}  # per agent: text streamed since the last block
+        self.activity = ""  # what runs now (chat's bottom bar)
+        self.activity_since = 0.0
+        self.updates = 0  # how many streamed pieces were written (tests, bench)
+
+    # -- spinner ------------------------------------------------------------------------
+    def stop_spinner(self) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+            self._progress = None
+
+    def _start_spinner(self, what: str) -> None:
+        self.activity, self.activity_since = what, time.monotonic()
+        if not self.spinner:
+            return
+        from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+        self.stop_spinner()
+        self._progress = Progress(SpinnerColumn("dots"), TextColumn("{task.description}"),
+                                  TimeElapsedColumn(), console=self.console, transient=True)
+        self._progress.add_task(what, total=None)
+        self._progress.start()
+
+    def _close_line(self) -> None:
+        if self._line_open:
+            self.console.print()
+            self._line_open = False
+
+    # -- chunks -------------------------------------------------------------------------
+    def __call__(self, chunk: Any) -> None:
+        if self.quiet:
+            return
+        kind = chunk.type
+        if kind == "progress":
+            if chunk.data.phase == "start":
+                self._start_spinner(chunk.data.what)
+            else:
+                self.stop_spinner()
+                self.activity = ""
+            return
+        if kind == "usage":
+            if self.debug:
+                self._block()
+                d = chunk.data
+                self.console.print(f"[dim]tokens {d.prompt_tokens}+{d.completion_tokens}"
+                                   f"{f' (session {d.session_total})' if d.session_total is not None else ''}[/]")
+            return
+        if kind == "delta":
+            self._delta(chunk)
+            return
+        getattr(self, f"_on_{kind}", self._ignore)(chunk)
+
+    def _ignore(self, chunk: Any) -> None:
+        return None
+
+    def _block(self) -> None:
+        self.stop_spinner()
+        self._close_line()
+
+    def _delta(self, chunk: Any) -> None:
+        from rich.text import Text
+
+        self.stop_spinner()
+        agent, text = chunk.agent, chunk.data.text
+        before = self._streamed.get(agent, "")
+        if not before:
+            self._close_line()
+            self.console.print(Text("🦆 " if agent == MAIN else "  ", style="bold"), end="")
+        self._streamed[agent] = before + text
+        self.console.print(Text(text, style="" if agent == MAIN else "dim"), end="")
+        self._line_open = not text.endswith("\n")
+        self.updates += 1
+        file = getattr(self.console, "file", None)
+        if file is not None and hasattr(file, "flush"):
+            file.flush()
+
+    def _on_reply(self, chunk: Any) -> None:
+        from rich.panel import Panel
+        from rich.text import Text
+
+        text = chunk.data.text
+        streamed = self._streamed.pop(MAIN, "")
+        self._streamed.clear()
+        if streamed and text.startswith(streamed):
+            rest = text[len(streamed):]
+            if rest.strip():
+                self.console.print(Text(rest), end="")
+            self._line_open = not (rest or streamed).endswith("\n")
+            self._close_line()
+            return
+        self._block()
+        self.console.print(Panel(Text(text), title="duckflow", border_style="green"))
+
+    def _on_decision(self, chunk: Any) -> None:
+        from rich.text import Text
+
+        self._block()
+        d = chunk.data
+        self.console.print(Text(f"💭 {d.rationale}  [{d.step} · {d.pattern}]", style="italic cyan"))
+
+    def _on_state(self, chunk: Any) -> None:
+        from rich.text import Text
+
+        d = chunk.data
+        if d.allowed:
+            self._block()
+            self.console.print(Text(f"↪ {d.reason}", style="cyan"))
+        elif self.debug:
+            self._block()
+            self.console.print(Text(f"⛔ {d.reason}", style="yellow"))
+
+    def _on_plan(self, chunk: Any) -> None:
+        from rich.panel import Panel
+
+        self._block()
+        d = chunk.data
+        streamed = self._streamed.pop("companion.specialized", "")
+        marks = {"done": "✓", "failed": "✗", "running": "…", "skipped": "-", "pending": "·"}
+        acts = [f"{marks.get(st, '·')} {a}" for a, st in zip(d.actions, d.states or ["pending"] * len(d.actions),
+                                                              strict=False)]
+        if d.status != "proposed" and acts:  # progress of an approved plan: one line
+            done = sum(1 for st in d.states if st == "done")
+            self.console.print(f"[blue]plan {d.plan_id} · {d.status} · {done}/{len(acts)} done[/]")
+            return
+        body = ("" if streamed else d.text) + ("\n\nactions:\n" + "\n".join(acts) if acts else "")
+        self.console.print(Panel(body.strip() or "(no actions)", title=f"plan {d.plan_id}", border_style="blue"))
+
+    def _on_tool_call(self, chunk: Any) -> None:
+        from rich.text import Text
+
+        self._block()
+        args = chunk.data.arguments
+        target = args.get("path") or args.get("command") or args.get("query") or ""
+        self.console.print(Text(f"→ {chunk.data.name} {target}".rstrip(), style="bold"))
+        self._start_spinner(f"running {chunk.data.name} {target}".rstrip())
+
+    def _on_tool_response(self, chunk: Any) -> None:
+        from rich.text import Text
+
+        self._block()
+        d = chunk.data
+        body = " ".join(d.content.split())[:160]
+        style = "red" if d.is_error else "green"
+        self.console.print(Text(f"{'✗' if d.is_error else '✓'} {d.name}: {body}", style=style))
+
+    def _on_approval(self, chunk: Any) -> None:
+        from rich.text import Text
+
+        self._block()
+        d = chunk.data
+        if d.phase == "request":
+            self.approval(d.request, d.job_id)
+        else:
+            word = "approved" if d.granted else "denied"
+            self.console.print(Text(f"{'✓' if d.granted else '✗'} job {d.job_id} {word} ({d.by})",
+                                    style="green" if d.granted else "yellow"))
+
+    def _on_notice(self, chunk: Any) -> None:
+        from rich.text import Text
+
+        d = chunk.data
+        if not (self.debug or d.code in NOTICES_SHOWN or "could not" in d.message):
+            return
+        self._block()
+        style = {"proposed": "magenta", "refused_call": "red"}.get(d.code, "dim yellow")
+        prefix = {"proposed": "◇ proposed, not run: ", "refused_call": "✗ refused: "}.get(d.code, "ℹ ")
+        self.console.print(Text(prefix + d.message, style=style))
+
+    def _on_warning(self, chunk: Any) -> None:
+        from rich.text import Text
+
+        self._block()
+        self.console.print(Text(f"⚠ {chunk.data.message}", style="yellow"))
+
+    def _on_error(self, chunk: Any) -> None:
+        from rich.text import Text
+
+        self._block()
+        d = chunk.data
+        self.console.print(Text(f"error: {d.message}" + (f" ({d.hint})" if d.hint else ""), style="bold red"))
+
+    def approval(self, request: dict[str, Any], job_id: Any, *, details: bool = False) -> None:
+        from rich.panel import Panel
+        from rich.syntax import Syntax
+
+        self._block()
+        lines = [
+            f"[bold]job[/] {job_id}   risk: {request.get('risk', '?')}",
+            f"[bold]intent[/]: {request.get('intent', '')}",
+            f"[bold]why[/]: {request.get('rationale', '')}",
+            f"[bold]impact[/]: {request.get('impact', '')}",
+            f"[bold]alternatives[/]: {request.get('alternatives', '')}",
+        ]
+        if request.get("hard_required"):
+            lines.append(f"[bold red]a person must decide[/]: {', '.join(request['hard_required'])}")
+        if details:
+            lines.append(f"[bold]affected[/]: {', '.join(request.get('affected') or [])}")
+            lines.append(f"[bold]reversible[/]: {request.get('reversible')}  {request.get('rollback', '')}")
+        self.console.print(Panel("\n".join(lines), title="approval needed", border_style="yellow"))
+        diff = request.get("diff_preview") or ""
+        if diff:
+            shown = diff if details else "\n".join(diff.splitlines()[:40])
+            self.console.print(Syntax(shown, "diff", theme="ansi_dark", word_wrap=True))

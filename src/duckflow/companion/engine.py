@@ -1,0 +1,157 @@
+"""The companion on core's loop: its model calls, tool runs, guards, trace and chunk seq go through core.
+
+The companion adds its own parts (state, transitions, prompt layers, policy, gate) around the
+engine's pieces, not a second engine: a model call is `core.model_call.call_model` inside a
+`core.run.RunContext` (the TokenGuard is asked before it and counts after it, deltas stream
+as chunks, `llm_call` is traced); a tool run is `core.tool_runner.run_tool_calls` (timeouts,
+`tool_call`/`tool_response` chunks, `tool_start`/`tool_end` trace, tool I/O counted); input
+and output guardrails are the core `Guardrail`s. One `core.session.Session` per companion
+session numbers every chunk (`seq`), whichever layer emitted it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+from duckflow.core.agent import Agent
+from duckflow.core.chunks import (
+    AnyChunk,
+    ProgressChunk,
+    ProgressData,
+    UsageChunk,
+    UsageData,
+)
+from duckflow.core.errors import GuardrailTripped, ModelCallError
+from duckflow.core.guardrails import Guardrail
+from duckflow.core.model_call import ModelReply, call_model
+from duckflow.core.run import RunContext, TraceSink, null_trace
+from duckflow.core.session import Session
+from duckflow.core.token_guard import TokenGuard
+from duckflow.core.tool import Tool
+from duckflow.core.tool_runner import run_tool_calls
+from duckflow.errors import DuckflowError
+from duckflow.llm.types import Message, Model, ToolCall, ToolResult, ToolSpec
+
+APPROVAL_KEY = "workspace_approved"  # workspace/tools.py: the gate said yes
+MAIN_AGENT = "companion"
+SPECIALIZED_AGENT = "companion.specialized"
+
+
+class Feed(Protocol):
+    """What `call_model` feeds streamed text to (core's FreeTextStreamer, or the reply reader)."""
+
+    def feed(self, text: str) -> None: ...
+
+
+class EngineLoop:
+    """Holds the core agents, session and guards of one companion session."""
+
+    def __init__(
+        self,
+        session_id: str,
+        model: Model,
+        *,
+        specialized_model: Model | None = None,
+        tools: Sequence[Tool] = (),
+        root: Path | None = None,
+        emit: Callable[[AnyChunk], None],
+        trace: TraceSink | None = None,
+        token_guard: TokenGuard | None = None,
+        guardrails: Sequence[Guardrail] = (),
+        output_guardrails: Sequence[Guardrail] = (),
+    ) -> None:
+        self.session = Session(id=session_id)
+        self.emit = emit
+        self.trace: TraceSink = trace if trace is not None else null_trace()
+        self.token_guard = token_guard
+        cfg: dict[str, Any] = {"workspace": root} if root is not None else {}
+        common: dict[str, Any] = {"trace": self.trace, "token_guard": token_guard,
+                                  "guardrails": guardrails, "output_guardrails": output_guardrails}
+        self.main = Agent(MAIN_AGENT, model=model, extra_cfg=cfg, **common)
+        self.specialized = Agent(SPECIALIZED_AGENT, model=specialized_model or model, tools=tools,
+                                 extra_cfg=cfg, **common)
+        self.approved = Agent(MAIN_AGENT, tools=tools, extra_cfg={**cfg, APPROVAL_KEY: True}, **common)
+        self._tools = {t.name: t for t in tools}
+        self.calls = 0
+        self.model_time_s = 0.0
+
+    def run_for(self, agent: Agent) -> RunContext:
+        return RunContext(self.session, agent, self.emit, self.trace, self.token_guard)
+
+    # -- model calls ------------------------------------------------------------------------
+    async def call(self, layer: str, messages: list[Message], specs: Sequence[ToolSpec] = (),
+                   *, streamer: Feed | None = None, specialized: bool = False) -> ModelReply:
+        """One streamed model call on core's path; raises RunAborted past the token limit."""
+        agent = self.specialized if specialized else self.main
+        model = agent.model
+        assert model is not None and not isinstance(model, str)
+        run = self.run_for(agent)
+        await run.before_call(f"the {layer} model call")
+        self.calls += 1
+        what = f"asking {model.name} ({layer})"
+        self.emit(ProgressChunk(agent=agent.name, data=ProgressData(phase="start", what=what)))
+        started = time.perf_counter()
+        try:
+            reply = await call_model(run, model, messages, list(specs), agent.settings,
+                                     streamer=streamer, turn=self.calls)  # type: ignore[arg-type]
+        except DuckflowError as exc:
+            err = ModelCallError(f"the model {model.name} failed: {exc.message}", hint=exc.hint)
+            run.fail(err)
+            raise err from exc
+        except Exception as exc:
+            err = ModelCallError(f"the model {model.name} failed: {type(exc).__name__}: {exc}",
+                                 hint="check the provider's status and the trace")
+            run.fail(err)
+            raise err from exc
+        finally:
+            elapsed = time.perf_counter() - started
+            self.model_time_s += elapsed
+            self.emit(ProgressChunk(agent=agent.name, data=ProgressData(
+                phase="end", what=what, elapsed_ms=round(elapsed * 1000, 1))))
+
+        def announce(total: int) -> None:
+            run.emit(UsageChunk(agent=agent.name, data=UsageData(
+                prompt_tokens=reply.usage.prompt_tokens, completion_tokens=reply.usage.completion_tokens,
+                model=model.name, session_total=total if total >= 0 else None)))
+
+        await run.count(reply.usage.total_tokens, announce=announce)
+        return reply
+
+    # -- guardrails -------------------------------------------------------------------------
+    @property
+    def holds_output(self) -> bool:
+        """With output guardrails, a reply is held back until they pass (nothing streams)."""
+        return bool(self.main.output_guardrails)
+
+    async def check(self, stage: str, text: str) -> GuardrailTripped | None:
+        """Input or output guardrails on `text`; the first tripwire is emitted and returned."""
+        agent = self.main
+        guards = agent.guardrails if stage == "input" else agent.guardrails + agent.output_guardrails
+        run = self.run_for(agent)
+        for guard in guards:
+            verdict = await (guard.validate_input(text) if stage == "input" else guard.validate_output(text))
+            run.trace_event("guardrail", stage=stage, guardrail=verdict.guardrail or guard.name,
+                            tripwire=verdict.tripwire, message=verdict.message)
+            if verdict.tripwire:
+                hint = "rephrase the request" if stage == "input" else "the reply was not shown; ask differently"
+                tripped = GuardrailTripped(verdict.message, hint=hint)
+                run.fail(tripped)
+                return tripped
+        return None
+
+    # -- tools ------------------------------------------------------------------------------
+    def has_tool(self, name: str) -> bool:
+        return name in self._tools
+
+    async def run_tool(self, call: ToolCall, *, approved: bool = False) -> ToolResult:
+        """One call through core's tool runner (`approved`: the gate said yes to this call)."""
+        agent = self.approved if approved else self.specialized
+        run = self.run_for(agent)
+        if not call.id:
+            call = dataclasses.replace(call, id=f"call_{self.calls}_{call.name}")
+        results = await run_tool_calls(run, [call], self._tools, max_parallel=1)
+        return results[0]
