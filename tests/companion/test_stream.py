@@ -17,8 +17,7 @@ from duckflow.core.guardrails import Guardrail
 from duckflow.core.token_guard import TokenGuard
 from duckflow.llm.scripted import ScriptedModel, ScriptStep, tool_call
 from duckflow.llm.types import ToolCall
-
-from .conftest import decision
+from tests.helpers.companion import decision
 
 
 def _rendered(opened: Any) -> tuple[Renderer, io.StringIO]:
