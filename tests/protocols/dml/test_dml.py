@@ -265,3 +265,45 @@ def test_macros_in_reasoning_blocks_are_ignored() -> None:
     assert [c.name for c in d.calls] == ["read_file"] and d.warnings
     lone = parse("draft 🦆▶️[T:read_file|b.py]◀️🦆</think>🦆▶️[T:read_file|a.py]◀️🦆", TOOLS)
     assert [m.args for m in lone.macros] == [["a.py"]]
+
+
+def _workspace_specs(tmp_path: object) -> list[ToolSpec]:
+    from duckflow.workspace.tools import workspace_tools
+
+    return [t.spec for t in workspace_tools(str(tmp_path))]
+
+
+def test_split_by_the_real_workspace_schemas(tmp_path: object) -> None:
+    """The workspace tools' own specs (anyOf/Optional numbers), not hand-written ones (issue 9)."""
+    specs = _workspace_specs(tmp_path)
+    codec = DMLCodec()
+
+    def call(macro: str) -> tuple[dict[str, object], bool]:
+        (c,) = codec.decode(f"🦆▶️[T:{macro}]◀️🦆", specs).calls
+        return c.arguments, c.executable
+
+    assert call("execute_shell|cat a.txt | wc -l") == ({"command": "cat a.txt | wc -l"}, True)
+    assert call("execute_shell|cat a | wc -l|30") == ({"command": "cat a | wc -l", "timeout": 30}, True)
+    assert call("read_file|a.py|3|9") == ({"path": "a.py", "start_line": 3, "end_line": 9}, True)
+    assert call("search_code|a | b|5") == ({"query": "a | b", "limit": 5}, True)
+    assert call("write_file|a.py|x | y") == ({"path": "a.py", "content": "x | y"}, True)
+    assert call("run_tests|pytest -q tests/x.py") == ({"command": "pytest -q tests/x.py"}, True)
+    assert call("list_files|src|*.py|true") == ({"path": "src", "pattern": "*.py", "recursive": True}, True)
+    args, ok = call("read_file|a.py|three")
+    assert not ok  # an integer parameter cannot take a word: an error, nothing runs
+
+
+def test_schema_types_reads_optional_and_type_lists() -> None:
+    from duckflow.protocols.dml.arguments import convert, schema_types
+
+    assert schema_types({"anyOf": [{"type": "number"}, {"type": "null"}]}) == ["number", "null"]
+    assert schema_types({"type": ["integer", "null"]}) == ["integer", "null"]
+    assert schema_types({}) == ["string"]
+    assert convert("7", {"anyOf": [{"type": "integer"}, {"type": "null"}]}) == 7
+    assert convert("none", {"anyOf": [{"type": "integer"}, {"type": "null"}]}) is None
+    try:
+        convert("wc -l", {"anyOf": [{"type": "number"}, {"type": "null"}]})
+    except ValueError as err:
+        assert "number" in str(err)
+    else:
+        raise AssertionError("a number parameter took `wc -l`")

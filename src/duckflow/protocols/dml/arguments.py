@@ -1,7 +1,9 @@
 """DML arguments: split a T macro's text with the tool's signature, convert to declared types.
 
-The last parameter takes the rest, pipes included; typed trailing optionals are dropped until
-every piece fits (so `execute_shell|ls | wc -l` keeps its pipe); a parameter named like a path
+Types come from the tool's real JSON schema (`type`, type lists, `anyOf`/`oneOf` as pydantic
+writes Optional parameters). The last parameter taken takes the rest, pipes included; trailing
+parameters are dropped until every piece fits its declared type (a number cannot take
+`wc -l`, so `execute_shell|cat a.txt | wc -l` keeps its pipe); a parameter named like a path
 never absorbs pipes. Named (`path=a.py`), quoted-path and JSON-object arguments are undone.
 """
 
@@ -39,6 +41,25 @@ def _split(rest: str, k: int, params: list[str] | None = None) -> list[str]:
     return out
 
 
+def _split_typed(rest: str, k: int, params: list[str], props: dict[str, Any]) -> list[str]:
+    """`rest` in `k` pieces; the last *string* parameter takes the rest of the text.
+
+    `execute_shell|cat a | wc -l|30`: the typed `timeout` after `command` takes only the last
+    piece, so the command keeps its pipe. When the k-th parameter is itself a string (or
+    none of them is) this is the plain split, the last piece taking the rest.
+    """
+    strings = [i for i in range(k) if "string" in schema_types(props.get(params[i], {}))]
+    j = strings[-1] if strings else k - 1
+    if j == k - 1 or rest.count("|") < k - 1:
+        return _split(rest, k, params)
+    head = rest.split("|", j)
+    tail = head[-1].rsplit("|", k - 1 - j)
+    out = [p.strip() for p in head[:-1] + tail]
+    if "\n" in tail[0]:
+        out[j] = _content(tail[0])
+    return out
+
+
 def _fits(args: list[str], spec: ToolSpec) -> bool:
     props = spec.parameters.get("properties", {})
     for name, value in zip(spec.param_names, args, strict=False):
@@ -64,8 +85,10 @@ def split_args(rest: str | None, spec: ToolSpec | None) -> list[str]:
     if not params:
         return [_split(rest, 1)[0]]
     floor = max(len(spec.required), 1)
+    props = spec.parameters.get("properties", {})
     for k in range(len(params), floor - 1, -1):
-        args = _tidy_args(_split(rest, k, params), params)
+        pieces = _split_typed(rest, k, params, props)
+        args = _tidy_args(pieces, params)
         if _fits(args, spec) and (k == len(params) or not _PATHLIKE.search(params[k - 1])):
             return args
     return _tidy_args(_split(rest, len(params), params), params)
@@ -92,19 +115,61 @@ _TRUE = {"true", "yes", "on", "1", "はい"}
 _FALSE = {"false", "no", "off", "0", "いいえ"}
 
 
-def convert(value: str, schema: dict[str, Any]) -> Any:
+def schema_types(schema: dict[str, Any]) -> list[str]:
+    """The JSON types a parameter accepts: `type` (a name or a list) and `anyOf`/`oneOf` branches.
+
+    An Optional parameter (`anyOf: [{type: number}, {type: null}]`, what pydantic writes for
+    `float | None`) accepts a number or null; a schema with no type at all accepts a string.
+    """
     kind = schema.get("type")
+    out: list[str] = [kind] if isinstance(kind, str) else [k for k in kind or [] if isinstance(k, str)]
+    for key in ("anyOf", "oneOf"):
+        for branch in schema.get(key) or []:
+            if isinstance(branch, dict):
+                out += [t for t in schema_types(branch) if t not in out]
+    return out or ["string"]
+
+
+_NULL = {"null", "none", ""}
+
+
+def convert(value: str, schema: dict[str, Any]) -> Any:
+    """`value` as the parameter's declared type; ValueError when it is none of the accepted types."""
+    kinds = schema_types(schema)
+    if "string" in kinds:
+        return value  # a text parameter takes any text (a number written there stays text)
+    if "null" in kinds and value.strip().lower() in _NULL:
+        return None
+    real = [k for k in kinds if k != "null"] or kinds
+    for kind in real:
+        try:
+            return _convert_one(value, kind)
+        except ValueError as err:
+            if len(real) == 1:
+                raise ValueError(str(err) if kind == "boolean" else f"expected {kind}") from None
+    raise ValueError(f"expected {' or '.join(real)}")
+
+
+def _convert_one(value: str, kind: str) -> Any:
+    low = value.strip().lower()
     if kind == "boolean":
-        low = value.strip().lower()
         if low in _TRUE or low in _FALSE:
             return low in _TRUE
         raise ValueError("expected true or false")
     if kind == "integer":
-        return int(value.strip())
+        return int(low)
     if kind == "number":
-        return float(value.strip())
+        number = float(low)
+        return int(number) if number.is_integer() and "." not in low and "e" not in low else number
     if kind in ("array", "object"):
-        return json.loads(value)
+        parsed = json.loads(value)
+        if not isinstance(parsed, list if kind == "array" else dict):
+            raise ValueError(f"expected a JSON {kind}")
+        return parsed
+    if kind == "null":
+        if low in _NULL:
+            return None
+        raise ValueError("expected null")
     return value
 
 
