@@ -31,6 +31,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "bench": ("duckflow.channels.cli.bench_cmd", "run a benchmark and print figures"),
     "route": ("duckflow.channels.cli.route_cmd", "show where a message would be routed (seed 003)"),
     "config": ("duckflow.channels.cli.config_cmd", "show every effective setting and where it came from"),
+    "essay": ("duckflow.channels.cli.essay_cmd", "SmartAO essay agents: draft, style, check, eval"),
 }
 
 

@@ -1,0 +1,208 @@
+"""Rubrics and EvalAgent: a rubric JSON (criteria, weights, levels), cached; scores with reasons.
+
+A rubric file is parsed once per content: the cache is keyed by the file's sha256 (and
+remembers path+mtime+size to skip re-reading an unchanged file), and `hits`/`misses` say how it
+did. An evaluation asks the model for one level and a reason per criterion; the answer must
+name every criterion exactly once with a level the rubric defines, or it is refused (after one
+re-ask) — a missing score is never filled in. The total is the weighted mean of level/max, ×100.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field, ValidationError, model_validator
+
+from duckflow.apps.smartao.ask import AgentLog, EssayError, ask_json, json_settings
+from duckflow.apps.smartao.text import language
+
+
+class Level(BaseModel):
+    score: int = Field(ge=0, le=100)
+    description: str
+
+
+class Criterion(BaseModel):
+    id: str = Field(pattern=r"^[A-Za-z0-9_-]{1,40}$")
+    name: str
+    weight: float = Field(gt=0)
+    levels: list[Level] = Field(min_length=2)
+
+    @model_validator(mode="after")
+    def _distinct(self) -> Criterion:
+        scores = [lv.score for lv in self.levels]
+        if len(set(scores)) != len(scores):
+            raise ValueError(f"criterion {self.id!r} repeats a level score")
+        return self
+
+    @property
+    def max_score(self) -> int:
+        return max(lv.score for lv in self.levels)
+
+
+class Rubric(BaseModel):
+    name: str
+    criteria: list[Criterion] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _unique(self) -> Rubric:
+        ids = [c.id for c in self.criteria]
+        if len(set(ids)) != len(ids):
+            raise ValueError("criterion ids must be unique")
+        return self
+
+    def prompt_text(self) -> str:
+        lines = [f"Rubric: {self.name}"]
+        for c in self.criteria:
+            lines.append(f"- {c.id} ({c.name}, weight {c.weight:g}): " +
+                         "; ".join(f"{lv.score} = {lv.description}" for lv in sorted(c.levels, key=lambda x: x.score)))
+        return "\n".join(lines)
+
+
+DEFAULT_RUBRIC = Path(__file__).parent / "data" / "ao_rubric.json"
+
+
+class RubricCache:
+    """Parsed rubrics by content hash; a file unchanged since the last read is not re-read."""
+
+    def __init__(self) -> None:
+        self._by_sha: dict[str, Rubric] = {}
+        self._by_stat: dict[tuple[str, int, int], str] = {}
+        self.hits = 0
+        self.misses = 0
+
+    def load(self, path: str | Path) -> tuple[Rubric, str]:
+        p = Path(path)
+        try:
+            st = p.stat()
+        except OSError as exc:
+            raise EssayError(f"rubric not found: {path}", hint="pass --rubric FILE.json") from exc
+        key = (str(p.resolve()), st.st_mtime_ns, st.st_size)
+        sha = self._by_stat.get(key)
+        if sha is not None and sha in self._by_sha:
+            self.hits += 1
+            return self._by_sha[sha], sha
+        raw = p.read_bytes()
+        sha = hashlib.sha256(raw).hexdigest()
+        self._by_stat[key] = sha
+        if sha in self._by_sha:
+            self.hits += 1
+            return self._by_sha[sha], sha
+        self.misses += 1
+        try:
+            rubric = Rubric.model_validate(json.loads(raw.decode("utf-8")))
+        except (ValueError, ValidationError) as exc:
+            first = str(exc).splitlines()
+            raise EssayError(f"rubric {path} is not valid: {' '.join(first[:3])[:300]}",
+                             hint="see docs/smartao.md for the rubric format") from exc
+        self._by_sha[sha] = rubric
+        return rubric, sha
+
+
+RUBRICS = RubricCache()
+
+
+class _Score(BaseModel):
+    criterion: str
+    level: int
+    reason: str = Field(min_length=3, max_length=400)
+
+
+class _Scores(BaseModel):
+    scores: list[_Score]
+
+
+@dataclass
+class Evaluation:
+    rubric: str
+    rubric_sha: str
+    scores: list[dict[str, Any]]
+    total: float
+    cached: bool = False
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"rubric": self.rubric, "total": round(self.total, 1), "scores": self.scores,
+                "cached": self.cached}
+
+
+def check_scores(rubric: Rubric, answer: _Scores) -> list[str]:
+    """Why an answer is unusable (empty list: usable)."""
+    errors: list[str] = []
+    by_id = {c.id: c for c in rubric.criteria}
+    seen: set[str] = set()
+    for s in answer.scores:
+        c = by_id.get(s.criterion)
+        if c is None:
+            errors.append(f"unknown criterion {s.criterion!r} (expected one of {', '.join(by_id)})")
+            continue
+        if s.criterion in seen:
+            errors.append(f"criterion {s.criterion!r} scored twice")
+        seen.add(s.criterion)
+        allowed = sorted(lv.score for lv in c.levels)
+        if s.level not in allowed:
+            errors.append(f"level {s.level} for {s.criterion!r} is not one of {allowed}")
+        if s.reason.strip().lower() in ("reason", "why", "...", "one line", "理由"):
+            errors.append(f"the reason for {s.criterion!r} is a placeholder")
+    missing = [cid for cid in by_id if cid not in seen]
+    if missing:
+        errors.append("missing criteria: " + ", ".join(missing))
+    return errors
+
+
+def total_score(rubric: Rubric, scores: dict[str, int]) -> float:
+    weight = sum(c.weight for c in rubric.criteria)
+    return 100.0 * sum(c.weight * scores[c.id] / c.max_score for c in rubric.criteria) / weight
+
+
+class EvalAgent:
+    name = "EvalAgent"
+
+    def __init__(self, model: Any, *, token_guard: Any = None, store: Any = None) -> None:
+        self.model, self.token_guard, self.store = model, token_guard, store
+
+    async def run(self, text: str, rubric_path: str | Path = DEFAULT_RUBRIC, *, session: str,
+                  log: AgentLog, essay_id: str = "") -> Evaluation:
+        from duckflow.core.agent import Agent
+
+        rubric, sha = RUBRICS.load(rubric_path)
+        essay_sha = hashlib.sha256(text.encode()).hexdigest()
+        model_name = str(getattr(self.model, "name", self.model))
+        if self.store is not None:
+            cached = self.store.cached_evaluation(sha, essay_sha, model_name)
+            if cached is not None:
+                return Evaluation(rubric.name, sha, cached["scores"], cached["total"], cached=True)
+        lang = language(text)
+        system = ("You are EvalAgent. Score the essay against the rubric: for every criterion give the "
+                  "level number the rubric defines and a one-sentence reason quoting or pointing at the "
+                  "essay. Answer with JSON only.")
+        if lang == "ja":
+            system += " Write the reasons in Japanese."
+        agent = Agent(self.name, system, model=self.model,
+                      settings=json_settings(_Scores, 150 + 120 * len(rubric.criteria), temperature=0.0),
+                      token_guard=self.token_guard, max_turns=1)
+        prompt = (rubric.prompt_text() + "\n\nEssay:\n<<<\n" + text + "\n>>>\n"
+                  'Answer as {"scores": [{"criterion": <id>, "level": <number>, "reason": <sentence>}]} '
+                  "with one entry for each of: " + ", ".join(c.id for c in rubric.criteria) + ".")
+        answer = await ask_json(agent, prompt, _Scores, session=session, log=log,
+                                check=lambda a: check_scores(rubric, a))
+        levels = {s.criterion: s.level for s in answer.scores}
+        scores = [{"criterion": c.id, "name": c.name, "level": levels[c.id], "max": c.max_score,
+                   "weight": c.weight, "reason": next(s.reason for s in answer.scores if s.criterion == c.id)}
+                  for c in rubric.criteria]
+        ev = Evaluation(rubric.name, sha, scores, total_score(rubric, levels))
+        if self.store is not None:
+            self.store.save_evaluation(essay_id or essay_sha, essay_sha, sha, model_name, ev)
+        return ev
+
+
+def rubric_path_from_env(given: str | None) -> Path:
+    if given:
+        return Path(given)
+    env = os.environ.get("DUCKFLOW_RUBRIC")
+    return Path(env) if env else DEFAULT_RUBRIC
