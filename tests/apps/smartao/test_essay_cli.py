@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.apps.smartao import texts
-from tests.llm.fakeserver import FakeServer, Reply, openai_stream
+from tests.helpers.fakeserver import FakeServer, Reply, openai_stream
 
 
 def duckflow(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
