@@ -1,8 +1,11 @@
 """The dual loop (seed 001 §4.4): a chat side that keeps answering while a task side works.
 
-Both sides share one `StateOwner` (the single source of truth): the chat side reads the
-latest state for "status", adds constraints through the owner (the task's next prompt sees
-them), and can cancel the task. The task side is an asyncio task running `task.drive`.
+Both sides share one `StateOwner` (the single source of truth). The task side is an asyncio
+task running `task.drive`. The chat side acts at once on what is typed meanwhile
+(`interject`, sorted by `sidechat.classify`): a question is answered by the Main layer in
+parallel, read-only; a correction or constraint reaches the task at its next step (or, if
+the task ends first, goes out as the next message); "stop" / "wait" / 止めて / 待って pauses
+the task (the current step is cancelled cleanly, the state kept) until "continue" / 続けて.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable
 
+from duckflow.companion import sidechat
 from duckflow.companion.session import CompanionSession, TurnResult
 from duckflow.companion.task import TaskOutcome, drive
 
@@ -30,6 +34,8 @@ class DualLoop:
         self.on_done = on_done
         self._task: asyncio.Task[TaskOutcome] | None = None
         self.last_outcome: TaskOutcome | None = None
+        self.paused = False
+        self.side: set[asyncio.Task[str]] = set()  # questions being answered meanwhile
 
     @property
     def owner(self) -> object:
@@ -65,7 +71,45 @@ class DualLoop:
         return outcome
 
     def start_message(self, text: str) -> asyncio.Task[TaskOutcome]:
+        self.paused = False
         return self._start(self.session.handle_message(text))
+
+    def start_continue(self) -> asyncio.Task[TaskOutcome]:
+        """Go on after a pause (or a stop): the next step, from the state as it was left."""
+        self.paused = False
+        self.session.chunks.notice("paused", "continuing the task")
+        return self._start(self.session.continue_task(observed=True))
+
+    # -- what the person types while the task runs ---------------------------------------
+    async def interject(self, text: str) -> str:
+        """Act on a line typed during a task; returns what was done: stop | question | correction."""
+        kind = sidechat.classify(text)
+        if kind == "stop":
+            await self.pause()
+        elif kind == "question":
+            task = asyncio.create_task(sidechat.answer_question(self.session, text))
+            self.side.add(task)
+            task.add_done_callback(self.side.discard)
+        else:
+            self.session.add_correction(text)
+        return kind
+
+    async def pause(self) -> bool:
+        """Stop the running step cleanly; the state stays, "continue" goes on."""
+        if not self.busy:
+            return False
+        step = self.session.state.step.value
+        self.paused = True
+        await self.cancel()
+        self.session.owner.change("paused", lambda s: s.log_decision(f"paused by the person during {step}"))
+        self.session.chunks.notice("paused", f"paused during {step}; say \"continue\" (続けて) to go on, "
+                                   "or tell me what to do instead")
+        return True
+
+    async def settle_side(self, timeout: float = 30.0) -> None:
+        """Wait for the questions being answered (tests, quitting)."""
+        if self.side:
+            await asyncio.wait(list(self.side), timeout=timeout)
 
     def start_answer(self, granted: bool, *, by: str = "user", note: str | None = None) -> asyncio.Task[TaskOutcome]:
         return self._start(self.session.answer_approval(granted, by=by, note=note))
@@ -94,6 +138,7 @@ class DualLoop:
         return "\n".join(lines)
 
     def add_constraint(self, text: str) -> str:
+        """`/constraint TEXT`: the task's next prompt contains it."""
         self.session.owner.change(f"constraint added: {text}", lambda s: s.add_constraint(text))
         return "constraint added: " + "; ".join(self.session.state.constraints)
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -64,6 +65,8 @@ if TYPE_CHECKING:
     from duckflow.companion.task import TaskOutcome
 
 CONTINUE_TEXT = "(no new message: continue the task from the evidence)"
+CONSTRAINT_WORDS = re.compile(r"\b(don't|do not|never|only|must|without|keep|use|avoid|no )|しないで|だけ|必ず|使って|禁止",
+                              re.IGNORECASE)
 READ_ONLY = ("read_file", "list_files", "search_code")
 
 
@@ -129,6 +132,7 @@ class CompanionSession:
         self.chunks = ChunkHub(self.engine.session.seq, MAIN_AGENT)
         runner.engine = self.engine
         self.last_tokens: dict[str, int] = {}
+        self.corrections: list[str] = []  # typed during a task: the task's next step gets them
 
     def _emit(self, chunk: AnyChunk) -> None:
         self.chunks.emit(chunk)
@@ -231,11 +235,31 @@ class CompanionSession:
         return await self._guarded(self._turn(text))
 
     async def continue_task(self, *, observed: bool) -> TurnResult:
-        """Work with no new message; `observed` (tool results arrived) starts a new utterance."""
+        """Work with no new message; `observed` (tool results arrived) starts a new utterance.
+
+        Corrections typed while the task ran are this step's message (a new utterance)."""
         self.chunks.start_turn()
-        if observed:
+        said = self.take_corrections()
+        if observed or said:
             self.owner.new_utterance()
-        return await self._guarded(self._turn(None))
+        return await self._guarded(self._turn(said))
+
+    def add_correction(self, text: str) -> None:
+        """A correction or constraint typed during a task: applied at the task's next step."""
+        text = text.strip()
+        self.corrections.append(text)
+
+        def note(s: AgentState) -> None:
+            if CONSTRAINT_WORDS.search(text):
+                s.add_constraint(text)
+            s.log_decision(f"correction while working: {text}")
+
+        self.owner.change("correction", note)
+        self.chunks.notice("constraint", f"noted; the task takes it at its next step: {text}")
+
+    def take_corrections(self) -> str | None:
+        said, self.corrections = self.corrections, []
+        return "\n".join(said) if said else None
 
     async def answer_approval(self, granted: bool, *, by: str = "user", note: str | None = None) -> TurnResult:
         """The person's yes/no on the pending approval (also after a restart)."""

@@ -63,17 +63,17 @@ async def test_commands_while_a_task_runs_and_quit(env: Any) -> None:
     await chat.handle("another message")
     await chat.handle("/status")
     text = out.getvalue()
-    assert "constraint added: keep it short" in text and "queued" in text and "working…" in text
-    assert chat.queued == ["another message"]
+    assert "constraint added: keep it short" in text and "working…" in text
+    assert chat.session.corrections == ["another message"]
     bar = chat.toolbar()
-    assert "asking scripted:model (main)… 0s (/status" in bar
+    assert "asking scripted:model (main)… 0s (ask" in bar
     await chat.handle("/cancel")
     assert not chat.loop.busy and "cancelled" in chat.session.state.decision_log[-1]
-    assert chat.queued == [] and "dropped 1 queued" in out.getvalue()
+    assert "the state is kept" in out.getvalue() and "continue" in out.getvalue()
     assert await chat.handle("/quit") is False
 
 
-async def test_a_message_typed_during_a_task_is_sent_when_it_ends(env: Any) -> None:
+async def test_a_correction_typed_during_a_task_is_sent_when_it_ends_first(env: Any) -> None:
     release = asyncio.Event()
 
     async def first(messages: list[Any]) -> Any:

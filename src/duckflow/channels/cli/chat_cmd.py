@@ -1,10 +1,13 @@
 """`duckflow chat`: the companion REPL — history, multi-line input, approvals inline, typing while a task runs.
 
 Enter sends; Alt+Enter (or Esc then Enter) adds a new line. While the companion works, a
-spinner sits in the bottom bar and the prompt stays open: `/status`, `/constraint TEXT` and
-`/cancel` act at once (the dual loop of seed 001 §4.4). An approval is answered with
-yes / no / details / edit (edit: say what to do instead; the request is denied and your text
-becomes the next message). Without a terminal (stdin piped) it reads one line at a time.
+spinner with what runs and for how long sits in the bottom bar and the prompt stays open (the
+dual loop of seed 001 §4.4): a question is answered at once, in parallel and read-only; a
+correction reaches the task at its next step; "stop" / "wait" / 止めて / 待って (or Ctrl-C)
+pauses it cleanly, "continue" / 続けて goes on; `/status`, `/constraint TEXT`, `/cancel` act
+at once. An approval is answered with yes / no / details / edit (edit: say what to do
+instead; the request is denied and your text becomes the next message). Without a terminal
+(stdin piped) it reads one line at a time.
 """
 
 from __future__ import annotations
@@ -14,12 +17,20 @@ import asyncio
 import sys
 from typing import Any
 
-HELP = """commands: /status  /constraint TEXT  /remember TEXT  /set KEY VALUE  /cancel  /sessions
+HELP = """commands: /status  /constraint TEXT  /remember TEXT  /set KEY VALUE  /cancel  /resume  /sessions
           /debug  /help  /quit
+while it works: ask a question (answered at once) · type a correction (used at the next step)
+               stop / wait / 止めて / 待って or Ctrl-C pauses · continue / 続けて goes on
 approvals: yes · no · details · edit (then type what to do instead)"""
 YES = {"y", "yes", "ok", "approve", "はい"}
 NO = {"n", "no", "deny", "いいえ"}
 SPIN = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+
+
+def is_resume(text: str) -> bool:
+    from duckflow.companion.sidechat import is_resume as resume
+
+    return resume(text)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -40,7 +51,6 @@ class Chat:
         self.loop = DualLoop(self.session, on_done=self._done)
         self.activity = ""
         self.editing = False
-        self.queued: list[str] = []  # messages typed while a task ran, sent when it ends
 
     @property
     def activity(self) -> str:
@@ -53,24 +63,23 @@ class Chat:
     def _done(self, outcome: Any, exc: BaseException | None) -> None:
         self.activity = ""
         c = self.render.console
-        if self.queued and outcome is not None and outcome.ending != "approval":
-            asyncio.get_running_loop().call_soon(self._send_queued)
-        elif self.queued and outcome is None:
-            c.print(f"[dim]dropped {len(self.queued)} queued message(s) with the cancel[/]")
-            self.queued.clear()
+        if self.session.corrections and outcome is not None and outcome.ending != "approval":
+            asyncio.get_running_loop().call_soon(self._send_corrections)
         if exc is not None:
             c.print(f"[bold red]the task failed:[/] {exc}")
         elif outcome is None:
-            c.print("[yellow]cancelled.[/]")
+            if not self.loop.paused:
+                c.print(f"[yellow]stopped during {self.session.state.step.value}; the state is kept. "
+                        "Say \"continue\" (or /resume) to go on, or tell me what to do instead.[/]")
         elif outcome.ending == "approval":
             c.print("[yellow]answer: yes / no / details / edit[/]")
         elif outcome.ending not in ("done", "input"):
             c.print(f"[yellow]{outcome.ending}: {outcome.message}[/]")
 
-    def _send_queued(self) -> None:
-        if self.queued and not self.loop.busy and not self.session.state.pending_gate:
-            text = self.queued.pop(0)
-            self.render.console.print(f"[dim]sending your queued message: {text}[/]")
+    def _send_corrections(self) -> None:
+        if self.session.corrections and not self.loop.busy and not self.session.state.pending_gate:
+            text = self.session.take_corrections() or ""
+            self.render.console.print(f"[dim]the task ended first; sending what you typed: {text}[/]")
             self.loop.start_message(text)
 
     def toolbar(self) -> str:
@@ -84,7 +93,7 @@ class Chat:
         activity = (self.activity or "working").rstrip("…")
         since = self.render.activity_since
         took = f" {time.monotonic() - since:.0f}s" if self.activity and since else ""
-        return f" {frame} {activity}…{took} (/status /constraint /cancel · Ctrl-C stops this step)"
+        return f" {frame} {activity}…{took} (ask · correct · stop · /status · Ctrl-C stops this step)"
 
     async def handle(self, text: str) -> bool:
         """One line from the person; False ends the chat."""
@@ -117,6 +126,8 @@ class Chat:
                 c.print(f"setting {key} = {value.strip()}")
         elif text == "/cancel":
             c.print("cancelling…" if await self.loop.cancel() else "nothing is running")
+        elif text == "/resume" and not self.loop.busy:
+            self.loop.start_continue()
         elif text == "/debug":
             self.render.debug = not self.render.debug
             c.print(f"debug output {'on' if self.render.debug else 'off'}")
@@ -125,11 +136,11 @@ class Chat:
 
             sessions_cmd.run(argparse.Namespace(limit=10, json=False, delete=None))
         elif self.loop.busy:
-            self.queued.append(text)
-            c.print("[dim]still working: your message is queued and goes out when this task ends "
-                    "(/status, /constraint TEXT, /cancel act now)[/]")
+            await self.loop.interject(text)
         elif self.session.state.pending_gate:
             self._approval(text)
+        elif self.loop.paused and is_resume(text):
+            self.loop.start_continue()
         else:
             self.loop.start_message(text)
         return True
@@ -191,7 +202,12 @@ async def _interactive(chat: Chat) -> None:
         while True:
             try:
                 text = await ps.prompt_async("you › ")
-            except (EOFError, KeyboardInterrupt):
+            except KeyboardInterrupt:  # Ctrl-C: stop the running step (state kept); at rest: quit
+                if chat.loop.busy:
+                    await chat.loop.pause()
+                    continue
+                break
+            except EOFError:
                 if chat.loop.busy:
                     await chat.loop.cancel()
                 break

@@ -14,6 +14,8 @@ import time
 from typing import Any
 
 MAIN = "companion"
+CHAT = "companion.chat"  # the answer to a question typed while a task runs
+PREFIX = {MAIN: "🦆 ", CHAT: "🦆 ↳ "}
 NOTICES_SHOWN = ("auto_approved", "proposed", "refused_call", "vitals", "plan_progress", "question",
                  "constraint", "paused")
 
@@ -96,9 +98,9 @@ class Renderer:
         before = self._streamed.get(agent, "")
         if not before:
             self._close_line()
-            self.console.print(Text("🦆 " if agent == MAIN else "  ", style="bold"), end="")
+            self.console.print(Text(PREFIX.get(agent, "  "), style="bold"), end="")
         self._streamed[agent] = before + text
-        self.console.print(Text(text, style="" if agent == MAIN else "dim"), end="")
+        self.console.print(Text(text, style="" if agent in PREFIX else "dim"), end="")
         self._line_open = not text.endswith("\n")
         self.updates += 1
         file = getattr(self.console, "file", None)
@@ -110,8 +112,9 @@ class Renderer:
         from rich.text import Text
 
         text = chunk.data.text
-        streamed = self._streamed.pop(MAIN, "")
-        self._streamed.clear()
+        streamed = self._streamed.pop(chunk.agent, "")
+        if chunk.agent == MAIN:
+            self._streamed.clear()
         if streamed and text.startswith(streamed):
             rest = text[len(streamed):]
             if rest.strip():
@@ -120,7 +123,8 @@ class Renderer:
             self._close_line()
             return
         self._block()
-        self.console.print(Panel(Text(text), title="duckflow", border_style="green"))
+        title = "duckflow (while working)" if chunk.agent == CHAT else "duckflow"
+        self.console.print(Panel(Text(text), title=title, border_style="green"))
 
     def _on_decision(self, chunk: Any) -> None:
         from rich.text import Text
