@@ -182,16 +182,53 @@ def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
+def _read_toml(path: Path, *, root: Path | None = None) -> dict[str, Any]:
+    """A TOML file as a dict ({} when missing). With `root`, `path` is read without following
+    any link from `root` (a workspace's file); always a regular file of at most 1 MB."""
+    from duckflow.safe_read import UnsafeFile, read_inside, read_regular
+
     try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
+        raw = read_regular(path) if root is None else read_inside(root, path.relative_to(root))
     except FileNotFoundError:
         return {}
+    except UnsafeFile as exc:
+        hint = (f"remove or replace {path}" if root is not None or "DUCKFLOW_CONFIG" not in os.environ
+                else "point DUCKFLOW_CONFIG at a TOML file, or unset it")
+        raise ConfigError(f"config file {exc}", hint=hint) from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}",
+                          hint=f"fix the permissions of {path} or move it aside") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start})",
+                          hint="save the file as UTF-8") from None
+    try:
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(
             f"{path}: not valid TOML ({exc}).", hint="fix the file or move it aside"
         ) from exc
+    except RecursionError:
+        raise ConfigError(f"{path}: nested too deeply to read",
+                          hint="fix the file or move it aside") from None
+
+
+def _confine_paths(root: Path, path: Path, data: dict[str, Any]) -> None:
+    """Paths a workspace file names must stay inside the workspace; stored resolved."""
+    comp = data.get("companion")
+    if not isinstance(comp, dict) or not isinstance(comp.get("transitions_file"), str):
+        return
+    from duckflow.safe_read import inside
+
+    target = inside(root, comp["transitions_file"])
+    if target is None:
+        raise ConfigError(
+            f"{path}: companion.transitions_file = {comp['transitions_file']!r} is outside the "
+            "workspace (a workspace file may only name files inside it).",
+            hint=f"use a path inside {root}, or set it in {config_file()}",
+        )
+    comp["transitions_file"] = str(target)
 
 
 # A workspace may ship its own `.duckflow/config.toml` (a cloned repository can carry one), so it
@@ -219,8 +256,9 @@ def load_config(workspace: str | Path | None = None, *, env: dict[str, str] | No
     if workspace is not None:
         ws_file = workspace_state_dir(workspace) / "config.toml"
         sources.append(ws_file)
-        ws_data = _read_toml(ws_file)
+        ws_data = _read_toml(ws_file, root=Path(workspace))
         _refuse_loosening(ws_file, ws_data)
+        _confine_paths(Path(workspace), ws_file, ws_data)
         data = _merge(data, ws_data)
     for var, (section, key) in _ENV.items():
         if environ.get(var):

@@ -67,13 +67,16 @@ class TransitionTable:
             )
             where = "built-in transitions.toml"
         else:
+            from duckflow.safe_read import read_regular
+
             try:
-                text = Path(path).read_text(encoding="utf-8")
-            except OSError as exc:
+                text = read_regular(path).decode("utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
                 raise ConfigError(
-                    f"cannot read transitions file {path}: {exc.strerror}",
+                    f"cannot read transitions file {path}: {why}",
                     hint="fix companion.transitions_file or remove it to use the built-in table",
-                ) from exc
+                ) from None
             where = str(path)
         return cls.parse(text, where)
 

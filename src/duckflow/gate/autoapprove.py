@@ -18,6 +18,7 @@ from duckflow.gate.request import iso
 from duckflow.gate.store import GateStore
 
 ANY = "*"
+MAX_TTL_MIN = 7 * 24 * 60
 
 
 @dataclass(frozen=True)
@@ -135,11 +136,11 @@ class AutoApprove:
 
     def on(self, scope: AutoApproveScope, *, ttl_min: float, by: str) -> ActiveScope:
         """Switch on a new scope for `ttl_min` minutes; any earlier scope is switched off."""
-        if ttl_min <= 0:
+        if not (0 < ttl_min <= MAX_TTL_MIN):  # also refuses nan and inf
             from duckflow.gate.errors import GateError
 
-            raise GateError(f"TTL must be more than 0 minutes, not {ttl_min}.",
-                            hint="pass --ttl MINUTES, e.g. --ttl 30")
+            raise GateError(f"TTL must be more than 0 and at most {MAX_TTL_MIN} minutes (7 days), "
+                            f"not {ttl_min}.", hint="pass --ttl MINUTES, e.g. --ttl 30")
         now = self.clock()
         expires = now + ttl_min * 60
         e = self.audit.entry(now, "autoapprove.on", None, by,

@@ -13,7 +13,9 @@ from __future__ import annotations
 import argparse
 import difflib
 import importlib
+import os
 import sys
+import traceback
 from collections.abc import Sequence
 
 # name -> (module, one-line help). Order is the order shown in --help.
@@ -51,8 +53,87 @@ def _print_help() -> None:
     print("\n".join(lines))
 
 
+# Exit codes (docs/cli.md): 0 ok, 1 an error the message explains, 2 bad usage, 3/4 refused by
+# the workspace guard, 70 an internal error (a bug: rerun with --debug), 130 interrupted,
+# 141 the reader of our output went away (`| head`).
+EXIT_INTERNAL = 70
+EXIT_BROKEN_PIPE = 141
+
+
+def _debug_wanted(args: list[str]) -> bool:
+    head = args[: args.index("--")] if "--" in args else args
+    return "--debug" in head or os.environ.get("DUCKFLOW_DEBUG", "") not in ("", "0")
+
+
+def _silence_stdout() -> None:
+    """After EPIPE: point stdout at /dev/null so the exit-time flush cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; every failure becomes a one-line message and an exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["--debug"]:
+        os.environ["DUCKFLOW_DEBUG"] = "1"
+        args = args[1:]
+    debug = _debug_wanted(args)
+    name = args[0] if args and not args[0].startswith("-") else "duckflow"
+    prefix = "duckflow" if name == "duckflow" else f"duckflow {name}"
+    from duckflow.errors import DuckflowError
+
+    try:
+        code = _dispatch(args)
+        sys.stdout.flush()
+        return code
+    except DuckflowError as exc:
+        if debug:
+            traceback.print_exc()
+        print(f"{prefix}: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print(f"{prefix}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        _silence_stdout()
+        return EXIT_BROKEN_PIPE
+    except SystemExit:
+        raise
+    except RecursionError:
+        if debug:
+            traceback.print_exc()
+        print(f"{prefix}: the input is nested too deeply to read\n  next: flatten it or send "
+              "a smaller piece", file=sys.stderr)
+        return 1
+    except MemoryError:
+        print(f"{prefix}: out of memory\n  next: send a smaller input", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        if debug:
+            traceback.print_exc()
+        where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
+        print(f"{prefix}: {exc.strerror or _one_line(exc)}{where}\n  next: check the path and "
+              "its permissions, or rerun with --debug", file=sys.stderr)
+        return 1
+    except Exception as exc:  # the one place a bug meets the user: one line, not a traceback
+        if debug:
+            traceback.print_exc()
+        print(f"{prefix}: internal error: {type(exc).__name__}: {_one_line(exc)}\n  next: rerun "
+              "with --debug (or DUCKFLOW_DEBUG=1) for the traceback and report it",
+              file=sys.stderr)
+        return EXIT_INTERNAL
+
+
+def _dispatch(args: list[str]) -> int:
     if not args or args[0] in ("-h", "--help", "help"):
         _print_help()
         return 0
@@ -77,17 +158,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     parser = argparse.ArgumentParser(prog=f"duckflow {name}", description=text)
     module.configure(parser)
+    try:  # every command takes --debug (a traceback on an error); some also use it themselves
+        parser.add_argument("--debug", action="store_true",
+                            help="show the traceback when something fails")
+    except argparse.ArgumentError:
+        pass
     ns = parser.parse_args(args[1:])
     from duckflow.channels.cli.logs import setup_logging
-    from duckflow.errors import DuckflowError
 
     setup_logging()
-
-    try:
-        return int(module.run(ns))
-    except DuckflowError as exc:
-        print(f"duckflow {name}: {exc}", file=sys.stderr)
-        return exc.exit_code
-    except KeyboardInterrupt:
-        print(f"duckflow {name}: interrupted", file=sys.stderr)
-        return 130
+    return int(module.run(ns))
