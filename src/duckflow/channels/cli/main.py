@@ -34,6 +34,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "route": ("duckflow.channels.cli.route_cmd", "show where a message would be routed (seed 003)"),
     "config": ("duckflow.channels.cli.config_cmd", "show every effective setting and where it came from"),
     "essay": ("duckflow.channels.cli.essay_cmd", "SmartAO essay agents: draft, style, check, eval"),
+    "serve": ("duckflow.channels.cli.serve_cmd", "HTTP API, SSE, web page, Slack and LINE webhooks"),
 }
 
 

@@ -1,0 +1,64 @@
+"""`duckflow serve [--host 127.0.0.1] [--port 8787]`: the HTTP API, SSE, web page and chat webhooks.
+
+Needs the `[server]` extra. Binds to 127.0.0.1 unless told otherwise; prints a one-time login
+link for the web page (its code sits in the URL fragment, which never reaches a log).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import sys
+
+from duckflow.errors import DuckflowError
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
+    parser.add_argument("--port", type=int, default=8787, help="port (default 8787)")
+    parser.add_argument("--workspace", "-w", default=".", help="the workspace folder (default: .)")
+    parser.add_argument("--model", "-m", help="provider:model for the companion, or scripted:demo")
+    parser.add_argument("--cors-origin", action="append", default=[], metavar="ORIGIN",
+                        help="allow this browser origin (CORS is off by default); repeatable")
+    parser.add_argument("--max-body", type=int, default=1_000_000, help="request body cap in bytes")
+    parser.add_argument("--debug", action="store_true", help="uvicorn's debug logging")
+
+
+def run(args: argparse.Namespace) -> int:
+    missing = [m for m in ("fastapi", "uvicorn", "sse_starlette") if importlib.util.find_spec(m) is None]
+    if missing:
+        raise DuckflowError(f"`duckflow serve` needs the [server] extra (missing: {', '.join(missing)})",
+                            hint="pip install 'duckflow-agent[server]'")
+    import uvicorn
+
+    from duckflow.channels.http.app import ServerSettings, create_app
+    from duckflow.channels.http.auth import resolve_token, token_path
+    from duckflow.channels.http.limits import redact_access_log
+    from duckflow.paths import duckflow_home
+
+    if not 0 < args.port < 65536:
+        raise DuckflowError(f"port {args.port} is out of range", hint="use 1-65535, e.g. --port 8787")
+    token, created = resolve_token()
+    settings = ServerSettings.from_env(token, workspace=args.workspace, model_name=args.model,
+                                       host=args.host, port=args.port, cors_origins=args.cors_origin,
+                                       max_body_bytes=args.max_body,
+                                       state_dir=str(duckflow_home() / "server"))
+    app = create_app(settings)
+    code = app.state.logins.issue()
+    shown = "localhost" if args.host in ("127.0.0.1", "::1") else args.host
+    out = sys.stderr
+    print(f"duckflow serve · workspace {settings.workspace} · http://{shown}:{args.port}", file=out)
+    if created:
+        print(f"API token (made now, saved in {token_path()} with mode 0600; shown only this once):\n  {token}",
+              file=out)
+    print(f"open the web page (this link logs you in once): http://{shown}:{args.port}/#code={code}", file=out)
+    webhooks = [name for name, on in (("Slack /slack/events", settings.slack_signing_secret),
+                                       ("LINE /line/webhook", settings.line_channel_secret)) if on]
+    if webhooks:
+        print(f"webhooks on: {', '.join(webhooks)}", file=out)
+    if args.host not in ("127.0.0.1", "::1", "localhost"):
+        print("warning: listening beyond this machine; put TLS in front of it", file=out)
+    redact_access_log()
+    uvicorn.run(app, host=args.host, port=args.port, log_level="debug" if args.debug else "warning",
+                access_log=args.debug, server_header=False)
+    return 0

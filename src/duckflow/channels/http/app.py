@@ -1,0 +1,146 @@
+"""The FastAPI app: health, the web page, the `/v1` API behind the bearer token, and the webhooks.
+
+`create_app(settings)` wires one `SessionRunner` (the engine seam), one `ChunkLog` (seqs and
+resume) and one `ChannelManager` (queues and sends). Secure by default: the API needs the
+bearer token, CORS is off unless origins are configured, bodies are capped, and the Slack and
+LINE webhooks exist only when their secrets are set (and verify every request).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fastapi import Depends, FastAPI, HTTPException, Request
+from fastapi.responses import FileResponse, JSONResponse
+
+from duckflow.channels.http.auth import LoginCodes, same
+from duckflow.channels.http.limits import BodyLimit
+
+STATIC = Path(__file__).with_name("static")
+
+
+@dataclass
+class ServerSettings:
+    token: str
+    workspace: str = "."
+    model_name: str | None = None
+    host: str = "127.0.0.1"
+    port: int = 8787
+    cors_origins: list[str] = field(default_factory=list)
+    max_body_bytes: int = 1_000_000
+    heartbeat_s: float = 15.0
+    ring: int = 2000
+    slack_signing_secret: str | None = None
+    slack_bot_token: str | None = None
+    slack_api_url: str | None = None
+    line_channel_secret: str | None = None
+    line_access_token: str | None = None
+    line_api_url: str | None = None
+    line_data_url: str | None = None
+    state_dir: str | None = None
+
+    @classmethod
+    def from_env(cls, token: str, environ: dict[str, str] | None = None, **kw: Any) -> ServerSettings:
+        env = os.environ if environ is None else environ
+        return cls(token=token,
+                   slack_signing_secret=env.get("SLACK_SIGNING_SECRET") or None,
+                   slack_bot_token=env.get("SLACK_BOT_TOKEN") or None,
+                   slack_api_url=env.get("SLACK_API_URL") or None,
+                   line_channel_secret=env.get("LINE_CHANNEL_SECRET") or None,
+                   line_access_token=env.get("LINE_CHANNEL_ACCESS_TOKEN") or None,
+                   line_api_url=env.get("LINE_API_URL") or None,
+                   line_data_url=env.get("LINE_DATA_API_URL") or None,
+                   **kw)
+
+
+def bearer(request: Request) -> None:
+    """The `/v1` guard: `Authorization: Bearer <token>`, compared in constant time."""
+    expected: str = request.app.state.settings.token
+    header = request.headers.get("authorization", "")
+    scheme, _, given = header.partition(" ")
+    if scheme.lower() != "bearer" or not given or not same(given.strip(), expected):
+        raise HTTPException(401, "missing or wrong bearer token: send `Authorization: Bearer TOKEN` "
+                                 "(the token is in $DUCKFLOW_HOME/server-token or DUCKFLOW_SERVER_TOKEN)",
+                            headers={"WWW-Authenticate": "Bearer"})
+
+
+def create_app(settings: ServerSettings, *, runner: Any = None) -> FastAPI:
+    from duckflow.channels.http.api import api_router
+    from duckflow.channels.manager import ChannelManager, IdentityMap
+    from duckflow.channels.runner import SessionRunner
+    from duckflow.channels.streamlog import ChunkLog
+    from duckflow.paths import duckflow_home
+
+    state_dir = Path(settings.state_dir) if settings.state_dir else duckflow_home() / "server"
+    state_dir.mkdir(parents=True, exist_ok=True)
+    if runner is None:
+        runner = SessionRunner(settings.workspace, model_name=settings.model_name)
+    chunks = ChunkLog(state_dir / "chunks.db", ring=settings.ring)
+    manager = ChannelManager(runner, chunks, IdentityMap(state_dir / "identities.db"))
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        yield
+        await manager.drain(timeout=5)
+        chunks.close()
+        manager.identities.close()
+        runner.close()
+
+    app = FastAPI(title="Duckflow", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
+    app.state.settings = settings
+    app.state.runner = runner
+    app.state.chunks = chunks
+    app.state.manager = manager
+    app.state.logins = LoginCodes()
+
+    @app.get("/healthz")
+    async def healthz() -> dict[str, Any]:
+        return {"ok": True}
+
+    @app.get("/")
+    async def page() -> FileResponse:
+        return FileResponse(STATIC / "index.html", media_type="text/html",
+                            headers={"Cache-Control": "no-store", "Referrer-Policy": "no-referrer",
+                                     "X-Content-Type-Options": "nosniff", "X-Frame-Options": "DENY"})
+
+    @app.get("/static/{name}")
+    async def static(name: str) -> FileResponse:
+        allowed = {"app.js": "text/javascript", "style.css": "text/css"}
+        if name not in allowed:
+            raise HTTPException(404, "no such file")
+        return FileResponse(STATIC / name, media_type=allowed[name],
+                            headers={"X-Content-Type-Options": "nosniff"})
+
+    @app.post("/auth/exchange")
+    async def exchange(request: Request) -> JSONResponse:
+        """The page trades a one-time code (from the start-up link) for the token."""
+        try:
+            body = await request.json()
+        except ValueError:
+            raise HTTPException(400, "send JSON: {\"code\": \"...\"}") from None
+        code = body.get("code") if isinstance(body, dict) else None
+        if not isinstance(code, str) or not app.state.logins.redeem(code):
+            raise HTTPException(401, "this login link was already used or is unknown: "
+                                     "restart `duckflow serve` for a new one, or paste the token")
+        return JSONResponse({"token": settings.token}, headers={"Cache-Control": "no-store"})
+
+    app.include_router(api_router(), prefix="/v1", dependencies=[Depends(bearer)])
+    from duckflow.channels.line.webhook import line_router
+    from duckflow.channels.slack.events import slack_router
+
+    app.include_router(slack_router(settings, manager))
+    app.include_router(line_router(settings, manager))
+
+    if settings.cors_origins:
+        from starlette.middleware.cors import CORSMiddleware
+
+        app.add_middleware(CORSMiddleware, allow_origins=settings.cors_origins,
+                           allow_methods=["GET", "POST", "DELETE"],
+                           allow_headers=["Authorization", "Content-Type", "Last-Event-ID"])
+    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    return app

@@ -1,0 +1,1 @@
+document.getElementById('login-state').textContent='ready';

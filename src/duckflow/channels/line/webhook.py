@@ -1,0 +1,119 @@
+"""`POST /line/webhook`: signature first, an immediate 200, the events worked in the background.
+
+Fails closed: without LINE_CHANNEL_SECRET every request is refused (503); a body over
+`MAX_BODY` is refused (413) before its signature is computed; a wrong or missing
+X-Line-Signature gets 401. Each text message becomes a message of the session of its source
+(`line:user:U…`, `line:group:C…`, `line:room:R…`) and always starts at CHAT (seed 003 §2.6);
+images are downloaded to temporary files and passed on; approval buttons come back as
+postbacks (`duckflow:grant:JOB` / `duckflow:deny:JOB`) in the same signed webhook.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections import OrderedDict
+from collections.abc import Coroutine
+from typing import Any
+
+from fastapi import APIRouter, HTTPException, Request
+
+from duckflow.channels.line.client import LINE_TEXT_LIMIT, LineTarget
+from duckflow.channels.line.verify import check_line
+
+log = logging.getLogger("duckflow.channels.line")
+MAX_BODY = 256 * 1024
+
+
+def source_identity(source: dict[str, Any]) -> tuple[str, str] | None:
+    """(identity, push target) of an event's source: the group or room if any, else the user."""
+    kind = source.get("type")
+    key = {"group": "groupId", "room": "roomId", "user": "userId"}.get(str(kind))
+    ident = source.get(key) if key else None
+    if not ident or not isinstance(ident, str):
+        return None
+    return f"line:{kind}:{ident}", ident
+
+
+def line_router(settings: Any, manager: Any) -> APIRouter:
+    r = APIRouter()
+    secret = settings.line_channel_secret
+    seen: OrderedDict[str, None] = OrderedDict()
+    tasks: set[asyncio.Task[Any]] = set()
+    client = None
+    if secret and settings.line_access_token:
+        from duckflow.channels.line.client import LineClient
+        from duckflow.channels.manager import Outbox
+
+        client = LineClient(settings.line_access_token, settings.line_api_url, settings.line_data_url)
+        manager.outboxes["line"] = Outbox(client, limit=LINE_TEXT_LIMIT, rate=2.0, burst=5)
+
+    def background(coro: Coroutine[Any, Any, Any]) -> None:
+        task = asyncio.create_task(coro)
+        tasks.add(task)
+        task.add_done_callback(tasks.discard)
+
+    async def take(event: dict[str, Any]) -> None:
+        found = source_identity(event.get("source") or {})
+        if found is None:
+            return
+        identity, to = found
+        target = LineTarget(to, str(event.get("replyToken") or ""), time.monotonic())
+        sid = manager.session_for("line", identity)
+        kind = event.get("type")
+        if kind == "postback":
+            data = str((event.get("postback") or {}).get("data", ""))
+            parts = data.split(":")
+            if len(parts) == 3 and parts[0] == "duckflow" and parts[1] in ("grant", "deny"):
+                who = str((event.get("source") or {}).get("userId") or identity)
+                manager.submit_answer(sid, parts[2], parts[1] == "grant", by=f"line:{who}",
+                                      channel="line", target=target)
+            return
+        if kind != "message":
+            return
+        message = event.get("message") or {}
+        if message.get("type") == "text":
+            text = str(message.get("text", "")).strip()
+            if text:
+                manager.submit(sid, text, "line", target=target)
+        elif message.get("type") == "image" and client is not None:
+            try:
+                path = await client.download(str(message.get("id", "")))
+            except Exception as exc:
+                log.warning("could not download a LINE image: %s", exc)
+                return
+            manager.submit(sid, "(the person sent an image)", "line", target=target, images=[path])
+
+    @r.post("/line/webhook")
+    async def webhook(request: Request) -> dict[str, Any]:
+        if not secret:
+            raise HTTPException(503, "LINE is not configured on this server: set LINE_CHANNEL_SECRET")
+        declared = request.headers.get("content-length")
+        if declared and declared.isdigit() and int(declared) > MAX_BODY:
+            raise HTTPException(413, f"webhook body larger than {MAX_BODY} bytes")
+        body = await request.body()
+        if len(body) > MAX_BODY:
+            raise HTTPException(413, f"webhook body larger than {MAX_BODY} bytes")
+        why = check_line(secret, request.headers.get("x-line-signature"), body)
+        if why is not None:
+            log.warning("refused a LINE webhook: %s", why)
+            raise HTTPException(401, f"LINE signature refused: {why}")
+        try:
+            payload = json.loads(body)
+        except ValueError:
+            raise HTTPException(400, "the body is not JSON") from None
+        for event in (payload.get("events") or []) if isinstance(payload, dict) else []:
+            if not isinstance(event, dict):
+                continue
+            key = str(event.get("webhookEventId") or id(event))
+            if key in seen:
+                continue
+            seen[key] = None
+            while len(seen) > 5000:
+                seen.popitem(last=False)
+            background(take(event))
+        return {}
+
+    return r

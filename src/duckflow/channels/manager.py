@@ -1,0 +1,249 @@
+"""The channel manager: identities to sessions, one queue per session, and paced, split, retried sends.
+
+Every channel (HTTP, Slack, LINE) hands a person's message to `submit()`. Messages of one
+session run one after another (a queue and a worker per session); every chunk of the run goes
+into the chunk log (what SSE and the web page read). Chat channels register an `Outbox`: when a
+run ends (or stops at an approval) its text goes out through the outbox's sender, split to the
+channel's length limit, paced by a per-channel rate limit and retried with backoff on errors.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import sqlite3
+import threading
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from duckflow.channels.streamlog import ChunkLog
+
+log = logging.getLogger("duckflow.channels")
+
+
+@dataclass
+class Reply:
+    """What a chat channel sends for one run: text parts and, if any, the approval waiting."""
+
+    text: str
+    approval: dict[str, Any] | None = None
+    ending: str = ""
+
+
+class Sender(Protocol):
+    async def send(self, target: Any, part: str, approval: dict[str, Any] | None) -> None: ...
+
+
+def split_text(text: str, limit: int) -> list[str]:
+    """Split at paragraph, then line, then word boundaries so that each part is <= limit chars."""
+    text = text.strip()
+    if len(text) <= limit:
+        return [text] if text else []
+    parts: list[str] = []
+    while len(text) > limit:
+        window = text[:limit]
+        cut = max(window.rfind("\n\n"), window.rfind("\n"))
+        if cut < limit // 2:
+            cut = window.rfind(" ")
+        if cut < limit // 2:
+            cut = limit
+        parts.append(text[:cut].rstrip())
+        text = text[cut:].lstrip()
+    if text:
+        parts.append(text)
+    return parts
+
+
+class RateLimiter:
+    """A token bucket: `rate` sends per second on average, bursts up to `burst`."""
+
+    def __init__(self, rate: float, burst: int = 1) -> None:
+        self.rate = rate
+        self.burst = burst
+        self._tokens = float(burst)
+        self._at = time.monotonic()
+        self._lock = asyncio.Lock()
+
+    async def acquire(self) -> None:
+        async with self._lock:
+            while True:
+                now = time.monotonic()
+                self._tokens = min(self.burst, self._tokens + (now - self._at) * self.rate)
+                self._at = now
+                if self._tokens >= 1:
+                    self._tokens -= 1
+                    return
+                await asyncio.sleep((1 - self._tokens) / self.rate)
+
+
+@dataclass
+class Outbox:
+    """How one chat channel sends: its sender, length limit, pace and retry policy."""
+
+    sender: Sender
+    limit: int
+    rate: float = 1.0
+    burst: int = 3
+    retries: int = 3
+    backoff_s: float = 0.5
+    limiter: RateLimiter = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.limiter = RateLimiter(self.rate, self.burst)
+
+    async def deliver(self, target: Any, reply: Reply) -> None:
+        parts = split_text(reply.text, self.limit) or ([""] if reply.approval else [])
+        for i, part in enumerate(parts):
+            approval = reply.approval if i == len(parts) - 1 else None
+            await self._send_one(target, part, approval)
+
+    async def _send_one(self, target: Any, part: str, approval: dict[str, Any] | None) -> None:
+        for attempt in range(self.retries + 1):
+            await self.limiter.acquire()
+            try:
+                await self.sender.send(target, part, approval)
+                return
+            except Exception as exc:  # a send error: wait and retry, then give up loudly
+                if attempt >= self.retries:
+                    log.error("channel send failed after %d attempts: %s", attempt + 1, exc)
+                    raise
+                await asyncio.sleep(self.backoff_s * (2 ** attempt))
+
+
+class IdentityMap:
+    """Channel identity (e.g. `slack:C1:1700.1`) → session id, kept in SQLite."""
+
+    def __init__(self, path: str | Path) -> None:
+        self._conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
+        self._conn.execute("CREATE TABLE IF NOT EXISTS identities (identity TEXT PRIMARY KEY, "
+                           "session_id TEXT NOT NULL, channel TEXT NOT NULL, created REAL NOT NULL)")
+        self._lock = threading.Lock()
+
+    def get(self, identity: str) -> str | None:
+        with self._lock:
+            row = self._conn.execute("SELECT session_id FROM identities WHERE identity = ?",
+                                     (identity,)).fetchone()
+        return str(row[0]) if row else None
+
+    def put(self, identity: str, session_id: str, channel: str) -> None:
+        with self._lock:
+            self._conn.execute("INSERT OR REPLACE INTO identities VALUES (?, ?, ?, ?)",
+                               (identity, session_id, channel, time.time()))
+
+    def all(self) -> list[dict[str, Any]]:
+        with self._lock:
+            rows = self._conn.execute("SELECT identity, session_id, channel, created FROM identities "
+                                      "ORDER BY created DESC").fetchall()
+        return [{"identity": i, "session_id": s, "channel": c, "created": t} for i, s, c, t in rows]
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+
+Job = Callable[[], AsyncIterator[dict[str, Any]]]
+
+
+class ChannelManager:
+    """Queues, runs and publishes every message of every channel."""
+
+    def __init__(self, runner: Any, chunks: ChunkLog, identities: IdentityMap) -> None:
+        self.runner = runner
+        self.chunks = chunks
+        self.identities = identities
+        self.outboxes: dict[str, Outbox] = {}
+        self._queues: dict[str, asyncio.Queue[tuple[Job, str, Any]]] = {}
+        self._workers: dict[str, asyncio.Task[None]] = {}
+        self._running: set[str] = set()
+
+    # -- sessions -------------------------------------------------------------------------
+    def session_for(self, channel: str, identity: str) -> str:
+        """The session of a channel identity, created on first contact."""
+        sid = self.identities.get(identity)
+        if sid is None or not self.runner.exists(sid):
+            sid = self.runner.new_session()
+            self.identities.put(identity, sid, channel)
+        return sid
+
+    def busy(self, session_id: str) -> bool:
+        q = self._queues.get(session_id)
+        return session_id in self._running or (q is not None and not q.empty())
+
+    # -- work -----------------------------------------------------------------------------
+    def submit(self, session_id: str, text: str, channel: str = "http", *, target: Any = None,
+               images: list[str] | None = None) -> int:
+        """Queue a message; returns the session's last seq before its run (follow from there)."""
+        def job() -> AsyncIterator[dict[str, Any]]:
+            return self.runner.run_message(session_id, text, channel, images)
+        return self._enqueue(session_id, job, channel, target)
+
+    def submit_answer(self, session_id: str, job_id: str, granted: bool, *, by: str,
+                      channel: str = "http", target: Any = None, note: str | None = None) -> int:
+        def job() -> AsyncIterator[dict[str, Any]]:
+            return self.runner.answer(session_id, job_id, granted, by=by, note=note)
+        return self._enqueue(session_id, job, channel, target)
+
+    def _enqueue(self, session_id: str, job: Job, channel: str, target: Any) -> int:
+        before = self.chunks.last_seq(session_id)
+        q = self._queues.get(session_id)
+        if q is None:
+            q = self._queues[session_id] = asyncio.Queue()
+        q.put_nowait((job, channel, target))
+        worker = self._workers.get(session_id)
+        if worker is None or worker.done():
+            self._workers[session_id] = asyncio.create_task(self._work(session_id, q))
+        return before
+
+    async def _work(self, session_id: str, q: asyncio.Queue[tuple[Job, str, Any]]) -> None:
+        while not q.empty():
+            job, channel, target = q.get_nowait()
+            self._running.add(session_id)
+            try:
+                reply = await self._run(session_id, job)
+            finally:
+                self._running.discard(session_id)
+            outbox = self.outboxes.get(channel)
+            if outbox is not None and target is not None:
+                try:
+                    await outbox.deliver(target, reply)
+                except Exception as exc:
+                    self.chunks.publish(session_id, {"agent": channel, "type": "error", "data": {
+                        "code": "send_failed", "message": f"could not send the reply to {channel}: {exc}"}})
+        self._workers.pop(session_id, None)
+
+    async def _run(self, session_id: str, job: Job) -> Reply:
+        texts: list[str] = []
+        approval: dict[str, Any] | None = None
+        ending = ""
+        try:
+            async for c in job():
+                self.chunks.publish(session_id, c)
+                t, d = c.get("type"), c.get("data") or {}
+                if t == "delta":
+                    texts.append(str(d.get("text", "")))
+                elif t == "approval":
+                    approval = d
+                elif t == "error":
+                    texts.append(f"error: {d.get('message', '')}")
+                elif t == "done":
+                    ending = str(d.get("ending", ""))
+        except Exception as exc:  # never leave a follower hanging without an end
+            log.exception("run of session %s failed", session_id)
+            self.chunks.publish(session_id, {"agent": "duckflow", "type": "error",
+                                             "data": {"code": "internal_error", "message": str(exc)}})
+            self.chunks.publish(session_id, {"agent": "duckflow", "type": "done",
+                                             "data": {"ending": "error", "text": str(exc)}})
+            ending = "error"
+        return Reply("\n\n".join(t for t in texts if t), approval if ending == "approval" else None, ending)
+
+    async def drain(self, timeout: float = 10.0) -> None:
+        """Wait for queued work (tests, shutdown)."""
+        workers = [w for w in self._workers.values() if not w.done()]
+        if workers:
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(asyncio.gather(*workers, return_exceptions=True), timeout)
+

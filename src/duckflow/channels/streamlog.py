@@ -1,0 +1,164 @@
+"""The per-session chunk log: one seq per session, a ring of recent chunks in memory and SQLite.
+
+Every chunk a channel shows goes through `ChunkLog.publish(session_id, chunk)`, which stamps the
+next `seq` of that session (the SSE event id), keeps the JSON in an in-memory ring and queues it
+for SQLite (written in batches, pruned to the last `ring` chunks per session). A client that
+reconnects with `Last-Event-ID: N` gets `since(session_id, N)`: exactly the chunks after N, from
+memory when the ring still holds them, otherwise from SQLite (also after a server restart).
+Followers wait on `wait(session_id, seen)`; nothing here knows about HTTP.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+import threading
+from collections import deque
+from pathlib import Path
+from typing import Any
+
+from duckflow.core.chunks import now_iso
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS chunks (
+  session_id TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  body TEXT NOT NULL,
+  PRIMARY KEY (session_id, seq)
+) WITHOUT ROWID;
+"""
+
+
+class _Stream:
+    __slots__ = ("last", "ring", "changed")
+
+    def __init__(self, last: int, size: int) -> None:
+        self.last = last
+        self.ring: deque[tuple[int, str]] = deque(maxlen=size)
+        self.changed = asyncio.Event()
+
+
+class ChunkLog:
+    """Chunks per session with gap-free seqs; `ring` recent ones survive in memory and on disk."""
+
+    def __init__(self, path: str | Path, *, ring: int = 2000, flush_delay: float = 0.02) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.ring = ring
+        self.flush_delay = flush_delay
+        self._conn = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None)
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA synchronous=NORMAL")
+        self._conn.executescript(_SCHEMA)
+        self._lock = threading.Lock()
+        self._streams: dict[str, _Stream] = {}
+        self._pending: list[tuple[str, int, str]] = []
+        self._pruned: dict[str, int] = {}
+        self._flush_handle: asyncio.TimerHandle | None = None
+
+    # -- writing --------------------------------------------------------------------------
+    def _stream(self, session_id: str) -> _Stream:
+        st = self._streams.get(session_id)
+        if st is None:
+            with self._lock:
+                row = self._conn.execute("SELECT MAX(seq) FROM chunks WHERE session_id = ?",
+                                         (session_id,)).fetchone()
+            st = _Stream(int(row[0] or 0), self.ring)
+            self._streams[session_id] = st
+        return st
+
+    def last_seq(self, session_id: str) -> int:
+        return self._stream(session_id).last
+
+    def publish(self, session_id: str, chunk: dict[str, Any]) -> int:
+        """Stamp the next seq on `chunk` (a dict shaped like a core Chunk), keep it, wake followers."""
+        st = self._stream(session_id)
+        seq = st.last + 1
+        chunk = dict(chunk)
+        chunk.setdefault("time", now_iso())
+        chunk.setdefault("agent", "duckflow")
+        chunk["seq"] = seq
+        body = json.dumps(chunk, ensure_ascii=False, separators=(",", ":"), default=str)
+        st.last = seq
+        st.ring.append((seq, body))
+        self._pending.append((session_id, seq, body))
+        self._schedule_flush()
+        ev, st.changed = st.changed, asyncio.Event()
+        ev.set()
+        return seq
+
+    def _schedule_flush(self) -> None:
+        if self._flush_handle is not None:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.flush()
+            return
+        self._flush_handle = loop.call_later(self.flush_delay, self.flush)
+
+    def flush(self) -> None:
+        """Write queued chunks to SQLite and drop what fell out of each session's ring."""
+        self._flush_handle = None
+        if not self._pending:
+            return
+        rows, self._pending = self._pending, []
+        newest: dict[str, int] = {}
+        for sid, seq, _ in rows:
+            newest[sid] = seq
+        with self._lock:
+            self._conn.execute("BEGIN")
+            self._conn.executemany("INSERT OR REPLACE INTO chunks VALUES (?, ?, ?)", rows)
+            for sid, seq in newest.items():
+                cut = seq - self.ring
+                if cut > 0 and cut - self._pruned.get(sid, 0) >= max(1, self.ring // 4):
+                    self._conn.execute("DELETE FROM chunks WHERE session_id = ? AND seq <= ?",
+                                       (sid, cut))
+                    self._pruned[sid] = cut
+            self._conn.execute("COMMIT")
+
+    # -- reading --------------------------------------------------------------------------
+    def since(self, session_id: str, after: int) -> list[tuple[int, str]]:
+        """The chunks of a session with seq > `after`, in order (JSON text each)."""
+        st = self._stream(session_id)
+        if after >= st.last:
+            return []
+        if st.ring and st.ring[0][0] <= after + 1:
+            return [item for item in st.ring if item[0] > after]
+        self.flush()
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT seq, body FROM chunks WHERE session_id = ? AND seq > ? ORDER BY seq",
+                (session_id, after)).fetchall()
+        return [(int(s), str(b)) for s, b in rows]
+
+    def oldest(self, session_id: str) -> int:
+        """The oldest seq still kept for a session (0 when none)."""
+        st = self._stream(session_id)
+        self.flush()
+        with self._lock:
+            row = self._conn.execute("SELECT MIN(seq) FROM chunks WHERE session_id = ?",
+                                     (session_id,)).fetchone()
+        return int(row[0] or (st.ring[0][0] if st.ring else 0))
+
+    async def wait(self, session_id: str, seen: int, timeout: float) -> bool:
+        """Wait until the session has a chunk after `seen`; False on timeout."""
+        st = self._stream(session_id)
+        if st.last > seen:
+            return True
+        try:
+            await asyncio.wait_for(st.changed.wait(), timeout)
+        except asyncio.TimeoutError:
+            return False
+        return True
+
+    def forget_memory(self, session_id: str) -> None:
+        """Drop a session's in-memory ring (its chunks stay in SQLite)."""
+        self.flush()
+        self._streams.pop(session_id, None)
+
+    def close(self) -> None:
+        self.flush()
+        with self._lock:
+            self._conn.close()

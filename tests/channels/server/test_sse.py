@@ -1,0 +1,94 @@
+"""SSE over real HTTP: one event per chunk with id = seq, resume with Last-Event-ID, heartbeats, approvals."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import httpx
+
+from tests.channels.server.conftest import sse_events
+
+
+def _new_session(srv: Any) -> str:
+    r = httpx.post(srv.url + "/v1/sessions", headers=srv.auth)
+    assert r.status_code == 201
+    return str(r.json()["session_id"])
+
+
+def _chunks(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [json.loads(e["data"]) | {"_id": int(e["id"])} for e in events if e.get("event") == "chunk"]
+
+
+def test_a_message_streams_its_run_and_an_approval_from_the_api_writes_the_file(live: Any) -> None:
+    srv = live()
+    sid = _new_session(srv)
+    with httpx.stream("POST", f"{srv.url}/v1/sessions/{sid}/messages", json={"text": "make hello.py"},
+                      headers={**srv.auth, "Accept": "text/event-stream"}, timeout=30) as r:
+        assert r.status_code == 200 and r.headers["content-type"].startswith("text/event-stream")
+        chunks = _chunks(list(sse_events(r.iter_lines())))
+    seqs = [c["seq"] for c in chunks]
+    assert seqs == list(range(1, len(seqs) + 1)) and all(c["_id"] == c["seq"] for c in chunks)
+    types = [c["type"] for c in chunks]
+    assert types[0] == "route" and types[-1] == "done"
+    assert {"decision", "plan", "tool_call", "tool_response", "delta", "approval"} <= set(types)
+    approval = next(c for c in chunks if c["type"] == "approval")["data"]
+    assert approval["request"]["diff_preview"] and "hello.py" in approval["request"]["diff_preview"]
+    assert chunks[-1]["data"]["ending"] == "approval"
+    assert not (srv.workspace / "hello.py").exists()
+
+    pending = httpx.get(srv.url + "/v1/approvals", headers=srv.auth).json()["jobs"]
+    assert [j["job_id"] for j in pending] == [approval["job_id"]]
+    shown = httpx.get(f"{srv.url}/v1/approvals/{approval['job_id']}", headers=srv.auth).json()
+    assert "hello.py" in shown["rendered"]
+    r = httpx.post(f"{srv.url}/v1/approvals/{approval['job_id']}/grant", headers=srv.auth, json={"by": "tester"})
+    assert r.status_code == 200 and r.json()["session_id"] == sid
+    after = r.json()["after"]
+    with httpx.stream("GET", f"{srv.url}/v1/sessions/{sid}/events?after={after}&until_done=true",
+                      headers=srv.auth, timeout=30) as s:
+        more = _chunks(list(sse_events(s.iter_lines())))
+    assert [c["seq"] for c in more] == list(range(after + 1, after + 1 + len(more)))
+    assert more[0]["type"] == "approval_answer" and more[0]["data"]["by"] == "web:tester"
+    assert (srv.workspace / "hello.py").read_text().startswith("def main()")
+    job = httpx.get(f"{srv.url}/v1/approvals/{approval['job_id']}", headers=srv.auth).json()
+    assert job["status"] == "granted"
+    assert httpx.post(f"{srv.url}/v1/approvals/{approval['job_id']}/grant", headers=srv.auth).status_code == 409
+
+
+def test_a_dropped_stream_resumes_with_exactly_the_missed_chunks(live: Any) -> None:
+    srv = live()
+    sid = _new_session(srv)
+    got: list[dict[str, Any]] = []
+    with httpx.stream("POST", f"{srv.url}/v1/sessions/{sid}/messages", json={"text": "make hello.py"},
+                      headers={**srv.auth, "Accept": "text/event-stream"}, timeout=30) as r:
+        for ev in sse_events(r.iter_lines()):
+            if ev.get("event") == "chunk":
+                got.append(json.loads(ev["data"]))
+            if len(got) == 4:
+                break  # the connection drops here
+    last = got[-1]["seq"]
+    time.sleep(0.3)  # the run goes on meanwhile
+    with httpx.stream("GET", f"{srv.url}/v1/sessions/{sid}/events?until_done=true",
+                      headers={**srv.auth, "Last-Event-ID": str(last)}, timeout=30) as r:
+        rest = _chunks(list(sse_events(r.iter_lines())))
+    seqs = [c["seq"] for c in got] + [c["seq"] for c in rest]
+    assert seqs == list(range(1, len(seqs) + 1))  # no gap, no duplicate
+    assert rest[-1]["type"] == "done"
+    whole = httpx.get(f"{srv.url}/v1/sessions/{sid}/chunks", headers=srv.auth).json()["chunks"]
+    assert [c["seq"] for c in whole] == seqs
+
+
+def test_idle_streams_get_heartbeats_and_streams_need_the_token(live: Any) -> None:
+    srv = live(heartbeat_s=0.2)
+    sid = _new_session(srv)
+    assert httpx.get(f"{srv.url}/v1/sessions/{sid}/events").status_code == 401
+    beats = 0
+    with httpx.stream("GET", f"{srv.url}/v1/sessions/{sid}/events", headers=srv.auth, timeout=10) as r:
+        for ev in sse_events(r.iter_lines()):
+            if "comment" in ev:
+                beats += 1
+            if beats >= 2:
+                break
+    assert beats >= 2
+    assert httpx.get(f"{srv.url}/v1/sessions/nope/events", headers=srv.auth).status_code == 404
