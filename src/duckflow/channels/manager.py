@@ -223,9 +223,9 @@ class ChannelManager:
             async for c in job():
                 self.chunks.publish(session_id, c)
                 t, d = c.get("type"), c.get("data") or {}
-                if t == "delta":
+                if t == "reply":
                     texts.append(str(d.get("text", "")))
-                elif t == "approval":
+                elif t == "approval" and d.get("phase") == "request":
                     approval = d
                 elif t == "error":
                     texts.append(f"error: {d.get('message', '')}")

@@ -1,65 +1,36 @@
 """The one seam between channels and the engine: a person's message in, a stream of chunks out.
 
-`SessionRunner.run_message(session_id, text, channel)` routes the message (LINE always starts
-at CHAT, seed 003 §2.6), runs the companion until it finishes, needs the person or waits for an
-approval, and yields chunk dicts shaped like core Chunks `{time, agent, type, data}` (the chunk
-log stamps `seq`). `answer(...)` does the same for a yes/no on a pending approval. Companion
-sessions are opened on demand and share one session store, gate and trace per server.
+`SessionRunner.run_message(session_id, text, channel)` routes the message through the
+orchestra's router (`duckflow.orchestra.route_async`; LINE always starts at CHAT, seed 003
+§2.6), then streams the companion's task (`CompanionSession.stream`) until it finishes, needs
+the person or waits for an approval, yielding core Chunks as dicts (the chunk log restamps
+`seq`). `answer(...)` does the same for a yes/no on a pending approval (`stream_answer`).
+Companion sessions are opened on demand and share one session store, gate, token guard and
+trace per server.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
-from duckflow.core.chunks import now_iso
+from duckflow.core.chunks import NoticeChunk, NoticeData, now_iso
 from duckflow.errors import DuckflowError
 
 AGENT = "companion"
-ROUTE_COMMANDS = {"chat": "CHAT", "plan": "PLAN", "code": "CODE", "analyze": "ANALYZE",
-                  "ops": "OPS", "research": "RESEARCH"}
 
 
 def chunk(type_: str, agent: str = AGENT, **data: Any) -> dict[str, Any]:
+    """A chunk dict for what the channel layer itself says (errors, the end of a failed run)."""
     return {"time": now_iso(), "agent": agent, "type": type_, "data": data}
 
 
-def event_chunk(ev: Any) -> dict[str, Any] | None:
-    """A companion event as a chunk (None for events a channel does not show)."""
-    k, d = ev.kind, ev.data
-    if k == "thinking":
-        return chunk("status", text=ev.text)
-    if k == "decision":
-        return chunk("decision", rationale=ev.text, step=d.get("step"), pattern=d.get("pattern"),
-                     next_step=d.get("next_step"))
-    if k in ("transition", "refused"):
-        return chunk("transition", text=ev.text, allowed=k == "transition",
-                     from_step=d.get("from_step"), to_step=d.get("to_step"))
-    if k == "plan":
-        return chunk("plan", text=ev.text, plan_id=d.get("plan_id"), actions=d.get("actions") or [])
-    if k == "tool_call":
-        call = d.get("call") or {}
-        return chunk("tool_call", id=str(call.get("id", "")), name=str(call.get("name", "")),
-                     arguments=call.get("arguments") or {})
-    if k == "tool_result":
-        call = d.get("call") or {}
-        return chunk("tool_response", id=str(call.get("id", "")), name=str(call.get("name", "")),
-                     content=ev.text, is_error=d.get("status") != "ok", status=d.get("status"))
-    if k == "approval":
-        return chunk("approval", job_id=d.get("job_id"), request=d.get("request") or {}, text=ev.text)
-    if k == "proposed":
-        return chunk("notice", text=f"proposed, not run: {ev.text}")
-    if k == "reply":
-        return chunk("delta", text=ev.text)
-    if k == "notice":
-        return chunk("notice", text=ev.text)
-    if k == "error":
-        return chunk("error", code="companion_error", message=ev.text)
-    return None
+def as_dict(c: Any) -> dict[str, Any]:
+    """A core Chunk as the dict the chunk log keeps (its seq is restamped there)."""
+    data: dict[str, Any] = c.model_dump(mode="json")
+    return data
 
 
 class SessionRunner:
@@ -73,7 +44,6 @@ class SessionRunner:
         model_factory: Callable[[], Any] | None = None,
         max_open: int = 2000,
         max_turns: int = 12,
-        home: str | Path | None = None,
     ) -> None:
         self.workspace = Path(workspace).expanduser().resolve()
         self.model_name = model_name
@@ -82,7 +52,7 @@ class SessionRunner:
         self.max_turns = max_turns
         self._open: OrderedDict[str, Any] = OrderedDict()
         self._shared: dict[str, Any] | None = None
-        self._home = home
+        self._flags: dict[str, Any] = {}
 
     # -- sessions -------------------------------------------------------------------------
     def _shared_parts(self) -> dict[str, Any]:
@@ -93,9 +63,12 @@ class SessionRunner:
             from duckflow.gate import Gate
 
             cfg = load_config(self.workspace)
+            from duckflow.core.token_guard import TokenGuard
+
             self._shared = {"config": cfg, "store": SessionStore(),
                             "gate": Gate.from_config(cfg.gate, requested_by="server"),
-                            "trace": trace_from_config(cfg.trace)}
+                            "trace": trace_from_config(cfg.trace),
+                            "token_guard": TokenGuard.from_config(cfg.token_guard)}
         return self._shared
 
     @property
@@ -119,7 +92,8 @@ class SessionRunner:
         model = self.model_factory() if self.model_factory is not None else None
         opened = open_session(self.workspace, model=model, model_name=self.model_name,
                               session_id=session_id, config=parts["config"], store=parts["store"],
-                              gate=parts["gate"], trace=parts["trace"])
+                              gate=parts["gate"], trace=parts["trace"],
+                              token_guard=parts["token_guard"])
         session = opened.session
         self._open[session.state.session_id] = session
         while len(self._open) > self.max_open:
@@ -136,26 +110,34 @@ class SessionRunner:
     # -- turns ----------------------------------------------------------------------------
     async def run_message(self, session_id: str, text: str, channel: str = "http",
                           images: list[str] | None = None) -> AsyncIterator[dict[str, Any]]:
-        """Route the message, then run the companion; yields chunk dicts as they happen."""
-        route = await self._route(text, channel)
-        yield chunk("route", agent="router", **route)
+        """Route the message (orchestra), then stream the companion's task; yields chunk dicts."""
         try:
             session = self._session(session_id)
+            decision = await self._route(session_id, text, channel)
         except DuckflowError as exc:
             yield chunk("error", code="session_error", message=exc.message, hint=exc.hint)
-            yield chunk("done", ending="error", text=exc.message)
+            yield chunk("done", text=exc.message, ending="error")
             return
+        yield as_dict(NoticeChunk(agent="router", data=NoticeData(
+            code="route", message=decision.declaration or f"route: {decision.primary_route}",
+            details=decision.public())))
+        if decision.notice:  # e.g. `/local` switched on, or `/code` refused: the router answers
+            yield as_dict(NoticeChunk(agent="router", data=NoticeData(code="router", message=decision.notice)))
+            yield chunk("done", agent="router", text=decision.notice, ending="input")
+            return
+        text = decision.text or text
         if images:
-            yield chunk("notice", text=f"{len(images)} image(s) received; the companion reads text "
-                                       "only for now, so they are listed in the message")
+            yield as_dict(NoticeChunk(agent=AGENT, data=NoticeData(
+                code="images", message=f"{len(images)} image(s) received; the companion reads text only "
+                                       "for now, so their files are named in the message")))
             text = text + "\n" + "\n".join(f"(image: {p})" for p in images)
         if session.state.pending_gate:
             job = session.state.pending_job or {}
-            yield chunk("approval", job_id=job.get("job_id"), request=job.get("request") or {},
-                        text="an approval is still waiting: answer it first (approve or deny)")
-            yield chunk("done", ending="approval", text="an approval is waiting")
+            yield chunk("approval", phase="request", job_id=str(job.get("job_id", "")),
+                        request=job.get("request") or {}, call=job.get("call") or {})
+            yield chunk("done", text="an approval is still waiting: answer it first", ending="approval")
             return
-        async for c in self._drive(session, lambda: session.handle_message(text)):
+        async for c in self._guard(session.stream(text, max_turns=self.max_turns)):
             yield c
 
     async def answer(self, session_id: str, job_id: str, granted: bool, *, by: str,
@@ -165,59 +147,32 @@ class SessionRunner:
         job = session.state.pending_job or {}
         if not session.state.pending_gate or job.get("job_id") != job_id:
             self.gate.decide(job_id, granted, by, note)  # a job of no open turn: the gate keeps it
-            yield chunk("notice", text=f"job {job_id[:8]} {'granted' if granted else 'denied'} by {by}")
+            yield as_dict(NoticeChunk(agent=AGENT, data=NoticeData(
+                code="approval", message=f"job {job_id[:8]} {'granted' if granted else 'denied'} by {by}")))
             return
-        yield chunk("approval_answer", job_id=job_id, granted=granted, by=by)
-        async for c in self._drive(session, lambda: session.answer_approval(granted, by=by, note=note)):
+        async for c in self._guard(session.stream_answer(granted, by=by, note=note, max_turns=self.max_turns)):
             yield c
 
-    async def _drive(self, session: Any, first: Callable[[], Awaitable[Any]]) -> AsyncIterator[dict[str, Any]]:
-        from duckflow.companion.task import drive
-
-        queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
-
-        def listener(ev: Any) -> None:
-            c = event_chunk(ev)
-            if c is not None:
-                queue.put_nowait(c)
-
-        session.events.subscribe(listener)
-        task = asyncio.create_task(drive(session, first(), max_turns=self.max_turns))
-        task.add_done_callback(lambda _t: queue.put_nowait(None))
+    async def _guard(self, stream: AsyncIterator[Any]) -> AsyncIterator[dict[str, Any]]:
+        """The companion's chunks as dicts; a failure below ends the run with an error and `done`."""
         try:
-            while True:
-                item = await queue.get()
-                if item is None:
-                    break
-                yield item
-            try:
-                outcome = task.result()
-            except DuckflowError as exc:
-                yield chunk("error", code="task_error", message=exc.message, hint=exc.hint)
-                yield chunk("done", ending="error", text=exc.message)
-                return
-            except Exception as exc:  # a bug below must not kill the channel: say it, keep the session
-                yield chunk("error", code="internal_error", message=f"{type(exc).__name__}: {exc}")
-                yield chunk("done", ending="error", text="the task failed")
-                return
-            yield chunk("done", ending=outcome.ending, text=outcome.message, turns=outcome.turns,
-                        step=session.state.step.value, status=session.state.status.value)
-        finally:
-            with contextlib.suppress(ValueError):
-                session.events._listeners.remove(listener)
-            if not task.done():
-                task.cancel()
+            async for c in stream:
+                yield as_dict(c)
+        except DuckflowError as exc:
+            yield chunk("error", code="task_error", message=exc.message, hint=exc.hint)
+            yield chunk("done", text=exc.message, ending="error")
+        except Exception as exc:  # a bug below must not kill the channel: say it, keep the session
+            yield chunk("error", code="internal_error", message=f"{type(exc).__name__}: {exc}")
+            yield chunk("done", text="the task failed", ending="error")
 
-    async def _route(self, text: str, channel: str) -> dict[str, Any]:
-        if channel == "line":
-            return {"route": "CHAT", "source": "line_forced_chat", "reason": "LINE starts at CHAT"}
-        from duckflow.routing import CommandRouter, RouterChain
+    async def _route(self, session_id: str, text: str, channel: str) -> Any:
+        from duckflow.orchestra import InputMessage, SessionFlags, route_async
 
-        chain = RouterChain([CommandRouter(ROUTE_COMMANDS)], fallback_route="CHAT")
-        decision = await chain.route(text)
-        d = decision.to_dict()
-        return {"route": d.get("route") or d.get("primary_route") or "CHAT",
-                "source": str(d.get("source", "fallback")), "reason": str(d.get("reason", ""))}
+        flags = self._flags.setdefault(session_id, SessionFlags())
+        msg = InputMessage(channel=channel if channel in ("cli", "line", "slack", "http") else "http",
+                           session_id=session_id, user_text=text)
+        decision = await route_async(msg, flags=flags, config=self._shared_parts()["config"])
+        return decision
 
     def close(self) -> None:
         self._open.clear()
@@ -226,5 +181,8 @@ class SessionRunner:
             if hasattr(trace, "close"):
                 trace.close()
             self._shared["gate"].close()
+            counter = getattr(self._shared["token_guard"], "counter", None)
+            if counter is not None and hasattr(counter, "close"):
+                counter.close()
             self._shared["store"].close()
             self._shared = None

@@ -31,9 +31,12 @@ def test_a_message_streams_its_run_and_an_approval_from_the_api_writes_the_file(
     seqs = [c["seq"] for c in chunks]
     assert seqs == list(range(1, len(seqs) + 1)) and all(c["_id"] == c["seq"] for c in chunks)
     types = [c["type"] for c in chunks]
-    assert types[0] == "route" and types[-1] == "done"
-    assert {"decision", "plan", "tool_call", "tool_response", "delta", "approval"} <= set(types)
+    assert chunks[0]["type"] == "notice" and chunks[0]["data"]["code"] == "route"
+    assert chunks[0]["data"]["details"]["primary_route"]  # every message went through the router
+    assert types[-1] == "done"
+    assert {"decision", "plan", "tool_call", "tool_response", "reply", "approval", "state"} <= set(types)
     approval = next(c for c in chunks if c["type"] == "approval")["data"]
+    assert approval["phase"] == "request"
     assert approval["request"]["diff_preview"] and "hello.py" in approval["request"]["diff_preview"]
     assert chunks[-1]["data"]["ending"] == "approval"
     assert not (srv.workspace / "hello.py").exists()
@@ -49,7 +52,8 @@ def test_a_message_streams_its_run_and_an_approval_from_the_api_writes_the_file(
                       headers=srv.auth, timeout=30) as s:
         more = _chunks(list(sse_events(s.iter_lines())))
     assert [c["seq"] for c in more] == list(range(after + 1, after + 1 + len(more)))
-    assert more[0]["type"] == "approval_answer" and more[0]["data"]["by"] == "web:tester"
+    answer = next(c for c in more if c["type"] == "approval")["data"]
+    assert answer["phase"] == "answer" and answer["granted"] and answer["by"] == "web:tester"
     assert (srv.workspace / "hello.py").read_text().startswith("def main()")
     job = httpx.get(f"{srv.url}/v1/approvals/{approval['job_id']}", headers=srv.auth).json()
     assert job["status"] == "granted"
