@@ -107,7 +107,10 @@ async def test_unreadable_text_reply_is_asked_again() -> None:
     result = await Agent("calc", "Add.", model=model, tools=[plus], codec=LineCodec()).run("?")
     assert result.text == "fine"
     assert any(c.type == "warning" and c.data.code == "codec_error" for c in result.chunks)  # type: ignore[union-attr]
-    assert "could not be read" in model.requests[1].messages[-1].content
+    assert "could not be used" in model.requests[1].messages[-1].content
+    # the failed attempt is not kept: the second call's conversation is the first one's plus
+    # only that attempt and the re-ask; the saved history holds the answer finally used
+    assert [m.role for m in model.requests[1].messages][-2:] == ["assistant", "user"]
 
 
 def test_codec_resolution() -> None:

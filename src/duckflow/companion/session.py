@@ -52,6 +52,7 @@ from duckflow.core.chunks import (
     StateData,
     delta,
 )
+from duckflow.core.correction import Corrected, self_correct
 from duckflow.core.errors import CoreError
 from duckflow.core.run import RunAborted
 from duckflow.core.text_stream import FreeTextStreamer
@@ -423,13 +424,34 @@ class CompanionSession:
             feed = FreeTextStreamer(self.codec, specs, lambda t: self._emit(delta(SPECIALIZED_AGENT, t)))
         resp = await self.engine.call(step.value.lower(), msgs, specs if native else [],
                                       streamer=feed, specialized=True)
-        calls, text = self._decode(resp.text, list(resp.calls), specs, native)
+        reply_text = resp.text
+        if not native and self.codec is not None:
+            fixed = await self._self_correct(step.value.lower(), msgs, specs, resp.text)
+            if fixed.failed:  # not readable after two re-asks: the person is told, nothing runs
+                self.chunks.notice("codec", f"The model's {self.codec.name} reply could not be read after "
+                                   f"{fixed.rounds} correction(s); nothing was run: "
+                                   + "; ".join(fixed.decoded.errors[:3]))  # fmt: skip
+                return "", []
+            reply_text = fixed.reply
+        calls, text = self._decode(reply_text, list(resp.calls), specs, native)
         if step == Step.PLANNING:
             plan_id = self._plan(text, calls)
             return f"(plan {plan_id} proposed)", await self._run_calls(
                 [c for c in calls if c.name in READ_ONLY], d)
         outcomes = await self._run_calls(calls, d)
         return (text if step == Step.REVIEW else ""), outcomes
+
+    async def _self_correct(self, layer: str, msgs: list[Message], specs: list[ToolSpec], text: str) -> Corrected:
+        """core's SelfCorrector on a text-codec Specialized reply (≤ 2 silent re-asks)."""
+        assert self.codec is not None
+        codec = self.codec
+
+        async def ask(asked: list[Message]) -> str:
+            self.chunks.notice("codec", f"The {codec.name} reply could not be read; asking again.")
+            again = await self.engine.call(layer, asked, [], streamer=Silent(), specialized=True)
+            return again.text
+
+        return await self_correct(ask, codec, specs, msgs, text, codec.decode(text, specs))
 
     def _decode(self, text: str, native_calls: list[ToolCall], specs: list[ToolSpec],
                 native: bool) -> tuple[list[ToolCall], str]:

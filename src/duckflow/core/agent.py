@@ -26,6 +26,7 @@ from duckflow.core.chunks import (
     warning,
 )
 from duckflow.core.codecs import resolve_codec
+from duckflow.core.correction import Corrected, needs_correction, self_correct
 from duckflow.core.errors import (
     AgentConfigError,
     CoreError,
@@ -36,7 +37,7 @@ from duckflow.core.errors import (
 )
 from duckflow.core.guardrails import Guardrail
 from duckflow.core.handoff import handoff
-from duckflow.core.model_call import call_model
+from duckflow.core.model_call import ModelReply, call_model
 from duckflow.core.recall import load_history, recall, remember, save_history
 from duckflow.core.results import AgentOutcome, RunResult
 from duckflow.core.run import RunAborted, RunContext, TraceSink, null_trace
@@ -46,8 +47,8 @@ from duckflow.core.token_guard import TokenGuard
 from duckflow.core.tool import Tool, as_tool
 from duckflow.core.tool_runner import run_tool_calls
 from duckflow.errors import ConfigError, DuckflowError
-from duckflow.llm.types import Message, Model, ModelSettings, ToolCall, Usage
-from duckflow.protocols.codec import Codec
+from duckflow.llm.types import Message, Model, ModelSettings, ToolCall, ToolSpec, Usage
+from duckflow.protocols.codec import Codec, Decoded
 
 AgentInput = str | Sequence[Message]
 
@@ -265,47 +266,42 @@ class Agent:
         usage = Usage()
         final = ""
         for turn in range(1, self.max_turns + 1):
-            await run.before_call(f"model call {turn}")
+            streamer = None if codec.native else FreeTextStreamer(
+                codec, specs, lambda text: run.emit(delta(self._name, text)))
             try:
-                streamer = None if codec.native else FreeTextStreamer(
-                    codec, specs, lambda text: run.emit(delta(self._name, text)))
-                reply = await call_model(run, model, messages, specs if codec.native else [],
-                                         self.settings, streamer=streamer, turn=turn)
-            except Exception as exc:
-                err = _model_error(exc, model)
-                run.fail(err)
+                reply = await self._call(run, model, messages, specs if codec.native else [], streamer, turn)
+            except ModelCallError as err:
                 return AgentOutcome(usage=usage, error=err, turns=turn)
             usage = usage + reply.usage
-
-            def announce(total: int, used: Usage = reply.usage, name: str = model.name) -> None:
-                run.emit(UsageChunk(agent=self._name, data=UsageData(
-                    prompt_tokens=used.prompt_tokens, completion_tokens=used.completion_tokens,
-                    model=name, session_total=total if total >= 0 else None)))
-
-            await run.count(reply.usage.total_tokens, announce=announce)
-            calls, visible = reply.calls, reply.text
+            calls, visible, reply_text = reply.calls, reply.text, reply.text
             if not codec.native:
                 decoded = codec.decode(reply.text, specs)
+                if needs_correction(decoded):
+                    try:
+                        fixed, extra = await self._correct(run, model, codec, specs, messages, reply.text,
+                                                           decoded, turn)
+                    except ModelCallError as err:  # the model failed during a re-ask (reported)
+                        return AgentOutcome(usage=usage, error=err, turns=turn)
+                    usage = usage + extra
+                    decoded, reply_text = fixed.decoded, fixed.reply
+                    if fixed.failed:  # never readable: the person is told, nothing runs
+                        run.emit(warning(self._name, "codec_failed",
+                                         f"The {codec.name} reply could not be read after {fixed.rounds} "
+                                         "correction(s); nothing was run.", errors=decoded.errors))
+                        final = (f"The model's reply could not be read after {fixed.rounds} correction(s), "
+                                 "so nothing was run:\n" + "\n".join(f"- {e}" for e in decoded.errors))
+                        break
                 calls, visible = decoded.calls, decoded.text
                 rest = streamer.rest(visible) if streamer is not None else visible
                 if rest.strip():
                     run.emit(delta(self._name, rest))
-                if not calls and decoded.errors and turn < self.max_turns:
-                    run.emit(warning(self._name, "codec_error",
-                                     f"The {codec.name} reply could not be read; asking again.",
-                                     errors=decoded.errors))
-                    messages.append(Message("assistant", reply.text))
-                    messages.append(Message("user", "Your reply could not be read: "
-                                            + "; ".join(decoded.errors)
-                                            + ". Reply again in the required format."))
-                    continue
             if not calls:
                 final = visible
                 break
             # provider ids are kept (tool messages must answer them); text-codec ids are ours
             calls = [c if c.id and codec.native else _with_id(c, f"call_{turn}_{n}")
                      for n, c in enumerate(calls, 1)]
-            messages.append(Message("assistant", reply.text, tool_calls=calls if codec.native else []))
+            messages.append(Message("assistant", reply_text, tool_calls=calls if codec.native else []))
             results = await run_tool_calls(run, calls, self._tools, max_parallel=self.max_parallel_tools)
             if codec.native:
                 messages.extend(Message("tool", r.content, tool_call_id=r.call_id, name=r.name)
@@ -335,6 +331,54 @@ class Agent:
         if self.memory_store is not None:
             await remember(self.memory_store, run.session.id, text_in, final, self._name)
         return AgentOutcome(final, usage, None, turn)
+
+    async def _call(self, run: RunContext, model: Model, messages: list[Message], specs: list[ToolSpec],
+                    streamer: FreeTextStreamer | None, turn: int) -> ModelReply:
+        """One model call with its usage counted; a failure is reported and raised."""
+        await run.before_call(f"model call {turn}")
+        try:
+            reply = await call_model(run, model, messages, specs, self.settings, streamer=streamer, turn=turn)
+        except Exception as exc:
+            err = _model_error(exc, model)
+            run.fail(err)
+            raise err from exc
+
+        def announce(total: int, used: Usage = reply.usage, name: str = model.name) -> None:
+            run.emit(UsageChunk(agent=self._name, data=UsageData(
+                prompt_tokens=used.prompt_tokens, completion_tokens=used.completion_tokens,
+                model=name, session_total=total if total >= 0 else None)))
+
+        await run.count(reply.usage.total_tokens, announce=announce)
+        return reply
+
+    async def _correct(self, run: RunContext, model: Model, codec: Codec, specs: list[ToolSpec],
+                       messages: list[Message], text: str, decoded: Decoded, turn: int
+                       ) -> tuple[Corrected, Usage]:
+        """The SelfCorrector for a text-codec reply: ≤ 2 re-asks naming each error.
+
+        The re-asks stream nothing (their text is shown once decoded) and are not kept in
+        `messages`: the caller keeps only the reply finally used.
+        """
+        spent = Usage()
+        count = 0
+
+        async def ask(asked: list[Message]) -> str:
+            nonlocal spent, count
+            count += 1
+            run.emit(warning(self._name, "codec_error",
+                             f"The {codec.name} reply could not be read; asking again ({count}/2).",
+                             errors=list(errors_now)))
+            quiet = FreeTextStreamer(codec, specs, lambda _text: None)
+            reply = await self._call(run, model, asked, [], quiet, turn)
+            spent = spent + reply.usage
+            errors_now[:] = codec.decode(reply.text, specs).errors
+            return reply.text
+
+        errors_now = list(decoded.errors)
+        fixed = await self_correct(ask, codec, specs, messages, text, decoded)
+        run.trace_event("self_correct", codec=codec.name, rounds=fixed.rounds, ok=not fixed.failed,
+                        errors=[e for _reply, errs in fixed.attempts for e in errs][:20])
+        return fixed, spent
 
     def _resolve_model(self) -> Model:
         if self.model is None:

@@ -25,7 +25,7 @@ from duckflow.llm.types import ToolCall, ToolResult, ToolSpec
 from duckflow.protocols.codec import Decoded
 from duckflow.protocols.symops.model import TOOL_ALIASES, Action, SymOpsResult
 from duckflow.protocols.symops.processor import parse
-from duckflow.protocols.symops.prompts import system_prompt
+from duckflow.protocols.symops.prompts import correction_message, system_prompt
 from duckflow.protocols.symops.serializer import action_lines, safe_fence
 
 TYPE_TO_TOOL = {"create": "write_file", "edit": "edit_file", "delete": "delete_path",
@@ -67,6 +67,10 @@ class SymOpsCodec:
     # -- prompt ------------------------------------------------------------------------------
     def system_prompt(self, tools: Sequence[ToolSpec]) -> str:
         return system_prompt(tools)
+
+    def correction_prompt(self, errors: list[str]) -> str:
+        """The SelfCorrector's re-ask (templates/correction.md), used by `core.Agent`."""
+        return correction_message(errors)
 
     # -- decode ------------------------------------------------------------------------------
     def decode(self, text: str, tools: Sequence[ToolSpec]) -> Decoded:
