@@ -46,3 +46,35 @@ async def test_symops_specialized_reply_when_the_codec_exists(env: Any) -> None:
     r = await o.session.handle_message("write hi.txt")
     assert [x.status for x in r.outcomes] == ["pending"]
     assert o.session.state.vitals.confidence == pytest.approx(0.3)
+
+
+BROKEN = {"symops": "~ write it\n$ create @ hi.txt\n--\nhello\n",  # block never closed
+          "dml": "🦆▶️[T:write_file|hi.txt]◀️🦆"}  # content missing  # fmt: skip
+GOOD = {"symops": "~ write it\n$ create @ hi.txt\n--\nhello\n--\n", "dml": "🦆▶️[T:write_file|hi.txt|hello]◀️🦆"}
+
+
+@pytest.mark.parametrize("codec", ["symops", "dml"])
+async def test_a_malformed_specialized_reply_is_fixed_in_one_reask(env: Any, codec: str) -> None:
+    model = ScriptedModel([decision("EXECUTION", "base_main_specialized"), reply(BROKEN[codec]),
+                           reply(GOOD[codec])], supports_tools=False)  # fmt: skip
+    o = env.open(model, codec=codec)
+    r = await o.session.handle_message("write hi.txt")
+    assert [x.status for x in r.outcomes] == ["pending"]  # the corrected write waits at the gate
+    assert r.outcomes[0].call.arguments["path"] == "hi.txt"
+    reask = model.requests[2].messages[-1].content
+    assert "could not be used" in reask
+    assert len(model.requests) == 3
+    await o.session.answer_approval(True)
+    assert (env.root / "hi.txt").read_text().rstrip("\n") == "hello"
+
+
+@pytest.mark.parametrize("codec", ["symops", "dml"])
+async def test_a_specialized_reply_not_fixed_in_two_reasks_runs_nothing(env: Any, codec: str) -> None:
+    model = ScriptedModel([decision("EXECUTION", "base_main_specialized")] + [reply(BROKEN[codec])] * 3,
+                          supports_tools=False)  # fmt: skip
+    o = env.open(model, codec=codec)
+    r = await o.session.handle_message("write hi.txt")
+    assert r.outcomes == [] and not (env.root / "hi.txt").exists()
+    assert len(model.requests) == 4  # Main, the Specialized reply and two re-asks
+    told = [c.data.message for c in r.chunks if c.type == "notice"]  # type: ignore[union-attr]
+    assert any("could not be read after 2 correction(s); nothing was run" in t for t in told)

@@ -125,13 +125,12 @@ def test_calls_validate_against_the_real_workspace_tools(tmp_path: Path) -> None
         assert call.executable, call
         tools[call.name].args_model.model_validate(call.arguments)
     tests = [c.arguments for c in d.calls if c.name == "run_tests"]
-    assert tests == [{}, {"command": "pytest -q tests/test_a.py"}, {"command": "pytest"}, {}]
-    # the path target cannot be given to run_tests: the whole suite runs, and that is said
-    assert [w for w in d.warnings if w.startswith("test_target_dropped")] == [
-        "test_target_dropped at line 20: run_tests takes no target, so `tests/test_a.py` is not passed on "
-        "and the whole detected test suite runs; write the command to narrow it "
-        "(`$ test @ pytest -q tests/test_a.py`)"
-    ]
+    assert tests == [{"command": "python3 -m pytest -q tests/test_a.py"}, {"command": "pytest -q tests/test_a.py"},
+                     {"command": "pytest"}, {}]  # fmt: skip
+    # prompt, codec and docs agree: `$ test @ FILE.py` runs that test file, nothing is dropped
+    assert [w for w in d.warnings if w.startswith("test_target_dropped")] == []
+    web = SymOpsCodec().decode("$ test @ tests/web\n", [t.spec for t in tools.values()])
+    assert [c.arguments for c in web.calls] == [{}] and web.warnings[0].startswith("test_target_dropped")
     assert [c.arguments for c in d.calls if c.name == "execute_shell"] == [
         {"command": "ls -la"}, {"command": "echo hi\nls"}]  # fmt: skip
 

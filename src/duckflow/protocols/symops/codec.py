@@ -5,7 +5,8 @@ Mapping (the workspace tools' names):
     $ edit @ path + block     -> edit_file(path, content)       (whole file or SEARCH/REPLACE)
     $ delete @ path           -> delete_path(path)
     $ run @ command           -> execute_shell(command)         (a block alone is the script)
-    $ test [@ target]         -> run_tests(...)                 (see _test_args)
+    $ test [@ target]         -> run_tests(...)                 (see _test_args; a .py file runs
+                                                                 that file with pytest)
     $ TOOL @ value [+ block]  -> TOOL(first parameter=value, ...) for any other tool by name;
                                  a block holding a JSON object gives the other arguments,
                                  any other block goes to the second parameter.
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import shlex
 from collections.abc import Sequence
 from typing import Any
 
@@ -49,6 +51,11 @@ def _file_text(content: str) -> str:
 
 def _is_test_command(target: str) -> bool:
     return any(c.isspace() for c in target) or target in TEST_COMMANDS
+
+
+def _is_python_test_file(target: str) -> bool:
+    """A Python file path (`tests/test_a.py`): pytest runs exactly it, whatever its name."""
+    return target.endswith(".py") and not any(c.isspace() for c in target) and ".." not in target.split("/")
 
 
 def _params(spec: ToolSpec | None, default: list[str]) -> list[str]:
@@ -183,7 +190,11 @@ class SymOpsCodec:
             if key in params:
                 return {key: target} if target else {}
         if "command" in params:
-            return {"command": target} if _is_test_command(target) else {}
+            if _is_test_command(target):
+                return {"command": target}
+            if _is_python_test_file(target):  # `$ test @ test_config.py`: that file, with pytest
+                return {"command": f"python3 -m pytest -q {shlex.quote(target)}"}
+            return {}
         return {params[0]: target} if target else {}
 
     @staticmethod
@@ -193,7 +204,7 @@ class SymOpsCodec:
         target = (a.path or "").strip()
         if "target" in params or "path" in params or "command" not in params:
             return ""
-        if target in WHOLE_SUITE or _is_test_command(target):
+        if target in WHOLE_SUITE or _is_test_command(target) or _is_python_test_file(target):
             return ""
         return (f"test_target_dropped at line {a.line}: run_tests takes no target, so `{target}` is not "
                 "passed on and the whole detected test suite runs; write the command to narrow it "
