@@ -15,7 +15,7 @@ def _isolated_duckflow_home(tmp_path_factory: pytest.TempPathFactory, monkeypatc
     home = tmp_path_factory.mktemp("duckflow_home")
     monkeypatch.setenv("DUCKFLOW_HOME", str(home))
     monkeypatch.setenv("DUCKFLOW_CONFIG", str(home / "no-config.toml"))
-    for var in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OLLAMA_HOST", "DUCKFLOW_MODEL",
+    for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "OLLAMA_HOST", "DUCKFLOW_MODEL",
                 "TRACE_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT"):
         monkeypatch.delenv(var, raising=False)
     yield home

@@ -48,6 +48,12 @@ class ModelsConfig(_Section):
     retries: int = 3
     circuit_threshold: int = 3
     circuit_cooldown_s: float = 30.0
+    # in-process llama.cpp (`local:` models, docs/local.md)
+    local_path: str | None = None  # a GGUF used for `local:default` instead of the bundled one
+    local_context: int = 8192
+    local_threads: int = 0  # 0: one per core, at most 8
+    # local models (in-process, or any server on this machine): grammar-constrained, bounded replies
+    constrained_decoding: bool = True
 
 
 class WorkspaceConfig(_Section):
@@ -120,6 +126,10 @@ class CompanionConfig(_Section):
 
     language: Literal["en", "ja"] = "en"
     codec: Literal["native", "symops", "dml"] = "symops"
+    # the turn shape: two calls (Main JSON decision + Specialized) or one constrained Sym-Ops
+    # reply per step; `auto` picks single-call for local models below `single_call_below_b`
+    mode: Literal["auto", "two_call", "single_call"] = "auto"
+    single_call_below_b: float = 4.0
     transitions_file: str | None = None
     max_recovery_retries: int = 2
 
@@ -169,6 +179,7 @@ _ENV: dict[str, tuple[str, str]] = {
     "OTEL_EXPORTER_OTLP_ENDPOINT": ("trace", "otlp_endpoint"),
     "DUCKFLOW_LANGUAGE": ("companion", "language"),
     "DUCKFLOW_CODEC": ("companion", "codec"),
+    "DUCKFLOW_MODE": ("companion", "mode"),
 }
 
 

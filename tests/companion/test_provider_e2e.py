@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -12,7 +13,7 @@ from duckflow.companion.state import Step
 from duckflow.companion.store import SessionStore
 from duckflow.companion.task import drive
 from duckflow.gate import Gate
-from tests.helpers.fakeserver import FakeServer, Reply, openai_stream
+from tests.helpers.fakeserver import FakeServer, Reply, json_reply, openai_stream
 
 PATH = "/v1/chat/completions"
 
@@ -25,8 +26,10 @@ def _decision(step: str, pattern: str, next_step: str, say: str) -> str:
 async def test_run_with_a_model_chosen_from_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     server = await FakeServer().start()
     try:
-        monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+        monkeypatch.setenv("OPENAI_API_KEY", "dummy")
         monkeypatch.setenv("OPENAI_BASE_URL", f"{server.url}/v1")
+        # a local server is asked which model it serves; the name is sent as given
+        server.default("/v1/models", json_reply({"object": "list", "data": [{"id": "Org/Coder_Small.Q4.gguf"}]}))
         write = [{"index": 0, "id": "call_1", "type": "function",
                   "function": {"name": "write_file", "arguments": json.dumps({"path": "a.txt", "content": "hi\n"})}}]
         server.queue(
@@ -37,16 +40,17 @@ async def test_run_with_a_model_chosen_from_the_environment(tmp_path: Path, monk
         )
         root = tmp_path / "ws"
         root.mkdir()
-        o = open_session(root, store=SessionStore(tmp_path / "s.db"), gate=Gate(tmp_path / "g.db"), codec="native")
+        o = await asyncio.to_thread(open_session, root, store=SessionStore(tmp_path / "s.db"),
+                                    gate=Gate(tmp_path / "g.db"), codec="native")
         try:
-            assert o.model_name == "openai:gpt-4o-mini"
+            assert o.model_name == "openai:Org/Coder_Small.Q4.gguf"
             out = await drive(o.session, o.session.handle_message("write a.txt"), auto_approve_workspace=True)
         finally:
             o.close()
         assert out.success and (root / "a.txt").read_text() == "hi\n"
         assert o.session.state.step == Step.DONE
         bodies = server.bodies(PATH)
-        assert len(bodies) == 3 and bodies[0]["model"] == "gpt-4o-mini"
+        assert len(bodies) == 3 and bodies[0]["model"] == "Org/Coder_Small.Q4.gguf"
         assert "tools" not in bodies[0] and bodies[1]["tools"][0]["type"] == "function"  # native codec
         assert bodies[0]["messages"][0]["role"] == "system" and "Working memory" in bodies[0]["messages"][0]["content"]
     finally:

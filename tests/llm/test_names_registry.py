@@ -19,7 +19,8 @@ from tests.helpers.fakeserver import FakeServer, Reply, openai_stream
 
 
 @pytest.mark.parametrize(("given", "expected"), [
-    ("gpt-4o", "openai:gpt-4o"), ("gpt_4o", "openai:gpt-4o"), ("o3-mini", "openai:o3-mini"),
+    ("gpt-4o", "openai:gpt-4o"), ("gpt_4o", "openai:gpt_4o"),
+    ("openai:org/SmolLM2-135M-Instruct.Q4_1.gguf", "openai:org/SmolLM2-135M-Instruct.Q4_1.gguf"), ("o3-mini", "openai:o3-mini"),
     ("claude-3-5-sonnet", "anthropic:claude-3-5-sonnet"), ("claude_3_opus", "anthropic:claude-3-opus"),
     ("llama3.1:8b", "ollama:llama3.1:8b"), ("ollama:llama3.1:8b", "ollama:llama3.1:8b"),
     ("ollama/chat-v1:latest", "ollama:chat-v1:latest"), ("qwen2.5-coder", "ollama:qwen2.5-coder"),

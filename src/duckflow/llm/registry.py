@@ -93,6 +93,11 @@ def get_model(name: str, config: ModelsConfig | Any = None, *, env: Mapping[str,
                            restart_command=cfg.ollama_restart_command, restart_wait_s=cfg.ollama_restart_wait_s,
                            min_context=cfg.min_context, max_context=cfg.max_context, timeout_s=timeout,
                            on_event=on_event)
+    if provider == "local":
+        from duckflow.llm.local import LocalModel
+
+        return LocalModel.from_name(model, local_path=cfg.local_path, n_ctx=cfg.local_context,
+                                    n_threads=cfg.local_threads or None)
     if provider == "anthropic":
         from duckflow.llm.anthropic import AnthropicModel
         from duckflow.llm.provider import is_local_url

@@ -169,12 +169,24 @@ def estimate_tokens(text: str) -> int:
     return max(1, round(est))
 
 
+_OWN_COUNTERS: dict[str, Any] = {}
+
+
+def register_counter(model: str, count: Any) -> None:
+    """Use `count(text) -> int` (a model's own tokenizer, e.g. a loaded local GGUF) for `model`."""
+    _OWN_COUNTERS[model] = count
+
+
 def count_tokens(text: str, model: str | None = None) -> TokenCount:
     """Tokens of `text` for `model` (None: cl100k_base). Special-token strings count as text.
 
-    `exact` is True only when the count comes from that model's own tokenizer; for other
-    models (Claude, local models) cl100k is used as a proxy with `exact=False`.
+    `exact` is True only when the count comes from that model's own tokenizer (tiktoken's for
+    OpenAI models, a registered counter for loaded local models); for other models (Claude,
+    remote local models) cl100k is used as a proxy with `exact=False`.
     """
+    own_counter = _OWN_COUNTERS.get(model) if model is not None else None
+    if own_counter is not None:
+        return TokenCount(int(own_counter(text)), True, f"own tokenizer of {model}")
     name, own = encoding_for_model(model)
     enc = get_encoding(name)
     note = ""

@@ -35,6 +35,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "config": ("duckflow.channels.cli.config_cmd", "show every effective setting and where it came from"),
     "essay": ("duckflow.channels.cli.essay_cmd", "SmartAO essay agents: draft, style, check, eval"),
     "serve": ("duckflow.channels.cli.serve_cmd", "HTTP API, SSE, web page, Slack and LINE webhooks"),
+    "models": ("duckflow.channels.cli.models_cmd", "install and list the bundled offline models"),
 }
 
 

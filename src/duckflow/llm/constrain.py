@@ -1,0 +1,87 @@
+"""Bounded, low-temperature, grammar-constrained settings for calls to local models.
+
+`constrained(model, max_tokens=..., grammar=..., json_schema=...)` gives the ModelSettings of one
+call: every local model (in-process llama.cpp, llama.cpp's server, Ollama, any OpenAI-compatible
+server on this machine) gets `max_tokens` sized to the call and a low temperature; the grammar
+or schema goes where that backend reads it:
+
+| backend | GBNF grammar | JSON schema |
+|---|---|---|
+| `local:` (llama-cpp-python in process) | `LlamaGrammar.from_string` | `LlamaGrammar.from_json_schema` |
+| OpenAI-compatible on loopback (llama.cpp server) | body `grammar` | body `response_format: {type: json_object, schema}` |
+| Ollama | (not supported: bounds only) | body `format: schema` |
+
+Cloud models get the settings unchanged (None): their providers do not take GBNF, and their
+replies are bounded by the provider. `models.constrained_decoding = false` switches grammars
+and schemas off (bounds stay).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from duckflow.llm.types import ModelSettings
+
+LOCAL_TEMPERATURE = 0.1
+
+
+def backend_of(model: Any) -> str:
+    """`local`, `llamacpp-http` (OpenAI-compatible on this machine), `ollama`, or `cloud`."""
+    inner = model
+    while hasattr(inner, "models") and getattr(inner, "models", None):
+        inner = inner.models[0]  # FallbackModel: the first (primary) model decides
+    provider = getattr(inner, "provider", "")
+    if provider == "local":
+        return "local"
+    if not getattr(inner, "is_local", False):
+        return "cloud"
+    if provider == "ollama":
+        return "ollama"
+    if provider == "scripted" or type(inner).__name__ == "ScriptedModel":
+        return "scripted"
+    return "llamacpp-http"
+
+
+def constrained(
+    model: Any,
+    *,
+    max_tokens: int,
+    grammar: str | None = None,
+    json_schema: dict[str, Any] | None = None,
+    temperature: float = LOCAL_TEMPERATURE,
+    enabled: bool = True,
+    seed: int | None = 0,
+) -> ModelSettings | None:
+    """The settings for one call to `model` (None for cloud and scripted models)."""
+    backend = backend_of(model)
+    if backend in ("cloud", "scripted"):
+        return None
+    extra: dict[str, Any] = {}
+    if seed is not None:
+        extra["seed"] = seed
+    if enabled and backend == "local":
+        if grammar:
+            extra["grammar"] = grammar
+        elif json_schema:
+            extra["json_schema"] = json_schema
+    elif enabled and backend == "llamacpp-http":
+        if grammar:
+            extra["grammar"] = grammar
+        elif json_schema:
+            extra["response_format"] = {"type": "json_object", "schema": json_schema}
+    elif enabled and backend == "ollama" and json_schema:
+        extra["format"] = json_schema
+    if backend == "ollama":
+        extra.pop("seed", None)  # Ollama takes the seed in options; the bound matters more
+    return ModelSettings(temperature=temperature, max_tokens=max_tokens, extra=extra)
+
+
+def local_defaults(settings: ModelSettings | None, *, max_tokens: int = 1024,
+                   temperature: float = 0.2) -> ModelSettings:
+    """Settings of a call to a local server that named no bound: bounded, low temperature."""
+    s = settings or ModelSettings()
+    if s.max_tokens is not None and s.temperature is not None:
+        return s
+    return ModelSettings(temperature=temperature if s.temperature is None else s.temperature,
+                         max_tokens=max_tokens if s.max_tokens is None else s.max_tokens,
+                         timeout_s=s.timeout_s, extra=dict(s.extra))

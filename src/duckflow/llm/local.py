@@ -1,0 +1,231 @@
+"""In-process llama.cpp models (the `[local]` extra): `local:default`, `local:smollm2`, `local:/x.gguf`.
+
+llama-cpp-python loads the GGUF once per process (`_LOADED`, keyed by file, context and
+threads) and keeps it warm; its prompt cache (`LlamaRAMCache`) plus llama.cpp's own longest-
+prefix reuse mean that the calls of a session, which share their system prompt, only evaluate
+what is new. The chat template is the one stored in the GGUF (`tokenizer.chat_template`,
+which llama-cpp-python applies when no `chat_format` is given). Generation runs in a worker
+thread and streams deltas back to the event loop; cancelling the consumer stops generation
+at the next token.
+
+Constraints come in `ModelSettings.extra`: `grammar` (GBNF text) or `json_schema` (a JSON
+schema, turned into a grammar by llama.cpp's own converter), and `stop` (strings).
+Token counting uses the model's own tokenizer (`count_tokens`); `register_tokenizer` makes
+`llm.tokens.count_tokens` exact for this model's name too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import threading
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+from duckflow.errors import DuckflowError
+from duckflow.llm.localmodels import LocalModelInfo, resolve_local
+from duckflow.llm.types import (
+    FinishEvent,
+    Message,
+    ModelEvent,
+    ModelSettings,
+    TextDelta,
+    ToolSpec,
+    Usage,
+    UsageEvent,
+)
+
+_LOADED: dict[tuple[str, int, int], Any] = {}
+_LOAD_LOCK = threading.Lock()
+_SENTINEL = object()
+
+
+class LocalModelUnavailable(DuckflowError):
+    """llama-cpp-python is missing or the model file cannot be loaded."""
+
+
+def _import_llama() -> Any:
+    try:
+        import llama_cpp
+    except ImportError as exc:
+        raise LocalModelUnavailable(
+            "llama-cpp-python is not installed, so local models cannot run",
+            hint="run `make run` once (it builds it), or `pip install 'duckflow-agent[local]'`; or use "
+                 "--model ollama:NAME, OPENAI_BASE_URL=http://127.0.0.1:PORT/v1, or a cloud key",
+        ) from exc
+    return llama_cpp
+
+
+def default_threads() -> int:
+    return max(1, min(8, os.cpu_count() or 2))
+
+
+def load_llama(path: str, n_ctx: int, n_threads: int) -> Any:
+    """The process-wide Llama for (path, n_ctx, n_threads), loaded on first use."""
+    key = (path, n_ctx, n_threads)
+    with _LOAD_LOCK:
+        llm = _LOADED.get(key)
+        if llm is None:
+            llama_cpp = _import_llama()
+            try:
+                llm = llama_cpp.Llama(model_path=path, n_ctx=n_ctx, n_threads=n_threads,
+                                      n_batch=512, verbose=False)
+            except (ValueError, RuntimeError, OSError) as exc:
+                raise LocalModelUnavailable(f"llama.cpp could not load {path}: {exc}",
+                                            hint="check that the file is a GGUF model") from exc
+            llm.set_cache(llama_cpp.LlamaRAMCache(capacity_bytes=256 << 20))
+            _LOADED[key] = llm
+        return llm
+
+
+def to_chat_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    """Plain role/content messages (tool results become user text: the template has no tools)."""
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        role = m.role if m.role in ("system", "user", "assistant") else "user"
+        content = m.content if m.role != "tool" else f"[result of {m.name or 'tool'}]\n{m.content}"
+        if out and out[-1]["role"] == role and role != "system":
+            out[-1]["content"] += "\n\n" + content
+        else:
+            out.append({"role": role, "content": content})
+    return out
+
+
+class LocalModel:
+    """A GGUF model run in this process by llama.cpp. `info.params_b` drives the loop mode."""
+
+    provider = "local"
+    supports_tools = False
+    is_local = True
+
+    def __init__(self, info: LocalModelInfo, *, n_ctx: int = 8192, n_threads: int | None = None,
+                 seed: int = 0) -> None:
+        self.info = info
+        self.name = f"local:{info.key}"
+        self.n_ctx = n_ctx
+        self.n_threads = n_threads or default_threads()
+        self.seed = seed
+        self._lock = threading.Lock()
+        self.last_usage = Usage()
+
+    @classmethod
+    def from_name(cls, name: str, *, local_path: str | None = None, n_ctx: int = 8192,
+                  n_threads: int | None = None) -> LocalModel:
+        """`default`, `smollm2` or a GGUF path (the part after `local:`)."""
+        return cls(resolve_local(name, local_path=local_path), n_ctx=n_ctx, n_threads=n_threads)
+
+    def __repr__(self) -> str:
+        return f"LocalModel({str(self.info.path)!r}, n_ctx={self.n_ctx}, n_threads={self.n_threads})"
+
+    @property
+    def llama(self) -> Any:
+        llm = load_llama(str(self.info.path), self.n_ctx, self.n_threads)
+        register_tokenizer(self.name, self.count_tokens)
+        return llm
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens of `text` with the model's own tokenizer."""
+        if not text:
+            return 0
+        return len(self.llama.tokenize(text.encode("utf-8"), add_bos=False, special=False))
+
+    def _kwargs(self, settings: ModelSettings) -> dict[str, Any]:
+        llama_cpp = _import_llama()
+        extra = dict(settings.extra)
+        kw: dict[str, Any] = {"seed": int(extra.pop("seed", self.seed))}
+        kw["temperature"] = 0.2 if settings.temperature is None else settings.temperature
+        kw["max_tokens"] = settings.max_tokens or 1024
+        grammar = extra.pop("grammar", None)
+        schema = extra.pop("json_schema", None)
+        if grammar:
+            kw["grammar"] = llama_cpp.LlamaGrammar.from_string(grammar, verbose=False)
+        elif schema:
+            kw["grammar"] = llama_cpp.LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
+        if extra.get("stop"):
+            kw["stop"] = list(extra.pop("stop"))
+        for key in ("top_p", "top_k", "repeat_penalty", "min_p"):
+            if key in extra:
+                kw[key] = extra.pop(key)
+        return kw
+
+    async def stream(
+        self,
+        messages: Sequence[Message],
+        *,
+        tools: Sequence[ToolSpec] = (),
+        settings: ModelSettings | None = None,
+    ) -> AsyncIterator[ModelEvent]:
+        settings = settings or ModelSettings()
+        llm = await asyncio.to_thread(lambda: self.llama)
+        kw = self._kwargs(settings)
+        chat = to_chat_messages(messages)
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[Any] = asyncio.Queue()
+        stop = threading.Event()
+
+        def put(item: Any) -> None:
+            loop.call_soon_threadsafe(queue.put_nowait, item)
+
+        def work() -> None:
+            try:
+                with self._lock:
+                    pieces = llm.create_chat_completion(chat, stream=True, **kw)
+                    finish = "stop"
+                    for piece in pieces:
+                        if stop.is_set():
+                            finish = "cancelled"
+                            break
+                        choice = (piece.get("choices") or [{}])[0]
+                        text = (choice.get("delta") or {}).get("content")
+                        if text:
+                            put(TextDelta(text))
+                        if choice.get("finish_reason"):
+                            finish = choice["finish_reason"]
+                    with contextlib.suppress(Exception):
+                        pieces.close()
+                    put(("finish", finish))
+            except BaseException as exc:  # noqa: BLE001 - handed to the consumer
+                put(exc)
+            finally:
+                put(_SENTINEL)
+
+        prompt_tokens = 0
+        with contextlib.suppress(Exception):
+            prompt_tokens = sum(self.count_tokens(m["content"]) + 4 for m in chat)
+        worker = threading.Thread(target=work, name="duckflow-llama", daemon=True)
+        worker.start()
+        parts: list[str] = []
+        finish = "stop"
+        try:
+            while True:
+                item = await queue.get()
+                if item is _SENTINEL:
+                    break
+                if isinstance(item, BaseException):
+                    raise LocalModelUnavailable(f"{self.name}: generation failed: {item}",
+                                                hint="try a shorter prompt or a larger models.local_context")
+                if isinstance(item, tuple):
+                    finish = str(item[1])
+                    continue
+                parts.append(item.text)
+                yield item
+        finally:
+            stop.set()
+        completion = self.count_tokens("".join(parts))
+        self.last_usage = Usage(prompt_tokens, completion)
+        yield UsageEvent(self.last_usage)
+        yield FinishEvent("length" if finish == "length" else "stop")
+
+
+_TOKENIZERS: dict[str, Any] = {}
+
+
+def register_tokenizer(name: str, count: Any) -> None:
+    """Make `llm.tokens.count_tokens(text, name)` use this model's own tokenizer."""
+    if name not in _TOKENIZERS:
+        _TOKENIZERS[name] = count
+        from duckflow.llm import tokens
+
+        tokens.register_counter(name, count)

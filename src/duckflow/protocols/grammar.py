@@ -1,0 +1,147 @@
+"""GBNF grammars generated from the protocol definitions, for grammar-constrained local models.
+
+A small model cannot be trusted to follow a prompt; llama.cpp can make it follow a grammar
+(GBNF, llama.cpp's grammars/README.md). This module writes the grammars:
+
+- `symops_grammar(spec)`: one Sym-Ops reply (docs/protocols/symops.md) — a `~` thought, a vitals
+  line, 0..N actions with only the session's verbs, paths the task and the workspace make
+  plausible, run commands of a known shape (`python FILE`, `python -m pytest -q [FILE]`), `---`
+  blocks of bounded length whose lines cannot close the block or open a markdown fence, and a
+  step marker `~ next: DONE|CONTINUE` (a thought line, so the reply stays strict Sym-Ops).
+- `json_string_rule()`: a JSON string with escapes (an inner `"` must be written `\\"`).
+
+JSON replies (the Main decision, the classifier, worker outputs) are constrained by their JSON
+schema instead: llama.cpp converts it (`LlamaGrammar.from_json_schema`), Ollama takes it as
+`format`, llama.cpp's server as `response_format` (see `duckflow.llm.constrain`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+# the verbs of the single-call reply and the workspace tool each one needs
+VERB_TOOLS = {"create": "write_file", "edit": "write_file", "run": "execute_shell",
+              "test": "run_tests", "delete": "delete_path", "read": "read_file"}
+MARKERS = ("DONE", "CONTINUE")
+_SAFE_PATH = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_./-]{0,120}$")
+
+
+def literal(text: str) -> str:
+    """`text` as a GBNF string literal."""
+    out = []
+    for ch in text:
+        if ch == "\\":
+            out.append("\\\\")
+        elif ch == '"':
+            out.append('\\"')
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\t":
+            out.append("\\t")
+        elif ch == "\r":
+            out.append("\\r")
+        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
+            out.append(f"\\x{ord(ch):02X}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+def alternatives(items: Iterable[str]) -> str:
+    """`"a" | "b"` for the distinct items, longest first (so no item is cut at a shorter one)."""
+    uniq = sorted(set(items), key=lambda s: (-len(s), s))
+    return " | ".join(literal(i) for i in uniq)
+
+
+def json_string_rule(name: str = "string") -> str:
+    """A JSON string with escapes: without them a grammar ends the string at an inner `"`."""
+    return (f'{name} ::= "\\"" ( [^"\\\\\\x7F\\x00-\\x1F] | "\\\\" ( ["\\\\/bfnrt] | '
+            f'"u" [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F] ) )* "\\""')
+
+
+def plausible_paths(task: str, existing: Sequence[str]) -> list[str]:
+    """File names the task names (`hello.py`, `src/calc.py`) plus the workspace's files."""
+    named = re.findall(r"(?<![\w/.-])((?:[\w-]+/)*[\w-]+\.[A-Za-z0-9]{1,8})(?![\w/-])", task)
+    seen: list[str] = []
+    for p in [*named, *existing]:
+        p = p.strip().strip("`'\".,;:()")
+        if p and _SAFE_PATH.match(p) and ".." not in p.split("/") and p not in seen:
+            seen.append(p)
+    return seen
+
+
+def run_commands(paths: Sequence[str]) -> list[str]:
+    """Commands a run can be: `python FILE` for each .py file, pytest for the tests."""
+    cmds = [f"python {p}" for p in paths if p.endswith(".py")]
+    tests = [p for p in paths if p.endswith(".py") and re.search(r"(^|/)test_[^/]*\.py$|_test\.py$", p)]
+    cmds += ["python -m pytest -q"] + [f"python -m pytest -q {t}" for t in tests]
+    return cmds
+
+
+@dataclass
+class SymOpsGrammarSpec:
+    """What one single-call Sym-Ops reply may contain."""
+
+    verbs: Sequence[str] = ("create", "edit", "run")
+    create_paths: Sequence[str] = ()  # files the reply may create (task-named or new)
+    existing: Sequence[str] = ()  # files that exist (edit, delete, read)
+    commands: Sequence[str] = ()  # exact run commands
+    new_names: bool = True  # also allow a new file name of a plain form
+    min_actions: int = 1
+    max_actions: int = 3
+    max_block_lines: int = 150
+    thought_chars: int = 200
+    vitals: bool = True
+    marker: bool = True
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+def symops_grammar(spec: SymOpsGrammarSpec) -> str:
+    """The GBNF grammar of one Sym-Ops reply for `spec`."""
+    rules: list[str] = []
+    verbs = [v for v in spec.verbs if v in VERB_TOOLS]
+    act_rules: list[str] = []
+    new_paths = list(dict.fromkeys([*spec.create_paths, *spec.existing]))
+    if "create" in verbs and (new_paths or spec.new_names):
+        target = " | ".join(x for x in (alternatives(new_paths) if new_paths else "",
+                                        "newname" if spec.new_names else "") if x)
+        rules.append(f"create ::= \"$ create @ \" ( {target} ) \"\\n\" block")
+        act_rules.append("create")
+    if "edit" in verbs and spec.existing:
+        rules.append(f"edit ::= \"$ edit @ \" ( {alternatives(spec.existing)} ) \"\\n\" block")
+        act_rules.append("edit")
+    if "run" in verbs and spec.commands:
+        rules.append(f"run ::= \"$ run @ \" ( {alternatives(spec.commands)} ) \"\\n\"")
+        act_rules.append("run")
+    for verb in ("delete", "read"):
+        if verb in verbs and spec.existing:
+            rules.append(f"{verb} ::= \"$ {verb} @ \" ( {alternatives(spec.existing)} ) \"\\n\"")
+            act_rules.append(verb)
+    if not act_rules:
+        raise ValueError("no action is possible with these verbs and paths")
+    lo, hi = max(0, spec.min_actions), max(spec.min_actions, spec.max_actions, 1)
+    head = [f"thought ::= \"~ \" tchar{{1,{spec.thought_chars}}} \"\\n\"",
+            'tchar ::= [^\\n]']
+    root = ["thought"]
+    if spec.vitals:
+        head.append('vitals ::= "#c" num " #m" num " #f" num " #s" num "\\n"')
+        head.append('num ::= "0." [0-9] | "1.0"')
+        root.append("vitals")
+    root.append(f"action{{{lo},{hi}}}")
+    if spec.marker:
+        head.append(f"marker ::= \"~ next: \" ( {alternatives(MARKERS)} ) \"\\n\"")
+        root.append("marker")
+    block = [
+        f"block ::= \"---\\n\" bline{{0,{spec.max_block_lines}}} \"---\\n\"",
+        # a content line: never exactly `---` (it would close the block), never a ``` fence
+        'bline ::= ( [^-`\\n] [^\\n]* | "-" ( [^-\\n] [^\\n]* )? | "--" ( [^-\\n] [^\\n]* )? '
+        '| "---" [^\\n]+ | "`" ( [^`\\n] [^\\n]* )? ) "\\n"',
+    ]
+    if spec.new_names:
+        block.append('newname ::= [a-z_] [a-z0-9_]{0,30} ( "/" [a-z_] [a-z0-9_]{0,30} )? '
+                     '"." ( "py" | "txt" | "md" | "json" | "csv" | "toml" )')
+    lines = [f"root ::= {' '.join(root)}", f"action ::= {' | '.join(act_rules)}", *head, *rules, *block]
+    lines += [f"{k} ::= {v}" for k, v in spec.extra.items()]
+    return "\n".join(lines) + "\n"

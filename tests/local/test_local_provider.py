@@ -1,0 +1,74 @@
+"""The in-process llama.cpp provider with the bundled models (real inference, small and bounded)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from duckflow.llm.constrain import constrained
+from duckflow.llm.local import LocalModel, load_llama
+from duckflow.llm.localmodels import resolve_local
+from duckflow.llm.registry import get_model
+from duckflow.llm.tokens import count_tokens
+from duckflow.llm.types import Message, TextDelta, complete
+from duckflow.protocols.grammar import json_string_rule
+from tests.local.conftest import needs_llama
+
+pytestmark = [pytest.mark.local_model, needs_llama]
+
+
+def smol() -> LocalModel:
+    return LocalModel(resolve_local("smollm2", allow_pip=False), n_ctx=2048, n_threads=2)
+
+
+async def test_streams_deltas_with_usage_and_is_loaded_once() -> None:
+    model = smol()
+    msgs = [Message("system", "Answer briefly."), Message("user", "Say hello.")]
+    events = [ev async for ev in model.stream(msgs, settings=constrained(model, max_tokens=12))]
+    deltas = [e for e in events if isinstance(e, TextDelta)]
+    assert deltas and events[-1].kind == "finish" and events[-2].kind == "usage"
+    usage = events[-2].usage  # type: ignore[union-attr]
+    assert 0 < usage.completion_tokens <= 12 and usage.prompt_tokens > 5
+    assert smol().llama is model.llama is load_llama(str(model.info.path), 2048, 2)
+
+
+async def test_grammar_and_json_schema_constrain_the_reply() -> None:
+    model = smol()
+    msgs = [Message("user", "Is the sky green? Answer in a long essay.")]
+    resp = await complete(model, msgs, settings=constrained(model, max_tokens=8,
+                                                             grammar='root ::= "yes" | "no"\n'))
+    assert resp.text in ("yes", "no")
+    schema = {"type": "object", "properties": {"answer": {"type": "string", "maxLength": 20},
+                                               "sure": {"type": "boolean"}},
+              "required": ["answer", "sure"]}
+    resp = await complete(model, [Message("user", 'Give JSON with "answer" and "sure".')],
+                          settings=constrained(model, max_tokens=40, json_schema=schema))
+    data = json.loads(resp.text)
+    assert set(data) == {"answer", "sure"} and isinstance(data["sure"], bool)
+    off = constrained(model, max_tokens=5, grammar='root ::= "yes"', enabled=False)
+    assert off is not None and "grammar" not in off.extra and off.max_tokens == 5
+
+
+async def test_json_string_grammar_allows_escaped_quotes() -> None:
+    model = smol()
+    grammar = f'root ::= "{{\\"q\\": " string "}}"\n{json_string_rule()}\n'
+    resp = await complete(model, [Message("user", 'Write JSON {"q": "..."} quoting "hi" inside.')],
+                          settings=constrained(model, max_tokens=30, grammar=grammar))
+    assert isinstance(json.loads(resp.text)["q"], str)
+
+
+def test_token_counts_use_the_models_own_tokenizer() -> None:
+    model = smol()
+    n = model.count_tokens("def add(a, b):\n    return a + b\n")
+    got = count_tokens("def add(a, b):\n    return a + b\n", model.name)
+    assert got.exact and got.tokens == n and "own tokenizer" in got.method
+
+
+async def test_default_model_by_name_is_verified_and_answers(default_model_home: Path) -> None:
+    model = get_model("local:default")
+    assert isinstance(model, LocalModel) and model.info.params_b == 0.5
+    resp = await complete(model, [Message("user", "Write the Python keyword that defines a function.")],
+                          settings=constrained(model, max_tokens=4, grammar='root ::= "def" | "class" | "lambda"\n'))
+    assert resp.text == "def"
