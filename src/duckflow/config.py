@@ -56,10 +56,21 @@ class ModelsConfig(_Section):
     constrained_decoding: bool = True
 
 
+# Files a shell, a desktop or Windows runs by themselves when opened or named as a command;
+# the list and why .py/.js are not on it: docs/gate.md "Dangerous extensions".
+DANGEROUS_EXTENSIONS = (
+    ".sh", ".bash", ".zsh", ".ksh", ".csh", ".tcsh", ".fish", ".command", ".tool",
+    ".ps1", ".psm1", ".psd1", ".ps1xml", ".bat", ".cmd", ".com", ".exe", ".scr", ".pif",
+    ".cpl", ".msi", ".msp", ".msc", ".vbs", ".vbe", ".jse", ".wsf", ".wsh", ".ws", ".hta",
+    ".jar", ".app", ".reg", ".lnk", ".scf", ".inf", ".gadget", ".desktop", ".appimage",
+    ".run", ".deb", ".rpm", ".pkg", ".dmg",
+)
+
+
 class WorkspaceConfig(_Section):
     """The guard and the workspace tools (seed 001 §12, seed 002 tool set)."""
 
-    dangerous_extensions: list[str] = Field(default_factory=lambda: [".exe", ".bat", ".sh", ".ps1"])
+    dangerous_extensions: list[str] = Field(default_factory=lambda: list(DANGEROUS_EXTENSIONS))
     dangerous_extensions_mode: Literal["refuse", "approve"] = "refuse"
     max_read_bytes: int = 2_000_000
     max_write_bytes: int = 2_000_000

@@ -53,7 +53,8 @@ async def test_run_mode_with_workspace_auto_approve_finishes(env: Any) -> None:
     out = await drive(o.session, o.session.handle_message("make hello.py"), auto_approve_workspace=True)
     assert out.success and (env.root / "hello.py").exists()
     job = o.session.runner.gate.history(1)[0]
-    assert job.decision is not None and job.decision.by.startswith("auto-approve-workspace")
+    assert job.decision is not None and job.decision.by.startswith("auto:auto-approve-workspace")
+    assert job.status == "auto_approved"  # recorded as an auto-approval, never as a person's
 
 
 async def test_execution_error_returns_to_planning(env: Any) -> None:

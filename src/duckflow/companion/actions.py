@@ -150,17 +150,39 @@ class ActionRunner:
         return outcome, (time.perf_counter() - t0) * 1000
 
     # -- running ------------------------------------------------------------------------
-    async def run(self, call: ToolCall, *, approved: bool = False) -> CallOutcome:
-        """Run one call through core's tool runner; `approved` tells the workspace tools the gate said yes."""
+    async def run(self, call: ToolCall, *, approved: bool = False,
+                  approval: str | None = None) -> CallOutcome:
+        """Run one call through core's tool runner. `approved`: a person said yes (the workspace
+        tools may then do what needs a person, e.g. a destructive command); `approval` says who
+        answered the gate (`person:...` or `auto:...`) and reaches the tool as
+        `workspace_approval`."""
         if call.name not in self._index:
             known = ", ".join(sorted(self._index)) or "none"
             return CallOutcome(call, "error", f"unknown tool '{call.name}' (available: {known})")
         if self.engine is None:
             raise RuntimeError("ActionRunner.engine is not set: tools run on core's loop (CompanionSession sets it)")
         t0 = time.perf_counter()
-        result = await self.engine.run_tool(call, approved=approved)
+        result = await self.engine.run_tool(call, approved=approved, approval=approval)
         return CallOutcome(call, "error" if result.is_error else "ok", result.content[:RESULT_MAX],
                            duration_ms=(time.perf_counter() - t0) * 1000)
+
+    def _decided_by(self, job_id: str | None) -> str:
+        job = self.gate.get(job_id) if job_id else None
+        by = job.decision.by if job is not None and job.decision is not None else "gate"
+        return by.removeprefix("auto:")
+
+    async def run_approved(self, job_id: str, call: ToolCall) -> CallOutcome:
+        """Run the call of a job answered yes. A person's grant lets the tool do what needs a
+        person; an auto-approval never does (the gate never auto-approves such a job, and the
+        tool is told `approved=False` as a second line). Anything else is refused."""
+        job = self.gate.get(job_id)
+        by = job.decision.by if job.decision is not None else "?"
+        if job.status == "granted":
+            return await self.run(call, approved=True, approval=f"person:{by}")
+        if job.status == "auto_approved":
+            return await self.run(call, approved=False, approval=f"auto:{by.removeprefix('auto:')}")
+        return CallOutcome(call, "refused", f"job {job_id[:8]} is {job.status}, not approved; not run",
+                           job_id)
 
     async def process(
         self, call: ToolCall, *, intent: str, rationale: str, run_mutations: bool = True
@@ -179,7 +201,9 @@ class ActionRunner:
         except Exception as exc:  # fail closed: a broken gate never lets a write through
             return CallOutcome(call, "refused", f"the approval gate failed ({type(exc).__name__}: {exc}); not run")
         if outcome.decision in ("allowed", "auto_approved"):
-            done = await self.run(call, approved=outcome.decision == "auto_approved")
+            # an auto-approval is never a person's: the tool gets approved=False and is told so
+            by = self._decided_by(outcome.job_id) if outcome.decision == "auto_approved" else None
+            done = await self.run(call, approved=False, approval=f"auto:{by}" if by else None)
             done.gate_ms = gate_ms
             return done
         request = outcome.request.to_dict() if outcome.request is not None else None

@@ -11,6 +11,7 @@ session numbers every chunk (`seq`), whichever layer emitted it.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import time
 from collections.abc import Callable, Sequence
@@ -36,7 +37,8 @@ from duckflow.core.tool_runner import run_tool_calls
 from duckflow.errors import DuckflowError
 from duckflow.llm.types import Message, Model, ToolCall, ToolResult, ToolSpec
 
-APPROVAL_KEY = "workspace_approved"  # workspace/tools.py: the gate said yes
+APPROVAL_KEY = "workspace_approved"  # workspace/tools.py: a person said yes
+APPROVAL_BY_KEY = "workspace_approval"  # workspace/tools.py: who answered ("person:..."/"auto:...")
 MAIN_AGENT = "companion"
 SPECIALIZED_AGENT = "companion.specialized"
 
@@ -147,9 +149,15 @@ class EngineLoop:
     def has_tool(self, name: str) -> bool:
         return name in self._tools
 
-    async def run_tool(self, call: ToolCall, *, approved: bool = False) -> ToolResult:
-        """One call through core's tool runner (`approved`: the gate said yes to this call)."""
+    async def run_tool(self, call: ToolCall, *, approved: bool = False,
+                       approval: str | None = None) -> ToolResult:
+        """One call through core's tool runner (`approved`: a person said yes to this call;
+        `approval`: who answered the gate, `person:...`/`auto:...`, given to the tool as
+        `workspace_approval`)."""
         agent = self.approved if approved else self.specialized
+        if approval:
+            agent = copy.copy(agent)
+            agent.extra_cfg = {**agent.extra_cfg, APPROVAL_BY_KEY: approval}
         run = self.run_for(agent)
         if not call.id:
             call = dataclasses.replace(call, id=f"call_{self.calls}_{call.name}")

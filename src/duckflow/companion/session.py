@@ -571,7 +571,7 @@ class CompanionSession:
             reply = f"Understood: {call.name} was not run. What should I do instead?"
         else:
             self._transition(Step.EXECUTION, f"approved: job {job['job_id']}", "outcome")
-            first = await self.runner.run(call, approved=True)
+            first = await self.runner.run_approved(job["job_id"], call)
             self._emit_outcome(first)
             if first.status == "ok" and queue:
                 d = MainDecision(rationale="continue the approved plan", goal_consistency="yes",

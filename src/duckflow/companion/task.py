@@ -31,6 +31,20 @@ class TaskOutcome:
         return self.ending == "done"
 
 
+def auto_answer(session: CompanionSession, job_id: str) -> str | None:
+    """Answer a pending job for `--auto-approve-workspace`: None when the gate recorded it as
+    auto-approved (never as a person's grant), else why a person must decide."""
+    from duckflow.gate import AutoApproveScope
+    from duckflow.gate.request import Decision
+
+    answered = session.runner.gate.auto_answer(job_id, AutoApproveScope.workspace(), by=AUTO_BY)
+    if isinstance(answered, Decision):
+        session.chunks.notice("auto_approved", "auto-approved for this run (--auto-approve-workspace): "
+                              f"job {job_id}", job_id=job_id)
+        return None
+    return answered
+
+
 async def drive(
     session: CompanionSession,
     first: Awaitable[TurnResult],
@@ -50,12 +64,16 @@ async def drive(
             return TaskOutcome("done", res.reply, len(results), results)
         if res.pending:
             request = res.pending.get("request") or {}
-            if auto_approve_workspace and not request.get("hard_required"):
-                session.chunks.notice("auto_approved", "auto-approved for this run (--auto-approve-workspace): "
-                                      f"job {res.pending['job_id']}", job_id=res.pending["job_id"])
-                results.append(await session.answer_approval(True, by=AUTO_BY))
-                continue
             why = ", ".join(request.get("hard_required") or []) or "approval required"
+            if auto_approve_workspace:
+                answered = auto_answer(session, res.pending["job_id"])
+                if answered is None:
+                    resumed = await session.resume_pending()
+                    if resumed is not None:
+                        results.append(resumed)
+                        continue
+                else:
+                    why = answered
             return TaskOutcome(
                 "approval",
                 f"waiting for approval of job {res.pending['job_id']} ({why})",

@@ -84,9 +84,11 @@ class AutoApproveScope:
         if not whole:
             if not op.paths:
                 return "the operation has no path and the scope is limited to paths"
-            outside = [p for p in op.paths if not any(under(p, pre) for pre in self.paths)]
+            # judged on the paths as written AND as resolved: a link docs/x -> ../.env is not docs/
+            outside = [p for p in op.all_paths if not any(under(p, pre) for pre in self.paths)]
             if outside:
-                return f"path {outside[0]} is outside the scope's paths"
+                via = "" if outside[0] in op.paths else " (where a symlink on the path leads)"
+                return f"path {outside[0]}{via} is outside the scope's paths"
         return None
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from duckflow.gate.audit import AuditEntry, AuditLog
-from duckflow.gate.autoapprove import AutoApprove
+from duckflow.gate.autoapprove import AutoApprove, AutoApproveScope
 from duckflow.gate.diff import cap_diff
 from duckflow.gate.errors import AlreadyDecided, JobExpired
 from duckflow.gate.operation import Operation, requires_gate
@@ -128,6 +128,7 @@ class Gate:
         decision in the database and the audit log. The auto-approve state is read inside
         the same transaction, so an off switch made elsewhere counts at once.
         """
+        op = judged(op)
         assessment = self.assess(op)
         if not requires_gate(op):
             return GateOutcome("allowed", None, None, f"{op.kind} is read-only: no approval needed",
@@ -209,7 +210,7 @@ class Gate:
             rollback=rollback or how_default,
             risk=assessment.risk,
             risk_reasons=assessment.reasons,
-            hard_required=self.policy.hard_reasons(op),
+            hard_required=self.hard_reasons(op),
             cost_estimate=cost_estimate,
             created_at=now,
             requested_by=requested_by if requested_by is not None else self.requested_by,
@@ -234,6 +235,39 @@ class Gate:
             self.audit.store_row(c, e)
         self.audit.append_file(e)
         return decision
+
+    def auto_answer(self, job_id: str, scope: AutoApproveScope, *, by: str) -> Decision | str:
+        """Answer a pending job for a run-scoped auto-approve (`duckflow run --auto-approve-workspace`).
+
+        Recorded as `auto_approved` by `auto:<by>` — never as a person's grant — and only when
+        nothing makes the job hard-required (judged again now, with the current policy and
+        the command analysis) and `scope` covers it. Otherwise returns why (it stays pending).
+        """
+        full = self.store.resolve(job_id)
+        self.expire_due()
+        job = self.store.get_job(full)
+        if job.status != "pending":
+            raise AlreadyDecided(full, job.status, job.decision.by if job.decision else "?")
+        req = job.request
+        hard = self.hard_reasons(req.operation, req.hard_required)
+        if hard:
+            return f"a person must decide ({', '.join(hard)}: never auto-approved)"
+        miss = scope.miss(req.operation, req.risk, self.policy)
+        if miss is not None:
+            return f"the run's auto-approve does not cover it: {miss}"
+        decision = Decision(full, "auto_approved", f"auto:{by}", self.clock(), None)
+        e = self._decision_entry(decision)
+        with self.store.tx() as c:
+            if not self.store.set_decision(c, decision):
+                raise AlreadyDecided(full, "decided", "?")
+            self.audit.store_row(c, e)
+        self.audit.append_file(e)
+        return decision
+
+    def hard_reasons(self, op: Operation, recorded: Sequence[str] = ()) -> tuple[str, ...]:
+        """Why a person must decide `op`: what was recorded with the job, plus the current
+        policy and command analysis (a job stored by an older version is judged again)."""
+        return tuple(sorted(set(recorded) | set(self.policy.hard_reasons(judged(op)))))
 
     def grant(self, job_id: str, by: str, note: str | None = None) -> Decision:
         return self.decide(job_id, True, by, note)
@@ -310,6 +344,18 @@ class Gate:
     def audit_entries(self, job_id: str | None = None) -> list[dict[str, Any]]:
         """Audit rows from the database (masked), oldest first."""
         return self.store.audit_rows(job_id=self.store.resolve(job_id) if job_id else None)
+
+
+def judged(op: Operation) -> Operation:
+    """`op` with its command judged by gate/commands.py when nobody did yet (any caller of
+    `Gate.submit`, not only the workspace tools, gets a destructive command hard-required)."""
+    if op.command and op.kind in ("execute", "test") and op.destructive is None:
+        from dataclasses import replace
+
+        from duckflow.gate.commands import command_hazard
+
+        return replace(op, destructive=command_hazard(op.command))
+    return op
 
 
 def _default_impact(op: Operation) -> str:

@@ -34,11 +34,22 @@ def guarded_operation(
     leads outside the workspace, `outside_workspace`; a path the guard allows only with
     approval (a dangerous extension in "approve" mode) sets `dangerous_extension`, which is
     hard-required. A rename checks its source for delete and its destination for write.
+
+    Every path is also recorded as the guard resolved it (`targets`, through symlinks), so
+    scope and risk judge where a write lands, not only its name. A command is judged by
+    `gate.commands.command_hazard` (the shell tool's own analysis plus a parsed look): a
+    destructive one is hard-required.
     """
+    from duckflow.gate.commands import command_hazard
+
     op = operation_for_tool(tool, arguments, task_type=task_type, **fields)
     refused: list[str] = []
+    targets: list[str] = list(op.targets)
     outside = op.outside_workspace
     dangerous = op.dangerous_extension
+    destructive = op.destructive
+    if op.command and op.kind in ("execute", "test") and destructive is None:
+        destructive = command_hazard(op.command)
     raw = tool_paths(arguments) if "paths" not in fields else list(op.paths)
     for i, path in enumerate(raw):
         if op.kind in ("rename", "move"):
@@ -54,9 +65,18 @@ def guarded_operation(
             refused.append(f"{path}: {verdict.reason} [{verdict.code}]")
         elif verdict.needs_approval and verdict.code == "dangerous_extension":
             dangerous = True
+        if verdict.resolved is not None:
+            try:
+                rel = verdict.resolved.relative_to(guard.root).as_posix()
+            except ValueError:
+                outside = True
+            else:
+                targets.append(rel or ".")
     return Operation(
         kind=op.kind, tool=op.tool, paths=op.paths, size=op.size, command=op.command,
         task_type=op.task_type, diff=op.diff, outside_workspace=outside,
         dangerous_extension=dangerous, sensitive=op.sensitive, cost_estimate=op.cost_estimate,
         refused="; ".join(refused) if refused else op.refused, extra=op.extra,
+        targets=tuple(t for t in dict.fromkeys(targets) if t not in op.paths),
+        destructive=destructive,
     )

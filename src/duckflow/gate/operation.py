@@ -19,6 +19,8 @@ KNOWN_KINDS = READ_ONLY_KINDS | WRITE_KINDS | frozenset(
 )
 
 # Seed 003 §6.4 / §10.2 plus the guard's flag: never auto-approved, whatever a scope says.
+# `destructive`: a command that deletes, moves, overwrites or rewrites history (gate/commands.py);
+# `irreversible`: a kind whose effect no checkpoint can undo (network, unknown kinds, ...).
 BUILTIN_HARD_REQUIRED = (
     "delete",
     "rename",
@@ -28,7 +30,12 @@ BUILTIN_HARD_REQUIRED = (
     "outside_workspace",
     "dangerous_extension",
     "broad_overwrite",
+    "destructive",
+    "irreversible",
 )
+# Kinds whose effect a checkpoint undoes (files), or whose command is judged one by one.
+UNDOABLE_KINDS = WRITE_KINDS | frozenset({"delete", "rename", "move"})
+COMMAND_KINDS = frozenset({"execute", "test"})
 
 # The workspace tools (workspace/tools.py) and the operation kind each one performs.
 TOOL_KINDS: dict[str, str] = {
@@ -73,6 +80,9 @@ class Operation:
     `outside_workspace` and `dangerous_extension` are set from the guard's verdict;
     `refused` carries the guard's reason when it refused the operation outright.
     `cost_estimate` is in US dollars when known (seed 003 §6.3).
+    `targets` are the same paths as the guard resolved them (through symlinks), relative to
+    the workspace: scope and risk are judged on both (`all_paths`). `destructive` says why a
+    command cannot be undone (gate/commands.py), or None.
     """
 
     kind: str
@@ -88,11 +98,19 @@ class Operation:
     cost_estimate: float | None = None
     refused: str | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
+    targets: tuple[str, ...] = ()
+    destructive: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "kind", self.kind.strip().lower())
         object.__setattr__(self, "paths", tuple(normalize_path(p) for p in self.paths))
+        object.__setattr__(self, "targets", tuple(normalize_path(p) for p in self.targets))
         object.__setattr__(self, "extra", dict(self.extra))
+
+    @property
+    def all_paths(self) -> tuple[str, ...]:
+        """The paths as written and as resolved (a symlink's target), each once."""
+        return tuple(dict.fromkeys(self.paths + self.targets))
 
     @property
     def read_only(self) -> bool:
@@ -119,6 +137,7 @@ class Operation:
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["paths"] = list(self.paths)
+        data["targets"] = list(self.targets)
         return data
 
     @classmethod
@@ -126,6 +145,7 @@ class Operation:
         known = {f for f in cls.__dataclass_fields__}
         values = {k: v for k, v in data.items() if k in known}
         values["paths"] = tuple(values.get("paths") or ())
+        values["targets"] = tuple(values.get("targets") or ())
         return cls(**values)
 
 

@@ -5,7 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from duckflow.gate.operation import BUILTIN_HARD_REQUIRED, WRITE_KINDS, Operation, Risk
+from duckflow.gate.operation import (
+    BUILTIN_HARD_REQUIRED,
+    COMMAND_KINDS,
+    UNDOABLE_KINDS,
+    WRITE_KINDS,
+    Operation,
+    Risk,
+)
 from duckflow.gate.risk import RiskRules, load_rules
 
 if TYPE_CHECKING:
@@ -88,7 +95,9 @@ def operation_names(op: Operation, policy: GatePolicy) -> frozenset[str]:
     """Every name a hard-required / deny / refuse list can use for this operation.
 
     The kind (`move` also counts as `rename`), the tool name, and the conditions
-    outside_workspace, dangerous_extension, send_sensitive, cost_over_limit, broad_overwrite.
+    outside_workspace, dangerous_extension, send_sensitive, cost_over_limit, broad_overwrite,
+    destructive (a command that deletes, moves or overwrites: gate/commands.py) and
+    irreversible (a kind no checkpoint undoes and that is not a command judged on its own).
     """
     names = {op.kind}
     if op.tool:
@@ -105,4 +114,8 @@ def operation_names(op: Operation, policy: GatePolicy) -> frozenset[str]:
         names.add("cost_over_limit")
     if op.kind in WRITE_KINDS | {"delete"} and op.files >= max(2, policy.broad_overwrite_files):
         names.add("broad_overwrite")
+    if op.destructive:
+        names.add("destructive")
+    if op.kind not in UNDOABLE_KINDS | COMMAND_KINDS:
+        names.add("irreversible")
     return frozenset(names)

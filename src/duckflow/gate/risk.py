@@ -13,7 +13,8 @@ from duckflow.errors import ConfigError
 from duckflow.gate.operation import RISK_ORDER, Operation, Risk, max_risk
 
 DEFAULT_RULES_FILE = Path(__file__).with_name("risk_rules.toml")
-_FLAGS = frozenset({"outside_workspace", "dangerous_extension", "sensitive", "over_cost_limit"})
+_FLAGS = frozenset({"outside_workspace", "dangerous_extension", "sensitive", "over_cost_limit",
+                    "destructive"})
 _RULE_KEYS = frozenset({"name", "paths", "kinds", "min_size", "min_files", "flags", "risk", "reason"})
 
 
@@ -42,7 +43,7 @@ class RiskRule:
             return []
         if not self.paths:
             return [""]
-        return [p for p in op.paths if any(path_matches(p, pat) for pat in self.paths)]
+        return [p for p in op.all_paths if any(path_matches(p, pat) for pat in self.paths)]
 
 
 def path_matches(path: str, pattern: str) -> bool:
@@ -92,6 +93,8 @@ def operation_flags(op: Operation, cost_limit: float | None) -> frozenset[str]:
         flags.add("dangerous_extension")
     if op.sensitive:
         flags.add("sensitive")
+    if op.destructive:
+        flags.add("destructive")
     if cost_limit is not None and op.cost_estimate is not None and op.cost_estimate > cost_limit:
         flags.add("over_cost_limit")
     return frozenset(flags)

@@ -268,7 +268,10 @@ class WorkspaceGuard:
                     return Verdict(False, False, f"'{part}/' is read-only to tools", resolved,
                                    "protected")
         if op == "write" or op == "execute":
-            ext = dangerous_suffix(target.parts[-1], self.config.dangerous_extensions) if target.parts else None
+            # the name as written AND where it leads: `run.sh -> run.txt` and `run.txt -> run.sh`
+            names = dict.fromkeys(n for n in (target.lex_parts[-1:] + target.parts[-1:]) if n)
+            ext = next((e for n in names
+                        if (e := dangerous_suffix(n, self.config.dangerous_extensions))), None)
             if ext is not None:
                 if op == "execute" or self.config.dangerous_extensions_mode == "approve":
                     return Verdict(True, True, f"'{ext}' files need a person's approval to be "

@@ -4,9 +4,11 @@
 Argument order follows DML's positional form (`list_files|src|*.py|true`).
 
 Approval: the guard marks some operations as needing a person's approval (a dangerous
-extension in "approve" mode, a destructive shell command). The gate asks; when it has an
-answer it calls the tool with `ToolContext.extra_cfg["workspace_approved"] = True`.
-Without that flag such a call is refused (file tools) or not run (shell tools).
+extension in "approve" mode, a destructive shell command). The gate asks; when a person
+said yes it calls the tool with `ToolContext.extra_cfg["workspace_approved"] = True`.
+Without that flag such a call is refused (file tools) or not run (shell tools). Who answered
+the gate comes as `extra_cfg["workspace_approval"]` (`person:...` or `auto:...`) and is
+returned in the result's `approval`; an `auto:` approval never counts as a person's.
 """
 
 from __future__ import annotations
@@ -27,10 +29,20 @@ if TYPE_CHECKING:
 TOOL_NAMES = ("read_file", "write_file", "edit_file", "list_files", "create_directory",
               "delete_path", "move_path", "execute_shell", "run_tests", "search_code")
 APPROVAL_KEY = "workspace_approved"
+APPROVAL_BY_KEY = "workspace_approval"  # who answered the gate: "person:..." or "auto:..."
 
 
 def _approved(ctx: ToolContext | None) -> bool:
-    return bool(ctx is not None and ctx.extra_cfg.get(APPROVAL_KEY) is True)
+    """True only for a person's approval: an auto-approval never unlocks what needs a person."""
+    if ctx is None or ctx.extra_cfg.get(APPROVAL_KEY) is not True:
+        return False
+    return not str(ctx.extra_cfg.get(APPROVAL_BY_KEY) or "").startswith("auto:")
+
+
+def _marked(result: dict[str, Any], ctx: ToolContext | None) -> dict[str, Any]:
+    """The result with `approval` (who answered the gate) when the call passed one."""
+    by = ctx.extra_cfg.get(APPROVAL_BY_KEY) if ctx is not None else None
+    return {**result, "approval": str(by)} if by else result
 
 
 def workspace_tools(root: str | Path | Workspace, config: WorkspaceConfig | None = None) -> list[Tool]:
@@ -55,7 +67,8 @@ def workspace_tools(root: str | Path | Workspace, config: WorkspaceConfig | None
             path: the file, relative to the workspace root
             content: the complete new content of the file
         """
-        return await asyncio.to_thread(ws.write_file, path, content, approved=_approved(ctx))
+        return _marked(await asyncio.to_thread(ws.write_file, path, content,
+                                               approved=_approved(ctx)), ctx)
 
     async def edit_file(path: str, content: str, ctx: ToolContext) -> dict[str, Any]:
         """Change a file: SEARCH/REPLACE blocks edit parts of it; plain text replaces it whole.
@@ -64,7 +77,8 @@ def workspace_tools(root: str | Path | Workspace, config: WorkspaceConfig | None
             path: the file, relative to the workspace root
             content: one or more `<<<<<<< SEARCH` / `=======` / `>>>>>>> REPLACE` blocks, or the whole new content
         """
-        return await asyncio.to_thread(ws.edit_file, path, content, approved=_approved(ctx))
+        return _marked(await asyncio.to_thread(ws.edit_file, path, content,
+                                               approved=_approved(ctx)), ctx)
 
     async def list_files(path: str = ".", pattern: str | None = None,
                          recursive: bool = False) -> dict[str, Any]:
@@ -77,22 +91,23 @@ def workspace_tools(root: str | Path | Workspace, config: WorkspaceConfig | None
         """
         return await asyncio.to_thread(ws.list_files, path, pattern, recursive)
 
-    async def create_directory(path: str) -> dict[str, Any]:
+    async def create_directory(path: str, ctx: ToolContext | None = None) -> dict[str, Any]:
         """Create a folder (and its missing parents).
 
         Args:
             path: the folder, relative to the workspace root
         """
-        return await asyncio.to_thread(ws.create_directory, path)
+        return _marked(await asyncio.to_thread(ws.create_directory, path), ctx)
 
-    async def delete_path(path: str, recursive: bool = False) -> dict[str, Any]:
+    async def delete_path(path: str, recursive: bool = False,
+                          ctx: ToolContext | None = None) -> dict[str, Any]:
         """Delete a file, or a folder (a non-empty one only with recursive=true). Undoable.
 
         Args:
             path: what to delete, relative to the workspace root
             recursive: allow deleting a folder with everything in it
         """
-        return await asyncio.to_thread(ws.delete_path, path, recursive)
+        return _marked(await asyncio.to_thread(ws.delete_path, path, recursive), ctx)
 
     async def move_path(src: str, dst: str, overwrite: bool = False,
                         ctx: ToolContext | None = None) -> dict[str, Any]:
@@ -103,8 +118,8 @@ def workspace_tools(root: str | Path | Workspace, config: WorkspaceConfig | None
             dst: the new path, relative to the workspace root
             overwrite: replace dst when it exists
         """
-        return await asyncio.to_thread(ws.move_path, src, dst, overwrite,
-                                       approved=_approved(ctx))
+        return _marked(await asyncio.to_thread(ws.move_path, src, dst, overwrite,
+                                               approved=_approved(ctx)), ctx)
 
     async def execute_shell(command: str, timeout: float | None = None,
                             ctx: ToolContext | None = None) -> dict[str, Any]:
@@ -116,7 +131,7 @@ def workspace_tools(root: str | Path | Workspace, config: WorkspaceConfig | None
         """
         result = await shell.execute_shell(ws.root, ws.config, command, timeout,
                                            approved=_approved(ctx))
-        return result.to_dict()
+        return _marked(result.to_dict(), ctx)
 
     async def run_tests(command: str | None = None, timeout: float | None = None,
                         ctx: ToolContext | None = None) -> dict[str, Any]:
@@ -128,7 +143,7 @@ def workspace_tools(root: str | Path | Workspace, config: WorkspaceConfig | None
         """
         result = await shell.run_tests(ws.root, ws.config, command, timeout,
                                        approved=_approved(ctx))
-        return result.to_dict()
+        return _marked(result.to_dict(), ctx)
 
     async def search_code(query: str, limit: int = 20) -> dict[str, Any]:
         """Search the workspace's code (BM25 ranking); returns file:line locations and lines.

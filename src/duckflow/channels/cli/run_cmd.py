@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     import asyncio
 
     from duckflow.companion.factory import open_session
-    from duckflow.companion.task import drive
+    from duckflow.companion.task import auto_answer, drive
     from duckflow.errors import DuckflowError
 
     if not args.task and not (args.resume or args.session):
@@ -71,9 +71,14 @@ def run(args: argparse.Namespace) -> int:
     async def go() -> Any:
         if session.state.pending_gate and not args.task:
             resumed = await session.resume_pending()
+            job_id = session.state.pending_job["job_id"] if session.state.pending_job else "?"
             if resumed is None and args.auto_approve_workspace:
-                first = session.answer_approval(True, by="auto-approve-workspace (duckflow run)")
-            elif resumed is None:
+                why = auto_answer(session, job_id)  # recorded as auto-approved, never as a person
+                if why is not None:
+                    raise DuckflowError(f"job {job_id} still waits for a person: {why}",
+                                        hint="duckflow approvals grant JOB, then run again")
+                resumed = await session.resume_pending()
+            if resumed is None:
                 raise DuckflowError(
                     f"job {session.state.pending_job['job_id'] if session.state.pending_job else '?'} "
                     "still waits for approval", hint="duckflow approvals grant JOB, then run again")

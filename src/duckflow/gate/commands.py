@@ -1,0 +1,209 @@
+"""What a shell command may destroy, for the gate: the shell tool's own analysis plus a parsed look.
+
+A command's effects are never checkpointed, so the gate treats every command that deletes,
+moves, overwrites, rewrites git history or hides what it runs as hard-required (a person
+decides, whatever an auto-approve scope says). `command_hazard(cmd)` answers why, or None.
+
+It starts with `workspace.shell.destructive_reason` (the shell tool's list) and then splits
+the command into simple commands with `shlex` (quotes and backslashes are undone the way the
+shell does, so `r''m -rf *` and `\\rm` are seen as `rm`) and looks at each program and its
+redirections. It errs towards asking: a command it cannot parse, or whose program comes from
+a variable, is hard-required too. This is a judgement for the gate, not a sandbox: the
+sandbox (workspace/shell.py) is what bounds a command a person did approve.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+# Separators between simple commands (shlex's punctuation tokens that end a command).
+_SEPARATORS = frozenset({";", "&", "&&", "||", "|", "|&", "(", ")", ";;", "\n"})
+_REDIRECT_CLOBBER = frozenset({">", ">|", "&>", ">&"})
+_HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+# Programs that only run the next word as a program (their own options are skipped).
+_WRAPPERS = frozenset({"sudo", "doas", "env", "nice", "nohup", "time", "command", "builtin",
+                       "exec", "stdbuf", "ionice", "chronic", "unbuffer", "setsid", "timeout",
+                       "xargs", "parallel", "busybox", "strace", "watch", "flock"})
+_DELETERS = {
+    "rm": "rm deletes files", "rmdir": "rmdir deletes folders", "unlink": "unlink deletes a file",
+    "shred": "shred destroys file contents", "srm": "srm deletes files",
+    "wipe": "wipe destroys files", "truncate": "truncate cuts files",
+}
+_MOVERS = {
+    "mv": "mv moves files and can replace existing ones",
+    "cp": "cp can overwrite existing files",
+    "install": "install can overwrite existing files",
+    "rsync": "rsync can overwrite or delete files",
+    "dd": "dd overwrites its output",
+    "ln": "ln can replace existing files",
+    "tee": "tee overwrites the files it names",
+    "patch": "patch changes files in place",
+}
+_IN_PLACE = {"sed": ("-i", "--in-place"), "perl": ("-i", "-pi"), "ruby": ("-i",)}
+_INLINE = {  # interpreters given code inline: what they run is not visible to the gate
+    "sh": "-c", "bash": "-c", "zsh": "-c", "dash": "-c", "ksh": "-c", "fish": "-c",
+    "python": "-c", "python3": "-c", "node": "-e", "perl": "-e", "ruby": "-e", "php": "-r",
+}
+_GIT_RISKY = {
+    "reset": "git reset can throw away work", "clean": "git clean deletes untracked files",
+    "checkout": "git checkout can overwrite uncommitted changes",
+    "restore": "git restore overwrites uncommitted changes", "rm": "git rm deletes files",
+    "mv": "git mv moves files", "rebase": "git rebase rewrites history",
+    "filter-branch": "git filter-branch rewrites history", "filter-repo": "rewrites history",
+    "push": "git push publishes (and cannot be recalled)", "gc": "git gc can drop objects",
+    "prune": "git prune drops objects", "reflog": "git reflog can drop history",
+    "update-ref": "git update-ref moves refs", "worktree": "git worktree can remove folders",
+    "submodule": "git submodule can replace folders", "apply": "git apply changes files",
+    "am": "git am changes files", "merge": "git merge changes files",
+    "pull": "git pull changes files", "cherry-pick": "git cherry-pick changes files",
+    "revert": "git revert changes files", "switch": "git switch can overwrite files",
+}
+_GIT_SAFE_FLAGS = {"stash": ("drop", "clear", "pop", "apply"), "branch": ("-d", "-D", "--delete",
+                   "-m", "-M", "--move", "-f", "--force"), "tag": ("-d", "--delete", "-f")}
+
+
+def command_hazard(command: str) -> str | None:
+    """Why `command` is destructive or cannot be undone (a person must decide), or None."""
+    from duckflow.workspace.shell import destructive_reason
+
+    why = destructive_reason(command)
+    if why is not None:
+        return why
+    return _parsed_hazard(command, depth=0)
+
+
+def _parsed_hazard(command: str, depth: int) -> str | None:
+    if depth > 4:
+        return "the command nests too deeply to be analysed"
+    for inner in _substitutions(command):
+        why = _parsed_hazard(inner, depth + 1)
+        if why is not None:
+            return why
+    try:
+        lex = shlex.shlex(command, posix=True, punctuation_chars=";&|()<>")
+        lex.whitespace_split = True
+        lex.commenters = ""
+        tokens = list(lex)
+    except ValueError as exc:
+        return f"the command cannot be analysed ({exc})"
+    simple: list[str] = []
+    for i, tok in enumerate(tokens):
+        if tok in _SEPARATORS or set(tok) <= set(";&|()"):
+            why = _simple_hazard(simple, depth)
+            if why is not None:
+                return why
+            simple = []
+            continue
+        if set(tok) <= set("<>&|") and tok:
+            target = tokens[i + 1] if i + 1 < len(tokens) else ""
+            if _clobbers(tok, target):
+                return f"the redirection `{tok} {target}` overwrites a file"
+        simple.append(tok)
+    return _simple_hazard(simple, depth)
+
+
+def _substitutions(command: str) -> list[str]:
+    """The text inside `$(...)`, `<(...)`, `>(...)` and backticks (best effort, outermost)."""
+    out = re.findall(r"`([^`]*)`", command)
+    for m in re.finditer(r"[$<>]\(", command):
+        depth, start = 0, m.end()
+        for j in range(m.end() - 1, len(command)):
+            if command[j] == "(":
+                depth += 1
+            elif command[j] == ")":
+                depth -= 1
+                if depth == 0:
+                    out.append(command[start:j])
+                    break
+    return out
+
+
+def _clobbers(op: str, target: str) -> bool:
+    if op not in _REDIRECT_CLOBBER and not (op.endswith(">") and not op.endswith(">>")):
+        return False
+    if op == ">&" and (target.isdigit() or target == "-"):
+        return False  # 2>&1: a descriptor, not a file
+    return target not in _HARMLESS_TARGETS
+
+
+def _program(words: list[str]) -> tuple[str, list[str]]:
+    """The program a simple command runs (wrappers and assignments skipped) and its arguments."""
+    i = 0
+    while i < len(words):
+        w = words[i]
+        if _ASSIGNMENT.match(w) or (w.isdigit() and i + 1 < len(words)):
+            i += 1
+            continue
+        name = w.rsplit("/", 1)[-1]
+        if name in _WRAPPERS:
+            i += 1
+            while i < len(words) and (words[i].startswith("-") or _ASSIGNMENT.match(words[i])
+                                      or (name == "timeout" and words[i][:1].isdigit())):
+                i += 1
+            continue
+        return name, words[i + 1:]
+    return "", []
+
+
+def _simple_hazard(words: list[str], depth: int) -> str | None:
+    # redirection operators were already judged; drop them and their targets
+    cleaned: list[str] = []
+    skip = False
+    for w in words:
+        if skip:
+            skip = False
+            continue
+        if w and set(w) <= set("<>&|"):
+            skip = True
+            continue
+        cleaned.append(w)
+    name, args = _program(cleaned)
+    if not name:
+        return None
+    if name.startswith("$") or "$" in name:
+        return f"the program name `{name}` comes from a variable"
+    if name in ("eval", "source", "."):
+        return f"`{name}` runs code the gate cannot see"
+    if name in _DELETERS:
+        return _DELETERS[name]
+    if name in _MOVERS:
+        if name == "tee" and any(a in ("-a", "--append") for a in args):
+            return None
+        if name == "cp" and any(a in ("-n", "--no-clobber", "--update=none") for a in args):
+            return None
+        return _MOVERS[name]
+    if name in _IN_PLACE and any(a.startswith(flag) for a in args for flag in _IN_PLACE[name]
+                                 if a.startswith("-")):
+        return f"{name} -i edits files in place"
+    if name == "find" and any(a in ("-delete", "-exec", "-execdir", "-ok", "-okdir",
+                                    "-fprint", "-fprintf", "-fls") for a in args):
+        return "find with -delete/-exec changes or deletes files"
+    if name in ("chmod", "chown", "chgrp") and any(a.startswith("-") and "R" in a or a == "--recursive"
+                                                   for a in args):
+        return f"recursive {name}"
+    if name == "git":
+        return _git_hazard(args)
+    flag = _INLINE.get(re.sub(r"[0-9.]+$", "", name) or name) or _INLINE.get(name)
+    if flag and flag in args:
+        idx = args.index(flag)
+        code = args[idx + 1] if idx + 1 < len(args) else ""
+        if name in ("sh", "bash", "zsh", "dash", "ksh", "fish"):
+            return _parsed_hazard(code, depth + 1)
+        return f"`{name} {flag}` runs inline code the gate cannot see into"
+    return None
+
+
+def _git_hazard(args: list[str]) -> str | None:
+    i = 0
+    while i < len(args) and args[i].startswith("-"):  # git -C dir, -c k=v
+        i += 2 if args[i] in ("-C", "-c", "--git-dir", "--work-tree") else 1
+    if i >= len(args):
+        return None
+    sub, rest = args[i], args[i + 1:]
+    if sub in _GIT_RISKY:  # `git checkout NAME` may name a file: asked too
+        return _GIT_RISKY[sub]
+    if sub in _GIT_SAFE_FLAGS and any(a in _GIT_SAFE_FLAGS[sub] for a in rest):
+        return f"git {sub} {' '.join(a for a in rest if a in _GIT_SAFE_FLAGS[sub])} drops or replaces work"
+    return None
