@@ -10,10 +10,12 @@ masks the whole PEM block instead).
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 from duckflow.security.checks import char_classes, jwt_like
@@ -113,27 +115,45 @@ class LibraryPattern:
     gate: Gate | None = None
 
 
+DATA = Path(__file__).parent / "data" / "detect_secrets_patterns.json"
+
+
+def lift_patterns() -> dict[str, Any]:
+    """The regex plugins' patterns read from the installed detect-secrets (the generator).
+
+    Importing detect-secrets' plugins pulls in `requests` (its verification code, which we
+    never call): ~0.1 s and 8 MiB on every start. So the patterns are lifted once, into
+    `data/detect_secrets_patterns.json`, by `python -m duckflow.security.library`, and a test
+    checks that the file still equals what the installed detect-secrets has.
+    """
+    from importlib.metadata import version
+
+    from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+    from detect_secrets.plugins.base import RegexBasedDetector
+
+    plugins: list[dict[str, Any]] = []
+    classes: list[Any] = list(get_mapping_from_secret_type_to_class().values())
+    for cls in sorted(classes, key=lambda c: c.__name__):
+        if cls.__name__ not in _KINDS or not issubclass(cls, RegexBasedDetector):
+            continue
+        plugins.append({"plugin": cls.__name__,
+                        "patterns": [{"pattern": p.pattern, "flags": int(p.flags)} for p in cls.denylist]})
+    return {"source": f"detect-secrets {version('detect-secrets')} (Yelp, Apache-2.0), "
+                      "detect_secrets/plugins/*.py: each RegexBasedDetector's denylist",
+            "generated_by": "python -m duckflow.security.library", "plugins": plugins}
+
+
 @lru_cache(maxsize=1)
 def library_patterns() -> tuple[LibraryPattern, ...]:
-    """The regexes of detect-secrets' regex plugins; empty when detect-secrets is missing."""
-    try:
-        from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
-        from detect_secrets.plugins.base import RegexBasedDetector
-    except ImportError:  # pragma: no cover - it is a core dependency
-        return ()
+    """The regexes of detect-secrets' regex plugins, from the lifted data file."""
+    data = json.loads(DATA.read_text(encoding="utf-8"))
     out: list[LibraryPattern] = []
-    classes: list[Any] = list(get_mapping_from_secret_type_to_class().values())
-    for cls in classes:
-        kind = _KINDS.get(cls.__name__)
-        if kind is None or not issubclass(cls, RegexBasedDetector):
-            continue
-        patterns: list[re.Pattern[str]] = list(cls.denylist)
-        for index, pattern in enumerate(patterns):
-            gate = _GATES.get((cls.__name__, index))
-            if cls.__name__ == "AWSKeyDetector" and index == 1:
-                out.append(LibraryPattern("aws_secret_key", pattern, cls.__name__, gate))
-            else:
-                out.append(LibraryPattern(kind, pattern, cls.__name__, gate))
+    for plugin in data["plugins"]:
+        name = plugin["plugin"]
+        for index, item in enumerate(plugin["patterns"]):
+            pattern = re.compile(item["pattern"], item["flags"] & ~re.UNICODE)
+            kind = "aws_secret_key" if name == "AWSKeyDetector" and index == 1 else _KINDS[name]
+            out.append(LibraryPattern(kind, pattern, name, _GATES.get((name, index))))
     return tuple(out)
 
 
@@ -206,3 +226,9 @@ def _matches(lp: LibraryPattern, text: str, a: int, b: int) -> Iterator[Candidat
                 continue  # a documentation example in code (user:password@, app:app@)
         if end > start and _plausible(lp.kind, text[start:end]):
             yield Candidate(start, end, lp.kind, SECRET, P_LIBRARY)
+
+
+if __name__ == "__main__":  # regenerate the lifted patterns from the installed detect-secrets
+    DATA.parent.mkdir(exist_ok=True)
+    DATA.write_text(json.dumps(lift_patterns(), indent=1) + "\n", encoding="utf-8")
+    print(f"wrote {DATA}")
