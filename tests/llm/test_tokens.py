@@ -16,6 +16,7 @@ from duckflow.llm.tokens import count_tokens, encoding_for_model, estimate_token
 @pytest.fixture(autouse=True)
 def _fresh_cache() -> None:
     tokens._encoding.cache_clear()
+    tokens._available.cache_clear()
 
 
 def test_known_cl100k_counts() -> None:

@@ -109,9 +109,10 @@ class RunContext:
 
 
 def count_text_tokens(text: str, model: str | None = None) -> int:
-    """Tokens of `text` with `duckflow.llm.tokens.count_tokens` (which estimates where it must)."""
+    """Tokens of `text` for the TokenGuard's running total: pieces seen before exactly, the rest
+    by the calibrated estimate (`llm.tokens.token_estimate`), so no BPE table is loaded."""
     if not text:
         return 0
-    from duckflow.llm.tokens import count_tokens
+    from duckflow.llm.tokens import token_estimate
 
-    return count_tokens(text, model).tokens
+    return token_estimate(text, model).tokens

@@ -177,25 +177,89 @@ def register_counter(model: str, count: Any) -> None:
     _OWN_COUNTERS[model] = count
 
 
+@functools.lru_cache(maxsize=16)
+def _available(name: str, _where: str | None) -> bool:
+    return find_encoding_file(name) is not None
+
+
+def available(name: str) -> bool:
+    """Whether a verified local file for encoding `name` can be found (cached per location)."""
+    return _available(name, os.environ.get("DUCKFLOW_TOKENIZER_DIR"))
+
+
+def _resolve(model: str | None) -> tuple[str, bool, str]:
+    """(encoding name, own tokenizer, note) for `model`, falling back to cl100k when needed."""
+    name, own = encoding_for_model(model)
+    note = ""
+    if name != CL100K and not available(name):
+        note = f" ({name} not available)"
+        name, own = CL100K, False
+    if not own and not note and model is not None:
+        note = f" (proxy for {model})"
+    return name, own, note
+
+
 def count_tokens(text: str, model: str | None = None) -> TokenCount:
     """Tokens of `text` for `model` (None: cl100k_base). Special-token strings count as text.
 
     `exact` is True only when the count comes from that model's own tokenizer (tiktoken's for
     OpenAI models, a registered counter for loaded local models); for other models (Claude,
-    remote local models) cl100k is used as a proxy with `exact=False`.
+    remote local models) cl100k is used as a proxy with `exact=False`. Pieces counted before
+    come from the piece cache (`llm/piececount.py`), so the BPE table is loaded only for text
+    with pieces never seen.
     """
     own_counter = _OWN_COUNTERS.get(model) if model is not None else None
     if own_counter is not None:
         return TokenCount(int(own_counter(text)), True, f"own tokenizer of {model}")
-    name, own = encoding_for_model(model)
-    enc = get_encoding(name)
-    note = ""
-    if enc is None and name != CL100K:
-        note = f" ({name} not available)"
-        name, own = CL100K, False
-        enc = get_encoding(CL100K)
-    if enc is None:
+    name, own, note = _resolve(model)
+    if not available(name):
         return TokenCount(estimate_tokens(text), False, ESTIMATE_METHOD)
-    if not own and not note and model is not None:
-        note = f" (proxy for {model})"
-    return TokenCount(len(enc.encode_ordinary(text)), own, f"tiktoken:{name}{note}")
+    from duckflow.llm.piececount import piece_counter
+
+    def encoding() -> Any:
+        enc = get_encoding(name)
+        if enc is None:
+            raise EncodingUnavailable(f"{name} failed verification")
+        return enc
+
+    try:
+        n = piece_counter(name).count(text, encoding)
+    except EncodingUnavailable:
+        return TokenCount(estimate_tokens(text), False, ESTIMATE_METHOD)
+    return TokenCount(n, own, f"tiktoken:{name}{note}")
+
+
+def token_bound(text: str, model: str | None = None) -> TokenCount:
+    """An upper bound of `count_tokens(text, model).tokens` that loads no BPE table.
+
+    Known pieces are counted exactly, unknown ones at their UTF-8 length; `exact` is True when
+    every piece was known (then the bound is the count). Use it to decide that nothing needs
+    cutting; call `count_tokens` only when the bound is over the limit.
+    """
+    own_counter = _OWN_COUNTERS.get(model) if model is not None else None
+    if own_counter is not None:
+        return TokenCount(int(own_counter(text)), True, f"own tokenizer of {model}")
+    name, own, note = _resolve(model)
+    if not available(name):
+        return TokenCount(len(text.encode("utf-8", "surrogatepass")), False, "bound:utf8-bytes")
+    from duckflow.llm.piececount import piece_counter
+
+    n, exact = piece_counter(name).bound(text)
+    return TokenCount(n, exact and own, f"tiktoken:{name}{note}" if exact else f"bound:{name}-pieces")
+
+
+def token_estimate(text: str, model: str | None = None) -> TokenCount:
+    """Known pieces exactly, the rest by the calibrated estimate; loads no BPE table.
+
+    For running totals (the TokenGuard) where a close figure now beats an exact one later.
+    """
+    own_counter = _OWN_COUNTERS.get(model) if model is not None else None
+    if own_counter is not None:
+        return TokenCount(int(own_counter(text)), True, f"own tokenizer of {model}")
+    name, own, note = _resolve(model)
+    if not available(name):
+        return TokenCount(estimate_tokens(text), False, ESTIMATE_METHOD)
+    from duckflow.llm.piececount import piece_counter
+
+    n, exact = piece_counter(name).estimate(text, estimate_tokens)
+    return TokenCount(n, exact and own, f"tiktoken:{name}{note}" if exact else f"estimate:{name}-pieces")

@@ -70,6 +70,21 @@ def token_counter() -> tuple[Counter, bool, str]:
     return count, bool(probe.exact), str(probe.method)
 
 
+def _fits(text: str, limit: int | None, exact: list[bool]) -> int:
+    """The layer's tokens: the cheap upper bound when it proves the layer fits (or is exact),
+    else the exact count. The bound is never below the count, so "fits" is never wrong.
+    `exact` gets False appended when the figure returned is a bound."""
+    from duckflow.llm.tokens import token_bound
+
+    bound = token_bound(text)
+    if bound.exact or (limit is not None and bound.tokens <= limit):
+        if not bound.exact:
+            exact.append(False)
+        return bound.tokens
+    count, _, _ = token_counter()
+    return count(text)
+
+
 def _cut_one(inp: PromptInputs, kind: str) -> str | None:
     """Remove one item of `kind`; returns a description, or None when nothing is left."""
     if kind == "evidence" and inp.evidence:
@@ -97,8 +112,9 @@ def build_prompts(
     counter: Counter | None = None,
 ) -> BuiltPrompts:
     """Render Base, Main (and Specialized when a step is given) within the budget."""
+    bounds: list[bool] = []
     if counter is None:
-        counter, exact, method = token_counter()
+        exact, method = True, "tiktoken:cl100k_base (pieces cached; upper bound where it proves a fit)"
     else:
         exact, method = False, "given counter"
     inp = inputs.copy()
@@ -111,7 +127,8 @@ def build_prompts(
         texts = {"base": builder.base(inp), "main": builder.main(inp)}
         if specialized_step:
             texts["specialized"] = builder.specialized(specialized_step, inp)
-        report.tokens = {k: counter(v) for k, v in texts.items()}
+        report.tokens = {k: counter(v) if counter is not None else _fits(v, limits.get(k), bounds)
+                         for k, v in texts.items()}
         over = {k: report.tokens[k] - limits[k] for k in limits if report.tokens[k] > limits[k]}
         if not over:
             report.over = {}
@@ -131,5 +148,6 @@ def build_prompts(
         inp.tools = tools_text
         specialized = builder.specialized(specialized_step, inp) if tools_text else texts["specialized"]
         if tools_text:
-            report.tokens["tools"] = counter(tools_text)
+            report.tokens["tools"] = counter(tools_text) if counter is not None else _fits(tools_text, 10**9, bounds)  # reported only: a bound will do
+    report.exact = report.exact and not bounds
     return BuiltPrompts(texts["base"], texts["main"], specialized, report)

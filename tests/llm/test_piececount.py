@@ -1,0 +1,86 @@
+"""The piece cache: exact counts equal tiktoken's, the bound is never below them, warm starts load no BPE."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from duckflow.llm import tokens
+from duckflow.llm.piececount import PieceCounter, piece_counter
+from duckflow.llm.tokens import count_tokens, token_bound
+
+ENC = tokens.get_encoding()
+assert ENC is not None
+TEXT = st.text(alphabet=st.sampled_from(list("ab cd\n\t'sll 12345 .,!?-_()Ａあいうアイウ漢字😀é\r")), max_size=80)
+
+
+@settings(max_examples=300, deadline=None)
+@given(TEXT)
+def test_count_equals_tiktoken_and_bound_is_never_below(text: str) -> None:
+    counter = PieceCounter("cl100k_base")
+    truth = len(ENC.encode_ordinary(text))
+    upper, exact = counter.bound(text)
+    assert upper >= truth
+    assert counter.count(text, lambda: ENC) == truth
+    assert counter.bound(text) == (truth, True)          # learnt: the bound is now the count
+
+
+def test_prompt_templates_count_exactly() -> None:
+    root = Path(tokens.__file__).parents[1] / "prompts" / "templates"
+    for path in sorted(root.rglob("*.j2")):
+        text = path.read_text(encoding="utf-8")
+        assert count_tokens(text).tokens == len(ENC.encode_ordinary(text)), path
+
+
+def test_cache_persists_and_drops_impossible_entries(tmp_path: Path) -> None:
+    path = tmp_path / "c.json"
+    first = PieceCounter("cl100k_base", path)
+    first.count("hello budget world", lambda: ENC)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert data["pieces"][" budget"] == 1
+    data["pieces"]["hello"] = 0                            # impossible: fewer than one token
+    data["pieces"][" world"] = 99                          # impossible: more tokens than bytes
+    path.write_text(json.dumps(data), encoding="utf-8")
+    again = PieceCounter("cl100k_base", path)
+    assert "hello" not in again.pieces and " world" not in again.pieces and " budget" in again.pieces
+    assert again.bound("hello budget world") == (len("hello") + 1 + len(" world"), False)
+
+
+def test_token_bound_is_exact_after_one_count() -> None:
+    text = "Plan the next step and write the file."
+    piece_counter("cl100k_base").pieces.clear()
+    assert not token_bound(text).exact
+    assert token_bound(text).tokens >= count_tokens(text).tokens
+    assert token_bound(text) == (count_tokens(text).tokens, True, "tiktoken:cl100k_base")
+
+
+def test_a_warm_start_counts_known_text_without_loading_tiktoken(tmp_path: Path) -> None:
+    code = ("import sys\nfrom duckflow.llm.tokens import count_tokens\n"
+            "n = count_tokens('Write hello.py and run it.').tokens\n"
+            "print(n, 'tiktoken' in sys.modules)")
+    env = {**os.environ, "DUCKFLOW_HOME": str(tmp_path)}
+    cold = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    warm = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    n = str(len(ENC.encode_ordinary("Write hello.py and run it.")))
+    assert cold.stdout.split() == [n, "True"], cold.stderr
+    assert warm.stdout.split() == [n, "False"], warm.stderr
+
+
+def test_patterns_read_from_source_equal_tiktokens_own() -> None:
+    import tiktoken_ext.openai_public as op
+
+    from duckflow.llm.piececount import pat_str
+
+    for name in ("cl100k_base", "o200k_base"):
+        constructor = getattr(op, name)
+        import types
+
+        stub = types.FunctionType(constructor.__code__, {**constructor.__globals__, "load_tiktoken_bpe": lambda *a, **k: {}},
+                                  name, constructor.__defaults__, constructor.__closure__)
+        assert pat_str(name) == stub()["pat_str"]
