@@ -16,6 +16,8 @@ pytest.importorskip("fastapi")
 pytest.importorskip("uvicorn")
 pytest.importorskip("sse_starlette")
 
+from fastapi import Request  # noqa: E402 - after the skips; the fake API's handler annotation needs it here
+
 TOKEN = "test-token-0123456789abcdef"
 
 
@@ -94,3 +96,76 @@ def sse_events(lines: Any) -> Iterator[dict[str, Any]]:
         ev[name] = ev.get(name, "") + ("\n" if name == "data" and name in ev else "") + value
     if ev:
         yield ev
+
+
+@dataclass
+class FakeApi:
+    """A stand-in for Slack's or LINE's web API on 127.0.0.1: records calls, replies as told."""
+
+    url: str
+    calls: list[dict[str, Any]]
+    replies: dict[str, list[tuple[int, Any]]]
+
+    def of(self, path_end: str) -> list[dict[str, Any]]:
+        return [c for c in self.calls if c["path"].endswith(path_end)]
+
+    def wait_for(self, path_end: str, n: int = 1, timeout: float = 15.0) -> list[dict[str, Any]]:
+        deadline = time.monotonic() + timeout
+        while len(self.of(path_end)) < n:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"expected {n} call(s) to {path_end}, got {self.calls}")
+            time.sleep(0.05)
+        return self.of(path_end)
+
+
+@pytest.fixture
+def fake_api() -> Iterator[Callable[[], FakeApi]]:
+    import json as _json
+    from urllib.parse import parse_qs
+
+    from fastapi import FastAPI
+    from fastapi.responses import JSONResponse, Response
+
+    running: list[tuple[Any, threading.Thread]] = []
+
+    def make() -> FakeApi:
+        app = FastAPI()
+        calls: list[dict[str, Any]] = []
+        replies: dict[str, list[tuple[int, Any]]] = {}
+
+        @app.api_route("/{path:path}", methods=["GET", "POST"])
+        async def anything(request: Request, path: str) -> Any:
+            raw = await request.body()
+            body: Any = None
+            if raw:
+                ctype = request.headers.get("content-type", "")
+                body = _json.loads(raw) if "json" in ctype else {k: v[0] for k, v in parse_qs(raw.decode()).items()}
+            calls.append({"path": "/" + path, "method": request.method, "headers": dict(request.headers),
+                          "body": body})
+            for key, queue in replies.items():
+                if ("/" + path).endswith(key) and queue:
+                    status, content = queue.pop(0)
+                    if isinstance(content, bytes):
+                        return Response(content, status_code=status, media_type="application/octet-stream")
+                    return JSONResponse(content, status_code=status)
+            return JSONResponse({"ok": True, "ts": f"{time.time():.6f}"})
+
+        server, thread, port = start_server(app)
+        running.append((server, thread))
+        return FakeApi(f"http://127.0.0.1:{port}", calls, replies)
+
+    yield make
+    for server, thread in running:
+        server.should_exit = True
+        thread.join(10)
+
+
+def wait_until(check: Callable[[], Any], timeout: float = 15.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not met in time")
+        time.sleep(0.05)

@@ -1,0 +1,116 @@
+"""LINE end to end: a signed webhook runs the companion at CHAT in the source's session; replies use the
+reply token, then push; images become files; a signed postback approves. Fake LINE API on 127.0.0.1."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from duckflow.channels.line.client import LineClient, LineTarget
+from tests.channels.server.conftest import wait_until
+from tests.channels.server.test_webhook_signatures import LINE, line_headers
+
+
+def _hook(*events: dict[str, Any]) -> bytes:
+    return json.dumps({"destination": "Ubot", "events": list(events)}).encode()
+
+
+def _text(text: str, token: str, source: dict[str, str], eid: str) -> dict[str, Any]:
+    return {"type": "message", "webhookEventId": eid, "replyToken": token, "source": source,
+            "timestamp": int(time.time() * 1000), "message": {"id": "m" + eid, "type": "text", "text": text}}
+
+
+def _serve(live: Any, fake_api: Any) -> tuple[Any, Any]:
+    line = fake_api()
+    srv = live(line_channel_secret=LINE, line_access_token="line-token", line_api_url=line.url,
+               line_data_url=line.url)
+    return srv, line
+
+
+def test_a_message_routes_to_chat_replies_with_the_token_and_a_postback_approves(live: Any, fake_api: Any) -> None:
+    srv, line = _serve(live, fake_api)
+    user = {"type": "user", "userId": "U1"}
+    body = _hook(_text("/plan make hello.py", "rt-1", user, "e1"))
+    t0 = time.monotonic()
+    assert httpx.post(srv.url + "/line/webhook", content=body, headers=line_headers(body)).status_code == 200
+    assert time.monotonic() - t0 < 2.0
+    reply = line.wait_for("/v2/bot/message/reply")[0]
+    assert reply["headers"]["authorization"] == "Bearer line-token" and reply["body"]["replyToken"] == "rt-1"
+    kinds = [m["type"] for m in reply["body"]["messages"]]
+    assert "template" in kinds  # the approval's buttons
+    template = next(m for m in reply["body"]["messages"] if m["type"] == "template")
+    grant = template["template"]["actions"][0]["data"]
+    assert grant.startswith("duckflow:grant:")
+
+    sessions = httpx.get(srv.url + "/v1/sessions", headers=srv.auth).json()["sessions"]
+    assert [s["identity"] for s in sessions] == ["line:user:U1"]
+    sid = sessions[0]["session_id"]
+    chunks = httpx.get(f"{srv.url}/v1/sessions/{sid}/chunks", headers=srv.auth).json()["chunks"]
+    route = chunks[0]["data"]
+    assert route["code"] == "route" and route["details"]["primary_route"] == "CHAT"  # /plan did not skip CHAT
+
+    postback = {"type": "postback", "webhookEventId": "e2", "replyToken": "rt-2", "source": user,
+                "postback": {"data": grant}}
+    body = _hook(postback)
+    assert httpx.post(srv.url + "/line/webhook", content=body, headers=line_headers(body)).status_code == 200
+    wait_until(lambda: (srv.workspace / "hello.py").exists())
+    replies = line.wait_for("/v2/bot/message/reply", 2)
+    assert replies[1]["body"]["replyToken"] == "rt-2"
+    job = httpx.get(f"{srv.url}/v1/approvals/{grant.split(':')[2]}", headers=srv.auth).json()
+    assert job["status"] == "granted" and job["decision"]["by"] == "line:U1"
+
+
+def test_groups_and_rooms_get_their_own_sessions_and_redeliveries_run_once(live: Any, fake_api: Any) -> None:
+    srv, line = _serve(live, fake_api)
+    group = {"type": "group", "groupId": "G1", "userId": "U1"}
+    room = {"type": "room", "roomId": "R1", "userId": "U1"}
+    body = _hook(_text("hi", "rt-g", group, "g1"), _text("hi", "rt-r", room, "r1"))
+    assert httpx.post(srv.url + "/line/webhook", content=body, headers=line_headers(body)).status_code == 200
+    assert httpx.post(srv.url + "/line/webhook", content=body, headers=line_headers(body)).status_code == 200
+    line.wait_for("/v2/bot/message/reply", 2)
+    time.sleep(0.3)
+    sessions = httpx.get(srv.url + "/v1/sessions", headers=srv.auth).json()["sessions"]
+    assert sorted(s["identity"] for s in sessions) == ["line:group:G1", "line:room:R1"]
+    assert len(line.of("/v2/bot/message/reply")) == 2
+
+
+def test_an_image_is_downloaded_to_a_file_and_passed_on(live: Any, fake_api: Any) -> None:
+    srv, line = _serve(live, fake_api)
+    png = b"\x89PNG\r\n\x1a\n" + b"0" * 100
+    line.replies["/v2/bot/message/img1/content"] = [(200, png)]
+    event = {"type": "message", "webhookEventId": "i1", "replyToken": "rt-i", "source": {"type": "user", "userId": "U2"},
+             "message": {"id": "img1", "type": "image"}}
+    body = _hook(event)
+    assert httpx.post(srv.url + "/line/webhook", content=body, headers=line_headers(body)).status_code == 200
+    line.wait_for("/v2/bot/message/img1/content")
+    sid = wait_until(lambda: [s["session_id"] for s in httpx.get(srv.url + "/v1/sessions", headers=srv.auth)
+                              .json()["sessions"]])[0]
+    notice = wait_until(lambda: [c for c in httpx.get(f"{srv.url}/v1/sessions/{sid}/chunks", headers=srv.auth)
+                                 .json()["chunks"] if c["data"].get("code") == "images"])
+    assert notice
+    done = wait_until(lambda: [c for c in httpx.get(f"{srv.url}/v1/sessions/{sid}/chunks", headers=srv.auth)
+                               .json()["chunks"] if c["type"] == "state" or c["type"] == "done"])
+    assert done
+    state = httpx.get(f"{srv.url}/v1/sessions/{sid}", headers=srv.auth).json()
+    path = state["task"].split("(image: ")[1].split(")")[0]
+    assert Path(path).read_bytes() == png
+
+
+def test_an_old_reply_token_is_not_used_and_a_rejected_one_falls_back_to_push(fake_api: Any) -> None:
+    line = fake_api()
+
+    async def go() -> None:
+        client = LineClient("tok", line.url, line.url)
+        await client.send(LineTarget("U1", "old", time.monotonic() - 120), "late answer", None)
+        line.replies["/v2/bot/message/reply"] = [(400, {"message": "Invalid reply token"})]
+        await client.send(LineTarget("U1", "used", time.monotonic()), "second", None)
+
+    asyncio.run(go())
+    assert [c["path"] for c in line.calls] == ["/v2/bot/message/push", "/v2/bot/message/reply",
+                                               "/v2/bot/message/push"]
+    assert line.calls[0]["body"] == {"to": "U1", "messages": [{"type": "text", "text": "late answer"}]}

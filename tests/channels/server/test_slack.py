@@ -1,0 +1,86 @@
+"""Slack end to end: a signed event runs the companion in its thread's session; replies and approval
+buttons go out through slack_sdk to a fake Slack Web API on 127.0.0.1; a signed button click approves."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.channels.server.conftest import wait_until
+from tests.channels.server.test_webhook_signatures import SLACK, slack_headers
+
+pytest.importorskip("slack_sdk")
+pytest.importorskip("aiohttp")
+
+
+def _event(text: str, *, ts: str = "1700000000.000100", thread_ts: str | None = None,
+           event_id: str = "Ev1") -> bytes:
+    event: dict[str, Any] = {"type": "message", "channel": "C123", "user": "U9", "text": text, "ts": ts}
+    if thread_ts:
+        event["thread_ts"] = thread_ts
+    return json.dumps({"type": "event_callback", "event_id": event_id, "team_id": "T1", "event": event}).encode()
+
+
+def test_a_thread_is_a_session_replies_go_to_the_thread_and_buttons_approve(live: Any, fake_api: Any) -> None:
+    slack = fake_api()
+    srv = live(slack_signing_secret=SLACK, slack_bot_token="xoxb-test", slack_api_url=slack.url + "/api/")
+    body = _event("<@UBOT> make hello.py")
+    t0 = time.monotonic()
+    r = httpx.post(srv.url + "/slack/events", content=body, headers=slack_headers(body))
+    assert r.status_code == 200 and time.monotonic() - t0 < 2.0  # answered before the work is done
+    posts = slack.wait_for("/api/chat.postMessage")
+    first = posts[0]
+    assert first["headers"]["authorization"] == "Bearer xoxb-test"
+    assert first["body"]["channel"] == "C123" and first["body"]["thread_ts"] == "1700000000.000100"
+    blocks = first["body"]["blocks"]
+    blocks = json.loads(blocks) if isinstance(blocks, str) else blocks
+    buttons = [e for b in blocks if b["type"] == "actions" for e in b["elements"]]
+    assert [b["action_id"] for b in buttons] == ["duckflow_approve", "duckflow_deny"]
+    job_id = buttons[0]["value"]
+    assert any("hello.py" in json.dumps(b) for b in blocks)  # the diff is on the card
+    sessions = httpx.get(srv.url + "/v1/sessions", headers=srv.auth).json()["sessions"]
+    assert [s["identity"] for s in sessions] == ["slack:C123:1700000000.000100"]
+
+    # Slack retries the same event: acknowledged, not run again
+    r = httpx.post(srv.url + "/slack/events", content=body, headers=slack_headers(body))
+    assert r.status_code == 200
+
+    click = {"type": "block_actions", "user": {"id": "U9"}, "channel": {"id": "C123"},
+             "message": {"ts": "1700000000.000200", "thread_ts": "1700000000.000100"},
+             "actions": [{"action_id": "duckflow_approve", "value": job_id}]}
+    form = b"payload=" + httpx.URL("", params={"payload": json.dumps(click)}).query.split(b"=", 1)[1]
+    r = httpx.post(srv.url + "/slack/interactions", content=form,
+                   headers={**slack_headers(form), "Content-Type": "application/x-www-form-urlencoded"})
+    assert r.status_code == 200
+    wait_until(lambda: (srv.workspace / "hello.py").exists())
+    job = httpx.get(f"{srv.url}/v1/approvals/{job_id}", headers=srv.auth).json()
+    assert job["status"] == "granted" and job["decision"]["by"] == "slack:U9"
+    later = slack.wait_for("/api/chat.postMessage", 2)
+    assert all(p["body"]["thread_ts"] == "1700000000.000100" for p in later)
+    time.sleep(0.3)
+    sessions = httpx.get(srv.url + "/v1/sessions", headers=srv.auth).json()["sessions"]
+    assert len(sessions) == 1  # the retry and the click stayed in the thread's one session
+
+
+def test_a_forged_button_click_changes_nothing(live: Any, fake_api: Any) -> None:
+    slack = fake_api()
+    srv = live(slack_signing_secret=SLACK, slack_bot_token="xoxb-test", slack_api_url=slack.url + "/api/")
+    body = _event("make hello.py", event_id="Ev2")
+    httpx.post(srv.url + "/slack/events", content=body, headers=slack_headers(body))
+    posts = slack.wait_for("/api/chat.postMessage")
+    blocks = posts[0]["body"]["blocks"]
+    blocks = json.loads(blocks) if isinstance(blocks, str) else blocks
+    job_id = next(e for b in blocks if b["type"] == "actions" for e in b["elements"])["value"]
+    click = {"type": "block_actions", "user": {"id": "U6"}, "channel": {"id": "C123"},
+             "message": {"ts": "1", "thread_ts": "1700000000.000100"},
+             "actions": [{"action_id": "duckflow_approve", "value": job_id}]}
+    form = b"payload=" + httpx.URL("", params={"payload": json.dumps(click)}).query.split(b"=", 1)[1]
+    r = httpx.post(srv.url + "/slack/interactions", content=form, headers=slack_headers(form, secret="guess"))
+    assert r.status_code == 401
+    time.sleep(0.3)
+    assert httpx.get(f"{srv.url}/v1/approvals/{job_id}", headers=srv.auth).json()["status"] == "pending"
+    assert not (srv.workspace / "hello.py").exists()
