@@ -62,7 +62,7 @@ def test_style_writes_beside_the_original_and_in_place_only_when_asked(tmp_path:
 @pytest.mark.parametrize("args, message", [
     (["check", "missing.txt", "--refs", "."], "essay not found"),
     (["check", "{essay}", "--refs", "nowhere"], "references folder not found"),
-    (["eval", "{essay}"], "no model"),
+    (["eval", "{essay}", "--model", "openai:gpt-4o-mini"], "OPENAI_API_KEY is not set"),
     (["auto", "{essay}"], "needs --request"),
     (["check", "{essay}", "--refs", ".", "--warn", "0.9", "--block", "0.5"], "thresholds"),
 ])
