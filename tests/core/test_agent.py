@@ -8,10 +8,19 @@ import pytest
 
 from duckflow.core.agent import Agent
 from duckflow.core.chunks import parse_chunk
+from duckflow.core.errors import MaxTurnsExceeded, ModelCallError
 from duckflow.core.session import Session
-from duckflow.core.tool import ToolContext
+from duckflow.core.tools import ToolContext
+from duckflow.errors import ConfigError, UserError
 from duckflow.llm.errors import LLMTimeoutError
-from duckflow.llm.scripted import ScriptedModel, fail, reply, tool_call, tool_calls
+from duckflow.llm.scripted import (
+    ScriptedModel,
+    ScriptExhaustedError,
+    fail,
+    reply,
+    tool_call,
+    tool_calls,
+)
 
 from .conftest import RecordingTrace, assert_seq_contiguous
 
@@ -69,23 +78,24 @@ async def test_max_turns_ends_with_a_clear_error_chunk() -> None:
     model = ScriptedModel([tool_call("lookup", key="a")] * 3)
     agent = Agent("looper", "x", model=model, tools=[lookup], extra_cfg={"table": {"a": 1}},
                   max_turns=3)
-    result = await agent.run("go")
-    assert result.error_code == "max_turns"
+    result = await agent.run("go", raise_errors=False)
+    assert isinstance(result.error, MaxTurnsExceeded) and result.error.code == "max_turns"
     last = result.chunks[-1]
     assert last.type == "error" and "3 model turns" in last.data.message  # type: ignore[union-attr]
     assert len(model.requests) == 3
-    from duckflow.core.errors import MaxTurnsExceeded
+    model.add(*[tool_call("lookup", key="a")] * 3)
+    with pytest.raises(MaxTurnsExceeded, match="raise max_turns"):  # run() raises by default
+        await agent.run("go")
 
-    with pytest.raises(MaxTurnsExceeded, match="raise max_turns"):
-        result.raise_for_error()
 
-
-async def test_model_failure_becomes_an_error_chunk_not_an_exception(trace: RecordingTrace) -> None:
-    model = ScriptedModel([fail(LLMTimeoutError("the provider took too long"), partial="Hel")])
+async def test_model_failure_is_an_error_chunk_and_the_raised_error(trace: RecordingTrace) -> None:
+    model = ScriptedModel([fail(LLMTimeoutError("the provider took too long"), partial="Hel")] * 2)
     agent = Agent("a", "x", model=model, trace=trace)
-    result = await agent.run("hi")
-    assert [c.type for c in result.chunks] == ["delta", "error"]
-    assert result.error_code == "model_error" and "took too long" in (result.error or "")
+    result = await agent.run("hi", raise_errors=False)
+    assert [c.type for c in result.chunks] == ["delta", "error"] and not result.ok
+    assert isinstance(result.error, ModelCallError) and "took too long" in result.error.message
+    with pytest.raises(ModelCallError, match="took too long"):
+        await agent.run("hi")
     assert "error" in trace.names() and trace.names()[-1] == "agent_end"
 
 
@@ -128,24 +138,33 @@ def test_name_and_instructions_are_immutable_model_is_not() -> None:
     assert agent.run_sync("hi").text == "swapped"
 
 
-def test_duplicate_tool_names_are_refused() -> None:
-    from duckflow.errors import ConfigError
-
-    with pytest.raises(ConfigError):
+def test_duplicate_tool_names_are_a_user_error_at_definition() -> None:
+    with pytest.raises(UserError, match="two tools named 'lookup'"):
         Agent("a", "x", tools=[lookup, lookup])
 
 
 async def test_run_sync_inside_a_loop_says_what_to_do() -> None:
-    from duckflow.core.errors import CoreError
-
-    with pytest.raises(CoreError, match="await agent.run"):
+    with pytest.raises(UserError, match="await agent.run"):
         Agent("a", "x", model=ScriptedModel([])).run_sync("hi")
 
 
 async def test_agent_without_model_reports_it() -> None:
-    result = await Agent("a", "x").run("hi")
-    assert result.error_code == "config" and "no model" in (result.error or "")
-    assert [c.type for c in result.chunks] == ["error"]
+    result = await Agent("a", "x").run("hi", raise_errors=False)
+    assert isinstance(result.error, UserError) and result.error.code == "user_error"
+    assert "no model" in result.error.message and [c.type for c in result.chunks] == ["error"]
+
+
+async def test_a_config_error_keeps_its_type() -> None:
+    with pytest.raises(ConfigError, match="no native tool calling"):
+        await Agent("a", "x", model=ScriptedModel([], supports_tools=False), codec="native").run("hi")
+
+
+async def test_an_exhausted_script_says_so_plainly() -> None:
+    agent = Agent("a", "x", model=ScriptedModel([reply("one")], name="t"))
+    assert (await agent.run("hi")).text == "one"
+    with pytest.raises(ScriptExhaustedError, match="script exhausted after 1 steps") as info:
+        await agent.run("again")
+    assert info.value.code == "script_exhausted"
 
 
 def test_override_swaps_the_model_for_a_block() -> None:

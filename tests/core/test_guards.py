@@ -12,6 +12,7 @@ from pydantic import BaseModel
 
 from duckflow.config import TokenGuardConfig
 from duckflow.core.agent import Agent
+from duckflow.core.errors import GuardrailTripped, TokenBudgetExceeded
 from duckflow.core.guardrails import Guardrail, GuardrailResult
 from duckflow.core.token_guard import MemoryCounter, SQLiteCounter, TokenGuard
 from duckflow.llm.scripted import ScriptedModel, reply, tool_call
@@ -29,10 +30,10 @@ async def test_input_guardrail_blocks_before_any_delta_or_model_call(trace: Reco
 
     model = ScriptedModel([reply("should never stream")])
     agent = Agent("a", "x", model=model, guardrails=[Guardrail(custom_funcs=[no_secrets])], trace=trace)
-    result = await agent.run("my password is hunter2")
+    result = await agent.run("my password is hunter2", raise_errors=False)
     assert [c.type for c in result.chunks] == ["error"]
     assert result.chunks[0].data.message == "Please do not paste passwords into the chat."  # type: ignore[union-attr]
-    assert result.error_code == "guardrail" and model.requests == []
+    assert isinstance(result.error, GuardrailTripped) and model.requests == []
     guard_events = [e for e in trace.events if e["event"] == "guardrail"]
     assert guard_events[0]["tripwire"] is True and guard_events[0]["stage"] == "input"
     agent.model = ScriptedModel([reply("hi")])
@@ -73,8 +74,8 @@ async def test_output_guardrail_ends_the_step_with_an_error() -> None:
     guard = Guardrail(custom_funcs=[lambda t: "The answer mentioned an internal host." if "10.0." in t else None],
                       applies_to="output")
     result = await Agent("a", "x", model=ScriptedModel([reply("try 10.0.0.5")]),
-                         output_guardrails=[guard]).run("where?")
-    assert result.chunks[-1].type == "error" and result.error_code == "guardrail"
+                         output_guardrails=[guard]).run("where?", raise_errors=False)
+    assert result.chunks[-1].type == "error" and isinstance(result.error, GuardrailTripped)
     assert not any(c.type == "done" for c in result.chunks)
 
 
@@ -92,10 +93,11 @@ async def test_token_guard_warns_once_then_blocks_before_the_next_call() -> None
     ])
     for step in model.steps:
         step.usage = Usage(20, 10)  # type: ignore[union-attr]
-    result = await Agent("a", "x", model=model, tools=[echo], token_guard=guard).run("go", session="s1")
+    agent = Agent("a", "x", model=model, tools=[echo], token_guard=guard)
+    result = await agent.run("go", session="s1", raise_errors=False)
     types = [c.type for c in result.chunks]
     assert types.count("warning") == 1
-    assert result.error_code == "token_budget" and types[-1] == "error"
+    assert isinstance(result.error, TokenBudgetExceeded) and types[-1] == "error"
     assert len(model.requests) == 3
     totals = [c.data.session_total for c in result.chunks if c.type == "usage"]  # type: ignore[union-attr]
     assert totals[0] == 30 and totals == sorted(totals) and totals[-1] >= 100
@@ -103,7 +105,7 @@ async def test_token_guard_warns_once_then_blocks_before_the_next_call() -> None
     status = await guard.status("s1")
     assert status.level == "block" and status.total >= 100
     again = await Agent("a", "x", model=ScriptedModel([reply("no")]), token_guard=guard).run(
-        "more", session="s1")
+        "more", session="s1", raise_errors=False)
     assert [c.type for c in again.chunks] == ["error"]  # blocked before the model call
     other = await Agent("a", "x", model=ScriptedModel([reply("yes")]), token_guard=guard).run(
         "more", session="s2")
@@ -190,5 +192,6 @@ async def test_a_blocked_session_stays_blocked_after_a_restart(tmp_path: Path) -
     result = await restarted.run("again", session="persist-" + "x")
     assert result.ok  # another session is not affected
     blocked = await Agent("a", "x", model=ScriptedModel([reply("never")]),
-                          token_guard=TokenGuard.from_config(cfg)).run("again", session="persist")
-    assert blocked.error_code == "token_budget" and [c.type for c in blocked.chunks] == ["error"]
+                          token_guard=TokenGuard.from_config(cfg)).run("again", session="persist",
+                                                                        raise_errors=False)
+    assert isinstance(blocked.error, TokenBudgetExceeded) and [c.type for c in blocked.chunks] == ["error"]

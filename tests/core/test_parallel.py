@@ -6,7 +6,7 @@ import asyncio
 import threading
 
 from duckflow.core.agent import Agent
-from duckflow.core.tool import Tool, tool
+from duckflow.core.tools import Tool, tool
 from duckflow.llm.scripted import ScriptedModel, reply, tool_calls
 
 from .conftest import assert_seq_contiguous

@@ -13,7 +13,7 @@ from duckflow.core.agent import Agent
 from duckflow.core.errors import ToolNotFoundError
 from duckflow.core.plugins import PluginError, load_agent, load_tool_plugins, tool_entry_points
 from duckflow.core.registry import ToolRegistry
-from duckflow.core.tool import Tool, tool
+from duckflow.core.tools import Tool, tool
 
 
 @tool
@@ -60,7 +60,7 @@ def test_lru_cache_keeps_the_most_recent_tools() -> None:
 def fake_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (tmp_path / "fakeplug_mod.py").write_text(textwrap.dedent('''
         from duckflow.core.agent import Agent
-        from duckflow.core.tool import tool
+        from duckflow.core.tools import tool
 
         LOADED = []
 

@@ -7,6 +7,7 @@ import pytest
 from duckflow.llm.errors import LLMError, LLMTimeoutError
 from duckflow.llm.scripted import (
     ScriptedModel,
+    ScriptError,
     ScriptExhaustedError,
     fail,
     reply,
@@ -95,12 +96,12 @@ async def test_dynamic_step_sees_messages() -> None:
 async def test_running_past_the_end_names_the_step_count() -> None:
     model = ScriptedModel([reply("only")])
     await complete(model, [])
-    with pytest.raises(ScriptExhaustedError, match="called 2 times but the script has only 1 step"):
+    with pytest.raises(ScriptExhaustedError, match="script exhausted after 1 steps"):
         await complete(model, [])
 
 
 async def test_tool_calls_refused_when_tools_unsupported() -> None:
     model = ScriptedModel([tool_call("x")], supports_tools=False, name="small")
     assert model.name == "scripted:small" and model.is_local
-    with pytest.raises(ScriptExhaustedError, match="supports_tools=False"):
+    with pytest.raises(ScriptError, match="supports_tools=False"):
         await complete(model, [])

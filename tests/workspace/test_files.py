@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from duckflow.config import WorkspaceConfig
-from duckflow.core.tool import ToolContext
+from duckflow.core.tools import ToolContext
 from duckflow.workspace.files import Workspace, WorkspaceError
 from duckflow.workspace.guard import ApprovalRequired, PathRefused
 from duckflow.workspace.tools import TOOL_NAMES, workspace_tools

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from duckflow.core.tool import Tool
+from duckflow.core.tools import Tool
 from duckflow.gate import Gate
 from duckflow.llm.types import ToolCall, ToolSpec
 

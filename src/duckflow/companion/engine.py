@@ -32,8 +32,8 @@ from duckflow.core.model_call import ModelReply, call_model
 from duckflow.core.run import RunContext, TraceSink, null_trace
 from duckflow.core.session import Session
 from duckflow.core.token_guard import TokenGuard
-from duckflow.core.tool import Tool
 from duckflow.core.tool_runner import run_tool_calls
+from duckflow.core.tools import Tool
 from duckflow.errors import DuckflowError
 from duckflow.llm.types import Message, Model, ToolCall, ToolResult, ToolSpec
 

@@ -13,7 +13,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Iterator, Mapping, Sequence
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from typing import Any
 
 from duckflow.core.chunks import (
@@ -28,15 +36,13 @@ from duckflow.core.chunks import (
 from duckflow.core.codecs import resolve_codec
 from duckflow.core.correction import Corrected, needs_correction, self_correct
 from duckflow.core.errors import (
-    AgentConfigError,
-    CoreError,
     GuardrailTripped,
     InternalError,
     MaxTurnsExceeded,
     ModelCallError,
 )
 from duckflow.core.guardrails import Guardrail
-from duckflow.core.handoff import handoff
+from duckflow.core.handoffs import handoff
 from duckflow.core.model_call import ModelReply, call_model
 from duckflow.core.recall import load_history, recall, remember, save_history
 from duckflow.core.results import AgentOutcome, RunResult
@@ -44,9 +50,9 @@ from duckflow.core.run import RunAborted, RunContext, TraceSink, null_trace
 from duckflow.core.session import Session
 from duckflow.core.text_stream import FreeTextStreamer
 from duckflow.core.token_guard import TokenGuard
-from duckflow.core.tool import Tool, as_tool
 from duckflow.core.tool_runner import run_tool_calls
-from duckflow.errors import ConfigError, DuckflowError
+from duckflow.core.tools import Tool, as_tool
+from duckflow.errors import DuckflowError, UserError
 from duckflow.llm.types import Message, Model, ModelSettings, ToolCall, ToolSpec, Usage
 from duckflow.protocols.codec import Codec, Decoded
 
@@ -68,7 +74,7 @@ class Agent:
         instructions: str = "",
         *,
         model: Model | str | None = None,
-        tools: Sequence[Tool | Agent | Any] = (),
+        tools: Sequence[Tool | Agent | Callable[..., Any]] = (),
         handoffs: Sequence[Agent | Tool] = (),
         codec: Codec | str | None = None,
         extra_cfg: Mapping[str, Any] | None = None,
@@ -106,7 +112,7 @@ class Agent:
         for item in [*tools, *handoffs]:
             t = handoff(item) if isinstance(item, Agent) else as_tool(item)
             if t.name in built:
-                raise ConfigError(f"agent '{name}' has two tools named '{t.name}'",
+                raise UserError(f"agent '{name}' has two tools named '{t.name}'",
                                   hint="give one of them another name (Tool.from_function(fn, name=...))")
             built[t.name] = t
         self._tools = built
@@ -161,63 +167,42 @@ class Agent:
     # --- running -------------------------------------------------------------------------
     async def stream(self, input: AgentInput, *, session: Session | str | None = None
                      ) -> AsyncIterator[AnyChunk]:
-        """Run one step and yield its chunks; `seq` continues the session's numbering."""
-        async with contextlib.aclosing(self._stream(input, Session.of(session), [])) as chunks:
+        """Run one step and yield its chunks; `seq` continues the session's numbering.
+
+        A failure ends the stream with an `error` chunk (nothing is raised)."""
+        top = _TopRun(self, input, Session.of(session))
+        async with contextlib.aclosing(top.chunks()) as chunks:
             async for chunk in chunks:
                 yield chunk
 
-    async def run(self, input: AgentInput, *, session: Session | str | None = None) -> RunResult:
-        """Run one step to the end: final text, all chunks, usage (errors in `.error`)."""
-        sess = Session.of(session)
-        holder: list[AgentOutcome] = []
-        chunks = [c async for c in self._stream(input, sess, holder)]
-        outcome = holder[0] if holder else AgentOutcome()
+    async def run(self, input: AgentInput, *, session: Session | str | None = None,
+                  raise_errors: bool = True) -> RunResult:
+        """Run one step to the end: final text, all chunks, usage.
+
+        A failure raises the error that ended the run (`UserError` for a mistake in the
+        calling code, a `CoreError` or `ConfigError` otherwise); with `raise_errors=False` it
+        is returned in `RunResult.error` instead.
+        """
+        top = _TopRun(self, input, Session.of(session))
+        chunks = [c async for c in top.chunks()]
         usage = Usage()
         for c in chunks:
             if isinstance(c, UsageChunk):
                 usage = usage + Usage(c.data.prompt_tokens, c.data.completion_tokens)
-        err = outcome.error
-        return RunResult(outcome.text, chunks, usage, err.message if err else None,
-                         err.code if err else None, sess, err)
+        result = RunResult(top.outcome.text, chunks, usage, top.session, top.outcome.error)
+        if raise_errors and result.error is not None:
+            raise result.error
+        return result
 
-    def run_sync(self, input: AgentInput, *, session: Session | str | None = None) -> RunResult:
+    def run_sync(self, input: AgentInput, *, session: Session | str | None = None,
+                 raise_errors: bool = True) -> RunResult:
         """`run()` for scripts without an event loop."""
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            return asyncio.run(self.run(input, session=session))
-        raise CoreError("run_sync() was called inside a running event loop",
+            return asyncio.run(self.run(input, session=session, raise_errors=raise_errors))
+        raise UserError("run_sync() was called inside a running event loop",
                         hint="use `await agent.run(...)` there")
-
-    async def _stream(self, input: AgentInput, session: Session, holder: list[AgentOutcome]
-                      ) -> AsyncGenerator[AnyChunk, None]:
-        queue: asyncio.Queue[AnyChunk | None] = asyncio.Queue()
-        run = RunContext(session, self, queue.put_nowait, self.trace, self.token_guard,
-                         0, self.max_handoff_depth)
-
-        async def drive() -> None:
-            try:
-                holder.append(await self.execute(input, run))
-            except RunAborted as aborted:
-                holder.append(AgentOutcome(error=aborted.error))
-            except Exception as exc:  # a bug in a hook or the engine: report it, end the run
-                err = InternalError(f"the run failed unexpectedly: {type(exc).__name__}: {exc}",
-                                    hint="this is a bug in a hook, a codec or Duckflow; see the trace")
-                run.fail(err)
-                holder.append(AgentOutcome(error=err))
-            finally:
-                queue.put_nowait(None)
-
-        task = asyncio.create_task(drive())
-        try:
-            while (chunk := await queue.get()) is not None:
-                yield session.seq.stamp(chunk)
-            await task
-        finally:
-            if not task.done():
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
 
     async def execute(self, input: AgentInput, run: RunContext) -> AgentOutcome:
         """Run this agent inside `run` (used by `stream()` and by handoffs)."""
@@ -249,10 +234,9 @@ class Agent:
         try:
             model = self._resolve_model()
             codec = resolve_codec(self.codec, model)
-        except DuckflowError as exc:
-            bad = AgentConfigError(exc.message, hint=exc.hint)
-            run.fail(bad)
-            return AgentOutcome(error=bad)
+        except DuckflowError as exc:  # UserError or ConfigError: reported with its own type
+            run.fail(exc)
+            return AgentOutcome(error=exc)
         specs = [t.spec for t in self._tools.values()]
         system = self._instructions
         if not codec.native and specs:
@@ -382,7 +366,7 @@ class Agent:
 
     def _resolve_model(self) -> Model:
         if self.model is None:
-            raise ConfigError(f"agent '{self._name}' has no model",
+            raise UserError(f"agent '{self._name}' has no model",
                               hint="pass model=... (a Model, e.g. ScriptedModel, or a name like 'ollama:qwen2.5')")
         if isinstance(self.model, str):
             from duckflow.config import load_config
@@ -394,6 +378,47 @@ class Agent:
             # a name gets the configured retries, fallbacks and circuit breaker; retries traced
             self.model = get_model_chain(self.model, load_config().models, on_event=on_event)
         return self.model
+
+
+class _TopRun:
+    """One top-level run: `chunks()` streams its chunks; `outcome` holds how it ended."""
+
+    def __init__(self, agent: Agent, input: AgentInput, session: Session) -> None:
+        self.agent = agent
+        self.input = input
+        self.session = session
+        self.outcome = AgentOutcome()
+
+    async def chunks(self) -> AsyncGenerator[AnyChunk, None]:
+        queue: asyncio.Queue[AnyChunk | None] = asyncio.Queue()
+        agent = self.agent
+        run = RunContext(self.session, agent, queue.put_nowait, agent.trace, agent.token_guard,
+                         0, agent.max_handoff_depth)
+
+        async def drive() -> None:
+            try:
+                self.outcome = await agent.execute(self.input, run)
+            except RunAborted as aborted:
+                self.outcome = AgentOutcome(error=aborted.error)
+            except Exception as exc:  # a bug in a hook or the engine: report it, end the run
+                err = InternalError(f"the run failed unexpectedly: {type(exc).__name__}: {exc}",
+                                    hint="this is a bug in a hook, a codec or Duckflow; see the trace")
+                err.__cause__ = exc
+                run.fail(err)
+                self.outcome = AgentOutcome(error=err)
+            finally:
+                queue.put_nowait(None)
+
+        task = asyncio.create_task(drive())
+        try:
+            while (chunk := await queue.get()) is not None:
+                yield self.session.seq.stamp(chunk)
+            await task
+        finally:
+            if not task.done():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
 
 
 def _input_text(input: AgentInput) -> str:
@@ -408,7 +433,9 @@ def _with_id(call: ToolCall, call_id: str) -> ToolCall:
                     call.source, call.raw)
 
 
-def _model_error(exc: Exception, model: Model) -> ModelCallError:
+def _model_error(exc: Exception, model: Model) -> DuckflowError:
+    if isinstance(exc, UserError):  # e.g. a ScriptedModel whose script ran out: said as it is
+        return exc
     if isinstance(exc, DuckflowError):
         return ModelCallError(f"the model {model.name} failed: {exc.message}", hint=exc.hint)
     return ModelCallError(f"the model {model.name} failed: {type(exc).__name__}: {exc}",

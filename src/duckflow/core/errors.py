@@ -70,8 +70,3 @@ class InternalError(CoreError):
 
     code = "internal"
 
-
-class AgentConfigError(CoreError):
-    """The agent cannot run as configured (no model, a codec the model cannot use ...)."""
-
-    code = "config"

@@ -18,7 +18,7 @@ from importlib.metadata import EntryPoint, entry_points
 from typing import TYPE_CHECKING, Any
 
 from duckflow.core.errors import CoreError
-from duckflow.core.tool import Tool, as_tool
+from duckflow.core.tools import Tool, as_tool
 
 if TYPE_CHECKING:
     from duckflow.core.agent import Agent

@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 
 from duckflow.core.errors import ToolNotFoundError
 from duckflow.core.plugins import tool_entry_points, tools_from_entry_point
-from duckflow.core.tool import Tool, as_tool
+from duckflow.core.tools import Tool, as_tool
 from duckflow.llm.types import ToolSpec
 
 

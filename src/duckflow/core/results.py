@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from duckflow.core.chunks import AnyChunk
-from duckflow.core.errors import CoreError
 from duckflow.core.session import Session
+from duckflow.errors import DuckflowError
 from duckflow.llm.types import Usage
 
 
@@ -16,30 +16,24 @@ class AgentOutcome:
 
     text: str = ""
     usage: Usage = field(default_factory=Usage)
-    error: CoreError | None = None
+    error: DuckflowError | None = None
     turns: int = 0
 
 
 @dataclass
 class RunResult:
-    """What `run()` returns: the top agent's final text, every chunk, the session's usage."""
+    """What `run(..., raise_errors=False)` returns: final text, every chunk, usage, and the error.
+
+    `error` is the exception that ended the run (its `.code` is the error chunk's code, its
+    `.hint` the next step), or None; `run()` with the default `raise_errors=True` raises it.
+    """
 
     text: str
     chunks: list[AnyChunk]
     usage: Usage
-    error: str | None = None
-    error_code: str | None = None
-    session: Session | None = None
-    exception: CoreError | None = field(default=None, repr=False)
+    session: Session
+    error: DuckflowError | None = None
 
     @property
     def ok(self) -> bool:
         return self.error is None
-
-    def raise_for_error(self) -> RunResult:
-        """Raise the error that ended the run (e.g. `MaxTurnsExceeded`); else return self."""
-        if self.exception is not None:
-            raise self.exception
-        if self.error is not None:
-            raise CoreError(self.error, hint=f"error code: {self.error_code}")
-        return self

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from duckflow.core.chunks import AnyChunk, WarningChunk, warning
-from duckflow.core.errors import CoreError
 from duckflow.core.session import Session
+from duckflow.errors import DuckflowError
 
 if TYPE_CHECKING:
     from duckflow.core.agent import Agent
@@ -38,7 +38,7 @@ def null_trace() -> TraceSink:
 class RunAborted(Exception):  # noqa: N818 - control flow, not an error a person meets
     """Stops the whole session run; the error chunk has already been emitted."""
 
-    def __init__(self, error: CoreError) -> None:
+    def __init__(self, error: DuckflowError) -> None:
         super().__init__(str(error))
         self.error = error
 
@@ -60,14 +60,14 @@ class RunContext:
     def trace_event(self, event: str, **fields: Any) -> None:
         self.trace.emit(event, session=self.session.id, agent=self.agent.name, **fields)
 
-    def fail(self, error: CoreError, *, tool: str | None = None) -> None:
+    def fail(self, error: DuckflowError, *, tool: str | None = None) -> None:
         """Emit an error chunk and an `error` trace event for `error`."""
         from duckflow.core.chunks import error as error_chunk
 
         self.emit(error_chunk(self.agent.name, error.code, error.message, hint=error.hint, tool=tool))
         self.trace_event("error", code=error.code, message=error.message, tool=tool)
 
-    def abort(self, error: CoreError, *, tool: str | None = None) -> RunAborted:
+    def abort(self, error: DuckflowError, *, tool: str | None = None) -> RunAborted:
         """Emit the error, and return the exception that ends the whole session run."""
         self.fail(error, tool=tool)
         return RunAborted(error)

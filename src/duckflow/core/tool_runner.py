@@ -24,7 +24,7 @@ from duckflow.core.chunks import (
 )
 from duckflow.core.errors import ToolNotFoundError, ToolValidationError
 from duckflow.core.run import RunAborted, RunContext, count_text_tokens
-from duckflow.core.tool import Tool, ToolContext, result_to_text
+from duckflow.core.tools import Tool, ToolContext, result_to_text
 from duckflow.llm.types import ToolCall, ToolResult
 
 TRACE_RESULT_LIMIT = 2000

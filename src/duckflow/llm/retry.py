@@ -28,6 +28,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from duckflow.errors import UserError
 from duckflow.llm.errors import LLMBadRequestError, LLMError
 from duckflow.llm.types import Message, Model, ModelEvent, ModelSettings, ToolSpec, UsageEvent
 
@@ -185,6 +186,8 @@ class FallbackModel:
                         committed = True
                         yield ev
             except LLMError as exc:
+                if isinstance(exc, UserError):  # a mistake in the calling code: no retry, no fallback
+                    raise
                 err = exc
             except (asyncio.TimeoutError, OSError) as exc:  # a provider that leaked a raw error
                 err = LLMError(f"{model.name}: {type(exc).__name__}: {exc}", retryable=True,

@@ -22,6 +22,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Union
 
+from duckflow.errors import UserError
 from duckflow.llm.errors import LLMError, LLMServerError
 from duckflow.llm.types import (
     FinishEvent,
@@ -72,8 +73,20 @@ class ScriptedRequest:
     settings: ModelSettings | None
 
 
-class ScriptExhaustedError(LLMError):
+class ScriptError(LLMError, UserError):
+    """The script cannot answer this call: a mistake in the test, not a model failure.
+
+    A UserError, so the agent reports it as it is (never as a generic model_error) and no
+    retry or fallback replays it.
+    """
+
+    code = "script_error"
+
+
+class ScriptExhaustedError(ScriptError):
     """The model was called more often than its script has steps."""
+
+    code = "script_exhausted"
 
 
 def reply(text: str, *, usage: Usage | None = None, chunks: Sequence[str] | None = None) -> ScriptStep:
@@ -170,13 +183,13 @@ class ScriptedModel:
         self.requests.append(ScriptedRequest(msgs, list(tools), settings))
         if index >= len(self.steps):
             raise ScriptExhaustedError(
-                f"{self.name}: called {index + 1} times but the script has only {len(self.steps)} step(s)",
+                f"{self.name}: script exhausted after {len(self.steps)} steps (call {index + 1} has no step)",
                 hint="add a reply(...) step for this call, or check why the agent called the model again",
                 provider="scripted",
             )
         step = await self._resolve(index, msgs)
         if step.calls and not self.supports_tools:
-            raise ScriptExhaustedError(
+            raise ScriptError(
                 f"{self.name}: step {index + 1} scripts native tool calls but supports_tools=False",
                 hint="script the codec's text (e.g. Sym-Ops) with reply(...) instead",
                 provider="scripted",

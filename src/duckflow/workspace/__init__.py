@@ -1,12 +1,26 @@
 """The workspace: a path guard and file, shell, test and code-search tools behind it.
 
-Public names are imported lazily (the tools pull in pydantic through the engine's Tool).
+Public names are imported lazily (the tools pull in pydantic through the engine's Tool);
+the same names are imported under TYPE_CHECKING so type checkers see them.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from typing import TYPE_CHECKING
+
+from duckflow._lazy import lazy_getattr
+
+if TYPE_CHECKING:  # the lazy names below, for type checkers (`X as X` marks a re-export)
+    from duckflow.workspace.checkpoints import CheckpointError as CheckpointError
+    from duckflow.workspace.checkpoints import Checkpoints as Checkpoints
+    from duckflow.workspace.files import Workspace as Workspace
+    from duckflow.workspace.files import WorkspaceError as WorkspaceError
+    from duckflow.workspace.guard import ApprovalRequired as ApprovalRequired
+    from duckflow.workspace.guard import PathRefused as PathRefused
+    from duckflow.workspace.guard import Verdict as Verdict
+    from duckflow.workspace.guard import WorkspaceGuard as WorkspaceGuard
+    from duckflow.workspace.search import CodeIndex as CodeIndex
+    from duckflow.workspace.tools import workspace_tools as workspace_tools
 
 _EXPORTS = {
     "WorkspaceGuard": "duckflow.workspace.guard",
@@ -23,9 +37,4 @@ _EXPORTS = {
 
 __all__ = sorted(_EXPORTS)
 
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'duckflow.workspace' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_getattr(globals(), _EXPORTS)

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from duckflow.core.tool import Tool, ToolContext
+from duckflow.core.tools import Tool, ToolContext
 from duckflow.workspace import shell
 from duckflow.workspace.files import Workspace
 from duckflow.workspace.search import search_code as _search_code

@@ -82,7 +82,7 @@ class GuardAgent:
         return plagiarism_check(text, self.refs, warn_at=self.warn_at, block_at=self.block_at)
 
     def as_tool(self) -> Any:
-        from duckflow.core.tool import Tool
+        from duckflow.core.tools import Tool
 
         def plagiarism_check_tool(text: str) -> dict[str, Any]:
             """Score how much of `text` appears in the reference corpus (0-1) with a verdict.

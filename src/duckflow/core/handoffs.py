@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from duckflow.core.chunks import HandoffChunk, HandoffData
 from duckflow.core.errors import HandoffDepthExceeded, ToolExecutionError
 from duckflow.core.run import RunContext
-from duckflow.core.tool import Tool, ToolContext
+from duckflow.core.tools import Tool, ToolContext
 
 if TYPE_CHECKING:
     from duckflow.core.agent import Agent

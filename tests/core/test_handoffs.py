@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from duckflow.core.agent import Agent, AgentOutcome
-from duckflow.core.handoff import handoff
+from duckflow.core.errors import HandoffDepthExceeded
+from duckflow.core.handoffs import handoff
 from duckflow.llm.scripted import ScriptedModel, reply, tool_call
 
 from .conftest import RecordingTrace, assert_seq_contiguous
@@ -35,8 +38,8 @@ async def test_depth_beyond_the_limit_stops_the_run() -> None:
     for name, nxt in zip(reversed(names[:-1]), reversed(names[1:]), strict=True):
         model = ScriptedModel([tool_call(f"handoff_to_{nxt}", input="pass it on"), reply("unused")])
         agents[name] = Agent(name, "pass", model=model, handoffs=[agents[nxt]])
-    result = await agents["a"].run("go")
-    assert result.error_code == "handoff_depth"
+    result = await agents["a"].run("go", raise_errors=False)
+    assert isinstance(result.error, HandoffDepthExceeded)
     last = result.chunks[-1]
     assert last.type == "error" and last.agent == "d"
     assert "depth 4" in last.data.message and "limit of 3" in last.data.message  # type: ignore[union-attr]
@@ -51,8 +54,8 @@ async def test_the_limit_is_the_root_agents_and_can_be_raised() -> None:
               handoffs=[c])
     a = Agent("a", "x", model=ScriptedModel([tool_call("handoff_to_b", input="go"), reply("a ok")]),
               handoffs=[b], max_handoff_depth=1)
-    result = await a.run("go")
-    assert result.error_code == "handoff_depth"
+    with pytest.raises(HandoffDepthExceeded):
+        await a.run("go")
     a.max_handoff_depth = 2
     b.model = ScriptedModel([tool_call("handoff_to_c", input="go"), reply("b ok")])
     c.model = ScriptedModel([reply("deep")])

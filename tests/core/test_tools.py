@@ -9,7 +9,7 @@ import pytest
 from pydantic import BaseModel
 
 from duckflow.core.errors import ToolValidationError
-from duckflow.core.tool import Tool, ToolContext, as_tool, result_to_text, tool
+from duckflow.core.tools import Tool, ToolContext, as_tool, result_to_text, tool
 
 
 @tool
