@@ -254,7 +254,7 @@ class Agent:
                 codec, specs, lambda text: run.emit(delta(self._name, text)))
             try:
                 reply = await self._call(run, model, messages, specs if codec.native else [], streamer, turn)
-            except ModelCallError as err:
+            except DuckflowError as err:  # reported by _call: a ModelCallError or a UserError
                 return AgentOutcome(usage=usage, error=err, turns=turn)
             usage = usage + reply.usage
             calls, visible, reply_text = reply.calls, reply.text, reply.text
@@ -264,7 +264,7 @@ class Agent:
                     try:
                         fixed, extra = await self._correct(run, model, codec, specs, messages, reply.text,
                                                            decoded, turn)
-                    except ModelCallError as err:  # the model failed during a re-ask (reported)
+                    except DuckflowError as err:  # the model failed during a re-ask (reported)
                         return AgentOutcome(usage=usage, error=err, turns=turn)
                     usage = usage + extra
                     decoded, reply_text = fixed.decoded, fixed.reply
