@@ -148,7 +148,7 @@ async def test_the_tool_hears_who_approved(env: Any) -> None:
 def test_the_tool_never_treats_an_auto_approval_as_a_persons(ws: Path) -> None:
     import asyncio
 
-    from duckflow.core.tool import ToolContext
+    from duckflow.core.tools import ToolContext
     from duckflow.workspace.tools import workspace_tools
 
     shell = {t.name: t for t in workspace_tools(ws)}["execute_shell"]
