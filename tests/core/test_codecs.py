@@ -160,3 +160,37 @@ async def test_models_without_tool_calling_get_symops_by_default() -> None:
     result = await Agent("calc", "Add.", model=model, tools=[plus]).run("7+8?")
     assert result.text == "15" and added == [(7, 8)]
     assert "$ plus @" in model.requests[0].messages[0].content
+
+
+@pytest.mark.skipif(not _available("duckflow.protocols.symops", "SymOpsCodec"),
+                    reason="SymOpsCodec not available")
+async def test_symops_reply_is_read_once_while_it_streams() -> None:
+    """Thoughts stream as their lines end; each action is reported when its block closes, before
+    the reply is complete; the decoded reply comes from that same reading (no re-decoding)."""
+    import duckflow.protocols.symops.codec as symops_codec
+
+    added.clear()
+    text = '~ adding\n$ plus @ 7\n--\n{"b": 8}\n--\n~ then done\n'
+    pieces = [text[i : i + 3] for i in range(0, len(text), 3)]
+    model = ScriptedModel([reply(text, chunks=pieces), reply("15")], supports_tools=False)
+    calls: list[str] = []
+    real = symops_codec.parse
+
+    def counting(t: str, **kw: object) -> object:
+        calls.append(t)
+        return real(t, **kw)  # type: ignore[arg-type]
+
+    symops_codec.parse = counting  # type: ignore[assignment]
+    try:
+        seen: list[tuple[str, str]] = []
+        async for chunk in Agent("calc", "Add.", model=model, tools=[plus], codec="symops").stream("7+8?"):
+            if chunk.type == "delta":
+                seen.append(("delta", chunk.data.text))  # type: ignore[union-attr]
+            elif chunk.type == "notice" and chunk.data.code == "action_read":  # type: ignore[union-attr]
+                seen.append(("action", chunk.data.message))  # type: ignore[union-attr]
+            elif chunk.type == "tool_call":
+                seen.append(("tool_call", chunk.data.name))  # type: ignore[union-attr]
+    finally:
+        symops_codec.parse = real  # type: ignore[assignment]
+    assert seen[:4] == [("delta", "adding\n"), ("action", "plus 7"), ("delta", "then done\n"), ("tool_call", "plus")]
+    assert added == [(7, 8)] and calls == []  # the streaming reading was decoded, not a second parse

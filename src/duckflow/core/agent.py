@@ -48,7 +48,7 @@ from duckflow.core.recall import load_history, recall, remember, save_history
 from duckflow.core.results import AgentOutcome, RunResult
 from duckflow.core.run import RunAborted, RunContext, TraceSink, null_trace
 from duckflow.core.session import Session
-from duckflow.core.text_stream import FreeTextStreamer
+from duckflow.core.text_stream import FreeTextStreamer, action_notice
 from duckflow.core.token_guard import TokenGuard
 from duckflow.core.tool_runner import run_tool_calls
 from duckflow.core.tools import Tool, as_tool
@@ -251,7 +251,8 @@ class Agent:
         final = ""
         for turn in range(1, self.max_turns + 1):
             streamer = None if codec.native else FreeTextStreamer(
-                codec, specs, lambda text: run.emit(delta(self._name, text)))
+                codec, specs, lambda text: run.emit(delta(self._name, text)),
+                on_action=lambda item: run.emit(action_notice(self._name, item)))
             try:
                 reply = await self._call(run, model, messages, specs if codec.native else [], streamer, turn)
             except DuckflowError as err:  # reported by _call: a ModelCallError or a UserError
@@ -259,7 +260,7 @@ class Agent:
             usage = usage + reply.usage
             calls, visible, reply_text = reply.calls, reply.text, reply.text
             if not codec.native:
-                decoded = codec.decode(reply.text, specs)
+                decoded = streamer.decode(reply.text) if streamer is not None else codec.decode(reply.text, specs)
                 if needs_correction(decoded):
                     try:
                         fixed, extra = await self._correct(run, model, codec, specs, messages, reply.text,

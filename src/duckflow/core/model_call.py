@@ -26,6 +26,7 @@ async def call_model(run: RunContext, model: Model, messages: list[Message], spe
     agent = run.agent.name
     started = time.perf_counter()
     parts: list[str] = []
+    packed: list[str] = []
     calls: list[ToolCall] = []
     usage: Usage | None = None
     finish = "stop"
@@ -33,6 +34,9 @@ async def call_model(run: RunContext, model: Model, messages: list[Message], spe
         kind = event.kind
         if kind == "text":
             parts.append(event.text)  # type: ignore[union-attr]
+            if len(parts) > 4096:  # many small pieces: one string per 4096 (memory near the text)
+                packed.append("".join(parts))
+                parts.clear()
             if streamer is not None:
                 streamer.feed(event.text)  # type: ignore[union-attr]
             elif event.text:  # type: ignore[union-attr]
@@ -43,7 +47,7 @@ async def call_model(run: RunContext, model: Model, messages: list[Message], spe
             usage = event.usage if usage is None else usage + event.usage  # type: ignore[union-attr]
         elif kind == "finish":
             finish = event.reason  # type: ignore[union-attr]
-    text = "".join(parts)
+    text = "".join(packed) + "".join(parts) if packed else "".join(parts)
     if usage is None:  # the provider did not say: count it ourselves
         prompt = count_text_tokens("\n".join(m.content for m in messages), model.name)
         usage = Usage(prompt, count_text_tokens(text, model.name) + 8 * len(calls))

@@ -1,48 +1,104 @@
-"""Streams the free text of a text-codec reply line by line, before the reply is complete.
+"""Reads a text-codec reply once, linearly, while it streams: visible text out, actions noted.
 
-A text codec (Sym-Ops, DML) can only decode a whole reply, but the lines before the first
-protocol markup are plain prose a person can read while the model writes. At each newline
-the reply so far is decoded: while it holds no calls, no errors and its text is the text
-itself, the new complete lines are emitted. From the first line that is not plain text on,
-nothing more streams; the rest of the visible text is emitted once the reply is decoded.
+A codec that can read a reply piece by piece (`codec.stream_reader(specs)`, Sym-Ops) is fed
+every piece: each thought or prose line is shown when it ends, each action is reported the
+moment its block closes (`on_action`), and the decoded reply at the end comes from the same
+reading (`decode`), not from a second parse. Any other codec (DML, a user's own) is read line
+by line: each newly completed run of lines is decoded alone (never the whole reply again) and
+shown while it is plain text; from the first line that is not, nothing more streams and the
+reply is decoded once at the end. Either way the work is linear in the reply.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any, Protocol
 
+from duckflow.core.chunks import NoticeChunk, NoticeData
 from duckflow.llm.types import ToolSpec
-from duckflow.protocols.codec import Codec
+from duckflow.protocols.codec import Codec, Decoded
+
+
+class StreamReader(Protocol):
+    """What a codec's `stream_reader(specs)` returns."""
+
+    def feed(self, piece: str) -> tuple[list[str], list[Any]]:
+        """The text to show and the actions (items) completed by `piece`."""
+        ...
+
+    def decoded(self, text: str) -> Decoded:
+        """The whole reply decoded, from this reading (`text` is everything fed)."""
+        ...
 
 
 class FreeTextStreamer:
-    def __init__(self, codec: Codec, specs: Sequence[ToolSpec], emit: Callable[[str], None]) -> None:
+    """`feed(piece)` while the model writes; `decode(text)` once it is done; `rest(visible)`."""
+
+    def __init__(self, codec: Codec, specs: Sequence[ToolSpec], emit: Callable[[str], None],
+                 on_action: Callable[[Any], None] | None = None) -> None:  # fmt: skip
         self.codec = codec
         self.specs = specs
         self.emit = emit
-        self.parts: list[str] = []
-        self.streamed = ""
+        self.on_action = on_action
+        make = getattr(codec, "stream_reader", None)
+        self.reader: StreamReader | None = make(specs) if callable(make) else None
+        self.shown: list[str] = []
+        self.line: list[str] = []  # the generic path: pieces of the line not ended yet
         self.open = True
 
     def feed(self, text: str) -> None:
-        self.parts.append(text)
-        if not self.open or "\n" not in text:
+        if self.reader is not None:
+            shown, actions = self.reader.feed(text)
+            if shown and self.open:
+                for s in shown:
+                    if s.lstrip()[:3] in ("```", "~~~"):  # a code fence: its reading may change
+                        self.open = False
+                        break
+                    self.emit(s)
+                    self.shown.append(s)
+            if actions and self.on_action is not None:
+                for a in actions:
+                    self.on_action(a)
             return
-        whole = "".join(self.parts)
-        candidate = whole[: whole.rfind("\n") + 1]
-        decoded = self.codec.decode(candidate, self.specs)
-        if decoded.calls or decoded.errors or decoded.text.strip() != candidate.strip():
+        if not self.open:
+            return
+        if "\n" not in text:
+            self.line.append(text)
+            return
+        head, _, tail = text.rpartition("\n")
+        self.line.append(head + "\n")
+        lines = "".join(self.line)
+        self.line = [tail]
+        if not lines.strip():
+            return
+        decoded = self.codec.decode(lines, self.specs)
+        if decoded.calls or decoded.errors or decoded.text.strip() != lines.strip():
             self.open = False
             return
-        if len(candidate) > len(self.streamed) and candidate.strip():
-            self.emit(candidate[len(self.streamed):])
-            self.streamed = candidate
+        self.emit(lines)
+        self.shown.append(lines)
+
+    def decode(self, text: str) -> Decoded:
+        """The reply decoded: from the streaming reading when the codec has one."""
+        if self.reader is not None:
+            return self.reader.decoded(text)
+        return self.codec.decode(text, self.specs)
 
     def rest(self, visible: str) -> str:
         """The part of the decoded `visible` text not streamed yet."""
-        done = self.streamed.strip()
+        done = "".join(self.shown).strip()
         if not done:
             return visible
         if visible.startswith(done):
             return visible[len(done):]
-        return visible  # the codec re-read earlier lines: show its reading in full
+        return visible  # the codec read earlier lines differently: show its reading in full
+
+
+def action_notice(agent: str, item: Any) -> NoticeChunk:
+    """An `action_read` notice: an action's block has closed (a preview; the decoded reply decides)."""
+    verb = getattr(item, "verb", None) or getattr(item, "name", "") or "action"
+    target = getattr(item, "path", None) or ""
+    return NoticeChunk(agent=agent, data=NoticeData(
+        code="action_read", message=f"{verb} {target}".strip(),
+        details={"verb": str(verb), "target": str(target),
+                 "executable": bool(getattr(item, "executable", False))}))

@@ -1,4 +1,4 @@
-"""The speed-ups change nothing: fast_strict == Scanner, lean streaming == Scanner streaming,
+"""One reader, any piece size: streaming emits the same items as one feed and ends as parse;
 the one-hunk fast path == parse_hunks."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from duckflow.protocols.editblocks import parse_hunks
-from duckflow.protocols.symops.fastscan import fast_strict
+from duckflow.protocols.symops import parse
 from duckflow.protocols.symops.model import Action, SymOpsResult
 from duckflow.protocols.symops.scanner import strict_scan
 from duckflow.protocols.symops.streaming import StreamingProcessor
@@ -38,30 +38,6 @@ def _same(a: SymOpsResult, b: SymOpsResult) -> None:
     assert a.text == b.text
 
 
-@settings(max_examples=500, deadline=None)
-@given(_text, _end)
-def test_fast_strict_reads_exactly_what_the_scanner_reads(text: str, end: str) -> None:
-    text += end
-    fast = fast_strict(text)
-    sc = strict_scan(text)
-    if fast is not None:  # it may give up; when it answers, the scanner found no violation
-        assert not sc.violations
-        _same(fast, sc.result)
-
-
-def test_fast_strict_answers_for_canonical_corpus_replies() -> None:
-    answered = 0
-    for reply in sorted(CORPUS.glob("*.txt")):
-        text = reply.read_bytes().decode("utf-8")
-        fast = fast_strict(text)
-        if fast is not None:
-            answered += 1
-            sc = strict_scan(text)
-            assert not sc.violations, reply.name
-            _same(fast, sc.result)
-    assert answered >= 3
-
-
 def _events(sp: StreamingProcessor, text: str, size: int) -> list[list[tuple[str, Any]]]:
     out = []
     for i in range(0, len(text), size):
@@ -72,19 +48,17 @@ def _events(sp: StreamingProcessor, text: str, size: int) -> list[list[tuple[str
     return out
 
 
-def _scanner_only() -> StreamingProcessor:
-    sp = StreamingProcessor()
-    sp.st = 3  # the full Scanner from the start: the reference
-    return sp
-
-
 @settings(max_examples=400, deadline=None)
 @given(_text, _end, st.sampled_from([1, 2, 3, 5, 16, 64]))
-def test_lean_streaming_emits_what_the_scanner_emits_at_the_same_piece(text: str, end: str, size: int) -> None:
+def test_piece_size_changes_no_item_and_the_end_is_parse(text: str, end: str, size: int) -> None:
     text += end
-    lean, ref = StreamingProcessor(), _scanner_only()
-    assert _events(lean, text, size) == _events(ref, text, size)
-    assert lean.finish().to_dict() == ref.finish().to_dict()
+    small, whole = StreamingProcessor(), StreamingProcessor()
+    flat = [ev for piece in _events(small, text, size) for ev in piece]
+    assert flat == [ev for piece in _events(whole, text, len(text) or 1) for ev in piece]
+    assert small.finish().to_dict() == parse(text).to_dict()
+    sc = strict_scan(text)
+    if not sc.violations:
+        _same(small.finish(), parse(text))
 
 
 def test_empty_pieces_and_a_closing_fence_split_across_pieces() -> None:
@@ -94,11 +68,10 @@ def test_empty_pieces_and_a_closing_fence_split_across_pieces() -> None:
     sp = StreamingProcessor()
     kinds = [[ev.kind for ev in sp.feed(p)] for p in pieces]
     assert kinds[8] == [] and kinds[9] == ["action"]  # the block ends when its fence line does
-    assert sp.st != 3  # read by the lean path, no hand-over
     assert sp.finish().actions[0].content == "- x\n-- y"
 
 
-def test_an_unclosed_block_at_the_end_hands_over_to_the_scanner() -> None:
+def test_an_unclosed_block_at_the_end_is_not_runnable() -> None:
     sp = StreamingProcessor()
     sp.feed("~ a\n$ create @ a.py\n--\nx = ")
     r = sp.finish()
@@ -124,7 +97,7 @@ def test_one_hunk_fast_path_equals_parse_hunks(search: str, replace: str, tail: 
     assert (act.guess == "incomplete_hunk") == (not all(h.complete for h in hunks))
 
 
-def test_on_event_sees_each_item_once_across_the_hand_over() -> None:
+def test_on_event_sees_each_item_once() -> None:
     seen: list[str] = []
     sp = StreamingProcessor(on_event=lambda ev: seen.append(ev.kind))
     returned: list[str] = []
@@ -133,5 +106,4 @@ def test_on_event_sees_each_item_once_across_the_hand_over() -> None:
         returned += [ev.kind for ev in sp.feed(text[i : i + 4])]
     sp.finish()
     returned += [ev.kind for ev in sp.tail_events]
-    assert sp.st == 3  # the prose line handed over to the Scanner
     assert seen == returned == ["thought", "action", "action", "thought", "action"]

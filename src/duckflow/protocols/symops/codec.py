@@ -81,7 +81,14 @@ class SymOpsCodec:
 
     # -- decode ------------------------------------------------------------------------------
     def decode(self, text: str, tools: Sequence[ToolSpec]) -> Decoded:
-        result = parse(text, request=self.request)
+        return self.decode_result(text, parse(text, request=self.request), tools)
+
+    def stream_reader(self, tools: Sequence[ToolSpec]) -> SymOpsStreamReader:
+        """The linear reader `core` feeds while the model writes (see core/text_stream.py)."""
+        return SymOpsStreamReader(self, tools)
+
+    def decode_result(self, text: str, result: SymOpsResult, tools: Sequence[ToolSpec]) -> Decoded:
+        """A reply already parsed (`parse(text)` or a stream's `finish()`) as calls."""
         specs = {t.name: t for t in tools}
         calls: list[ToolCall] = []
         problems: list[str] = []
@@ -277,3 +284,32 @@ class SymOpsCodec:
             parts.append(f"= {r.name} {r.call_id} {status}".replace("  ", " "))
             parts += [fence, *body, fence]
         return "\n".join(parts) + ("\n" if parts else "")
+
+
+class SymOpsStreamReader:
+    """A StreamingProcessor behind core's FreeTextStreamer: one reading, shown and decoded."""
+
+    def __init__(self, codec: SymOpsCodec, tools: Sequence[ToolSpec]) -> None:
+        from duckflow.protocols.symops.streaming import StreamingProcessor
+
+        self.codec = codec
+        self.tools = list(tools)
+        self.sp = StreamingProcessor(request=codec.request, prose=True)
+
+    def feed(self, piece: str) -> tuple[list[str], list[Action]]:
+        events = self.sp.feed(piece)
+        if not events:
+            return [], []
+        shown: list[str] = []
+        actions: list[Action] = []
+        for ev in events:
+            kind = ev[0]
+            if kind == "thought" or kind == "prose":
+                shown.append(ev[1] + "\n")
+            elif kind == "action":
+                actions.append(ev[1])
+        return shown, actions
+
+    def decoded(self, text: str) -> Decoded:
+        result = self.sp.finish()
+        return self.codec.decode_result(text, result, self.tools)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from duckflow.protocols.symops.fastscan import fast_strict
 from duckflow.protocols.symops.fuzzy import FuzzyParser
 from duckflow.protocols.symops.model import Issue, Repair, SymOpsResult
 from duckflow.protocols.symops.repair import AutoRepair, RepairOutput
@@ -111,9 +110,6 @@ class SymOpsProcessor:
 
     def strict(self, text: str) -> SymOpsResult | None:
         """The strict reading, or None when the text departs from the grammar anywhere."""
-        fast = fast_strict(text)  # canonical text in one tight loop; None: not sure, ask the scanner
-        if fast is not None:
-            return finish_strict(fast, text)
         sc = strict_scan(text, stop_early=True)
         if sc.violations:
             return None
@@ -127,12 +123,8 @@ class SymOpsProcessor:
         return self.from_repair(rep, request)
 
     def from_repair(self, rep: RepairOutput, request: str | None = None) -> SymOpsResult:
-        fast = fast_strict(rep.text)  # the repaired text is canonical: the fast path reads it
-        if fast is not None:
-            result, violations = fast, []
-        else:
-            sc = strict_scan(rep.text)
-            result, violations = sc.result, sc.violations
+        sc = strict_scan(rep.text)  # the repaired text is canonical
+        result, violations = sc.result, sc.violations
         lm = rep.line_map
 
         def orig(line: int) -> int:

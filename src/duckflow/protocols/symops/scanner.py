@@ -6,7 +6,12 @@ question `? text` followed by numbered options, or a model error `! Kind [@ targ
 A content block opens on the line right after an action with a fence of two or more dashes
 and closes at the first line that is the same fence (trailing spaces and tabs allowed);
 everything in between is content, byte for byte. Anything else is a *violation*: the scanner
-records it and keeps going, so that streaming can still show what it found.
+records it (the first 64) and keeps going, so that streaming can still show what it found; a
+result with violations is never final (the repair pipeline reads the whole text), so lines
+that are not protocol are not collected here.
+
+This is the one reader of the grammar: `parse` uses it one-shot (stopping at the first
+violation), `StreamingProcessor` feeds it pieces. Work is linear in the input.
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ def _maybe_annotated(target: str) -> bool:
             or (target[-1] in ".。" and target[-2:-1] not in ("", ".", "/")))  # fmt: skip
 
 Emit = Callable[[str, Any], None]
+MAX_VIOLATIONS = 64  # kept for display; a stream of prose must not keep one Issue per line
 
 
 def parse_action_line(line: str) -> Action | None:
@@ -120,6 +126,8 @@ class Scanner:
         self.needle = "\n--"  # newline + the open block's fence
         self.tail_cut = -2
         self.hot = False  # in a block: a fence candidate waits for the end of its line
+        self.packed = 0  # pieces[:packed] are already packed into larger strings
+        self.want_prose = False  # also emit ("prose", line) for lines that are not protocol
 
     @property
     def text(self) -> str:
@@ -136,6 +144,8 @@ class Scanner:
         """
         pieces = self.pieces
         pieces.append(piece)
+        if len(pieces) - self.packed > 4096:
+            self._pack()
         mode = self.mode
         if mode == 2:  # BLOCK
             if not self.hot:
@@ -182,6 +192,22 @@ class Scanner:
             out, self.events = self.events, []
             return out
         return ()
+
+    def _pack(self) -> None:
+        """Join the pieces fed since the last packing into one string (two around `wait_from`).
+
+        A stream in 16-byte pieces would otherwise hold one string object per piece (~4x the
+        text); the last 8 pieces stay apart (the fence check looks back at them).
+        """
+        pieces, a, b, w = self.pieces, self.packed, len(self.pieces) - 8, self.wait_from
+        cuts = [a, w, b] if a < w < b else [a, b]
+        packed = ["".join(pieces[x:y]) for x, y in zip(cuts, cuts[1:], strict=False)]
+        pieces[a:b] = packed
+        if w >= b:
+            self.wait_from = w - (b - a) + len(packed)
+        elif a < w:
+            self.wait_from = a + 1
+        self.packed = a + len(packed)
 
     def finish(self) -> SymOpsResult:
         if not self.done:
@@ -325,7 +351,8 @@ class Scanner:
         self._close_action(content, closed=False)
 
     def _violation(self, kind: str, line: int, message: str, expected: str = "") -> None:
-        self.violations.append(Issue(kind, line, message, expected))
+        if len(self.violations) < MAX_VIOLATIONS:  # (any one sends the text to the repair pipeline)
+            self.violations.append(Issue(kind, line, message, expected))
         if self.stop_early:
             raise _NotStrict
 
@@ -380,7 +407,6 @@ class Scanner:
             if vitals is None:
                 self._violation("bad_vitals", self.line_no, f"`{line[:40]}` is not a vitals line",
                                 "`#c0.9 #m0.8 #f0.9 #s0.7`")  # fmt: skip
-                res.text += line + "\n"
                 return
             res.vitals.update(vitals)
             if self.emit:
@@ -405,15 +431,14 @@ class Scanner:
         else:
             self._violation("prose", self.line_no, f"`{line[:60]}` is not a Sym-Ops line",
                             "a line starting with ~ $ # ? ! or a block")  # fmt: skip
-            res.text += line + "\n"
+            if self.want_prose and self.emit:
+                self.emit("prose", line)
 
     def _close_action(self, content: str | None, closed: bool = True) -> None:
         act = self.action
         self.action = None
         self.mode = self.OUT
-        if act is None:  # a stray block's content
-            if content:
-                self.result.text += content + "\n"
+        if act is None:  # a stray block's content (a violation: the repair pipeline reads it)
             return
         act.content = content
         act.fence = len(self.fence)
