@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-import json
 import os
 from typing import Any
 
@@ -104,52 +103,14 @@ def load_model(name: str, config: Any) -> Model:
 
 def _decision(step: str, pattern: str, next_step: str, rationale: str, reply: str,
               delta: dict[str, Any] | None = None) -> str:
-    return json.dumps({
-        "rationale": rationale, "goal_consistency": "yes: it is the task",
-        "constraint_check": "yes: stays inside the workspace", "next_step": next_step,
-        "step": step, "prompt_pattern": pattern, "state_delta": delta or {}, "reply": reply,
-    })
+    """A Main decision as JSON text (the bench's and tests' scripts use it)."""
+    from duckflow.companion.demo_model import decision_json
 
-
-def demo_script() -> list[Any]:
-    """The scripted conversation behind `make run`: plan → write (gated) → review → done."""
-    from duckflow.llm.scripted import ScriptStep, reply, tool_call
-    from duckflow.llm.types import ToolCall
-
-    greeting = 'def main() -> None:\n    print("Hello from Duckflow!")\n\n\nif __name__ == "__main__":\n    main()\n'
-    return [
-        reply(_decision(
-            "PLANNING", "base_main_specialized", "continue", "the task needs a short plan first",
-            "I'll plan this: look at the workspace, then write hello.py.",
-            {"goal": "hello.py prints a friendly greeting", "why_now": "you asked for it just now",
-             "plan_brief": ["look at the workspace", "write hello.py", "read it back to review"]},
-        )),
-        ScriptStep(
-            text="Plan: greeting\nSteps: 1. list the workspace 2. write hello.py 3. read it back\n"
-                 "Risk: low (one new file)\nSuccess: hello.py exists and prints a greeting",
-            calls=[ToolCall("list_files", {"path": "."})],
-        ),
-        reply(_decision(
-            "EXECUTION", "base_main_specialized", "continue", "the plan is ready: write the file",
-            "Writing hello.py now (it goes through the approval gate).",
-        )),
-        tool_call("write_file", path="hello.py", content=greeting),
-        reply(_decision(
-            "REVIEW", "base_main_specialized", "continue", "check what was written",
-            "Reviewing hello.py.",
-        )),
-        ScriptStep(
-            text="Rating: good / Problems: none / Suggestions: none / Verdict: accept",
-            calls=[ToolCall("read_file", {"path": "hello.py"})],
-        ),
-        reply(_decision(
-            "DONE", "base_main", "done", "hello.py was written and reviewed",
-            "Done: hello.py prints a friendly greeting. Run it with `python hello.py`.",
-        )),
-    ]
+    return decision_json(step, pattern, next_step, rationale, reply, delta)
 
 
 def demo_model() -> Model:
-    from duckflow.llm.scripted import ScriptedModel
+    """`scripted:demo`: answers from the prompt's state (companion/demo_model.py), never runs out."""
+    from duckflow.companion.demo_model import DemoModel
 
-    return ScriptedModel(demo_script(), name="demo", supports_tools=True)
+    return DemoModel()

@@ -10,12 +10,14 @@ what runs and for how long (only on a terminal, and never over streaming text).
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any
 
 MAIN = "companion"
 CHAT = "companion.chat"  # the answer to a question typed while a task runs
 PREFIX = {MAIN: "🦆 ", CHAT: "🦆 ↳ "}
+_RESULT_LINE = re.compile(r"^- \w+\(.*\) → (ok|error|refused|proposed)")
 NOTICES_SHOWN = ("auto_approved", "proposed", "refused_call", "vitals", "plan_progress", "question",
                  "constraint", "paused")
 
@@ -116,13 +118,17 @@ class Renderer:
         if chunk.agent == MAIN:
             self._streamed.clear()
         if streamed and text.startswith(streamed):
-            rest = text[len(streamed):]
-            if rest.strip():
-                self.console.print(Text(rest), end="")
-            self._line_open = not (rest or streamed).endswith("\n")
+            # the rest is what did not stream (policy lines, results): results were shown as they ran
+            rest = [ln for ln in text[len(streamed):].strip().splitlines() if not _RESULT_LINE.match(ln)]
             self._close_line()
+            if any(ln.strip() for ln in rest):
+                self.console.print(Text("\n".join(rest).strip()))
             return
         self._block()
+        kept = "\n".join(ln for ln in text.splitlines() if not _RESULT_LINE.match(ln)).strip()
+        if not kept:
+            return  # only tool results, already shown as they ran
+        text = kept
         title = "duckflow (while working)" if chunk.agent == CHAT else "duckflow"
         self.console.print(Panel(Text(text), title=title, border_style="green"))
 

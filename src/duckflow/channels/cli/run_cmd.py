@@ -68,6 +68,12 @@ def run(args: argparse.Namespace) -> int:
             f"{' (resumed)' if opened.resumed else ''}[/]"
         )
 
+    if not args.task and session.state.step.value == "DONE" and not session.state.pending_gate:
+        renderer.console.print(f"[green]nothing to continue: the last task is done[/] ({session.state.task or '-'}). "
+                               f"Give a new one: `duckflow run \"TASK\" --resume -w {args.workspace}`")
+        opened.close()
+        return EXIT_OK
+
     async def go() -> Any:
         if session.state.pending_gate and not args.task:
             resumed = await session.resume_pending()

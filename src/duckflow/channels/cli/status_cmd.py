@@ -25,16 +25,21 @@ def run(args: argparse.Namespace) -> int:
     from duckflow.companion.store import SessionStore
     from duckflow.errors import DuckflowError
 
+    path = Path(args.workspace).expanduser().resolve()
+    if not args.session and not path.is_dir():
+        raise DuckflowError(f"workspace {path} does not exist",
+                            hint="pass an existing folder with -w DIR, or see `duckflow sessions`")
     store = SessionStore()
     try:
-        root = str(Path(args.workspace).expanduser().resolve())
+        root = str(path)
         sid = args.session or store.latest(root)
         loaded = store.load(sid) if sid else None
     finally:
         store.close()
     if loaded is None:
-        where = f"session '{args.session}'" if args.session else f"a session for {root}"
-        raise DuckflowError(f"no {where}", hint='start one with `duckflow chat` or `duckflow run "TASK"`')
+        where = f"saved session '{args.session}'" if args.session else f"session yet for the workspace {root}"
+        raise DuckflowError(f"no {where}", hint='start one with `duckflow chat` or `duckflow run "TASK"`; '
+                            "`duckflow sessions` lists the saved ones")
     state, extra = loaded
     transitions: list[dict[str, Any]] = extra.get("transitions", [])
     if args.json:

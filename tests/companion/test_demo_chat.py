@@ -1,0 +1,73 @@
+"""The demo and the command line as a new user meets them: `duckflow chat|run --model scripted:demo`."""
+
+from __future__ import annotations
+
+import io
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from duckflow.channels.cli.main import main
+from duckflow.llm.scripted import ScriptedModel, ScriptStep
+from duckflow.llm.types import ToolCall
+from tests.helpers.companion import decision
+
+
+def _chat(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], ws: Path, lines: str,
+          *extra: str) -> tuple[int, str]:
+    monkeypatch.setattr("sys.stdin", io.StringIO(lines))
+    code = main(["chat", "-w", str(ws), "--model", "scripted:demo", *extra])
+    out = capsys.readouterr()
+    return code, out.out + out.err
+
+
+def test_the_demo_holds_a_conversation_and_says_what_it_can_do(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = _chat(monkeypatch, capsys, tmp_path,
+                      "hi\nwhat can you do?\ncreate hello.py\nyes\nthanks\nand now?\n")
+    assert code == 0 and "Traceback" not in out and "script has only" not in out
+    assert out.count("I'm the scripted demo model") >= 3  # hi, the question, thanks, and now?
+    assert "approval needed" in out and "Done: hello.py prints a friendly greeting" in out
+    assert 'print("Hello from Duckflow!")' in (tmp_path / "hello.py").read_text()
+
+
+def test_resume_after_a_grant_elsewhere_continues_and_does_not_replay(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    ws = str(tmp_path)
+    assert main(["run", "create hello.py", "-w", ws, "--model", "scripted:demo"]) == 4
+    first = capsys.readouterr().out
+    job = re.search(r"job ([0-9a-f]{32})", first)
+    assert job is not None and not (tmp_path / "hello.py").exists()
+    assert main(["approvals", "grant", job.group(1)[:8]]) == 0
+    capsys.readouterr()
+    assert main(["run", "--resume", "-w", ws, "--model", "scripted:demo"]) == 0
+    second = capsys.readouterr().out
+    assert "approval needed" not in second and "Plan: greeting" not in second  # no replay
+    assert "write_file hello.py" in second and "Done: hello.py" in second
+    assert (tmp_path / "hello.py").exists()
+    # a third resume: the task is DONE; nothing is replayed, the model is not called
+    assert main(["run", "--resume", "-w", ws, "--model", "scripted:demo"]) == 0
+    third = capsys.readouterr().out
+    assert "nothing to continue" in third and "approval needed" not in third and "🦆" not in third
+
+
+def test_status_for_a_missing_workspace_says_so(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["status", "-w", "/nonexistent/duckflow-ws"]) != 0
+    err = capsys.readouterr().err
+    assert "workspace /nonexistent/duckflow-ws does not exist" in err and "no a session" not in err
+
+
+async def test_search_code_finds_japanese_and_split_identifiers_in_a_companion_turn(env: Any) -> None:
+    (env.root / "db.py").write_text('def connect_db():\n    """データベース接続を開く"""\n\n\nclass UserAccountManager:\n'
+                                    "    pass\n")
+    model = ScriptedModel([
+        decision("PLANNING", "base_main_specialized", rationale="find the code"),
+        ScriptStep(text="Plan: look", calls=[ToolCall("search_code", {"query": "データベース接続"}),
+                                             ToolCall("search_code", {"query": "user account"})]),
+    ], name="t")
+    o = env.open(model)
+    chunks = [c async for c in o.session.stream("where do we connect to the database?")]
+    found = [c.data.content for c in chunks if c.type == "tool_response"]
+    assert len(found) == 2 and "db.py:2" in found[0] and "UserAccountManager" in found[1]
