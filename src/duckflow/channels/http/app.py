@@ -22,6 +22,9 @@ from duckflow.channels.http.auth import LoginCodes, same
 from duckflow.channels.http.limits import BodyLimit
 
 STATIC = Path(__file__).with_name("static")
+# the page runs only its own script and talks only to this server (model output is never HTML)
+PAGE_CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; "
+            "base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
 
 
 @dataclass
@@ -106,6 +109,7 @@ def create_app(settings: ServerSettings, *, runner: Any = None) -> FastAPI:
     async def page() -> FileResponse:
         return FileResponse(STATIC / "index.html", media_type="text/html",
                             headers={"Cache-Control": "no-store", "Referrer-Policy": "no-referrer",
+                                     "Content-Security-Policy": PAGE_CSP,
                                      "X-Content-Type-Options": "nosniff", "X-Frame-Options": "DENY"})
 
     @app.get("/static/{name}")
