@@ -1,0 +1,59 @@
+"""Timing that holds on a shared, loaded machine: interleaved rounds, paired ratios, summaries.
+
+Every bar of every `duckflow bench` is a ratio against a baseline measured in the same run.
+`interleave` runs each case once per round, in a shuffled order, so slow phases of the machine
+hit all cases alike; `paired_ratio` takes the ratio round by round (each pair measured seconds
+apart) and reports the median, which a burst of load in one round cannot move.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import statistics
+from collections.abc import Callable, Mapping
+from typing import Any
+
+Case = Callable[[], float]  # runs once, returns the seconds (or bytes) it measured
+
+
+def interleave(cases: Mapping[str, Case], rounds: int, *, warmup: int = 1, seed: int = 0) -> dict[str, list[float]]:
+    """`rounds` measurements of every case, shuffled within each round (after `warmup` rounds)."""
+    rng = random.Random(seed)
+    names = list(cases)
+    for _ in range(warmup):
+        for name in names:
+            cases[name]()
+    out: dict[str, list[float]] = {n: [] for n in names}
+    for _ in range(rounds):
+        rng.shuffle(names)
+        for name in names:
+            out[name].append(cases[name]())
+    return out
+
+
+def summary(values: list[float], scale: float = 1.0, digits: int = 4) -> dict[str, float]:
+    """min / median / mean / p90 / max, multiplied by `scale` (e.g. 1000 for ms)."""
+    s = sorted(values)
+    p90 = s[min(len(s) - 1, int(round(0.9 * (len(s) - 1))))]
+    return {k: round(v * scale, digits) for k, v in (
+        ("min", s[0]), ("median", statistics.median(s)), ("mean", statistics.fmean(s)), ("p90", p90), ("max", s[-1]))}
+
+
+def paired_ratio(a: list[float], b: list[float]) -> dict[str, float]:
+    """Round-by-round a/b: median (the figure a bar uses), min and max."""
+    ratios = sorted(x / y for x, y in zip(a, b, strict=True) if y > 0)
+    return {"median": round(statistics.median(ratios), 3), "min": round(ratios[0], 3), "max": round(ratios[-1], 3)}
+
+
+def machine() -> dict[str, Any]:
+    """What the machine was doing: load averages and cores (printed beside every figure)."""
+    try:
+        load = [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        load = []
+    return {"load_avg": load, "cpus": os.cpu_count()}
+
+
+def verdict(bars: Mapping[str, bool]) -> str:
+    return "PASS" if all(bars.values()) else "FAIL: " + ", ".join(k for k, ok in bars.items() if not ok)

@@ -1,0 +1,114 @@
+"""`duckflow bench startup [--json] [--rounds N]`: what a user waits for, against the floor.
+
+Three figures, each against a baseline measured in the same run, interleaved (see `_ratio`):
+- `duckflow run` on the scripted demo in a fresh folder, against a process that only imports
+  asyncio, pydantic, rich.console and sqlite3 (the floor of a CLI built on them); bar ≤ 3×;
+- the public import `from duckflow import Agent, tool`, against `import asyncio, pydantic`;
+  bar ≤ 1.2×;
+- peak RSS of that `duckflow run` (the child's own ru_maxrss); bar ≤ 60 MB.
+Absolute figures and the load average are printed beside the ratios.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from duckflow.bench._ratio import interleave, machine, paired_ratio, summary, verdict
+
+RUN_BAR = 3.0
+IMPORT_BAR = 1.2
+RSS_BAR_MB = 60.0
+FLOOR_CLI = "import asyncio, pydantic, rich.console, sqlite3"
+FLOOR_IMPORT = "import asyncio, pydantic"
+PUBLIC_IMPORT = "from duckflow import Agent, tool"
+# until every install exports from the top package, the engine's own module is the public import
+_IMPORT_CODE = ("try:\n    from duckflow import Agent, tool\n"
+                "except ImportError:\n    from duckflow.core import Agent, tool\nAgent, tool")
+
+
+def _child(argv: list[str], env: dict[str, str], cwd: str | None = None) -> tuple[float, float]:
+    """(wall seconds, peak RSS in MB) of one child process; raises on a non-zero exit."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=cwd)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv[:4])}… exited {proc.returncode}: {err.strip()[-300:]}")
+    return wall, usage.ru_maxrss / 1024.0
+
+
+def measure(rounds: int) -> dict[str, Any]:
+    py = sys.executable
+    home = tempfile.mkdtemp(prefix="duckflow-bench-home-")
+    env = {**os.environ, "DUCKFLOW_HOME": home, "DUCKFLOW_CONFIG": str(Path(home) / "none.toml"),
+           "PYTHONDONTWRITEBYTECODE": "0"}
+    rss: list[float] = []
+
+    def run_demo() -> float:
+        work = tempfile.mkdtemp(prefix="duckflow-bench-run-")
+        try:
+            wall, peak = _child([py, "-m", "duckflow", "run", "Create hello.py", "--model", "scripted:demo",
+                                 "-w", work, "--auto-approve-workspace"], env)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        rss.append(peak)
+        return wall
+
+    cases = {
+        "run_demo": run_demo,
+        "floor_cli": lambda: _child([py, "-c", FLOOR_CLI], env)[0],
+        "public_import": lambda: _child([py, "-c", _IMPORT_CODE], env)[0],
+        "floor_import": lambda: _child([py, "-c", FLOOR_IMPORT], env)[0],
+    }
+    try:
+        times = interleave(cases, rounds, warmup=1)
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+    run_ratio = paired_ratio(times["run_demo"], times["floor_cli"])
+    import_ratio = paired_ratio(times["public_import"], times["floor_import"])
+    peak = max(rss[1:] or rss)  # the warm-up run learns the token piece cache
+    bars = {"run_vs_floor": run_ratio["median"] <= RUN_BAR,
+            "import_vs_floor": import_ratio["median"] <= IMPORT_BAR,
+            "peak_rss": peak <= RSS_BAR_MB}
+    return {
+        "bench": "startup", "rounds": rounds, "machine": machine(),
+        "run_demo": {"ratio_to_floor": run_ratio, "bar": RUN_BAR, "seconds": summary(times["run_demo"]),
+                     "floor": FLOOR_CLI, "floor_seconds": summary(times["floor_cli"])},
+        "public_import": {"ratio_to_floor": import_ratio, "bar": IMPORT_BAR, "statement": PUBLIC_IMPORT,
+                          "seconds": summary(times["public_import"]), "floor": FLOOR_IMPORT,
+                          "floor_seconds": summary(times["floor_import"])},
+        "peak_rss_mb": {"max": round(peak, 1), "runs": [round(x, 1) for x in rss], "bar": RSS_BAR_MB},
+        "bars": bars, "verdict": verdict(bars),
+    }
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="duckflow bench startup")
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--rounds", type=int, default=7)
+    args = parser.parse_args(argv)
+    r = measure(max(3, args.rounds))
+    if args.json:
+        print(json.dumps(r))
+    else:
+        m = r["machine"]
+        print(f"load {m['load_avg']} on {m['cpus']} cpus, {r['rounds']} interleaved rounds")
+        rd, pi = r["run_demo"], r["public_import"]
+        print(f"duckflow run (scripted demo): {rd['seconds']['median']:.3f} s median = "
+              f"{rd['ratio_to_floor']['median']}× the floor ({rd['floor_seconds']['median']:.3f} s); bar ≤ {RUN_BAR}×")
+        print(f"{PUBLIC_IMPORT}: {pi['seconds']['median']:.3f} s = {pi['ratio_to_floor']['median']}× "
+              f"`{FLOOR_IMPORT}` ({pi['floor_seconds']['median']:.3f} s); bar ≤ {IMPORT_BAR}×")
+        print(f"peak RSS of duckflow run: {r['peak_rss_mb']['max']} MB; bar ≤ {RSS_BAR_MB} MB")
+        print(r["verdict"])
+    return 0 if r["verdict"] == "PASS" else 1
