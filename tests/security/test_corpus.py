@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -69,19 +68,6 @@ def test_tricky_benign_file_comes_through_unchanged() -> None:
     text = (CORPUS / "benign_tricky.txt").read_text(encoding="utf-8")
     masked = Sanitizer().mask(text)
     assert len(masked.findings) <= text.count("\n") / 10_000 * FP_BAR + 1, masked.findings[:5]
-
-
-def test_throughput_is_in_the_right_order_of_magnitude() -> None:
-    # The 5 MB/s bar is measured by `duckflow bench security`; on a shared CI machine this
-    # only guards against an accidental slowdown of 5x or more (CPU time, not wall clock).
-    text = (CORPUS / "benign_tricky.txt").read_text(encoding="utf-8") * 2
-    s = Sanitizer()
-    s.mask("warm up")
-    t0 = time.process_time()
-    s.mask(text)
-    cpu = time.process_time() - t0
-    mb = len(text.encode()) / 1e6
-    assert mb / max(cpu, 1e-6) >= 1.0
 
 
 @pytest.mark.parametrize("extra", ["\n", "\r\n"])

@@ -10,7 +10,10 @@ Corpus (see docs/security.md):
   hex colours, versions, code that handles secrets). Every finding there counts as a false
   positive, except e-mail addresses, which are real personal data (authors' addresses in
   file headers): they are reported separately.
-Bars: recall >= 99 %, <= 1 false positive per 10,000 code lines, >= 5 MB/s.
+Bars: recall >= 99 %, <= 1 false positive per 10,000 code lines, and speed as a ratio: the
+sanitizer's time over the whole text against a plain `re` scan of the same text for one pattern
+(one keyword-assignment pattern), interleaved round by round in the same run, median of the per-round ratios
+<= SPEED_RATIO_BAR. The absolute MB/s (CPU and wall) is printed beside it.
 """
 
 from __future__ import annotations
@@ -29,7 +32,8 @@ from duckflow.security.sanitizer import Sanitizer
 
 RECALL_BAR = 0.99
 FP_BAR = 1.0  # per 10,000 lines
-SPEED_BAR = 5.0  # MB/s
+SPEED_RATIO_BAR = 5.0  # sanitizer time / one keyword-assignment scan; 3.2-3.3 measured (8 MB/s)
+BASELINE_PATTERN = r"(?i)(?:password|passwd|secret|token|api_key)\s*[:=]\s*\S+"  # one keyword-assignment rule
 _TEST_DIRS = {"test", "tests", "idle_test", "unittest", "__pycache__", "site-packages", "lib2to3"}
 
 
@@ -159,41 +163,63 @@ def evaluate_code(texts: list[tuple[str, str]], sanitizer: Sanitizer) -> CodeRes
     return res
 
 
-def throughput(texts: list[str], sanitizer: Sanitizer, repeat: int = 3) -> tuple[float, float]:
-    """(CPU, wall-clock) MB/s of `mask()` over `texts`, best of `repeat` runs, UTF-8 MB.
+def throughput(texts: list[str], sanitizer: Sanitizer, rounds: int = 5) -> dict[str, Any]:
+    """`mask()` over `texts` against one plain regex scan of the same texts, interleaved.
 
-    The CPU figure (this process's CPU time) is the one held against the bar: on a shared
-    machine the wall clock also measures the other processes.
+    Each round times both back to back (CPU time of this process); the bar is the median of
+    the per-round ratios, which load on a shared machine moves far less than an absolute MB/s.
     """
+    import re
+
+    from duckflow.bench._ratio import interleave, paired_ratio, summary
+
     size = sum(len(t.encode("utf-8")) for t in texts) / 1e6
-    best_cpu = best_wall = float("inf")
-    for _ in range(repeat):
-        c0, w0 = time.process_time(), time.perf_counter()
+    baseline = re.compile(BASELINE_PATTERN)
+
+    def sanitize() -> float:
+        c0 = time.process_time()
         for t in texts:
             sanitizer.mask(t)
-        best_cpu = min(best_cpu, time.process_time() - c0)
-        best_wall = min(best_wall, time.perf_counter() - w0)
-    return (size / best_cpu if best_cpu > 0 else float("inf"),
-            size / best_wall if best_wall > 0 else float("inf"))
+        return time.process_time() - c0
+
+    def one_regex() -> float:
+        c0 = time.process_time()
+        for t in texts:
+            for _ in baseline.finditer(t):
+                pass
+        return time.process_time() - c0
+
+    w0 = time.perf_counter()
+    times = interleave({"sanitize": sanitize, "one_regex": one_regex}, rounds, warmup=1)
+    wall = time.perf_counter() - w0
+    ratio = paired_ratio(times["sanitize"], times["one_regex"])
+    best = min(times["sanitize"])
+    return {"ratio": ratio, "megabytes": round(size, 2), "rounds": rounds,
+            "sanitize_s": summary(times["sanitize"]), "one_regex_s": summary(times["one_regex"]),
+            "cpu_mb_s": round(size / best, 2) if best > 0 else None,
+            "wall_s_all_rounds": round(wall, 2)}
 
 
-def run(corpus: Path, *, limit_lines: int | None = None, repeat: int = 3,
+def run(corpus: Path, *, limit_lines: int | None = None, repeat: int = 5,
         code_dirs: list[Path] | None = None) -> dict[str, Any]:
     sanitizer = Sanitizer()
     docs = load_positives(corpus)
     pos = evaluate_positives(docs, sanitizer)
     code = code_texts(corpus, limit_lines) + extra_code(code_dirs or [])
     cres = evaluate_code(code, sanitizer)
-    speed, wall = throughput([t for _, t in code] + [d["text"] for d in docs], sanitizer, repeat)
+    speed = throughput([t for _, t in code] + [d["text"] for d in docs], sanitizer, repeat)
     checks = {
         "recall": {"value": round(pos.recall, 4), "bar": f">= {RECALL_BAR}", "pass": pos.recall >= RECALL_BAR},
         "fp_per_10k_code_lines": {"value": round(cres.fp_per_10k, 3), "bar": f"<= {FP_BAR}",
                                   "pass": cres.fp_per_10k <= FP_BAR},
-        "throughput_mb_s": {"value": round(speed, 2), "bar": f">= {SPEED_BAR}", "pass": speed >= SPEED_BAR,
-                            "measure": "CPU time of this process", "wall_clock_mb_s": round(wall, 2)},
+        "speed_vs_one_regex": {"value": speed["ratio"]["median"], "bar": f"<= {SPEED_RATIO_BAR}",
+                               "pass": speed["ratio"]["median"] <= SPEED_RATIO_BAR,
+                               "measure": "CPU time, median of per-round ratios", **speed},
     }
+    from duckflow.bench._ratio import machine
+
     return {
-        "benchmark": "security",
+        "benchmark": "security", "machine": machine(),
         "pass": all(c["pass"] for c in checks.values()),
         "checks": checks,
         "positives": {"documents": len(docs), "labels": pos.labels, "found": pos.found,
@@ -211,7 +237,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--corpus", type=Path, default=default_corpus_dir(), help="folder with positives.jsonl")
     parser.add_argument("--limit-lines", type=int, default=None, help="use only this many stdlib lines")
-    parser.add_argument("--repeat", type=int, default=3, help="throughput runs (best is kept)")
+    parser.add_argument("--repeat", type=int, default=5, help="interleaved speed rounds (median ratio is kept)")
     parser.add_argument("--code", type=Path, action="append", default=[], metavar="DIR",
                         help="also count false positives on the .py files under DIR (repeatable)")
     args = parser.parse_args(argv)
@@ -234,8 +260,10 @@ def main(argv: list[str]) -> int:
               f" ({code['email_addresses_masked']} real e-mail addresses masked, not counted)")
         for name, c in result["checks"].items():
             print(f"  {name:24s} {c['value']:>10}  bar {c['bar']:8s}  {'PASS' if c['pass'] else 'FAIL'}")
-        wall_speed = result["checks"]["throughput_mb_s"]["wall_clock_mb_s"]
-        print(f"  (throughput is CPU-time based; wall clock on this machine: {wall_speed} MB/s)")
+        sp = result["checks"]["speed_vs_one_regex"]
+        print(f"  (speed: sanitizer {sp['cpu_mb_s']} MB/s CPU; one-regex scan {sp['one_regex_s']['median']} s per round; "
+              f"ratio min/median/max {sp['ratio']['min']}/{sp['ratio']['median']}/{sp['ratio']['max']}; "
+              f"load {result['machine']['load_avg']})")
         for m in pos["missed"][:10]:
             print(f"  missed {m['kind']}: {m['value'][:60]} ({m['doc']})")
         for fp in code["false_positive_examples"][:10]:
