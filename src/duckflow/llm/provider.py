@@ -2,19 +2,40 @@
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import AsyncIterator, Sequence
 from urllib.parse import urlparse
 
 from duckflow.llm.sanitize import _Sanitizer, mask_messages, restore_stream
 from duckflow.llm.types import Message, ModelEvent, ModelSettings, ToolSpec
 
-_LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1", "0.0.0.0"}
+_UNIX_SCHEMES = frozenset({"unix", "http+unix", "https+unix"})
 
 
 def is_local_url(url: str) -> bool:
-    """True when `url` points at this machine (text sent there stays local)."""
-    host = (urlparse(url).hostname or "").lower()
-    return host in _LOCAL_HOSTS or host.startswith("127.") or host.endswith(".localhost")
+    """True when `url` points at this machine (text sent there stays unmasked).
+
+    Decided from the parsed host only: an IP literal in a loopback range (127.0.0.0/8, ::1,
+    also IPv4-mapped), the name `localhost` exactly, or a unix socket. Nothing else — not
+    `127.attacker.example`, not `api.example.com.localhost`, not 0.0.0.0.
+    """
+    try:
+        parsed = urlparse(url.strip())
+        host = parsed.hostname
+    except ValueError:
+        return False
+    if parsed.scheme.lower() in _UNIX_SCHEMES:
+        return True
+    if not host:
+        return False
+    if host.lower() == "localhost":
+        return True
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    mapped = getattr(ip, "ipv4_mapped", None)
+    return bool(ip.is_loopback or (mapped is not None and mapped.is_loopback))
 
 
 class HTTPModel:
@@ -77,8 +98,8 @@ class HTTPModel:
 
             settings = local_defaults(settings)
         events = self._stream(msgs, list(tools), settings or ModelSettings())
-        if self.restore_placeholders and mapping:
-            events = restore_stream(events, mapping)
+        if self.restore_placeholders and not self.is_local:
+            events = restore_stream(events, mapping)  # also un-escapes literal placeholders
         async for ev in events:
             yield ev
 

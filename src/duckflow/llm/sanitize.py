@@ -75,12 +75,12 @@ def mask_messages(messages: list[Message], sanitizer: _Sanitizer | None = None) 
 
 
 def restore_value(value: Any, mapping: dict[str, str]) -> Any:
-    """Put originals back for placeholders inside strings, dicts and lists."""
+    """Put originals back for placeholders inside strings, dicts and lists (and un-escape the
+    placeholder-like text that was in the original, see security/sanitizer.py)."""
     if isinstance(value, str):
-        for key, original in mapping.items():
-            if key in value:
-                value = value.replace(key, original)
-        return value
+        from duckflow.security.sanitizer import restore_text
+
+        return restore_text(value, mapping)
     if isinstance(value, dict):
         return {k: restore_value(v, mapping) for k, v in value.items()}
     if isinstance(value, list):
@@ -96,27 +96,20 @@ class PlaceholderRestorer:
         self._pending = ""
 
     def feed(self, text: str) -> str:
-        buf = restore_value(self._pending + text, self.mapping)
-        keep = 0
-        for key in self.mapping:
-            for size in range(min(len(key) - 1, len(buf)), keep, -1):
-                if buf.endswith(key[:size]):
-                    keep = size
-                    break
-        self._pending = buf[len(buf) - keep:] if keep else ""
-        return buf[: len(buf) - keep]
+        from duckflow.security.sanitizer import partial_placeholder_start
+
+        buf = self._pending + text
+        cut = partial_placeholder_start(buf)
+        self._pending = buf[cut:]
+        return restore_value(buf[:cut], self.mapping)
 
     def flush(self) -> str:
         rest, self._pending = self._pending, ""
-        return rest
+        return restore_value(rest, self.mapping)
 
 
 async def restore_stream(events: AsyncIterator[ModelEvent], mapping: dict[str, str]) -> AsyncIterator[ModelEvent]:
     """The stream with placeholders in text and tool-call arguments replaced by the originals."""
-    if not mapping:
-        async for ev in events:
-            yield ev
-        return
     restorer = PlaceholderRestorer(mapping)
     async for ev in events:
         if isinstance(ev, TextDelta):

@@ -56,6 +56,28 @@ _EXPRESSION = re.compile(
 )
 
 
+# Names of algorithms and authentication methods: a value made only of these (and numbers) names
+# a method — `"password", "scram-sha-256"` lists PostgreSQL auth methods — it is no secret.
+_ALGORITHM_WORDS = frozenset({
+    "scram", "sha", "sha1", "sha2", "sha3", "md5", "md4", "aes", "gcm", "cbc", "ctr", "ecb", "rsa",
+    "dsa", "ecdsa", "ed25519", "ed448", "hmac", "utf", "tls", "ssl", "bcrypt", "scrypt", "argon2",
+    "argon2id", "argon2i", "pbkdf2", "crypt", "trust", "peer", "ident", "ldap", "radius", "cert",
+    "gss", "sspi", "pam", "bsd", "reject", "plain", "digest", "basic", "bearer", "ntlm", "kerberos",
+    "oauth", "oauth2", "oidc", "saml", "totp", "hotp", "chacha20", "poly1305", "x509", "pkcs",
+    "pkcs1", "pkcs8", "pkcs12", "des", "3des", "blowfish", "whirlpool", "blake2b", "blake2s",
+    "blake3", "murmur3", "xxhash", "crc32", "md5crypt", "sha256crypt", "sha512crypt", "pss",
+    "oaep",
+})
+
+
+def _names_a_method(value: str) -> bool:
+    parts = [p for p in re.split(r"[-_.+/ ]", value.lower()) if p]
+    if len(parts) == 1 and not any(ch.isdigit() for ch in parts[0]):
+        return False  # one plain word ("trust") may well be a (weak) password
+    return bool(parts) and any(p in _ALGORITHM_WORDS for p in parts) and all(
+        p in _ALGORITHM_WORDS or p.isdigit() for p in parts)
+
+
 def _words(name: str) -> list[str]:
     name = name.strip("$.-_")
     return [w.lower() for w in _WORD_SPLIT.findall(name) if not w.isdigit()]
@@ -152,7 +174,7 @@ def value_is_secret(
     words = _PLACEHOLDERS if kind == "password" else _TOKEN_PLACEHOLDERS
     if kind == "password" and env_style:
         words = _ENV_PLACEHOLDERS  # DB_PASSWORD=password in an .env file is a (weak) password
-    if not v or v.lower() in words or _TEMPLATE.match(v):
+    if not v or v.lower() in words or _TEMPLATE.match(v) or _names_a_method(v):
         return False
     if "{" in v and "}" in v or "%s" in v or "%(" in v:
         return False  # a format string or template

@@ -1,4 +1,9 @@
-"""Detectors for personal data: e-mail, phone numbers, payment cards, My Number, postal addresses."""
+"""Detectors for personal data: e-mail, phone numbers, payment cards, My Number, postal addresses.
+
+Numbers that are personal data only in context (a bare 0312345678, a 12-digit My Number, a
+postal code without 〒) are reported only after a word that names them (電話/TEL, マイナンバー/
+個人番号, 郵便番号) or, for My Number, in a CSV/TSV column whose header names it.
+"""
 
 from __future__ import annotations
 
@@ -46,9 +51,13 @@ _PHONE_INTL = re.compile(
 )
 # Japanese domestic numbers (総務省 電気通信番号計画): 0 + area/mobile code, 10 or 11 digits.
 _PHONE_JP = re.compile(
-    r"(?:0\d{1,4}([- ])\d{1,4}\1\d{3,4}|\(0\d{1,4}\)\s?\d{1,4}-\d{4}|0\d{1,4}\(\d{1,4}\)\d{4}|0[5789]0\d{8})(?![\w\-.])",
+    r"(?:0\d{1,4}([- .])\d{1,4}\1\d{3,4}|\(0\d{1,4}\)\s?\d{1,4}-\d{4}|0\d{1,4}\(\d{1,4}\)\d{4}|0[5789]0\d{8})(?![\w\-.])",
     re.ASCII,
 )
+# A domestic number written without separators (0312345678) is a phone only after a word that
+# says so (電話, TEL, FAX, 携帯, phone) a few characters before it.
+_PHONE_JP_BARE = re.compile(r"0\d{9,10}(?![\w\-.]|\.\d)", re.ASCII)
+_PHONE_CONTEXT = re.compile(r"(?i)(?:電話|携帯|連絡先|tel|fax|phone|mobile)")
 # North American numbers (NANP): [1-](NXX) NXX-XXXX, NXX-NXX-XXXX, NXX.NXX.XXXX, NXX NXX XXXX.
 _PHONE_US = re.compile(
     r"(?:1[-. ])?(?:\([2-9]\d{2}\)\s?|[2-9]\d{2}([-. ]))[2-9]\d{2}(?(1)\1|[-. ])\d{4}(?![\w\-.]|\.\d)",
@@ -117,6 +126,10 @@ def find_phones(text: str, windows: Windows | None = None) -> Iterator[Candidate
     for m in _in_windows(_PHONE_US, text, windows, 12):
         if _free(text, m.start(), _NOT_BEFORE_NUM):
             yield Candidate(m.start(), m.end(), "phone", PII, P_PII)
+    for m in _in_windows(_PHONE_JP_BARE, text, windows, 10):
+        if _free(text, m.start(), _NOT_BEFORE_NUM) and _PHONE_CONTEXT.search(
+                text, max(0, m.start() - 16), m.start()):
+            yield Candidate(m.start(), m.end(), "phone", PII, P_PII)
 
 
 def find_ssns(text: str, windows: Windows | None = None) -> Iterator[Candidate]:
@@ -155,16 +168,52 @@ _MY_NUMBER_CONTEXT = re.compile(
 _MY_NUMBER = re.compile(r"\d{4}([ \-]?)\d{4}\1\d{4}(?![\w\-]|\.\d|[ \-]\d)", re.ASCII)
 
 
+def _csv_column_named(text: str, start: int, end: int, headers: dict[int, str]) -> bool:
+    """The value at start:end is a whole cell of a CSV/TSV column whose header names it."""
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", end)
+    line = text[line_start : None if line_end < 0 else line_end]
+    sep = "\t" if "\t" in line else "," if "," in line else None
+    if sep is None:
+        return False
+    before = text[line_start:start]
+    column = before.count(sep)
+    cell = line.split(sep)[column] if column < line.count(sep) + 1 else ""
+    if cell.strip().strip("\"'").strip() != text[start:end]:
+        return False
+    block = text.rfind("\n\n", 0, line_start)
+    block = 0 if block < 0 else block + 2
+    if block not in headers:
+        head_end = text.find("\n", block)
+        headers[block] = text[block : None if head_end < 0 else head_end]
+    header = headers[block].split(sep)
+    return column < len(header) and bool(_MY_NUMBER_CONTEXT.search(header[column]))
+
+
 def find_my_numbers(text: str, windows: Windows | None = None) -> Iterator[Candidate]:
     windows = numeric_windows(text) if windows is None else windows
+    headers: dict[int, str] = {}
     for m in _in_windows(_MY_NUMBER, text, windows, 12):
         if not _free(text, m.start(), _NOT_BEFORE_CARD) or not my_number_valid(_digits(m.group(0))):
             continue
         line_start = text.rfind("\n", 0, m.start()) + 1
         line_end = text.find("\n", m.end())
         alone = not text[line_start : m.start()].strip() and not text[m.end() : None if line_end < 0 else line_end].strip()
-        if m.group(1) or alone or _MY_NUMBER_CONTEXT.search(text, max(0, m.start() - 60), m.start()):
+        if (m.group(1) or alone
+                or _MY_NUMBER_CONTEXT.search(text, max(0, m.start() - 60), m.start())
+                or _csv_column_named(text, m.start(), m.end(), headers)):
             yield Candidate(m.start(), m.end(), "my_number", PII, P_CHECKED)
+
+
+# A Japanese postal code after the word 郵便番号 (with 〒 it is part of an address, below).
+_POSTAL_JP = re.compile(r"郵便番号[ \t　]*[:：]?[ \t　]*(\d{3}-\d{4}|\d{7})(?![\w\-]|\.\d)")
+
+
+def find_postal_codes(text: str) -> Iterator[Candidate]:
+    if "郵便番号" not in text:
+        return
+    for m in _POSTAL_JP.finditer(text):
+        yield Candidate(m.start(1), m.end(1), "postal_code", PII, P_PII)
 
 
 _PREFS = (
@@ -222,4 +271,5 @@ def find_pii(text: str) -> Iterator[Candidate]:
     yield from find_ssns(numeric, windows)
     yield from find_cards(numeric, windows)
     yield from find_my_numbers(numeric, windows)
+    yield from find_postal_codes(numeric)
     yield from find_addresses(text, windows if numeric is text else None)

@@ -32,6 +32,14 @@ from duckflow.security.pii import find_pii
 from duckflow.security.rules import SCAN_RULES, SECRET, Candidate, Hay, find_run_tokens
 
 PLACEHOLDER_RE = re.compile(r"\[(SECRET|PII):([a-z0-9_]+)#(\d+)\]")
+# Placeholder-like text already in the input is escaped so it can never collide with a real
+# placeholder: `[PII:email#1]` is sent as `[PII\:email#1]`, `[PII\:email#1]` as
+# `[PII\\:email#1]`, and so on; restore() removes one backslash again.
+_TOKEN_RE = re.compile(r"\[(SECRET|PII)(\\*):([a-z0-9_]+)#(\d+)\]")
+_PARTIAL_RE = re.compile(
+    r"\[(?:S(?:E(?:C(?:R(?:E(?:T(?P<a>\\*(?::[a-z0-9_]*(?:#\d*)?)?)?)?)?)?)?)?"
+    r"|P(?:I(?:I(?P<b>\\*(?::[a-z0-9_]*(?:#\d*)?)?)?)?)?)?"
+)
 
 _REGISTRY_LIMIT = 100_000
 Detector = Callable[[str, str], Iterable[Candidate]]
@@ -168,7 +176,7 @@ class Sanitizer:
             found = [c for c in found if text[c.start : c.end] not in self.allow]
         if "[SECRET:" in text or "[PII:" in text:
             # never mask inside a placeholder written earlier
-            spans = [m.span() for m in PLACEHOLDER_RE.finditer(text)]
+            spans = [m.span() for m in _TOKEN_RE.finditer(text)]
             starts = [a for a, _ in spans]
 
             def clear(c: Candidate) -> bool:
@@ -179,6 +187,13 @@ class Sanitizer:
         return resolve_overlaps(found)
 
     def mask(self, text: str, mapping: dict[str, str] | None = None) -> Masked:
+        """Mask `text` (see `_mask`); placeholder-like text already in it is escaped."""
+        masked = self._mask(text, mapping)
+        if "[SECRET" in masked.text or "[PII" in masked.text:
+            masked.text = _escape_literals(text, masked)
+        return masked
+
+    def _mask(self, text: str, mapping: dict[str, str] | None = None) -> Masked:
         """Mask `text`; `Masked.mapping` holds the placeholders used in it.
 
         Without `mapping`, placeholders come from this Sanitizer's own registry: within one
@@ -230,10 +245,50 @@ class Sanitizer:
 
     @staticmethod
     def restore(text: str, mapping: dict[str, str]) -> str:
-        """Put the original values back for placeholders in `mapping`; others stay as they are."""
-        if not mapping:
-            return text
-        return PLACEHOLDER_RE.sub(lambda m: mapping.get(m.group(0), m.group(0)), text)
+        """Put the original values back for placeholders in `mapping` (others stay as they are)
+        and un-escape placeholder-like text that was in the original."""
+        return restore_text(text, mapping)
+
+
+def _escape_literals(original: str, masked: Masked) -> str:
+    """The masked text rebuilt with every placeholder-like token of the original escaped."""
+    if not _TOKEN_RE.search(original):
+        return masked.text
+    parts: list[str] = []
+    pos = 0
+
+    def literal(chunk: str) -> str:
+        return _TOKEN_RE.sub(lambda m: f"[{m.group(1)}{m.group(2)}\\:{m.group(3)}#{m.group(4)}]",
+                             chunk)
+
+    for f in masked.findings:
+        parts.append(literal(original[pos : f.start]))
+        parts.append(f.placeholder)
+        pos = f.end
+    parts.append(literal(original[pos:]))
+    return "".join(parts)
+
+
+def restore_text(text: str, mapping: dict[str, str]) -> str:
+    """restore() as a function: originals for known placeholders, one escape level removed."""
+    if "[SECRET" not in text and "[PII" not in text:
+        return text
+
+    def one(m: re.Match[str]) -> str:
+        if m.group(2):
+            return f"[{m.group(1)}{m.group(2)[1:]}:{m.group(3)}#{m.group(4)}]"
+        return mapping.get(m.group(0), m.group(0))
+
+    return _TOKEN_RE.sub(one, text)
+
+
+def partial_placeholder_start(text: str) -> int:
+    """Where a possibly unfinished placeholder starts at the end of `text` (len(text) if none),
+    so a stream can hold that tail back until it is complete."""
+    i = text.rfind("[")
+    if i < 0 or len(text) - i > 120 or not _PARTIAL_RE.fullmatch(text, i):
+        return len(text)
+    return i
 
 
 @lru_cache(maxsize=1)
