@@ -21,6 +21,8 @@ HELP = """commands: /status  /constraint TEXT  /remember TEXT  /set KEY VALUE  /
           /debug  /help  /quit
 while it works: ask a question (answered at once) · type a correction (used at the next step)
                stop / wait / 止めて / 待って or Ctrl-C pauses · continue / 続けて goes on
+routing:  /chat /plan /analyze /ops /research /code /code1 /code2 /code3 at the start of a line;
+          /local (no cloud models) · /cloud (allow them again)
 approvals: yes · no · details · edit (then type what to do instead)"""
 YES = {"y", "yes", "ok", "approve", "はい"}
 NO = {"n", "no", "deny", "いいえ"}
@@ -47,6 +49,7 @@ class Chat:
 
         self.opened = opened
         self.session = opened.session
+        self.routed: Any = None  # the seed 003 router in front of the companion (channels/cli/routed.py)
         self.render = renderer
         self.loop = DualLoop(self.session, on_done=self._done)
         self.activity = ""
@@ -141,8 +144,13 @@ class Chat:
             self._approval(text)
         elif self.loop.paused and is_resume(text):
             self.loop.start_continue()
+        elif self.routed is not None and self.routed.pending_job:
+            if not await self.routed.answer(text):
+                c.print("a Coder job waits for your approval: yes / no")
         else:
-            self.loop.start_message(text)
+            body = await self.routed.send(text) if self.routed is not None else text
+            if body is not None:
+                self.loop.start_message(body)
         return True
 
     def _approval(self, text: str) -> None:
@@ -241,10 +249,14 @@ def run(args: argparse.Namespace) -> int:
     console = Console(highlight=False, force_terminal=tty or None)
     renderer = Renderer(console, debug=args.debug)
     chat = Chat(opened, renderer)
+    from duckflow.channels.cli.routed import RoutedInput
+
+    chat.routed = RoutedInput(opened, console)
     opened.session.chunks.subscribe(renderer)
     chat.banner()
     try:
         asyncio.run(_interactive(chat) if tty else _piped(chat))
     finally:
+        chat.routed.close()
         opened.close()
     return 0

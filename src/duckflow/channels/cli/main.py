@@ -32,6 +32,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "protocol": ("duckflow.channels.cli.protocol_cmd", "parse, repair, render Sym-Ops/DML/JSON"),
     "bench": ("duckflow.channels.cli.bench_cmd", "run a benchmark and print figures"),
     "route": ("duckflow.channels.cli.route_cmd", "show where a message would be routed (seed 003)"),
+    "events": ("duckflow.channels.cli.events_cmd", "list orchestration events (routing, loops, approvals)"),
     "config": ("duckflow.channels.cli.config_cmd", "show every effective setting and where it came from"),
     "essay": ("duckflow.channels.cli.essay_cmd", "SmartAO essay agents: draft, style, check, eval"),
     "serve": ("duckflow.channels.cli.serve_cmd", "HTTP API, SSE, web page, Slack and LINE webhooks"),

@@ -73,6 +73,9 @@ def run(args: argparse.Namespace) -> int:
                                f"Give a new one: `duckflow run \"TASK\" --resume -w {args.workspace}`")
         opened.close()
         return EXIT_OK
+    from duckflow.channels.cli.routed import RoutedInput
+
+    routed = RoutedInput(opened, renderer.console, quiet=args.json)
 
     async def go() -> Any:
         if session.state.pending_gate and not args.task:
@@ -93,7 +96,12 @@ def run(args: argparse.Namespace) -> int:
                     return resumed
                 first = done()
         elif args.task:
-            first = session.handle_message(args.task)
+            body = await routed.send(args.task)  # the seed 003 router in front of the companion
+            if body is None:
+                if routed.pending_job and args.auto_approve_workspace:
+                    routed.auto_answer(by="auto-approve-workspace (duckflow run)")
+                return routed.outcome()
+            first = session.handle_message(body)
         else:
             first = session.continue_task(observed=True)
         try:
@@ -110,6 +118,7 @@ def run(args: argparse.Namespace) -> int:
         cancelled = True
     finally:
         renderer.stop_spinner()
+        routed.close()
         opened.close()
     if cancelled:
         renderer.console.print(f"[yellow]cancelled during {session.state.step.value}; the session is kept. "

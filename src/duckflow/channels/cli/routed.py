@@ -1,0 +1,116 @@
+"""The router in front of the companion for `duckflow chat` and `duckflow run` (seed 003).
+
+`RoutedInput.send(text)` asks the orchestra first: it prints the route declaration line (only
+when the route changes, never for CHAT), answers `/local` / `/cloud` and refused CODE itself,
+runs the Worker loop or the Coder → approval → Worker flow, and returns the text the companion
+should get when the route is the companion's (CHAT, plain CODE), else None. A Coder job that
+waits for approval is answered with `answer()` (yes / no in the chat).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+YES = {"y", "yes", "ok", "approve", "はい"}
+NO = {"n", "no", "deny", "いいえ"}
+
+
+@dataclass
+class OrchestraOutcome:
+    """Shaped like the companion's outcome so `duckflow run` reports and exits the same way."""
+
+    success: bool
+    ending: str
+    message: str
+    turns: int = 0
+
+
+class RoutedInput:
+    def __init__(self, opened: Any, console: Any, *, config: Any = None, quiet: bool = False) -> None:
+        from duckflow.config import load_config
+        from duckflow.orchestra.orchestrator import Orchestrator
+
+        state = opened.session.state
+        cfg = config if config is not None else load_config(state.workspace)
+        self.console = console
+        self.quiet = quiet
+        self.orch = Orchestrator(cfg, workspace=state.workspace, session_id=state.session_id, channel="cli",
+                                 gate=opened.session.runner.gate, companion=True)
+        self.pending_job: str | None = None
+        self.last: Any = None
+        self.applied: str | None = None
+
+    def _print(self, text: str, style: str = "") -> None:
+        from rich.text import Text
+
+        if self.quiet:
+            return
+        self.console.print(Text(text, style=style))
+
+    async def send(self, text: str) -> str | None:
+        """The companion's text, or None when the orchestra handled the message."""
+        turn = await self.orch.handle(text)
+        self.last = turn
+        if turn.declaration:
+            self._print(f"» {turn.declaration}", "bold magenta")
+        if turn.action == "companion":
+            return turn.text
+        if turn.action == "notice":
+            self._print(f"ℹ {turn.text}", "yellow")
+        elif turn.action == "approval":
+            self.pending_job = turn.job_id
+            self._print(turn.text, "yellow")
+            self._print("answer: yes / no", "yellow")
+        else:
+            from rich.panel import Panel
+            from rich.text import Text
+
+            title = f"{self.orch.roles.alias('worker')} · {turn.loop.final_route}" if turn.loop else "duckflow"
+            if not self.quiet:
+                self.console.print(Panel(Text(turn.text), title=title, border_style="green"))
+        return None
+
+    async def answer(self, text: str, *, by: str = "user (chat)") -> bool:
+        """A yes/no for the pending Coder job; False when the text is neither (ask again)."""
+        low = text.strip().lower()
+        if self.pending_job is None or low not in YES | NO:
+            return False
+        job, self.pending_job = self.pending_job, None
+        self.applied = await self.orch.answer(job, low in YES, approver=by)
+        self._print(self.applied, "green" if low in YES else "yellow")
+        return True
+
+    def auto_answer(self, *, by: str) -> None:
+        """`duckflow run --auto-approve-workspace`: the gate auto-approves the Coder job when its scope
+        covers it (never a hard-required one); the Worker then applies it."""
+        if self.pending_job is None:
+            return
+        from duckflow.orchestra.coder import CoderFlow
+
+        got = self.orch.coder.auto_approve(self.pending_job, by=by, session_id=self.orch.session_id)
+        if isinstance(got, str):
+            self._print(f"job {self.pending_job} still waits for a person: {got}", "yellow")
+            return
+        self.pending_job = None
+        self.applied = CoderFlow._applied_text(got)
+        self._print(self.applied, "green")
+
+    def outcome(self) -> OrchestraOutcome:
+        """How `duckflow run` reports a message the orchestra handled."""
+        turn = self.last
+        if turn is None:
+            return OrchestraOutcome(False, "stopped", "nothing was routed")
+        if turn.action == "approval":
+            if self.applied is not None:
+                return OrchestraOutcome("Applied" in self.applied, "done", self.applied)
+            return OrchestraOutcome(False, "approval", turn.text)
+        if turn.loop is not None:
+            reason = turn.loop.stop_reason
+            ending = {"done": "done", "need_user_confirmation": "input"}.get(reason, "stopped")
+            return OrchestraOutcome(reason == "done", ending, turn.text, turn.loop.worker_calls)
+        return OrchestraOutcome(turn.action != "notice" or not turn.decision.refused,
+                                "done" if not turn.decision.refused else "stopped", turn.text)
+
+    def close(self) -> None:
+        self.orch.state.close()

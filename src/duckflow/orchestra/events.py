@@ -1,0 +1,98 @@
+"""The orchestration event log (seed 003 §7): fixed event types, masked JSONL, filtered reading.
+
+    log = EventLog()                         # routing.events_path or <DUCKFLOW_HOME>/events/events.jsonl
+    log.emit("router.decision", "s1", initial_route="CODE", ...)
+    [e for e in log.read(session="s1", type="loop.stop")]
+
+Every record carries `ts`, `type`, `session_id` and the §7.2 minimum fields it knows
+(initial_route, final_route, classifier_route, classifier_confidence, worker_calls,
+needs_next_loop, risk, fit, reroute_used, stop_reason, error_reason); approval events add the
+§7.3 fields (job_id, approval_status, approval_requested_at, approval_decided_at, approver,
+coder_output). Text values are masked by the sanitizer before they are written (§7).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+EVENT_TYPES = (
+    "router.decision", "classifier.error", "worker.success", "worker.fail", "route.override", "loop.stop",
+    "final.route", "approval.requested", "approval.granted", "approval.denied", "approval.auto_approved",
+    "coder.plan_generated",
+)
+MIN_FIELDS = ("initial_route", "final_route", "classifier_route", "classifier_confidence", "worker_calls",
+              "needs_next_loop", "risk", "fit", "reroute_used", "stop_reason", "error_reason")
+APPROVAL_FIELDS = ("job_id", "approval_status", "approval_requested_at", "approval_decided_at", "approver",
+                   "coder_output")
+
+
+def default_events_path() -> Path:
+    from duckflow.paths import duckflow_home
+
+    return duckflow_home() / "events" / "events.jsonl"
+
+
+def _mask(value: Any, mask: Any) -> Any:
+    if isinstance(value, str):
+        return mask(value)
+    if isinstance(value, dict):
+        return {k: _mask(v, mask) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_mask(v, mask) for v in value]
+    return value
+
+
+class EventLog:
+    """Appends events as masked JSON lines; `read()` filters by session and type."""
+
+    def __init__(self, path: str | Path | None = None) -> None:
+        self.path = Path(path).expanduser() if path else default_events_path()
+        self._lock = threading.Lock()
+        self._mask: Any = None
+
+    def emit(self, type: str, session_id: str = "", **fields: Any) -> dict[str, Any]:
+        if type not in EVENT_TYPES:
+            raise ValueError(f"unknown event type {type!r}")
+        if self._mask is None:
+            from duckflow.security.sanitizer import mask_text
+
+            self._mask = mask_text
+        record: dict[str, Any] = {"ts": datetime.now(UTC).isoformat(timespec="milliseconds"), "type": type,
+                                  "session_id": session_id}
+        wanted = MIN_FIELDS if not type.startswith(("approval.", "coder.")) else MIN_FIELDS + APPROVAL_FIELDS
+        for key in wanted:
+            record[key] = fields.pop(key, None)
+        record.update(fields)
+        record = _mask(record, self._mask)
+        line = json.dumps(record, ensure_ascii=False, default=str)
+        with self._lock:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with self.path.open("a", encoding="utf-8") as fh:
+                fh.write(line + "\n")
+        return record
+
+    def read(self, *, session: str | None = None, type: str | None = None) -> Iterator[dict[str, Any]]:
+        """Events in order; broken lines are skipped (a crash may cut the last one)."""
+        try:
+            fh = self.path.open(encoding="utf-8")
+        except FileNotFoundError:
+            return
+        with fh:
+            for line in fh:
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError:
+                    continue
+                if not isinstance(record, dict):
+                    continue
+                if session is not None and record.get("session_id") != session:
+                    continue
+                if type is not None and record.get("type") != type and not str(record.get("type", "")).startswith(
+                        type.rstrip("*") if type.endswith("*") else "\0"):
+                    continue
+                yield record

@@ -1,0 +1,220 @@
+"""The orchestrator: one person's message → route → the right role, bounded and logged (seed 003).
+
+`Orchestrator.handle(text)` is what `duckflow chat`, `duckflow run` and the channels call for
+every message. It routes (session flags in SQLite, events in the JSONL log) and then:
+
+- `companion`: CHAT and plain CODE go to the coding companion when one is attached (the CLI);
+  the caller sends `turn.text` to it. Channels without a companion get CHAT from the Chat role,
+  whose reply may delegate (`DELEGATE: ROUTE` + `TASK: ...`, read tolerantly, §2.6) or propose a
+  reroute (§3.4 JSON).
+- `reply`: PLAN / ANALYZE / OPS / RESEARCH run the Worker loop (LoopController); its stop reason
+  is in `turn.loop`.
+- `approval`: CODE1/2/3 (and CODE on channels) run the Coder flow: plan + patch, a gate job;
+  `answer(job_id, granted)` applies it after approval (the Worker).
+- `notice`: /local, /cloud, or a CODE route refused while local_only.
+Worker routes whose role has no model configured fall back to the companion (CLI) so nothing
+breaks for a person who set only one model.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from duckflow.orchestra.contracts import ChatProposal, InputMessage, RoutingDecision
+from duckflow.orchestra.loop import LoopController, LoopResult
+from duckflow.orchestra.router import LIFT_LOCAL, MessageRouter, build_router
+from duckflow.orchestra.settings import CODE_ROUTES, ROUTES
+
+Action = Literal["companion", "reply", "approval", "notice"]
+_DELEGATE = re.compile(r"(?im)^[\s>*_`-]*DELEGATE\s*[:：]\s*\**\s*([A-Za-z0-9]+)")
+_TASK = re.compile(r"(?ims)^[\s>*_`-]*TASK\s*[:：]\s*(.+?)(?=^[\s>*_`-]*DELEGATE\s*[:：]|\Z)")
+WORKER_ROUTES = ("PLAN", "ANALYZE", "OPS", "RESEARCH")
+
+
+@dataclass
+class Turn:
+    """What the orchestra did with one message and what the channel should show or do next."""
+
+    decision: RoutingDecision
+    action: Action
+    text: str
+    declaration: str = ""
+    loop: LoopResult | None = None
+    job_id: str | None = None
+
+
+def read_delegation(reply: str) -> tuple[str, str] | None:
+    """(route, task) when Chat's reply delegates (`DELEGATE: PLAN` + `TASK: ...`), tolerant of markup."""
+    m = _DELEGATE.search(reply)
+    if not m:
+        return None
+    route = m.group(1).strip().upper()
+    if route not in ROUTES or route == "CHAT":
+        return None
+    t = _TASK.search(reply)
+    task = t.group(1).strip().strip("*`").strip() if t else ""
+    return route, task
+
+
+def read_proposal(reply: str) -> ChatProposal | None:
+    """Chat's §3.4 proposal `{propose_next_loop, route, reason, confidence}` when it is in the reply."""
+    if "propose_next_loop" not in reply:
+        return None
+    from duckflow.protocols.jsonreply import read_json
+
+    got = read_json(reply, ChatProposal)
+    return got.value if got.ok and got.value.propose_next_loop else None
+
+
+class Orchestrator:
+    def __init__(self, config: Any, *, workspace: str | Path, session_id: str, channel: str = "cli",
+                 models: dict[str, Any] | None = None, gate: Any = None, state: Any = None, events: Any = None,
+                 companion: bool = True, router: MessageRouter | None = None, classifier_model: Any = None) -> None:
+        from duckflow.orchestra.coder import CoderFlow
+        from duckflow.orchestra.events import EventLog
+        from duckflow.orchestra.roles import Roles
+        from duckflow.orchestra.state import OrchestraState
+
+        self.config = config
+        self.workspace = Path(workspace)
+        self.session_id = session_id
+        self.channel = channel
+        self.companion = companion
+        self.events = events if events is not None else EventLog(config.routing.events_path)
+        self.state = state if state is not None else OrchestraState()
+        if gate is None:
+            from duckflow.gate import Gate
+
+            gate = Gate.from_config(config.gate)
+        self.gate = gate
+        self.roles = Roles(config, models=models)
+        from duckflow.orchestra.health import OllamaReadiness
+
+        self.roles.health = OllamaReadiness(config.models.ollama_restart_command)
+        self.router = router or build_router(config, on_event=self._router_event, classifier_model=classifier_model)
+        self.loop = LoopController(self.roles, config.loop, emit=self.emit)
+        self.coder = CoderFlow(self.roles, workspace=self.workspace, gate=gate, state=self.state, emit=self.emit,
+                               default_coder=config.routing.default_coder)
+
+    def emit(self, type: str, session_id: str = "", **fields: Any) -> None:
+        fields.setdefault("channel", self.channel)
+        self.events.emit(type, session_id or self.session_id, **fields)
+
+    def _router_event(self, kind: str, data: dict[str, Any]) -> None:
+        if kind == "router.decision":
+            data = {k: v for k, v in data.items() if k not in ("session_id",)}
+            data.setdefault("final_route", data.get("primary_route"))
+            self.emit("router.decision", **data)
+        elif kind == "classifier.error":
+            self.emit("classifier.error", error_reason=data.get("error"), raw=data.get("raw", ""))
+
+    def _has_model(self, role: str) -> bool:
+        from duckflow.orchestra.settings import role_model_name
+
+        if role in self.roles.models:
+            return True
+        if role == "worker":  # only an explicit Worker model takes work away from the companion
+            llm = self.config.routing.llm
+            return bool(llm.worker_model or self.config.models.worker)
+        return role_model_name(role, self.config.routing, self.config.models, self.config.coder3) is not None
+
+    async def route(self, text: str, raw: dict[str, Any] | None = None) -> RoutingDecision:
+        msg = InputMessage(channel=self.channel, session_id=self.session_id, user_text=text,  # type: ignore[arg-type]
+                           raw=raw or {})
+        flags = self.state.flags(self.channel, self.session_id)
+        decision = await self.router.decide(msg, flags)
+        self.state.save_flags(self.channel, self.session_id, flags)
+        return decision
+
+    async def handle(self, text: str, raw: dict[str, Any] | None = None) -> Turn:
+        decision = await self.route(text, raw)
+        local_only = decision.flags.local_only
+        route = decision.primary_route
+        body = decision.text or text
+        if decision.refused or (decision.notice and not decision.text):
+            return Turn(decision, "notice", decision.notice or LIFT_LOCAL)
+        decl = decision.declaration
+        if route == "CHAT" or (route == "CODE" and self.companion):
+            if self.companion:
+                self.emit("final.route", initial_route=route, final_route=route, stop_reason="companion")
+                return Turn(decision, "companion", body, decl)
+            return await self._chat(decision, body, local_only)
+        if route in WORKER_ROUTES:
+            if self.companion and not self._has_model("worker"):
+                self.emit("final.route", initial_route=route, final_route=route, stop_reason="companion",
+                          error_reason="no Worker model configured (routing.llm.worker_model)")
+                return Turn(decision, "companion", body, decl)
+            return await self._work(decision, route, body, local_only, decl)
+        return await self._code(decision, route, body, local_only, decl)
+
+    async def _work(self, decision: RoutingDecision, route: str, task: str, local_only: bool, decl: str,
+                    *, reroute_used: bool = False, source: str = "worker", initial: str | None = None) -> Turn:
+        result = await self.loop.run(route, task, session_id=self.session_id, local_only=local_only,
+                                     reroute_used=reroute_used, initial_route=initial or decision.primary_route,
+                                     reroute_source=source)
+        if result.stop_reason == "rerouted_to_code":
+            turn = await self._code(decision, result.final_route, task, local_only, decl)
+            turn.loop = result
+            return turn
+        return Turn(decision, "reply", result.reply(), decl, loop=result)
+
+    async def _code(self, decision: RoutingDecision, route: str, task: str, local_only: bool, decl: str) -> Turn:
+        if local_only:  # insurance behind the router (§5)
+            self.emit("loop.stop", initial_route=decision.primary_route, final_route=route,
+                      stop_reason="code_refused_local_only", error_reason="local_only")
+            return Turn(decision, "notice", LIFT_LOCAL)
+        proposal = await self.coder.propose(route, task, session_id=self.session_id, channel=self.channel,
+                                            local_only=local_only)
+        action: Action = "approval" if proposal.status == "pending" else "reply"
+        self.emit("final.route", initial_route=decision.primary_route, final_route=route,
+                  stop_reason="need_user_confirmation" if action == "approval" else proposal.status,
+                  job_id=proposal.job_id)
+        return Turn(decision, action, proposal.message, decl, job_id=proposal.job_id)
+
+    async def _chat(self, decision: RoutingDecision, text: str, local_only: bool) -> Turn:
+        """Channels: the Chat role answers; DELEGATE:/TASK: or a §3.4 proposal hands the work on once."""
+        from duckflow.orchestra.roles import RoleUnavailable, prompt
+
+        try:
+            agent = self.roles.agent("chat", route="CHAT", local_only=local_only,
+                                     instructions=prompt("chat", alias=self.roles.alias("chat")))
+            await self.roles.ready("chat")
+        except RoleUnavailable as exc:
+            return Turn(decision, "reply", f"{exc.message}. {exc.hint or ''}".strip())
+        result = await agent.run(text)
+        if not result.ok:
+            self.emit("worker.fail", initial_route="CHAT", final_route="CHAT", error_reason=result.error)
+            return Turn(decision, "reply", f"Chat could not answer: {result.error}")
+        reply = result.text
+        delegated = read_delegation(reply)
+        if delegated is None:
+            proposal = read_proposal(reply)
+            if (proposal is not None and proposal.route != "CHAT" and self.config.loop.allow_chat_propose_reroute_once
+                    and proposal.confidence >= self.config.routing.classifier.min_confidence):
+                delegated = (proposal.route, text)
+        if delegated is None:
+            self.emit("final.route", initial_route="CHAT", final_route="CHAT", stop_reason="done")
+            return Turn(decision, "reply", reply)
+        route, task = delegated
+        task = task or text
+        self.emit("route.override", initial_route="CHAT", final_route=route, source="chat_delegate",
+                  reason="Chat delegated")
+        if route in CODE_ROUTES:
+            if local_only:
+                return Turn(decision, "notice", LIFT_LOCAL)
+            return await self._code(decision, route, task, local_only, "")
+        return await self._work(decision, route, task, local_only, "", reroute_used=True, source="chat",
+                                initial="CHAT")
+
+    async def answer(self, job_id: str, granted: bool, *, approver: str) -> str:
+        """A person's yes/no on a Coder job; on yes the Worker applies the patch and reports."""
+        from duckflow.orchestra.coder import CoderFlow
+
+        report = self.coder.decide(job_id, granted, approver=approver, session_id=self.session_id)
+        return CoderFlow._applied_text(report)
+
+    def close(self) -> None:
+        self.state.close()

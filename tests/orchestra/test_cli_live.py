@@ -1,0 +1,97 @@
+"""The router in front of the companion, live: `duckflow run` / `duckflow chat` with a Worker on a 127.0.0.1 Ollama."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from duckflow.channels.cli.main import main as cli
+from duckflow.llm.ollama import OllamaModel
+from duckflow.orchestra.health import OllamaReadiness
+
+from .conftest import worker_json
+from .ollama_server import FakeOllama
+
+PATCH = "\n".join(["--- a/app.py", "+++ b/app.py", "@@ -1,2 +1,2 @@", " def add(a, b):", "-    return a - b",
+                   "+    return a + b", ""])
+
+
+def configure(home: Path, monkeypatch: pytest.MonkeyPatch, url: str) -> None:
+    cfg = home / "config.toml"
+    cfg.write_text('[routing.llm]\nworker_provider = "ollama"\nworker_model = "worker-v1:latest"\n'
+                   'coder2_provider = "ollama"\ncoder2_model = "worker-v1:latest"\n', encoding="utf-8")
+    monkeypatch.setenv("DUCKFLOW_CONFIG", str(cfg))
+    monkeypatch.setenv("OLLAMA_HOST", url)
+
+
+def test_run_routes_plan_to_the_worker_and_logs_events(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    with FakeOllama() as server:
+        configure(tmp_path, monkeypatch, server.url)
+        server.replies = [worker_json("1. freeze the branch\n2. tag v1.0")]
+        ws = tmp_path / "ws"
+        ws.mkdir()
+        rc = cli(["run", "リリースの段取りを考えて", "-w", str(ws), "--model", "scripted:demo"])
+        out = capsys.readouterr().out
+        assert rc == 0 and "freeze the branch" in out and "段取り" not in out.split("freeze")[0][-5:]
+        assert "» Planning this step by step." in out  # the declaration line (route changed from CHAT)
+        body = server.chat_bodies[0]
+        assert body["keep_alive"] == -1 and body["options"]["num_ctx"] == 8192
+        assert server.hits["/api/ps"] == 1  # the readiness check ran before the message
+        assert cli(["events", "--type", "loop.stop", "--json"]) == 0
+        stop = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+        assert stop["stop_reason"] == "done" and stop["final_route"] == "PLAN"
+
+
+def test_run_code2_proposes_and_auto_approve_workspace_lets_the_worker_apply(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    with FakeOllama() as server:
+        configure(tmp_path, monkeypatch, server.url)
+        server.replies = [json.dumps({"job_id": "j", "plan": "fix add", "patch": PATCH, "risk": "low",
+                                      "need_approval": True})]
+        ws = tmp_path / "ws"
+        ws.mkdir()
+        (ws / "app.py").write_text("def add(a, b):\n    return a - b\n", encoding="utf-8")
+        rc = cli(["run", "/code2 fix add in app.py", "-w", str(ws), "--model", "scripted:demo", "--json"])
+        out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+        assert rc == 4 and out["ending"] == "approval" and "return a - b" in (ws / "app.py").read_text()
+        server.replies = [json.dumps({"job_id": "j", "plan": "fix add", "patch": PATCH, "risk": "low",
+                                      "need_approval": True})]
+        rc = cli(["run", "/code2 fix add in app.py", "-w", str(ws), "--model", "scripted:demo",
+                  "--auto-approve-workspace", "--json"])
+        out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+        assert rc == 0 and out["ok"] and "return a + b" in (ws / "app.py").read_text()
+        assert cli(["events", "--type", "approval.*", "--json"]) == 0
+        kinds = [json.loads(x)["type"] for x in capsys.readouterr().out.strip().splitlines()]
+        assert kinds == ["approval.requested", "approval.requested", "approval.auto_approved"]
+
+
+def test_chat_local_then_code_is_refused_with_how_to_lift_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import io
+
+    monkeypatch.setattr(sys, "stdin", io.StringIO("/local\n/code2 fix app.py\n/cloud\n"))
+    rc = cli(["chat", "-w", str(tmp_path), "--model", "scripted:demo", "--new"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert rc == 0
+    assert "Local-only mode on" in out and "Send /cloud to lift it" in out and "Local-only mode off" in out
+
+
+async def test_ollama_readiness_checks_once_per_window_and_restarts_an_unloaded_model(tmp_path: Path) -> None:
+    now = [0.0]
+    with FakeOllama() as server:
+        flag = tmp_path / "loaded"
+        server.loaded_flag = flag
+        flag.touch()
+        restart = f"{sys.executable} -c \"open(r'{flag}', 'w').close()\""
+        model = OllamaModel("worker-v1:latest", base_url=server.url, restart_command=restart, restart_wait_s=10)
+        ready = OllamaReadiness(clock=lambda: now[0])
+        assert await ready.ensure(model) == "ok"
+        assert await ready.ensure(model) == "ok" and server.hits["/api/ps"] == 1  # cached for 1.5 s
+        flag.unlink()  # the model was unloaded (keep_alive -1 should have kept it)
+        now[0] += 2.0
+        assert await ready.ensure(model) == "restarted" and flag.exists() and model.restarts == 1
+    assert await OllamaReadiness().ensure(object()) == "skipped"
