@@ -18,3 +18,7 @@ def test_bench_reports_tokens_and_overhead(capsys: pytest.CaptureFixture[str]) -
     assert data["specialized_call_tokens"]["max"] > 0
     assert data["overhead_ms"]["mean"] > 0
     assert rc == (0 if data["pass"] else 1)
+    ttfc = data["time_to_first_char"]
+    assert len(ttfc["per_turn"]) == 8  # every turn that calls a model streams its first words
+    assert all(t["ttfc_ms"] >= t["model_ttft_ms"] > 0 and t["ratio"] >= 1.0 for t in ttfc["per_turn"])
+    assert "ttfc_ratio_le_1_5" in data["bars"] and data["token_guard_ms_per_turn"] >= 0

@@ -23,11 +23,11 @@ from duckflow.protocols.jsonreply import read_json, reask_message
 
 STEPS = ("PLANNING", "EXECUTION", "REVIEW", "AWAITING_APPROVAL", "DONE")
 
-SCHEMA_HINT = (
-    '{"rationale": "...", "goal_consistency": "yes|no: why", "constraint_check": "yes|no: why", '
+SCHEMA_HINT = (  # `reply` first: it streams to the person while the rest is written
+    '{"reply": "...", "rationale": "...", "goal_consistency": "yes|no: why", "constraint_check": "yes|no: why", '
     '"next_step": "done|pending_user|defer|continue", '
     '"step": "PLANNING|EXECUTION|REVIEW|AWAITING_APPROVAL|DONE", '
-    '"prompt_pattern": "base_main|base_main_specialized", "state_delta": {}, "reply": "..."}'
+    '"prompt_pattern": "base_main|base_main_specialized", "state_delta": {}}'
 )
 
 

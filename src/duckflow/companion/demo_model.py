@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
@@ -44,19 +45,24 @@ _SPECIALIZED = (("# Planning", "PLANNING"), ("計画作成の手順書", "PLANNI
 
 def decision_json(step: str, pattern: str, next_step: str, rationale: str, reply: str,
                   delta: dict[str, Any] | None = None) -> str:
-    return json.dumps({
-        "rationale": rationale, "goal_consistency": "yes: it is the task",
+    return json.dumps({  # `reply` first, as the Main prompt asks: it streams while the rest is written
+        "reply": reply, "rationale": rationale, "goal_consistency": "yes: it is the task",
         "constraint_check": "yes: stays inside the workspace", "next_step": next_step,
-        "step": step, "prompt_pattern": pattern, "state_delta": delta or {}, "reply": reply,
+        "step": step, "prompt_pattern": pattern, "state_delta": delta or {},
     })
 
 
 class DemoModel:
-    def __init__(self, *, delay_s: float = 0.01) -> None:
+    def __init__(self, *, delay_s: float | None = None) -> None:
         self.name = "scripted:demo"
         self.supports_tools = True
         self.is_local = True
-        self.delay_s = delay_s
+        if delay_s is None:  # seconds per streamed word; DUCKFLOW_DEMO_DELAY slows it for a screen test
+            try:
+                delay_s = float(os.environ.get("DUCKFLOW_DEMO_DELAY", "0.01"))
+            except ValueError:
+                delay_s = 0.01
+        self.delay_s = max(0.0, delay_s)
         self.calls = 0
 
     async def stream(self, messages: Sequence[Message], *, tools: Sequence[ToolSpec] = (),

@@ -80,6 +80,7 @@ class EngineLoop:
         self._tools = {t.name: t for t in tools}
         self.calls = 0
         self.model_time_s = 0.0
+        self.guard_time_s = 0.0  # in the TokenGuard around model calls (its SQLite backend: a thread hop)
 
     def run_for(self, agent: Agent) -> RunContext:
         return RunContext(self.session, agent, self.emit, self.trace, self.token_guard)
@@ -92,7 +93,11 @@ class EngineLoop:
         model = agent.model
         assert model is not None and not isinstance(model, str)
         run = self.run_for(agent)
-        await run.before_call(f"the {layer} model call")
+        t_guard = time.perf_counter()
+        try:
+            await run.before_call(f"the {layer} model call")
+        finally:
+            self.guard_time_s += time.perf_counter() - t_guard
         self.calls += 1
         what = f"asking {model.name} ({layer})"
         self.emit(ProgressChunk(agent=agent.name, data=ProgressData(phase="start", what=what)))
@@ -120,7 +125,9 @@ class EngineLoop:
                 prompt_tokens=reply.usage.prompt_tokens, completion_tokens=reply.usage.completion_tokens,
                 model=model.name, session_total=total if total >= 0 else None)))
 
+        t_guard = time.perf_counter()
         await run.count(reply.usage.total_tokens, announce=announce)
+        self.guard_time_s += time.perf_counter() - t_guard
         return reply
 
     # -- guardrails -------------------------------------------------------------------------

@@ -88,6 +88,11 @@ class Chat:
     def toolbar(self) -> str:
         import time
 
+        partial = self.render.partial_view()
+        if partial:  # the line being written, live (complete lines go to the scrollback)
+            width = 200
+            return " " + (partial if len(partial) < width else "…" + partial[-width:])
+
         if not self.loop.busy:
             s = self.session.state
             wait = " · approval waiting" if s.pending_gate else ""
@@ -247,7 +252,7 @@ def run(args: argparse.Namespace) -> int:
                           resume=not args.new and not args.session)
     tty = sys.stdin.isatty() and sys.stdout.isatty()
     console = Console(highlight=False, force_terminal=tty or None)
-    renderer = Renderer(console, debug=args.debug)
+    renderer = Renderer(console, debug=args.debug, live_line=tty)
     chat = Chat(opened, renderer)
     from duckflow.channels.cli.routed import RoutedInput
 

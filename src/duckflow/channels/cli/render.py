@@ -24,7 +24,10 @@ NOTICES_SHOWN = ("auto_approved", "proposed", "refused_call", "vitals", "plan_pr
 
 class Renderer:
     def __init__(self, console: Any = None, *, debug: bool = False, quiet: bool = False,
-                 spinner: bool = False) -> None:
+                 spinner: bool = False, live_line: bool = False) -> None:
+        """`live_line`: complete lines go to the scrollback and the line being written is kept
+        in `partial` (the chat shows it in its bottom bar, which redraws ten times a second:
+        a prompt above the output would otherwise overwrite a half-written line)."""
         from rich.console import Console
 
         self.console = console or Console(highlight=False)
@@ -37,6 +40,9 @@ class Renderer:
         self.activity = ""  # what runs now (chat's bottom bar)
         self.activity_since = 0.0
         self.updates = 0  # how many streamed pieces were written (tests, bench)
+        self.live_line = live_line
+        self.partial = ""  # live_line: the line being written, not printed yet
+        self._partial_agent = MAIN
 
     # -- spinner ------------------------------------------------------------------------
     def stop_spinner(self) -> None:
@@ -57,9 +63,25 @@ class Renderer:
         self._progress.start()
 
     def _close_line(self) -> None:
+        if self.live_line:
+            if self.partial:
+                self._print_line(self.partial)
+            self.partial = ""
+            self._line_open = False
+            return
         if self._line_open:
             self.console.print()
             self._line_open = False
+
+    def _print_line(self, line: str) -> None:
+        from rich.text import Text
+
+        agent = self._partial_agent
+        self.console.print(Text(line, style="" if agent in PREFIX else "dim"))
+
+    def partial_view(self) -> str:
+        """The line being written (live_line mode), for the chat's bottom bar."""
+        return self.partial
 
     # -- chunks -------------------------------------------------------------------------
     def __call__(self, chunk: Any) -> None:
@@ -98,13 +120,23 @@ class Renderer:
         self.stop_spinner()
         agent, text = chunk.agent, chunk.data.text
         before = self._streamed.get(agent, "")
+        self.updates += 1
+        if self.live_line:
+            if not before:
+                self._close_line()
+                self._partial_agent = agent
+                self.partial = PREFIX.get(agent, "  ")
+            self._streamed[agent] = before + text
+            *done, self.partial = (self.partial + text).split("\n")
+            for line in done:
+                self._print_line(line)
+            return
         if not before:
             self._close_line()
             self.console.print(Text(PREFIX.get(agent, "  "), style="bold"), end="")
         self._streamed[agent] = before + text
         self.console.print(Text(text, style="" if agent in PREFIX else "dim"), end="")
         self._line_open = not text.endswith("\n")
-        self.updates += 1
         file = getattr(self.console, "file", None)
         if file is not None and hasattr(file, "flush"):
             file.flush()
