@@ -46,3 +46,22 @@ def test_dml_rendering_parses_back() -> None:
         assert [m.args[-1].rstrip("\n") if m.args else "" for m in r.tool_macros] == [
             (a.content if a.content is not None else a.target).rstrip("\n") for a in reply.actions
         ]
+
+
+def test_issue_9_bars_are_ratios_with_their_baselines(capsys: pytest.CaptureFixture[str]) -> None:
+    bench.main(["--json", "--quick"])
+    speed = json.loads(capsys.readouterr().out)["speed"]
+    for key in ("parse_vs_json_loads", "repair_vs_json_repair"):
+        assert speed[key]["value"] > 0 and speed[key]["json_ms" if "loads" in key else "json_repair_ms"] >= 0
+    for name in ("actions", "prose"):
+        assert speed[f"stream_{name}_time_ratio"]["bar"] == "<= 3"
+        assert speed[f"stream_{name}_time_ratio"]["pieces"] > 1000  # really fed in 16-byte pieces
+        assert speed[f"stream_{name}_memory_ratio"]["bar"] == "<= 2"
+    assert speed["noise_runnable_not_in_reply"]["value"] == 0
+    assert speed["noise_runnable_not_in_reply"]["variants"] == 300
+    table = speed["compliance"]
+    assert table["value"] == 0 and table["pass"] is True  # no runnable guess in real replies
+    row = table["rows"]["aider"]
+    assert row["replies"] >= 6 and row["sources"] == ["https://github.com/Aider-AI/aider"]
+    assert row["stages"]["strict"]["well_formed"] == 0  # aider's format is not Sym-Ops
+    assert row["stages"]["fuzzy"]["exact_intended"] > 0.8  # each edit is proposed for its file

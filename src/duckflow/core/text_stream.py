@@ -22,8 +22,12 @@ from duckflow.protocols.codec import Codec, Decoded
 class StreamReader(Protocol):
     """What a codec's `stream_reader(specs)` returns."""
 
-    def feed(self, piece: str) -> tuple[list[str], list[Any]]:
-        """The text to show and the actions (items) completed by `piece`."""
+    def feed(self, piece: str) -> Sequence[Any]:
+        """The items completed by `piece` (empty for most pieces: keep this call cheap)."""
+        ...
+
+    def items(self, events: Sequence[Any]) -> tuple[list[str], list[Any]]:
+        """The text to show and the actions among `events`."""
         ...
 
     def decoded(self, text: str) -> Decoded:
@@ -42,13 +46,40 @@ class FreeTextStreamer:
         self.on_action = on_action
         make = getattr(codec, "stream_reader", None)
         self.reader: StreamReader | None = make(specs) if callable(make) else None
+        if self.reader is not None:
+            self.feed = self._feed_reader(self.reader.feed)  # type: ignore[method-assign,assignment]
         self.shown: list[str] = []
         self.line: list[str] = []  # the generic path: pieces of the line not ended yet
         self.open = True
 
+    def _feed_reader(self, read: Callable[[str], Sequence[Any]]) -> Callable[[str], None]:
+        """`feed` for a codec with a stream reader: one call into it per piece."""
+
+        def feed(text: str) -> None:
+            events = read(text)
+            if events:
+                self._show(events)
+
+        return feed
+
+    def _show(self, events: Sequence[Any]) -> None:
+        assert self.reader is not None
+        shown, actions = self.reader.items(events)
+        if shown and self.open:
+            for s in shown:
+                if s.lstrip()[:3] in ("```", "~~~"):  # a code fence: its reading may change
+                    self.open = False
+                    break
+                self.emit(s)
+                self.shown.append(s)
+        if actions and self.on_action is not None:
+            for a in actions:
+                self.on_action(a)
+
     def feed(self, text: str) -> None:
+        """Read one piece (the generic, line-by-line path; see `_feed_reader` for the other)."""
         if self.reader is not None:
-            shown, actions = self.reader.feed(text)
+            shown, actions = self.reader.items(self.reader.feed(text))
             if shown and self.open:
                 for s in shown:
                     if s.lstrip()[:3] in ("```", "~~~"):  # a code fence: its reading may change

@@ -287,7 +287,11 @@ class SymOpsCodec:
 
 
 class SymOpsStreamReader:
-    """A StreamingProcessor behind core's FreeTextStreamer: one reading, shown and decoded."""
+    """A StreamingProcessor behind core's FreeTextStreamer: one reading, shown and decoded.
+
+    `feed` is the processor's own (one call per piece, the items it completed); `items` sorts
+    them into text to show and actions; `decoded` decodes the processor's final result.
+    """
 
     def __init__(self, codec: SymOpsCodec, tools: Sequence[ToolSpec]) -> None:
         from duckflow.protocols.symops.streaming import StreamingProcessor
@@ -295,11 +299,10 @@ class SymOpsStreamReader:
         self.codec = codec
         self.tools = list(tools)
         self.sp = StreamingProcessor(request=codec.request, prose=True)
+        self.feed = self.sp.feed
 
-    def feed(self, piece: str) -> tuple[list[str], list[Action]]:
-        events = self.sp.feed(piece)
-        if not events:
-            return [], []
+    @staticmethod
+    def items(events: Sequence[Any]) -> tuple[list[str], list[Action]]:
         shown: list[str] = []
         actions: list[Action] = []
         for ev in events:
@@ -311,5 +314,4 @@ class SymOpsStreamReader:
         return shown, actions
 
     def decoded(self, text: str) -> Decoded:
-        result = self.sp.finish()
-        return self.codec.decode_result(text, result, self.tools)
+        return self.codec.decode_result(text, self.sp.finish(), self.tools)

@@ -21,6 +21,8 @@ EXTENSIONS = frozenset(
 _PATH = re.compile(r"(?<![\w/.@-])((?:\.{0,2}/)?(?:[\w.-]+/)*[\w-][\w.-]*\.([A-Za-z]\w{0,9}))(?![\w/-])")
 _SPECIAL = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*(?:Dockerfile|Makefile|README|LICENSE))(?![\w/.-])")
 _VERB = re.compile(r"\b(%s)\b" % "|".join(SYNONYMS), re.I)
+# an edit hunk's first marker as models write it (SEARCH, aider's older ORIGINAL, spaced-out `<< <<`)
+_HUNK = re.compile(r"^[ \t]*(?:<[ \t]*){5,9}(?:SEARCH|ORIGINAL)[ \t]*$", re.M)
 _SHELL = frozenset({"bash", "sh", "shell", "console", "zsh", "cmd", "powershell", "terminal"})
 
 
@@ -30,6 +32,16 @@ def find_paths(text: str) -> tuple[str, ...]:
     found = [m.group(1) for m in _PATH.finditer(text) if m.group(2).lower() in EXTENSIONS]
     found += [m.group(1) for m in _SPECIAL.finditer(text)]
     return tuple(dict.fromkeys(p.strip("`'\"*") for p in found))
+
+
+def _head_path(content: str) -> str | None:
+    """A block whose first line is only a file path (aider's edit format): that path."""
+    head = content.partition("\n")[0].strip().strip("`*")
+    if not head or len(head) > 200:
+        return None
+    tight = head.replace(" / ", "/")
+    found = find_paths(tight)
+    return found[0] if len(found) == 1 and found[0] == tight else None
 
 
 def _verb_in(text: str) -> str | None:  # the first verb named in `text`
@@ -76,8 +88,11 @@ class FuzzyParser:
         path: str | None = None
         why = "orphan_block"
         candidates = find_paths(tail or o.info)
+        head = _head_path(o.content)
         if candidates:
             path, why = candidates[0], "path_from_fence"
+        elif head is not None:
+            path, why = head, "path_from_block_head"
         elif o.prose:
             named = find_paths(o.prose)
             if len(named) == 1:
@@ -92,11 +107,14 @@ class FuzzyParser:
                      found: tuple[str | None, str] | None = None) -> tuple[Action | None, str]:  # fmt: skip
         lang = o.info.partition(":")[0]
         path, why = found if found is not None else self._orphan_path(o, request)
-        verb = _verb_in(o.prose) if o.prose else None
+        content = o.content
+        if why == "path_from_block_head":
+            content = content.partition("\n")[2]  # the path line is not file content
+        verb = "edit" if _HUNK.search(content) else (_verb_in(o.prose) if o.prose else None)
         if verb is None:
             verb = "run" if lang.lower() in _SHELL and path is None else "create"
         typ = normalize_verb(verb)
-        if not o.content.strip():
+        if not content.strip():
             return None, why
-        return Action(typ, verb, path, o.content, None, 0.3 if path else 0.1, False, None,
+        return Action(typ, verb, path, content, None, 0.3 if path else 0.1, False, None,
                       o.line, "orphan_block"), why  # fmt: skip

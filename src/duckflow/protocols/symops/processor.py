@@ -27,7 +27,7 @@ PENALTIES: dict[str, float] = {
     "stray_delimiter": 0.05, "unreadable_action": 0.2, "orphan_code_block": 0.1,
     "missing_action_symbol": 0.4, "missing_symbols": 0.15, "action_in_block": 0.4, "truncated_block": 0.5, "mismatched_block_close": 0.4,
     "ambiguous_block_close": 0.4, "missing_block_close": 0.5, "orphan_block": 0.5, "path_from_fence": 0.4,
-    "path_from_prose": 0.5, "path_from_request": 0.6, "prose_mention": 0.6,
+    "path_from_prose": 0.5, "path_from_block_head": 0.45, "path_from_request": 0.6, "prose_mention": 0.6,
     "unknown_action_type": 0.02, "path_outside_workspace": 0.1, "vital_out_of_range": 0.02,
     "missing_content": 0.3, "missing_target": 0.3, "incomplete_hunk": 0.4,
     "fence_inside_block": 0.03, "target_annotation": 0.03, "target_punctuation": 0.03, "full_width_symbols": 0.02,

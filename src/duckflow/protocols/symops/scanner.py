@@ -142,6 +142,10 @@ class Scanner:
         no newline completes nothing, and inside a block only a piece that may hold the
         closing fence (it has a newline or starts with a dash) is looked at.
         """
+        if not piece:
+            if self.mode == 4:
+                raise RuntimeError("feed() after finish()")
+            return ()  # an empty piece completes nothing (it must not close a waiting action)
         pieces = self.pieces
         pieces.append(piece)
         if len(pieces) - self.packed > 4096:

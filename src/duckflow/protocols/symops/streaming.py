@@ -15,7 +15,7 @@ repair pipeline once. Items emitted along the way are previews: an action is mar
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterable, AsyncIterator, Callable
 from typing import Any, Literal
 
 from duckflow.protocols.symops.model import Action, SymOpsResult
@@ -43,7 +43,10 @@ class StreamEvent(tuple[str, Any]):
 
 
 class StreamingProcessor(Scanner):
-    """`feed(piece) -> events completed by it`, then `finish() -> SymOpsResult` (== parse)."""
+    """`feed(piece) -> events completed by it`, then `finish() -> SymOpsResult` (== parse).
+
+    `feed` is the Scanner's own (one call per piece): it returns the items the piece completed.
+    """
 
     def __init__(self, *, request: str | None = None, on_event: Callable[[StreamEvent], None] | None = None,
                  prose: bool = False) -> None:  # fmt: skip
@@ -65,12 +68,6 @@ class StreamingProcessor(Scanner):
         self.events.append(ev)
         if self.on_event is not None:
             self.on_event(ev)
-
-    def feed(self, piece: str) -> Sequence[StreamEvent]:
-        """Add a piece; returns the items it completed. Raises after finish()."""
-        if not piece and not self.done:
-            return ()  # an empty piece completes nothing (the Scanner would close a waiting action)
-        return Scanner.feed(self, piece)
 
     def finish(self) -> SymOpsResult:
         """The final result for everything fed — equal to `parse(text)`."""
