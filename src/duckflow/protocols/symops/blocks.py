@@ -49,6 +49,30 @@ class RepairOutput:
     prose: list[tuple[int, str]] = field(default_factory=list)
 
 
+def strict_block_lines(lines: list[str]) -> set[int]:
+    """1-based numbers of the lines the strict grammar reads as block content.
+
+    An action line (decorated or not) directly followed by a dash fence opens a block that the
+    same fence closes; blocks never closed are left out (the strict reading has none there).
+    """
+    out: set[int] = set()
+    i, n = 0, len(lines)
+    while i < n - 1:
+        ln = lines[i]
+        if ("$" in ln or "＄" in ln) and ln.strip() and undecorate(ln.strip()).lstrip()[:1] in ("$", "＄"):
+            fence = lines[i + 1].rstrip(" \t")
+            if fence.strip()[:2] == "--" and fence.strip().count("-") == len(fence.strip()):
+                j = i + 2
+                while j < n and lines[j].rstrip(" \t") != fence:
+                    j += 1
+                if j < n:
+                    out.update(range(i + 3, j + 1))
+                    i = j + 1
+                    continue
+        i += 1
+    return out
+
+
 class BlockRules:
     """State of one repair pass, and the block rules (AutoRepair adds the line rules)."""
 
@@ -64,7 +88,7 @@ class BlockRules:
     last_block: tuple[int, int, int, str, int] | None
     strict_blocks: bool = False  # first pass: a block closes only at its own fence, no heuristics
     unsure: bool = False  # the first pass met a block it cannot read strictly
-    block_lines: set[int]  # 1-based lines the first pass read as block content
+    block_lines: set[int]  # 1-based lines the strict reading puts inside a block
 
     def _fix(self, name: str, line: int, detail: str = "", action: int | None = None) -> None:
         self.res.repairs.append(Repair(name, line, detail))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from duckflow.protocols.symops.blocks import BlockRules, Orphan, RepairOutput
+from duckflow.protocols.symops.blocks import BlockRules, Orphan, RepairOutput, strict_block_lines
 from duckflow.protocols.symops.lines import (
     _ACTION_AT,
     _BARE,
@@ -58,14 +58,16 @@ class AutoRepair(BlockRules):
         first = self._pass(text, strict_blocks=True)
         if not self.unsure and not any(g in BLOCK_GUESSES for g in first.guesses.values()):
             return first
-        # the second pass may read a line the strict reading puts inside a block as an action;
-        # whether it is one is a guess, so such an action never runs (`action_in_block`)
+        # either pass may read a line the strict reading puts inside a block as an action (a
+        # markdown fence around it, a heuristic close); whether it is one is a guess, so such an
+        # action never runs (`action_in_block`)
         return self._pass(text, strict_blocks=False)
 
     def _in_block(self, idx: int, ln: int, s: str) -> None:
-        if not self.strict_blocks and ln in self.block_lines and idx not in self.res.guesses:
+        if ln in self.block_lines and idx not in self.res.guesses:
             self.res.guesses[idx] = "action_in_block"
             self._fix("action_in_block", ln, s, idx)
+            self.unsure = True  # the first pass lost the strict block structure somewhere
 
     def _pass(self, text: str, *, strict_blocks: bool) -> RepairOutput:
         self.strict_blocks = strict_blocks
@@ -75,6 +77,8 @@ class AutoRepair(BlockRules):
         self.res = RepairOutput(text="")
         text = self._preprocess(text)
         self.lines = lines = text.split("\n")
+        if strict_blocks:  # the strict reading's block content, whatever fences are around it
+            self.block_lines |= strict_block_lines(lines)
         self.wrappers: list[str] = []
         self.pending: int | None = None  # output index of an action waiting for its block
         self.pending_type = ""
