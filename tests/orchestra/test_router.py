@@ -168,3 +168,18 @@ def test_route_command_prints_the_routing_decision_json(tmp_path: Path) -> None:
     assert json.loads(out.stdout)["primary_route"] == "ANALYZE"
     out = _cli("route", "CSVを集計して", "--channel", "line", "--json", env_home=tmp_path)
     assert json.loads(out.stdout)["primary_route"] == "CHAT"
+
+
+@pytest.mark.parametrize("text", [
+    "What's your plan for the weekend?", "Do you have any sources of motivation?",
+    "Can you explain what a JSON file is?", "I went to a conference on architecture last week",
+    "I'm going to deploy myself to the couch tonight", "Python is my favorite language, why do people like it?",
+    "会議の議事録を要約して", "明日の予定を教えて",
+])
+async def test_weak_words_in_small_talk_do_not_trigger_rules(text: str) -> None:
+    assert (await decide(text)).source == "fallback"
+
+
+async def test_full_width_slash_from_a_japanese_ime_is_a_command() -> None:
+    d = await decide("／plan 旅行")
+    assert (d.primary_route, d.source) == ("PLAN", "command")

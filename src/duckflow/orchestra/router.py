@@ -37,7 +37,7 @@ OnEvent = Callable[[str, dict[str, Any]], None]
 ROUTE_COMMANDS = {"code": "CODE", "code1": "CODE1", "code2": "CODE2", "code3": "CODE3", "analyze": "ANALYZE",
                   "plan": "PLAN", "ops": "OPS", "research": "RESEARCH", "chat": "CHAT"}
 MODE_COMMANDS = ("local", "cloud")
-_LINE_COMMAND = re.compile(r"^[ \t]*/([A-Za-z][A-Za-z0-9]*)(?=\s|$)[ \t]*")
+_LINE_COMMAND = re.compile(r"^[ \t\u3000]*[/／]([A-Za-z][A-Za-z0-9]*)(?=\s|$)[ \t\u3000]*")  # ／: Japanese IME
 
 LIFT_LOCAL = "Local-only mode is on, so CODE (a cloud Coder) is not called. Send /cloud to lift it, then ask again."
 DECLARATIONS = {
@@ -125,7 +125,7 @@ def load_rules(path: str | Path | None = None) -> RuleRouter:
     except FileNotFoundError as exc:
         raise ConfigError(f"routing.rules_file {path} does not exist", hint="fix the path or remove the key") from exc
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"rule dictionary {path}: not valid TOML ({exc})", hint="fix the file") from exc
+        raise ConfigError(f"rule dictionary {path or '(built-in)'}: not valid TOML ({exc})", hint="fix the file") from exc
     rules = data.get("rule", [])
     if not isinstance(rules, list):
         raise ConfigError(f"rule dictionary {path or 'built-in'}: [[rule]] entries expected")

@@ -55,7 +55,7 @@ class Rule:
                 evidence.append(f"regex:{m.group(0)}")
         if self.predicate is not None and self.predicate(text, context):
             evidence.append(f"predicate:{getattr(self.predicate, '__name__', 'predicate')}")
-        return evidence or None
+        return list(dict.fromkeys(evidence)) or None
 
 
 class RuleRouter:
