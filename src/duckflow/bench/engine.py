@@ -1,16 +1,23 @@
-"""`duckflow bench engine [--json]`: framework overhead per agent turn, memory per session, startup.
+"""`duckflow bench engine [--json] [--require-peers] [--concurrency 100,500]`: the engine against its peers.
 
-One turn = a scripted model call that asks for one tool call, the tool (a sync `add`), and a
-second scripted call giving the final answer. The same turn runs, interleaved in rounds, on
-Duckflow (`ScriptedModel`), pydantic-ai (`FunctionModel` and `TestModel`) and openai-agents
-(`agents.testing.ScriptedModel`, tracing off). The models do no work, so the time per turn is
-the framework's overhead. Memory per live session is what `tracemalloc` sees for the state
-needed to continue each conversation (Duckflow `Session`, pydantic-ai `all_messages()`,
-openai-agents `to_input_list()`), per session. The two other frameworks come from the
-`[bench]` extra and are reported as not measured when absent.
+One turn = a model call that asks for one tool call, the tool (a sync `add`), and a second
+call giving the final answer. Every framework gets the cheapest fake model it allows, written
+here against its public model interface and answering from the conversation it is given (no
+script bookkeeping, no copies): Duckflow a bare `Model`, pydantic-ai a `FunctionModel` (with a
+stream function), openai-agents a bare `agents.models.interface.Model` whose output items and
+stream events are built once, up front. Each framework runs its default path (`agent.run(x)`
+with no explicit session; streaming: Duckflow `agent.stream`, pydantic-ai `run_stream_events`,
+openai-agents `Runner.run_streamed(...).stream_events()`).
 
-Bars: Duckflow's overhead ≤ 1/3 of the faster other framework; `python -c "import duckflow"`
-< 100 ms and `duckflow --help` < 150 ms, each best of N minus a `python -c pass` baseline.
+Turns are timed in interleaved rounds with the order shuffled in each round; mean, median and
+p90 are reported. `--concurrency` runs N turns at once in one event loop per framework and
+reports per-run time and failures. Memory: what 3,000 anonymous Duckflow runs leave behind
+(tracemalloc, after a collection) and bytes per live named session.
+
+Bars (ratios measured in this run): Duckflow's median turn ≤ 0.10 of the fastest peer's, for
+run and for stream; ≤ 1 MB retained after 3,000 anonymous runs. Peers come from the `[bench]`
+extra; without them the ratio bars are "not measured", and `--require-peers` makes that a
+failure.
 """
 
 from __future__ import annotations
@@ -19,21 +26,21 @@ import argparse
 import asyncio
 import gc
 import json
-import shutil
-import statistics
-import subprocess
-import sys
+import random
 import time
 import tracemalloc
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-INSTALL_HINT = ".venv/bin/pip install -e '.[bench]'"
-OVERHEAD_RATIO = 1 / 3
-IMPORT_BAR_MS = 100.0
-HELP_BAR_MS = 150.0
+from duckflow.bench._ratio import machine, summary
+
+INSTALL_HINT = "make bench (installs the [bench] extra), or pip install -e '.[bench]'"
+TURN_RATIO = 0.10
+RETAINED_BAR_BYTES = 1_000_000
+ANON_RUNS = 3000
+
+Turn = Callable[[], Awaitable[Any]]
 
 
 def add(a: int, b: int) -> int:
@@ -48,213 +55,297 @@ def add(a: int, b: int) -> int:
 
 @dataclass
 class Contender:
-    """One framework doing the turn: `prepare(n)` builds n scripted models, `turn(i)` runs one."""
-
     name: str
-    prepare: Callable[[int], None] | None = None
-    turn: Callable[[int], Awaitable[Any]] | None = None
+    run: Turn | None = None
+    stream: Turn | None = None
     missing: str | None = None
-    times: list[float] = field(default_factory=list)
-    session_bytes: float | None = None
+    times: dict[str, list[float]] = field(default_factory=lambda: {"run": [], "stream": []})
+    concurrency: dict[str, Any] = field(default_factory=dict)
 
-    @property
-    def median_ms(self) -> float | None:
-        return statistics.median(self.times) * 1000 if self.times else None
+
+def duckflow_agent() -> Any:
+    """A Duckflow Agent with a bare fake Model (answers from the conversation it is given)."""
+    from duckflow.core.agent import Agent
+    from duckflow.llm.types import (
+        FinishEvent,
+        Message,
+        ModelEvent,
+        ModelSettings,
+        TextDelta,
+        ToolCall,
+        ToolCallEvent,
+        ToolSpec,
+        Usage,
+        UsageEvent,
+    )
+
+    class FakeModel:
+        name, supports_tools, is_local = "bench:fake", True, True
+
+        async def stream(self, messages: Any, *, tools: tuple[ToolSpec, ...] | Any = (),
+                         settings: ModelSettings | None = None) -> AsyncIterator[ModelEvent]:
+            last: Message = messages[-1]
+            if last.role == "tool":
+                yield TextDelta("5")
+                yield UsageEvent(Usage(12, 1))
+                yield FinishEvent("stop")
+            else:
+                yield ToolCallEvent(ToolCall("add", {"a": 2, "b": 3}, id="c1"))
+                yield UsageEvent(Usage(10, 5))
+                yield FinishEvent("tool_calls")
+
+    return Agent("bench", "Add the numbers.", model=FakeModel(), tools=[add])
 
 
 def duckflow_contender() -> Contender:
-    from duckflow.core.agent import Agent
-    from duckflow.core.session import Session
-    from duckflow.llm.scripted import ScriptedModel, reply, tool_call
+    agent = duckflow_agent()
 
-    agent = Agent("bench", "Add the numbers.", tools=[add])
-    models: list[ScriptedModel | None] = []
-
-    def prepare(n: int) -> None:
-        models[:] = [ScriptedModel([tool_call("add", a=2, b=3), reply("5")]) for _ in range(n)]
-
-    async def turn(i: int) -> Any:
-        agent.model, models[i] = models[i], None
-        session = Session()
-        result = await agent.run("2+3?", session=session)
+    async def run() -> Any:
+        result = await agent.run("2+3?")
         assert result.text == "5", result.error
-        return session
 
-    return Contender("duckflow", prepare, turn)
+    async def stream() -> Any:
+        last = None
+        async for chunk in agent.stream("2+3?"):
+            last = chunk
+        assert last is not None and last.type == "done"
+
+    return Contender("duckflow", run, stream)
 
 
-def pydantic_ai_contenders() -> list[Contender]:
+def pydantic_ai_contender() -> Contender:
     try:
         from pydantic_ai import Agent as PAgent
         from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart, ToolReturnPart
-        from pydantic_ai.models.function import AgentInfo, FunctionModel
-        from pydantic_ai.models.test import TestModel
+        from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
     except ImportError:
-        note = f"not installed: {INSTALL_HINT}"
-        return [Contender("pydantic-ai (FunctionModel)", missing=note),
-                Contender("pydantic-ai (TestModel)", missing=note)]
+        return Contender("pydantic-ai", missing=f"not installed: {INSTALL_HINT}")
 
-    def script(messages: list[Any], info: AgentInfo) -> ModelResponse:
-        if any(isinstance(p, ToolReturnPart) for p in messages[-1].parts):
+    def answered(messages: list[Any]) -> bool:
+        return any(isinstance(p, ToolReturnPart) for p in messages[-1].parts)
+
+    def function(messages: list[Any], info: AgentInfo) -> ModelResponse:
+        if answered(messages):
             return ModelResponse(parts=[TextPart("5")])
         return ModelResponse(parts=[ToolCallPart("add", {"a": 2, "b": 3})])
 
-    out = []
-    for label, model in (("FunctionModel", FunctionModel(script)), ("TestModel", TestModel())):
-        agent = PAgent(model, instructions="Add the numbers.", tools=[add])
+    async def stream_function(messages: list[Any], info: AgentInfo) -> AsyncIterator[Any]:
+        if answered(messages):
+            yield "5"
+        else:
+            yield {0: DeltaToolCall(name="add", json_args='{"a": 2, "b": 3}')}
 
-        async def turn(i: int, agent: Any = agent) -> Any:
-            result = await agent.run("2+3?")
-            return result.all_messages()
+    agent = PAgent(FunctionModel(function, stream_function=stream_function),
+                   instructions="Add the numbers.", tools=[add])
 
-        out.append(Contender(f"pydantic-ai ({label})", None, turn))
-    return out
+    async def run() -> Any:
+        result = await agent.run("2+3?")
+        assert str(result.output) == "5"
+
+    async def stream() -> Any:
+        async with agent.run_stream_events("2+3?") as events:
+            async for _event in events:
+                pass
+
+    return Contender("pydantic-ai", run, stream)
 
 
-def openai_agents_contender() -> Contender:
+async def openai_agents_contender() -> Contender:
     try:
         from agents import Agent as OAgent
         from agents import Runner, function_tool, set_tracing_disabled
+        from agents.items import ModelResponse
+        from agents.models.interface import Model
         from agents.testing import ScriptedModel as OScripted
         from agents.testing import assistant_message, function_call
+        from agents.usage import Usage as OUsage
     except ImportError:
-        return Contender("openai-agents (ScriptedModel)", missing=f"not installed: {INSTALL_HINT}")
+        return Contender("openai-agents", missing=f"not installed: {INSTALL_HINT}")
     set_tracing_disabled(True)
-    agent = OAgent(name="bench", instructions="Add the numbers.", tools=[function_tool(add)])
-    models: list[Any] = []
+    call_item = function_call("add", {"a": 2, "b": 3}, call_id="c1")
+    answer_item = assistant_message("5")
 
-    def prepare(n: int) -> None:
-        models[:] = [OScripted([[function_call("add", {"a": 2, "b": 3}, call_id="c1")],
-                                [assistant_message("5")]]) for _ in range(n)]
+    # stream events recorded once from the library's own scripted model, then replayed
+    recorder = OScripted([[call_item], [answer_item]])
+    events: list[list[Any]] = []
+    for _ in range(2):
+        events.append([e async for e in recorder.stream_response(
+            None, "x", _settings(), [], None, [], _tracing(), previous_response_id=None,
+            conversation_id=None, prompt=None)])
 
-    async def turn(i: int) -> Any:
-        agent.model, models[i] = models[i], None
+    def answered(items: Any) -> bool:
+        return isinstance(items, list) and bool(items) and _kind(items[-1]) == "function_call_output"
+
+    class FakeModel(Model):
+        async def get_response(self, system_instructions: Any, input: Any, *args: Any, **kw: Any) -> Any:
+            item = answer_item if answered(input) else call_item
+            return ModelResponse(output=[item], usage=OUsage(), response_id=None)
+
+        async def stream_response(self, system_instructions: Any, input: Any, *args: Any,
+                                  **kw: Any) -> AsyncIterator[Any]:
+            for event in events[1 if answered(input) else 0]:
+                yield event
+
+    agent = OAgent(name="bench", instructions="Add the numbers.", tools=[function_tool(add)], model=FakeModel())
+
+    async def run() -> Any:
         result = await Runner.run(agent, "2+3?")
         assert str(result.final_output) == "5"
-        return result.to_input_list()
 
-    return Contender("openai-agents (ScriptedModel)", prepare, turn)
+    async def stream() -> Any:
+        result = Runner.run_streamed(agent, "2+3?")
+        async for _event in result.stream_events():
+            pass
+        assert str(result.final_output) == "5"
+
+    return Contender("openai-agents", run, stream)
 
 
-async def measure_turns(contenders: list[Contender], turns: int, rounds: int, warmup: int) -> None:
-    live = [c for c in contenders if c.missing is None and c.turn is not None]
-    for c in live:  # warm up imports, caches, schemas
-        if c.prepare:
-            c.prepare(warmup)
-        for i in range(warmup):
-            await c.turn(i)  # type: ignore[misc]
+def _settings() -> Any:
+    from agents.model_settings import ModelSettings
+
+    return ModelSettings()
+
+
+def _tracing() -> Any:
+    from agents.models.interface import ModelTracing
+
+    return ModelTracing.DISABLED
+
+
+def _kind(item: Any) -> str | None:
+    return item.get("type") if isinstance(item, dict) else getattr(item, "type", None)
+
+
+async def measure_turns(live: list[Contender], turns: int, rounds: int, warmup: int, seed: int = 0) -> None:
+    """Per round, every (framework, mode) block of `turns` turns, in a shuffled order."""
+    rng = random.Random(seed)
+    blocks = [(c, mode) for c in live for mode in ("run", "stream")]
+    for c, mode in blocks:
+        for _ in range(warmup):
+            await getattr(c, mode)()
     for _ in range(rounds):
-        for c in live:
-            if c.prepare:
-                c.prepare(turns)
-            for i in range(turns):
+        rng.shuffle(blocks)
+        for c, mode in blocks:
+            fn = getattr(c, mode)
+            for _ in range(turns):
                 started = time.perf_counter()
-                await c.turn(i)  # type: ignore[misc]
-                c.times.append(time.perf_counter() - started)
+                await fn()
+                c.times[mode].append(time.perf_counter() - started)
 
 
-async def measure_memory(contenders: list[Contender], sessions: int) -> None:
-    for c in contenders:
-        if c.missing is not None or c.turn is None:
-            continue
-        if c.prepare:
-            c.prepare(sessions)
-        kept: list[Any] = []
-        gc.collect()
-        tracemalloc.start()
-        before = tracemalloc.get_traced_memory()[0]
-        for i in range(sessions):
-            kept.append(await c.turn(i))
-        gc.collect()
-        after = tracemalloc.get_traced_memory()[0]
-        tracemalloc.stop()
-        c.session_bytes = (after - before) / sessions
-        del kept
+async def measure_concurrency(live: list[Contender], levels: list[int]) -> None:
+    """N runs at once in this event loop: per-run time (wall / N) and failures."""
+    for n in levels:
+        for c in live:
+            assert c.run is not None
+            started = time.perf_counter()
+            results = await asyncio.gather(*(c.run() for _ in range(n)), return_exceptions=True)
+            wall = time.perf_counter() - started
+            failures = [r for r in results if isinstance(r, BaseException)]
+            c.concurrency[str(n)] = {"wall_s": round(wall, 4), "per_run_ms": round(wall * 1000 / n, 4),
+                                     "failures": len(failures),
+                                     "first_failure": repr(failures[0])[:200] if failures else None}
 
 
-def _once_ms(cmd: list[str]) -> float:
-    started = time.perf_counter()
-    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True, timeout=60)
-    return (time.perf_counter() - started) * 1000
-
-
-def startup(runs: int) -> dict[str, float]:
-    """Best of `runs` for each command, run in rotation so that load changes hit all three."""
-    exe = sys.executable
-    script = Path(exe).parent / "duckflow"
-    help_cmd = [str(script), "--help"] if script.exists() else (
-        [found, "--help"] if (found := shutil.which("duckflow")) else [exe, "-m", "duckflow", "--help"])
-    cmds = {"baseline": [exe, "-c", "pass"], "import": [exe, "-c", "import duckflow"], "help": help_cmd}
-    best = dict.fromkeys(cmds, float("inf"))
+async def retained_after_anonymous_runs(runs: int = ANON_RUNS) -> dict[str, Any]:
+    """Bytes still allocated after `runs` anonymous Duckflow runs with 10 KB inputs."""
+    agent = duckflow_agent()
+    text = "2+3? " + "x" * 10_000
+    for _ in range(20):  # warm caches (schemas, interned strings) before measuring
+        await agent.run(text)
+    gc.collect()
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
     for _ in range(runs):
-        for key, cmd in cmds.items():
-            best[key] = min(best[key], _once_ms(cmd))
-    base = best["baseline"]
-    return {"baseline_ms": base, "import_ms": best["import"], "import_net_ms": best["import"] - base,
-            "help_ms": best["help"], "help_net_ms": best["help"] - base}
+        await agent.run(text)
+    gc.collect()
+    after = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    retained = after - before
+    return {"runs": runs, "input_bytes": len(text), "retained_bytes": retained,
+            "per_run_bytes": round(retained / runs, 1), "bar_bytes": RETAINED_BAR_BYTES}
 
 
-def bar(name: str, value: float | None, limit: float | None, unit: str = "ms") -> dict[str, Any]:
-    ok = None if value is None or limit is None else value <= limit
-    return {"bar": name, "value": value, "limit": limit, "unit": unit,
-            "result": "not measured" if ok is None else ("PASS" if ok else "FAIL")}
+def _ratio_bar(name: str, ours: float | None, peers: list[float]) -> dict[str, Any]:
+    if ours is None or not peers:
+        return {"bar": name, "result": "not measured", "limit": TURN_RATIO}
+    ratio = ours / min(peers)
+    return {"bar": name, "value": round(ratio, 4), "limit": TURN_RATIO,
+            "result": "PASS" if ratio <= TURN_RATIO else "FAIL"}
+
+
+def _median(c: Contender, mode: str) -> float | None:
+    return summary(c.times[mode])["median"] if c.times[mode] else None
+
+
+async def _main(args: argparse.Namespace) -> dict[str, Any]:
+    contenders = [duckflow_contender(), pydantic_ai_contender(), await openai_agents_contender()]
+    live = [c for c in contenders if c.missing is None]
+    await measure_turns(live, args.turns, args.rounds, warmup=10)
+    if args.concurrency:
+        await measure_concurrency(live, args.concurrency)
+    retained = await retained_after_anonymous_runs(args.anonymous_runs)
+    ours, peers = contenders[0], [c for c in contenders[1:] if c.missing is None]
+    bars = [
+        _ratio_bar("run: median turn / fastest peer's", _median(ours, "run"),
+                   [m for c in peers if (m := _median(c, "run")) is not None]),
+        _ratio_bar("stream: median turn / fastest peer's", _median(ours, "stream"),
+                   [m for c in peers if (m := _median(c, "stream")) is not None]),
+        {"bar": f"retained after {args.anonymous_runs} anonymous runs", "value": retained["retained_bytes"],
+         "limit": RETAINED_BAR_BYTES, "result": "PASS" if retained["retained_bytes"] <= RETAINED_BAR_BYTES else "FAIL"},
+    ]
+    return {
+        "bench": "engine", "machine": machine(),
+        "turn": "fake model -> one tool call (sync add) -> tool -> final answer",
+        "turns_per_block": args.turns, "rounds": args.rounds,
+        "frameworks": [{"name": c.name, "missing": c.missing,
+                        "run_ms": summary(c.times["run"], 1000) if c.times["run"] else None,
+                        "stream_ms": summary(c.times["stream"], 1000) if c.times["stream"] else None,
+                        "concurrency": c.concurrency} for c in contenders],
+        "retained": retained, "bars": bars,
+    }
 
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="duckflow bench engine", description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.add_argument("--turns", type=int, default=100, help="turns per framework per round")
-    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds")
-    parser.add_argument("--sessions", type=int, default=100, help="live sessions for the memory figure")
-    parser.add_argument("--startup-runs", type=int, default=10, help="subprocess runs (best of)")
+    parser.add_argument("--turns", type=int, default=50, help="turns per framework and mode per round")
+    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds (order shuffled in each)")
+    parser.add_argument("--concurrency", type=lambda s: [int(x) for x in s.split(",") if x], default=[],
+                        help="e.g. 100,500: that many runs at once, per framework")
+    parser.add_argument("--anonymous-runs", type=int, default=ANON_RUNS)
+    parser.add_argument("--require-peers", action="store_true", help="fail when a peer framework is missing")
     args = parser.parse_args(argv)
-
-    contenders = [duckflow_contender(), *pydantic_ai_contenders(), openai_agents_contender()]
-    asyncio.run(measure_turns(contenders, args.turns, args.rounds, warmup=10))
-    asyncio.run(measure_memory(contenders, args.sessions))
-    start = startup(args.startup_runs)
-
-    ours = contenders[0].median_ms
-    others = [c.median_ms for c in contenders[1:] if c.median_ms is not None]
-    fastest = min(others) if others else None
-    bars = [
-        bar("overhead per turn <= 1/3 of the faster other framework", ours,
-            fastest * OVERHEAD_RATIO if fastest is not None else None),
-        bar("python -c 'import duckflow' (net of baseline)", start["import_net_ms"], IMPORT_BAR_MS),
-        bar("duckflow --help (net of baseline)", start["help_net_ms"], HELP_BAR_MS),
-    ]
-    report = {
-        "turn": "scripted model -> one tool call (sync add) -> tool -> final answer",
-        "turns_timed": args.turns * args.rounds,
-        "frameworks": [{"name": c.name, "median_ms_per_turn": c.median_ms,
-                        "mean_ms_per_turn": statistics.fmean(c.times) * 1000 if c.times else None,
-                        "bytes_per_live_session": c.session_bytes, "missing": c.missing}
-                       for c in contenders],
-        "startup": start,
-        "bars": bars,
-    }
+    report = asyncio.run(_main(args))
+    missing = [f for f in report["frameworks"] if f["missing"]]
     if args.json:
-        print(json.dumps(report, indent=2))
+        print(json.dumps(report))
     else:
-        _print_human(report, contenders)
-    return 1 if any(b["result"] == "FAIL" for b in bars) else 0
+        _print_human(report)
+    if missing and args.require_peers:
+        import sys
+
+        print("duckflow bench engine: peers missing (" + ", ".join(f["name"] for f in missing)
+              + f"); {INSTALL_HINT}", file=sys.stderr)
+        return 1
+    return 1 if any(b["result"] == "FAIL" for b in report["bars"]) else 0
 
 
-def _print_human(report: dict[str, Any], contenders: list[Contender]) -> None:
-    print(f"duckflow bench engine: {report['turn']}; {report['turns_timed']} timed turns each")
-    print(f"  {'framework':34} {'median/turn':>12} {'mean/turn':>11} {'memory/live session':>20}")
-    for f in report["frameworks"]:
+def _print_human(r: dict[str, Any]) -> None:
+    print(f"duckflow bench engine: {r['turn']}; {r['rounds']} rounds × {r['turns_per_block']} turns; "
+          f"load {r['machine']['load_avg']}")
+    for f in r["frameworks"]:
         if f["missing"]:
-            print(f"  {f['name']:34} not measured ({f['missing']})")
+            print(f"  {f['name']:14} not measured ({f['missing']})")
             continue
-        mem = f"{f['bytes_per_live_session'] / 1024:.1f} KiB" if f["bytes_per_live_session"] else "-"
-        print(f"  {f['name']:34} {f['median_ms_per_turn']:9.3f} ms {f['mean_ms_per_turn']:8.3f} ms {mem:>20}")
-    s = report["startup"]
-    print(f"  startup (best of N): python -c pass {s['baseline_ms']:.1f} ms; import duckflow "
-          f"{s['import_ms']:.1f} ms (net {s['import_net_ms']:.1f}); duckflow --help "
-          f"{s['help_ms']:.1f} ms (net {s['help_net_ms']:.1f})")
-    print("bars:")
-    for b in report["bars"]:
-        value = "-" if b["value"] is None else f"{b['value']:.2f} {b['unit']}"
-        limit = "-" if b["limit"] is None else f"{b['limit']:.2f} {b['unit']}"
-        print(f"  {b['bar']}: {value} (limit {limit}) {b['result']}")
+        for mode in ("run", "stream"):
+            s = f[f"{mode}_ms"]
+            print(f"  {f['name']:14} {mode:6} median {s['median']:.4f} ms  mean {s['mean']:.4f}  p90 {s['p90']:.4f}")
+        for n, c in f["concurrency"].items():
+            print(f"  {f['name']:14} {n} at once: {c['per_run_ms']:.4f} ms per run, {c['failures']} failures")
+    ret = r["retained"]
+    print(f"  retained after {ret['runs']} anonymous runs: {ret['retained_bytes'] / 1024:.1f} KiB "
+          f"({ret['per_run_bytes']} B per run)")
+    for b in r["bars"]:
+        print(f"  {b['bar']}: {b.get('value', '-')} (limit {b['limit']}) {b['result']}")
