@@ -48,7 +48,15 @@ test: lint typecheck unit
 test-local: $(VENV)/.dev $(VENV)/.local
 	$(BIN)/pytest -m local_model
 
-bench: $(VENV)/.runtime
+$(VENV)/.bench: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e '.[bench]'
+	touch $@
+
+# every bar is a ratio against a baseline measured in the same run (see docs/benchmarks.md)
+bench: $(VENV)/.runtime $(VENV)/.bench
+	$(BIN)/duckflow bench engine --require-peers --concurrency 100,500
+	$(BIN)/duckflow bench startup
+	$(BIN)/duckflow bench security
 	$(BIN)/duckflow bench protocols
 
 clean:
