@@ -79,6 +79,32 @@ async def test_output_guardrail_ends_the_step_with_an_error() -> None:
     assert not any(c.type == "done" for c in result.chunks)
 
 
+@pytest.mark.parametrize("codec", [None, "symops"])
+async def test_output_guardrails_hold_the_text_back_until_they_pass(codec: str | None) -> None:
+    """Nothing of a refused answer reaches a channel; an accepted one is shown once, after the check."""
+    guard = Guardrail(regex_blocks=[r"10\.0\.\d+"], applies_to="output")
+    text = "~ the host is 10.0.0.5\n" if codec else "the host is 10.0.0.5"
+    model = ScriptedModel([reply(text, chunks=[text[:6], text[6:]])], supports_tools=codec is None)
+    agent = Agent("a", "x", model=model, output_guardrails=[guard], codec=codec)
+    refused = [c async for c in agent.stream("where?")]
+    assert not any(c.type == "delta" for c in refused)  # not even the harmless first piece
+    assert refused[-1].type == "error"
+    good = "~ all fine here\n" if codec else "all fine here"
+    agent.model = ScriptedModel([reply(good, chunks=[good[:4], good[4:]])], supports_tools=codec is None)
+    shown = [c async for c in agent.stream("and now?")]
+    deltas = [c.data.text for c in shown if c.type == "delta"]  # type: ignore[union-attr]
+    assert [d.strip() for d in deltas] == ["all fine here"]
+    done = next(i for i, c in enumerate(shown) if c.type == "done")
+    assert max(i for i, c in enumerate(shown) if c.type == "delta") < done
+
+
+async def test_input_only_guardrails_do_not_hold_text_back() -> None:
+    guard = Guardrail(regex_blocks=[r"secret"], applies_to="input")
+    model = ScriptedModel([reply("one two", chunks=["one ", "two"])])
+    chunks = [c async for c in Agent("a", "x", model=model, guardrails=[guard]).stream("hi")]
+    assert [c.data.text for c in chunks if c.type == "delta"] == ["one ", "two"]  # type: ignore[union-attr]
+
+
 async def test_token_guard_warns_once_then_blocks_before_the_next_call() -> None:
     guard = TokenGuard(warn_at=50, block_at=100, counter=MemoryCounter())
 

@@ -41,14 +41,14 @@ from duckflow.core.errors import (
     MaxTurnsExceeded,
     ModelCallError,
 )
-from duckflow.core.guardrails import Guardrail
+from duckflow.core.guardrails import Guardrail, checks_output
 from duckflow.core.handoffs import handoff
 from duckflow.core.model_call import ModelReply, call_model
 from duckflow.core.recall import load_history, recall, remember, save_history
 from duckflow.core.results import AgentOutcome, RunResult
 from duckflow.core.run import RunAborted, RunContext, TraceSink, null_trace
 from duckflow.core.session import Session
-from duckflow.core.text_stream import FreeTextStreamer, action_notice
+from duckflow.core.text_stream import FreeTextStreamer, HeldText, action_notice
 from duckflow.core.token_guard import TokenGuard
 from duckflow.core.tool_runner import run_tool_calls
 from duckflow.core.tools import Tool, as_tool
@@ -249,10 +249,21 @@ class Agent:
         first_new = len(messages) - (1 if isinstance(input, str) else len(input))
         usage = Usage()
         final = ""
+        # with output guardrails nothing is shown before they pass: the text is held back
+        hold = any(checks_output(g) for g in self.guardrails) or bool(self.output_guardrails)
+        held: list[str] = []
+
+        def say(text: str) -> None:
+            if hold:
+                held.append(text)
+            else:
+                run.emit(delta(self._name, text))
+
         for turn in range(1, self.max_turns + 1):
-            streamer = None if codec.native else FreeTextStreamer(
-                codec, specs, lambda text: run.emit(delta(self._name, text)),
-                on_action=lambda item: run.emit(action_notice(self._name, item)))
+            streamer: Any = HeldText(held) if codec.native and hold else None
+            if not codec.native:
+                streamer = FreeTextStreamer(codec, specs, say,
+                                            on_action=lambda item: run.emit(action_notice(self._name, item)))
             try:
                 reply = await self._call(run, model, messages, specs if codec.native else [], streamer, turn)
             except DuckflowError as err:  # reported by _call: a ModelCallError or a UserError
@@ -279,7 +290,7 @@ class Agent:
                 calls, visible = decoded.calls, decoded.text
                 rest = streamer.rest(visible) if streamer is not None else visible
                 if rest.strip():
-                    run.emit(delta(self._name, rest))
+                    say(rest)
             if not calls:
                 final = visible
                 break
@@ -308,6 +319,8 @@ class Agent:
                 refused = GuardrailTripped(verdict.message, hint="the answer was withheld; ask differently")
                 run.fail(refused)
                 return AgentOutcome(usage=usage, error=refused, turns=turn)
+        if held:  # the guardrails passed: what was held back is shown now
+            run.emit(delta(self._name, "".join(held)))
         run.emit(DoneChunk(agent=self._name, data=DoneData(
             text=final, prompt_tokens=usage.prompt_tokens,
             completion_tokens=usage.completion_tokens, turns=turn)))
@@ -318,7 +331,7 @@ class Agent:
         return AgentOutcome(final, usage, None, turn)
 
     async def _call(self, run: RunContext, model: Model, messages: list[Message], specs: list[ToolSpec],
-                    streamer: FreeTextStreamer | None, turn: int) -> ModelReply:
+                    streamer: FreeTextStreamer | HeldText | None, turn: int) -> ModelReply:
         """One model call with its usage counted; a failure is reported and raised."""
         await run.before_call(f"model call {turn}")
         try:

@@ -129,3 +129,11 @@ class Guardrail:
             fname = getattr(func, "__name__", "a check")
             return GuardrailResult.block(f"The {stage} was refused by {fname} ({self.name}).", self.name)
         return _OK
+
+
+def checks_output(guard: Any) -> bool:
+    """Whether `guard` can refuse an output (then an agent holds its text back until it passes)."""
+    if not isinstance(guard, Guardrail):
+        return True  # a guardrail of another kind: assume it checks the output
+    return guard.output_schema is not None or (
+        guard.applies_to in ("output", "both") and bool(guard.regex_blocks or guard.custom_funcs))

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from duckflow.core.chunks import delta
 from duckflow.core.run import RunContext, count_text_tokens
-from duckflow.core.text_stream import FreeTextStreamer
+from duckflow.core.text_stream import FreeTextStreamer, HeldText
 from duckflow.llm.types import Message, Model, ModelSettings, ToolCall, ToolSpec, Usage
 
 
@@ -19,7 +19,7 @@ class ModelReply:
 
 
 async def call_model(run: RunContext, model: Model, messages: list[Message], specs: list[ToolSpec],
-                     settings: ModelSettings | None, *, streamer: FreeTextStreamer | None,
+                     settings: ModelSettings | None, *, streamer: FreeTextStreamer | HeldText | None,
                      turn: int) -> ModelReply:
     """Stream one call. Text goes out as `delta` chunks as it arrives (through `streamer` for
     text codecs); usage is the provider's, or counted with `count_tokens` when it gives none."""

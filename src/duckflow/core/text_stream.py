@@ -133,3 +133,10 @@ def action_notice(agent: str, item: Any) -> NoticeChunk:
         code="action_read", message=f"{verb} {target}".strip(),
         details={"verb": str(verb), "target": str(target),
                  "executable": bool(getattr(item, "executable", False))}))
+
+
+class HeldText:
+    """A native reply's text kept back (output guardrails must pass before anything shows)."""
+
+    def __init__(self, into: list[str]) -> None:
+        self.feed = into.append
