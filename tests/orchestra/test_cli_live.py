@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -95,3 +96,42 @@ async def test_ollama_readiness_checks_once_per_window_and_restarts_an_unloaded_
         now[0] += 2.0
         assert await ready.ensure(model) == "restarted" and flag.exists() and model.restarts == 1
     assert await OllamaReadiness().ensure(object()) == "skipped"
+
+
+def test_the_chat_role_model_makes_the_companions_decision(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    with FakeOllama(model="chat-v1:latest") as server:
+        cfg = tmp_path / "config.toml"
+        cfg.write_text('[routing.llm]\nchat_alias = "Mio"\nchat_provider = "ollama"\n'
+                       'chat_model = "ollama/chat-v1:latest"\n', encoding="utf-8")
+        monkeypatch.setenv("DUCKFLOW_CONFIG", str(cfg))
+        monkeypatch.setenv("OLLAMA_HOST", server.url)
+        cli(["run", "hello there", "-w", str(tmp_path), "--max-turns", "1", "--json"])
+        capsys.readouterr()
+        assert server.chat_bodies and server.chat_bodies[0]["model"] == "chat-v1:latest"
+
+
+async def test_a_cloud_coder_gets_secrets_masked(make_orch: Any) -> None:
+    from duckflow.llm.ollama import OllamaModel
+
+    with FakeOllama() as server:
+        server.replies = ['{"job_id": "j", "plan": "p", "patch": "not a diff", "risk": "low"}']
+        cloud = OllamaModel("worker-v1:latest", base_url=server.url, is_local=False)
+        orch = make_orch({"coder1": cloud})
+        (orch.workspace / "settings.py").write_text('API_KEY = "sk-live-1234567890abcdefghijklmnop"\n')
+        await orch.handle("/code1 rotate the key in settings.py")
+        sent = json.dumps(server.chat_bodies)
+        assert "settings.py" in sent and "sk-live-1234567890abcdefghijklmnop" not in sent
+
+
+def test_events_command_filters_and_refuses_unknown_types(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from duckflow.orchestra.events import EventLog, default_events_path
+
+    log = EventLog(default_events_path())
+    log.emit("router.decision", "a", initial_route="PLAN", token="ghp_abcdefghijklmnopqrstuvwxyz0123456789")
+    log.emit("loop.stop", "b", stop_reason="max_loops")
+    assert cli(["events", "--session", "a", "--json"]) == 0
+    rows = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert [r["type"] for r in rows] == ["router.decision"] and "ghp_abcdefghij" not in json.dumps(rows)
+    assert cli(["events", "--type", "nonsense"]) == 1
+    assert "unknown event type" in capsys.readouterr().err

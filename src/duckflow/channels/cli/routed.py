@@ -26,6 +26,21 @@ class OrchestraOutcome:
     turns: int = 0
 
 
+def chat_model_name(workspace: Any) -> str | None:
+    """The Chat role's model when `routing.llm.chat_model` is set: the companion's Main decision is
+    made by the Chat role (seed 003); None leaves the companion's own choice (models.chat/default)."""
+    from pathlib import Path
+
+    from duckflow.config import load_config
+    from duckflow.orchestra.settings import role_model_name
+
+    root = Path(workspace)
+    cfg = load_config(root if root.is_dir() else None)
+    if not cfg.routing.llm.chat_model:
+        return None
+    return role_model_name("chat", cfg.routing, cfg.models)
+
+
 class RoutedInput:
     def __init__(self, opened: Any, console: Any, *, config: Any = None, quiet: bool = False) -> None:
         from duckflow.config import load_config
@@ -37,6 +52,8 @@ class RoutedInput:
         self.quiet = quiet
         self.orch = Orchestrator(cfg, workspace=state.workspace, session_id=state.session_id, channel="cli",
                                  gate=opened.session.runner.gate, companion=True)
+        for note in cfg.routing.llm.deprecations:
+            self._print(f"note: {note}", "dim yellow")
         self.pending_job: str | None = None
         self.last: Any = None
         self.applied: str | None = None

@@ -56,7 +56,9 @@ def run(args: argparse.Namespace) -> int:
     if not args.task and not (args.resume or args.session):
         raise DuckflowError("no task given", hint='duckflow run "what to do" [--workspace DIR]')
     workspace = Path(args.workspace)
-    opened = open_session(workspace, model_name=args.model, session_id=args.session,
+    from duckflow.channels.cli.routed import chat_model_name
+
+    opened = open_session(workspace, model_name=args.model or chat_model_name(workspace), session_id=args.session,
                           resume=args.resume)
     renderer = Renderer(debug=args.debug, quiet=args.json, spinner=True)
     session = opened.session
