@@ -171,12 +171,30 @@ class ActionRunner:
         by = job.decision.by if job is not None and job.decision is not None else "gate"
         return by.removeprefix("auto:")
 
-    async def run_approved(self, job_id: str, call: ToolCall) -> CallOutcome:
+    async def run_approved(self, job_id: str, call: ToolCall, *, rationale: str = "") -> CallOutcome:
         """Run the call of a job answered yes. A person's grant lets the tool do what needs a
         person; an auto-approval never does (the gate never auto-approves such a job, and the
-        tool is told `approved=False` as a second line). Anything else is refused."""
+        tool is told `approved=False` as a second line). Anything else is refused.
+
+        What was approved is what runs (gate/binding.py): a job asked in another workspace is
+        refused; when a path changed since the job was asked, the call is not run and the
+        gate is asked again (a new job, shown against the content as it is now).
+        """
+        from duckflow.gate.binding import stale
+        from duckflow.workspace.guard import WorkspaceGuard
+
         job = self.gate.get(job_id)
         by = job.decision.by if job.decision is not None else "?"
+        found = stale(self.root, WorkspaceGuard(self.root), job.request.operation.extra)
+        if found is not None and job.status in ("granted", "auto_approved"):
+            kind, why = found
+            if kind == "workspace":
+                return CallOutcome(call, "refused", f"job {job_id[:8]} not run: {why}", job_id)
+            again = await self.process(call, intent=f"{call.name} (asked again: the file changed)",
+                                       rationale=rationale or job.request.rationale)
+            again.content = f"job {job_id[:8]} not run: {why}. " + (
+                "Asking again with the current content." if again.status == "pending" else again.content)
+            return again
         if job.status == "granted":
             return await self.run(call, approved=True, approval=f"person:{by}")
         if job.status == "auto_approved":

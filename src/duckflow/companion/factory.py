@@ -88,6 +88,11 @@ def open_session(
         raise DuckflowError(f"no saved session '{session_id}'", hint="see `duckflow sessions`")
     if loaded is not None:
         state, extra = loaded
+        home = Path(state.workspace).resolve() if state.workspace else root
+        if home != root:  # a session, its jobs and their approvals belong to one workspace
+            raise DuckflowError(
+                f"session {state.session_id} belongs to workspace {home}, not {root}",
+                hint=f"run it there (-w {home}), or start a new session in {root}")
         owner = StateOwner(state, controller, store)
         owner.restore_history(extra)
         resumed = True

@@ -573,7 +573,11 @@ class CompanionSession:
             self._transition(Step.EXECUTION, f"approved: job {job['job_id']}", "outcome")
             first = await self.runner.run_approved(job["job_id"], call)
             self._emit_outcome(first)
-            if first.status == "ok" and queue:
+            if first.status == "pending":  # the file changed since it was asked: asked again
+                self.chunks.notice("approval_stale", first.content, job_id=first.job_id)
+                outcomes = [first]
+                self._park(first, queue)
+            elif first.status == "ok" and queue:
                 d = MainDecision(rationale="continue the approved plan", goal_consistency="yes",
                                  constraint_check="yes", next_step="continue", step="EXECUTION")
                 outcomes = await self._run_calls(queue, d, prior=[first])

@@ -38,8 +38,10 @@ def guarded_operation(
     Every path is also recorded as the guard resolved it (`targets`, through symlinks), so
     scope and risk judge where a write lands, not only its name. A command is judged by
     `gate.commands.command_hazard` (the shell tool's own analysis plus a parsed look): a
-    destructive one is hard-required.
+    destructive one is hard-required. `extra` binds the job to the workspace root and to the
+    content every path has now (gate/binding.py): what is approved is what runs.
     """
+    from duckflow.gate.binding import bind
     from duckflow.gate.commands import command_hazard
 
     op = operation_for_tool(tool, arguments, task_type=task_type, **fields)
@@ -76,7 +78,8 @@ def guarded_operation(
         kind=op.kind, tool=op.tool, paths=op.paths, size=op.size, command=op.command,
         task_type=op.task_type, diff=op.diff, outside_workspace=outside,
         dangerous_extension=dangerous, sensitive=op.sensitive, cost_estimate=op.cost_estimate,
-        refused="; ".join(refused) if refused else op.refused, extra=op.extra,
+        refused="; ".join(refused) if refused else op.refused,
+        extra={**op.extra, **bind(guard, raw if not refused else [])},
         targets=tuple(t for t in dict.fromkeys(targets) if t not in op.paths),
         destructive=destructive,
     )
