@@ -16,6 +16,6 @@ def _isolated_duckflow_home(tmp_path_factory: pytest.TempPathFactory, monkeypatc
     monkeypatch.setenv("DUCKFLOW_HOME", str(home))
     monkeypatch.setenv("DUCKFLOW_CONFIG", str(home / "no-config.toml"))
     for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "OLLAMA_HOST", "DUCKFLOW_MODEL",
-                "TRACE_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT"):
+                "TRACE_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT", "DUCKFLOW_DEBUG"):
         monkeypatch.delenv(var, raising=False)
     yield home
