@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -199,12 +200,28 @@ async def test_closing_the_stream_early_cancels_the_run() -> None:
     await asyncio.wait_for(cancelled.wait(), 5)
 
 
-def test_a_model_name_resolves_to_the_configured_fallback_chain() -> None:
+def test_a_model_name_uses_the_registry_defaults_not_the_users_config(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from duckflow.llm.retry import FallbackModel
 
+    cfg = tmp_path / "config.toml"
+    cfg.write_text('[models]\nfallbacks = ["openai:gpt-4o-mini"]\n')
+    monkeypatch.setenv("DUCKFLOW_CONFIG", str(cfg))  # a user's config must change nothing here
     agent = Agent("a", "x", model="ollama:qwen2.5")
     model = agent._resolve_model()
-    assert isinstance(model, FallbackModel) and agent.model is model
+    assert isinstance(model, FallbackModel) and [m.name for m in model.models] == ["ollama:qwen2.5"]
+    assert agent.model == "ollama:qwen2.5" and agent._resolve_model() is model  # resolved once
+
+
+async def test_an_injected_resolver_turns_names_into_models() -> None:
+    asked: list[str] = []
+
+    def resolve(name: str, *, on_event: object = None) -> ScriptedModel:
+        asked.append(name)
+        return ScriptedModel([reply(f"I am {name}")])
+
+    agent = Agent("a", "x", model="house:model-1", model_resolver=resolve)
+    assert (await agent.run("who?")).text == "I am house:model-1" and asked == ["house:model-1"]
 
 
 async def test_input_may_be_a_list_of_messages() -> None:
@@ -224,6 +241,6 @@ async def test_a_session_id_continues_seq_and_history_across_runs() -> None:
     two = await agent.run("two", session="by-id")
     assert_seq_contiguous(one.chunks + two.chunks)
     assert [m.content for m in model.requests[1].messages] == ["x", "one", "first", "two"]
-    assert Session.forget("by-id") and not Session.forget("by-id")
+    assert "by-id" in agent.sessions and agent.sessions.forget("by-id") and not agent.sessions.forget("by-id")
     three = await agent.run("three", session="by-id")
     assert three.chunks[0].seq == 1 and len(model.requests[2].messages) == 2

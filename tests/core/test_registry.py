@@ -1,4 +1,4 @@
-"""ToolRegistry (LRU of loaded tools, stubs, provider definitions) and entry-point plugins."""
+"""ToolRegistry (LRU of loaded tools, stubs, specs for the wire renderers) and entry-point plugins."""
 
 from __future__ import annotations
 
@@ -14,6 +14,8 @@ from duckflow.core.errors import ToolNotFoundError
 from duckflow.core.plugins import PluginError, load_agent, load_tool_plugins, tool_entry_points
 from duckflow.core.registry import ToolRegistry
 from duckflow.core.tools import Tool, tool
+from duckflow.errors import UserError
+from duckflow.llm.wire import anthropic_tools, openai_tools
 
 
 @tool
@@ -32,12 +34,15 @@ def test_stubs_and_provider_definitions() -> None:
     assert stub.splitlines()[0] == "# Say hello."
     name, _, schema = stub.splitlines()[1].partition(": ")
     assert name == '"greet"' and json.loads(schema)["properties"]["name"]["type"] == "string"
-    assert reg.openai_tools() == [{"type": "function", "function": {
+    assert openai_tools(reg.specs()) == [{"type": "function", "function": {
         "name": "greet", "description": "Say hello.", "parameters": greet.json_schema}}]
-    assert reg.anthropic_tools()[0]["input_schema"]["required"] == ["name"]
+    assert anthropic_tools(reg.specs())[0]["input_schema"]["required"] == ["name"]
     assert reg.specs()[0] == greet.spec
+    assert reg.get("missing") is None and "missing" not in reg and list(reg) == ["greet"]
     with pytest.raises(ToolNotFoundError, match="greet"):
-        reg.get("missing")
+        reg.load("missing")
+    with pytest.raises(UserError, match="already registered"):
+        reg.register(greet)
 
 
 def test_lru_cache_keeps_the_most_recent_tools() -> None:

@@ -42,7 +42,7 @@ GOOD = {
 async def test_a_malformed_reply_is_fixed_in_one_reask(codec: str) -> None:
     written.clear()
     model = ScriptedModel([reply(BROKEN[codec]), reply(GOOD[codec]), reply("Done.")], supports_tools=False)
-    session = Session.of("s1")
+    session = Session(id="s1")
     result = await Agent("coder", "Write code.", model=model, tools=[write_file], codec=codec).run(
         "make a.py", session=session)
     assert result.error is None and result.text == "Done."

@@ -44,10 +44,12 @@ from duckflow.core.errors import (
 from duckflow.core.guardrails import Guardrail, checks_output
 from duckflow.core.handoffs import handoff
 from duckflow.core.model_call import ModelReply, call_model
-from duckflow.core.recall import load_history, recall, remember, save_history
+from duckflow.core.recall import History, Recall, load_history, recall, remember, save_history
+from duckflow.core.registry import ToolRegistry
+from duckflow.core.resolve import ModelResolver, registry_resolver
 from duckflow.core.results import AgentOutcome, RunResult
 from duckflow.core.run import RunAborted, RunContext, TraceSink, null_trace
-from duckflow.core.session import Session
+from duckflow.core.session import MemorySessions, Session, SessionStore
 from duckflow.core.text_stream import FreeTextStreamer, HeldText, action_notice
 from duckflow.core.token_guard import TokenGuard
 from duckflow.core.tool_runner import run_tool_calls
@@ -82,8 +84,10 @@ class Agent:
         output_guardrails: Sequence[Guardrail] = (),
         token_guard: TokenGuard | None = None,
         trace: TraceSink | None = None,
-        memory: Any = None,
-        memory_store: Any = None,
+        memory: History | None = None,
+        memory_store: Recall | None = None,
+        sessions: SessionStore | None = None,
+        model_resolver: ModelResolver | None = None,
         recall_limit: int = 3,
         description: str = "",
         settings: ModelSettings | None = None,
@@ -102,20 +106,23 @@ class Agent:
         self.trace: TraceSink = trace if trace is not None else null_trace()
         self.memory = memory  # short-term: a ShortTermMemory, or None (the Session's history)
         self.memory_store = memory_store  # long-term: a MemoryStore for recall, or None
+        self.sessions: SessionStore = sessions if sessions is not None else MemorySessions()
+        self.model_resolver = model_resolver
+        self._resolved: tuple[str, Model] | None = None
         self.recall_limit = recall_limit
         self.description = description
         self.settings = settings
         self.max_turns = max_turns
         self.max_parallel_tools = max_parallel_tools
         self.max_handoff_depth = max_handoff_depth
-        built: dict[str, Tool] = {}
-        for item in [*tools, *handoffs]:
+        items = [*tools, *handoffs]
+        self._tools = ToolRegistry(cache_size=max(256, len(items)))
+        for item in items:
             t = handoff(item) if isinstance(item, Agent) else as_tool(item)
-            if t.name in built:
+            if t.name in self._tools:
                 raise UserError(f"agent '{name}' has two tools named '{t.name}'",
-                                  hint="give one of them another name (Tool.from_function(fn, name=...))")
-            built[t.name] = t
-        self._tools = built
+                                hint="give one of them another name (Tool.from_function(fn, name=...))")
+            self._tools.register(t)
 
     @property
     def name(self) -> str:
@@ -170,7 +177,7 @@ class Agent:
         """Run one step and yield its chunks; `seq` continues the session's numbering.
 
         A failure ends the stream with an `error` chunk (nothing is raised)."""
-        top = _TopRun(self, input, Session.of(session))
+        top = _TopRun(self, input, session)
         async with contextlib.aclosing(top.chunks()) as chunks:
             async for chunk in chunks:
                 yield chunk
@@ -183,7 +190,7 @@ class Agent:
         calling code, a `CoreError` or `ConfigError` otherwise); with `raise_errors=False` it
         is returned in `RunResult.error` instead.
         """
-        top = _TopRun(self, input, Session.of(session))
+        top = _TopRun(self, input, session)
         chunks = [c async for c in top.chunks()]
         usage = Usage()
         for c in chunks:
@@ -382,25 +389,34 @@ class Agent:
         if self.model is None:
             raise UserError(f"agent '{self._name}' has no model",
                               hint="pass model=... (a Model, e.g. ScriptedModel, or a name like 'ollama:qwen2.5')")
-        if isinstance(self.model, str):
-            from duckflow.config import load_config
-            from duckflow.llm.registry import get_model_chain
+        if not isinstance(self.model, str):
+            return self.model
+        if self._resolved is None or self._resolved[0] != self.model:
 
             def on_event(event: str, fields: dict[str, Any]) -> None:
                 self.trace.emit(event, agent=self._name, **fields)
 
-            # a name gets the configured retries, fallbacks and circuit breaker; retries traced
-            self.model = get_model_chain(self.model, load_config().models, on_event=on_event)
-        return self.model
+            # a name gets the resolver's retries, fallbacks and circuit breaker; retries traced
+            resolve = self.model_resolver or registry_resolver()
+            self._resolved = (self.model, resolve(self.model, on_event=on_event))
+        return self._resolved[1]
 
 
 class _TopRun:
     """One top-level run: `chunks()` streams its chunks; `outcome` holds how it ended."""
 
-    def __init__(self, agent: Agent, input: AgentInput, session: Session) -> None:
+    def __init__(self, agent: Agent, input: AgentInput, session: Session | str | None) -> None:
         self.agent = agent
         self.input = input
-        self.session = session
+        # a Session object is the caller's; an id is loaded from (and saved to) the agent's
+        # store; no session is a fresh one that nobody keeps after the run
+        self.named = isinstance(session, str) and bool(session)
+        if isinstance(session, Session):
+            self.session = session
+        elif isinstance(session, str) and session:
+            self.session = agent.sessions.load(session)
+        else:
+            self.session = Session()
         self.outcome = AgentOutcome()
 
     async def chunks(self) -> AsyncGenerator[AnyChunk, None]:
@@ -429,6 +445,8 @@ class _TopRun:
                 yield self.session.seq.stamp(chunk)
             await task
         finally:
+            if self.named:
+                agent.sessions.save(self.session)
             if not task.done():
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from duckflow.core.chunks import delta
 from duckflow.core.run import RunContext, count_text_tokens
 from duckflow.core.text_stream import FreeTextStreamer, HeldText
-from duckflow.llm.types import Message, Model, ModelSettings, ToolCall, ToolSpec, Usage
+from duckflow.llm.types import Collector, Message, Model, ModelSettings, ToolCall, ToolSpec, Usage
 
 
 @dataclass
@@ -25,29 +25,16 @@ async def call_model(run: RunContext, model: Model, messages: list[Message], spe
     text codecs); usage is the provider's, or counted with `count_tokens` when it gives none."""
     agent = run.agent.name
     started = time.perf_counter()
-    parts: list[str] = []
-    packed: list[str] = []
-    calls: list[ToolCall] = []
-    usage: Usage | None = None
-    finish = "stop"
+    got = Collector()
     async for event in model.stream(messages, tools=specs, settings=settings):
-        kind = event.kind
-        if kind == "text":
-            parts.append(event.text)  # type: ignore[union-attr]
-            if len(parts) > 4096:  # many small pieces: one string per 4096 (memory near the text)
-                packed.append("".join(parts))
-                parts.clear()
-            if streamer is not None:
-                streamer.feed(event.text)  # type: ignore[union-attr]
-            elif event.text:  # type: ignore[union-attr]
-                run.emit(delta(agent, event.text))  # type: ignore[union-attr]
-        elif kind == "tool_call":
-            calls.append(event.call)  # type: ignore[union-attr]
-        elif kind == "usage":
-            usage = event.usage if usage is None else usage + event.usage  # type: ignore[union-attr]
-        elif kind == "finish":
-            finish = event.reason  # type: ignore[union-attr]
-    text = "".join(packed) + "".join(parts) if packed else "".join(parts)
+        piece = got.add(event)
+        if not piece:
+            continue
+        if streamer is not None:
+            streamer.feed(piece)
+        else:
+            run.emit(delta(agent, piece))
+    text, calls, usage, finish = got.text, got.calls, got.usage, got.reason
     if usage is None:  # the provider did not say: count it ourselves
         prompt = count_text_tokens("\n".join(m.content for m in messages), model.name)
         usage = Usage(prompt, count_text_tokens(text, model.name) + 8 * len(calls))

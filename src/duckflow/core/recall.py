@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from duckflow.core.session import Session
 from duckflow.llm.types import Message
@@ -20,7 +20,28 @@ from duckflow.llm.types import Message
 RECALL_HEADER = "Notes from earlier conversations (use them if they help):"
 
 
-def load_history(memory: Any, session: Session) -> list[Message]:
+class History(Protocol):
+    """Short-term memory as the agent uses it (`core.memory.ShortTermMemory` is one)."""
+
+    def add(self, session: str, item: Any) -> None: ...
+
+    def get(self, session: str, last: int | None = None) -> list[Any]: ...
+
+
+class RecalledItem(Protocol):
+    @property
+    def text(self) -> str: ...
+
+
+class Recall(Protocol):
+    """Long-term memory as the agent uses it (every `core.memory.MemoryStore` is one)."""
+
+    def add(self, session: str, text: str, metadata: dict[str, Any] | None = None) -> int: ...
+
+    def search(self, query: str, *, session: str | None = None, limit: int = 5) -> Sequence[RecalledItem]: ...
+
+
+def load_history(memory: History | None, session: Session) -> list[Message]:
     """The session's earlier messages, from `memory` (a ShortTermMemory) or the Session."""
     if memory is None:
         return list(session.history)
@@ -31,7 +52,7 @@ def load_history(memory: Any, session: Session) -> list[Message]:
     return []
 
 
-def save_history(memory: Any, session: Session, messages: Sequence[Message]) -> None:
+def save_history(memory: History | None, session: Session, messages: Sequence[Message]) -> None:
     if memory is None:
         session.history.extend(messages)
         return
@@ -39,14 +60,14 @@ def save_history(memory: Any, session: Session, messages: Sequence[Message]) -> 
         memory.add(session.id, message)
 
 
-async def recall(store: Any, query: str, session_id: str, limit: int) -> str:
+async def recall(store: Recall, query: str, session_id: str, limit: int) -> str:
     """The store's best matches for `query` as a note for the system prompt ('' if none)."""
     if not query.strip() or limit <= 0:
         return ""
     items = await asyncio.to_thread(store.search, query, session=session_id, limit=limit)
-    lines = [f"- {item.text}" for item in items if getattr(item, "text", "")]
+    lines = [f"- {item.text}" for item in items if item.text]
     return RECALL_HEADER + "\n" + "\n".join(lines) if lines else ""
 
 
-async def remember(store: Any, session_id: str, question: str, answer: str, agent: str) -> None:
+async def remember(store: Recall, session_id: str, question: str, answer: str, agent: str) -> None:
     await asyncio.to_thread(store.add, session_id, f"Q: {question}\nA: {answer}", {"agent": agent})

@@ -1,22 +1,25 @@
-"""ToolRegistry: the tools an application knows, with an LRU cache of loaded tools and schemas.
+"""ToolRegistry: the tools an agent or application knows, with an LRU cache of loaded tools.
 
-Tools are registered directly or found through plugins (entry points, imported on first use).
-`get(name)` loads a tool and caches it as `LoadedTool(tool, schema_json)` (LRU, 256 entries
-by default, seed 004 §3-2). The registry renders what prompts and providers need: tool
-stubs for text prompts, and OpenAI / Anthropic tool definitions.
+Tools are registered directly or found through plugins (entry points, imported on first use,
+so an application can list hundreds of tools without importing them). `load(name)` loads a
+tool and caches it as `LoadedTool(tool, schema_json)` (LRU, 256 entries by default; seed 004
+§3-2). Every `Agent` keeps its tools in one, and a registry is a read-only mapping name → Tool.
+It renders nothing for the wire: each provider has the one renderer of its format
+(`llm/wire.py`), fed from `specs()`.
 """
 
 from __future__ import annotations
 
 import json
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from importlib.metadata import EntryPoint
 from typing import Any, NamedTuple
 
 from duckflow.core.errors import ToolNotFoundError
 from duckflow.core.plugins import tool_entry_points, tools_from_entry_point
 from duckflow.core.tools import Tool, as_tool
+from duckflow.errors import UserError
 from duckflow.llm.types import ToolSpec
 
 
@@ -25,8 +28,11 @@ class LoadedTool(NamedTuple):
     schema_json: str
 
 
-class ToolRegistry:
-    """Name → tool source (a Tool, or a plugin entry point), with loaded tools in an LRU cache."""
+class ToolRegistry(Mapping[str, Tool]):
+    """Name → tool source (a Tool, or a plugin entry point), with loaded tools in an LRU cache.
+
+    As a mapping, `registry[name]` / `registry.get(name)` load the tool (None when unknown).
+    """
 
     def __init__(self, tools: Iterable[Tool | Callable[..., Any]] = (), *, cache_size: int = 256,
                  plugins: bool = False) -> None:
@@ -42,7 +48,9 @@ class ToolRegistry:
     def register(self, item: Tool | Callable[..., Any], *, replace: bool = False) -> Tool:
         t = as_tool(item)
         if t.name in self._sources and not replace:
-            raise ValueError(f"a tool named '{t.name}' is already registered (pass replace=True)")
+            raise UserError(f"a tool named '{t.name}' is already registered",
+                            hint="give one of them another name (Tool.from_function(fn, name=...)), "
+                                 "or pass replace=True")
         self._sources[t.name] = t
         self._cache.pop(t.name, None)
         return t
@@ -64,6 +72,14 @@ class ToolRegistry:
 
     def __len__(self) -> int:
         return len(self._sources)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._sources))
+
+    def __getitem__(self, name: str) -> Tool:
+        if name not in self._sources:
+            raise KeyError(name)
+        return self.load(name).tool
 
     def load(self, name: str) -> LoadedTool:
         """The tool and its JSON schema, from the cache or freshly loaded (LRU)."""
@@ -87,11 +103,9 @@ class ToolRegistry:
             self._cache.popitem(last=False)
         return loaded
 
-    def get(self, name: str) -> Tool:
-        return self.load(name).tool
-
     def tools(self, names: Sequence[str] | None = None) -> list[Tool]:
-        return [self.get(n) for n in (names if names is not None else self.names())]
+        """The tools named (all by default); an unknown name raises ToolNotFoundError."""
+        return [self.load(n).tool for n in (names if names is not None else self.names())]
 
     def specs(self, names: Sequence[str] | None = None) -> list[ToolSpec]:
         return [t.spec for t in self.tools(names)]
@@ -108,14 +122,3 @@ class ToolRegistry:
             lines.append(f"# {loaded.tool.description}".rstrip() if loaded.tool.description else "")
             lines.append(f'"{n}": {loaded.schema_json}')
         return "\n".join(line for line in lines if line)
-
-    def openai_tools(self, names: Sequence[str] | None = None) -> list[dict[str, Any]]:
-        """Chat Completions `tools` entries: `{"type": "function", "function": {...}}`."""
-        return [{"type": "function", "function": {
-            "name": t.name, "description": t.description, "parameters": t.json_schema}}
-            for t in self.tools(names)]
-
-    def anthropic_tools(self, names: Sequence[str] | None = None) -> list[dict[str, Any]]:
-        """Messages API `tools` entries: `{"name", "description", "input_schema"}`."""
-        return [{"name": t.name, "description": t.description, "input_schema": t.json_schema}
-                for t in self.tools(names)]

@@ -21,7 +21,6 @@ from duckflow.llm.errors import (
     LLMServerError,
 )
 from duckflow.llm.http import cut_stream, iter_sse, loads_event, not_a_stream, open_stream
-from duckflow.llm.openai_compat import parse_arguments
 from duckflow.llm.provider import HTTPModel
 from duckflow.llm.types import (
     FinishEvent,
@@ -34,6 +33,7 @@ from duckflow.llm.types import (
     Usage,
     UsageEvent,
 )
+from duckflow.llm.wire import anthropic_tools, parse_arguments
 
 ANTHROPIC_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 4096
@@ -86,12 +86,8 @@ class AnthropicModel(HTTPModel):
     provider = "anthropic"
     default_base_url = "https://api.anthropic.com"
 
-    def _headers(self) -> dict[str, str]:
-        headers = {"anthropic-version": ANTHROPIC_VERSION, "Accept": "text/event-stream"}
-        if self.api_key:
-            headers["x-api-key"] = self.api_key
-        headers.update(self.extra_headers)
-        return headers
+    auth_scheme = "x-api-key"
+    fixed_headers = {"anthropic-version": ANTHROPIC_VERSION}
 
     def payload(self, messages: list[Message], tools: list[ToolSpec], settings: ModelSettings) -> dict[str, Any]:
         system, msgs = to_anthropic(messages)
@@ -104,8 +100,7 @@ class AnthropicModel(HTTPModel):
         if system:
             body["system"] = system
         if tools and self.supports_tools:
-            body["tools"] = [{"name": t.name, "description": t.description, "input_schema": t.parameters}
-                             for t in tools]
+            body["tools"] = anthropic_tools(tools)
         if settings.temperature is not None:
             body["temperature"] = settings.temperature
         body.update(settings.extra)

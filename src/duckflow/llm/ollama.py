@@ -24,7 +24,6 @@ from typing import Any
 
 from duckflow.llm.errors import LLMBadRequestError, LLMConnectionError, LLMError, LLMServerError
 from duckflow.llm.http import cut_stream, get_json, loads_event, open_stream
-from duckflow.llm.openai_compat import parse_arguments
 from duckflow.llm.provider import HTTPModel
 from duckflow.llm.types import (
     FinishEvent,
@@ -32,12 +31,12 @@ from duckflow.llm.types import (
     ModelEvent,
     ModelSettings,
     TextDelta,
-    ToolCall,
     ToolCallEvent,
     ToolSpec,
     Usage,
     UsageEvent,
 )
+from duckflow.llm.wire import openai_tools, parse_arguments
 
 OnEvent = Callable[[str, dict[str, Any]], None]
 
@@ -81,6 +80,7 @@ class OllamaModel(HTTPModel):
     """A model served by Ollama (native API). See the module docstring for health and restart."""
 
     provider = "ollama"
+    accept = None  # /api/chat streams NDJSON
     default_base_url = "http://127.0.0.1:11434"
 
     def __init__(
@@ -111,6 +111,7 @@ class OllamaModel(HTTPModel):
         self.on_event = on_event
         self._sleep = sleep
         self._context_ok = False
+        self._shown: tuple[int | None] | None = None  # /api/show's context length, once read
         self._recovering = asyncio.Lock()
         self.restarts = 0
 
@@ -132,15 +133,10 @@ class OllamaModel(HTTPModel):
             h.problems.append(f"model {self.model!r} is not in /api/tags (have: {', '.join(names) or 'none'})")
             return h
         try:
-            show = await get_json(f"{self.base_url}/api/show", provider=self.name, timeout_s=t,
-                                  payload={"model": self.model})
+            h.context_length = await self.context_length()
         except LLMError as exc:
             h.problems.append(f"/api/show failed for {self.model!r} ({exc.message})")
             return h
-        info = (show or {}).get("model_info") or {}
-        for key, value in info.items():
-            if key.endswith(".context_length") and isinstance(value, int):
-                h.context_length = value
         problem = self._context_problem(h.context_length)
         if problem:
             h.problems.append(problem)
@@ -155,12 +151,24 @@ class OllamaModel(HTTPModel):
             return f"context_length {length} of {self.model!r} is below min_context {self.min_context}"
         return None
 
+    async def context_length(self) -> int | None:
+        """The model's context length from /api/show, read once per model object.
+
+        The rule: `model_info["<general.architecture>.context_length"]`, else the first
+        `*.context_length` integer (Ollama API docs, "Show model information").
+        """
+        if self._shown is None:
+            show = await get_json(f"{self.base_url}/api/show", provider=self.name,
+                                  timeout_s=self.health_timeout_s, payload={"model": self.model})
+            info = (show or {}).get("model_info") or {}
+            arch = info.get("general.architecture")
+            lengths = [v for k, v in info.items() if k.endswith(".context_length") and isinstance(v, int)]
+            exact = info.get(f"{arch}.context_length") if isinstance(arch, str) else None
+            self._shown = (exact if isinstance(exact, int) else lengths[0] if lengths else None,)
+        return self._shown[0]
+
     async def _verify_context(self) -> None:
-        show = await get_json(f"{self.base_url}/api/show", provider=self.name,
-                              timeout_s=self.health_timeout_s, payload={"model": self.model})
-        info = (show or {}).get("model_info") or {}
-        lengths = [v for k, v in info.items() if k.endswith(".context_length") and isinstance(v, int)]
-        problem = self._context_problem(lengths[0] if lengths else None)
+        problem = self._context_problem(await self.context_length())
         if problem:
             raise LLMBadRequestError(
                 f"{self.name}: {problem}",
@@ -251,8 +259,7 @@ class OllamaModel(HTTPModel):
             "options": options,
         }
         if tools and self.supports_tools:
-            body["tools"] = [{"type": "function", "function": {"name": t.name, "description": t.description,
-                                                               "parameters": t.parameters}} for t in tools]
+            body["tools"] = openai_tools(tools)  # /api/chat takes the Chat Completions shape
         body.update(settings.extra)
         return body
 
@@ -261,12 +268,9 @@ class OllamaModel(HTTPModel):
     ) -> AsyncIterator[ModelEvent]:
         if self.check_context and not self._context_ok:
             await self._verify_context()
-        headers = dict(self.extra_headers)
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
         url = f"{self.base_url}/api/chat"
         calls = 0
-        async with open_stream(url, self.payload(messages, tools, settings), headers=headers,
+        async with open_stream(url, self.payload(messages, tools, settings), headers=self._headers(),
                                provider=self.name, timeout_s=self._timeout(settings)) as lines:
             async for line in lines:
                 if not line.strip():
@@ -284,10 +288,7 @@ class OllamaModel(HTTPModel):
                     args = fn.get("arguments") or {}
                     calls += 1
                     call_id = call.get("id") or f"call_{calls}"
-                    if isinstance(args, str):
-                        yield ToolCallEvent(parse_arguments(fn.get("name", ""), args, call_id))
-                    else:
-                        yield ToolCallEvent(ToolCall(fn.get("name", ""), dict(args), call_id))
+                    yield ToolCallEvent(parse_arguments(fn.get("name", ""), args, call_id))
                 if obj.get("done"):
                     yield UsageEvent(Usage(int(obj.get("prompt_eval_count") or 0), int(obj.get("eval_count") or 0)))
                     reason = obj.get("done_reason") or "stop"

@@ -23,12 +23,12 @@ from duckflow.llm.types import (
     ModelEvent,
     ModelSettings,
     TextDelta,
-    ToolCall,
     ToolCallEvent,
     ToolSpec,
     Usage,
     UsageEvent,
 )
+from duckflow.llm.wire import openai_tools, parse_arguments
 
 
 def to_openai_messages(messages: list[Message]) -> list[dict[str, Any]]:
@@ -55,25 +55,6 @@ def to_openai_messages(messages: list[Message]) -> list[dict[str, Any]]:
     return out
 
 
-def to_openai_tools(tools: list[ToolSpec]) -> list[dict[str, Any]]:
-    return [
-        {"type": "function",
-         "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}
-        for t in tools
-    ]
-
-
-def parse_arguments(name: str, raw: str, call_id: str) -> ToolCall:
-    """A ToolCall from the model's argument string; unreadable JSON gives a non-executable call."""
-    try:
-        args = json.loads(raw) if raw.strip() else {}
-    except ValueError:
-        return ToolCall(name, {}, call_id, executable=False, confidence=0.0, raw=raw)
-    if not isinstance(args, dict):
-        return ToolCall(name, {}, call_id, executable=False, confidence=0.0, raw=raw)
-    return ToolCall(name, args, call_id, raw=raw)
-
-
 @dataclass
 class _PendingCall:
     id: str = ""
@@ -95,13 +76,6 @@ class OpenAICompatModel(HTTPModel):
             self.provider = provider
         super().__init__(model, **kw)
 
-    def _headers(self) -> dict[str, str]:
-        headers = {"Accept": "text/event-stream"}
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        headers.update(self.extra_headers)
-        return headers
-
     def payload(self, messages: list[Message], tools: list[ToolSpec], settings: ModelSettings) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": self.model,
@@ -110,7 +84,7 @@ class OpenAICompatModel(HTTPModel):
             "stream_options": {"include_usage": True},
         }
         if tools and self.supports_tools:
-            body["tools"] = to_openai_tools(tools)
+            body["tools"] = openai_tools(tools)
         if settings.temperature is not None:
             body["temperature"] = settings.temperature
         if settings.max_tokens is not None:

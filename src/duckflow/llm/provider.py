@@ -1,13 +1,20 @@
-"""Common base of the HTTP providers: naming, local/cloud detection, sanitizing cloud calls."""
+"""Common base of the HTTP providers: naming, local/cloud detection, headers, sanitizing cloud calls.
+
+The contract of a provider: set `provider`, `default_base_url` and (when not bearer/SSE)
+`auth_scheme`, `accept`, `fixed_headers`; implement `payload()` and `_stream()` with the
+renderers and argument parser of `llm/wire.py`; take the timeout from `_timeout(settings)`.
+"""
 
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import ClassVar
 from urllib.parse import urlparse
 
-from duckflow.llm.sanitize import _Sanitizer, mask_messages, restore_stream
+from duckflow.llm.sanitize import TextMasker, mask_messages, restore_stream
 from duckflow.llm.types import Message, ModelEvent, ModelSettings, ToolSpec
+from duckflow.llm.wire import AuthScheme, headers
 
 _UNIX_SCHEMES = frozenset({"unix", "http+unix", "https+unix"})
 
@@ -48,6 +55,9 @@ class HTTPModel:
 
     provider = "http"
     default_base_url = ""
+    auth_scheme: ClassVar[AuthScheme] = "bearer"
+    accept: ClassVar[str | None] = "text/event-stream"
+    fixed_headers: ClassVar[Mapping[str, str]] = {}
 
     def __init__(
         self,
@@ -60,7 +70,7 @@ class HTTPModel:
         timeout_s: float = 120.0,
         headers: dict[str, str] | None = None,
         restore_placeholders: bool = True,
-        sanitizer: _Sanitizer | None = None,
+        sanitizer: TextMasker | None = None,
     ) -> None:
         self.model = model
         self.name = f"{self.provider}:{model}"
@@ -77,9 +87,14 @@ class HTTPModel:
         return f"{type(self).__name__}({self.model!r}, base_url={self.base_url!r}, is_local={self.is_local})"
 
     def _timeout(self, settings: ModelSettings | None) -> float:
-        if settings is not None and settings.timeout_s != ModelSettings().timeout_s:
+        """The call's `timeout_s` when it sets one, else this model's."""
+        if settings is not None and settings.timeout_s is not None:
             return settings.timeout_s
         return self.timeout_s
+
+    def _headers(self) -> dict[str, str]:
+        return headers(self.api_key, scheme=self.auth_scheme, accept=self.accept,
+                       fixed=self.fixed_headers, extra=self.extra_headers)
 
     async def stream(
         self,

@@ -14,16 +14,18 @@ from duckflow.llm.errors import LLMError
 from duckflow.llm.types import Message, ModelEvent, TextDelta, ToolCall, ToolCallEvent
 
 
-class _Masked(Protocol):
+class MaskedText(Protocol):
     text: str
     mapping: dict[str, str]
 
 
-class _Sanitizer(Protocol):
-    def mask(self, text: str, mapping: dict[str, str] | None = None) -> _Masked: ...
+class TextMasker(Protocol):
+    """What a provider needs from `duckflow.security.sanitizer.Sanitizer`: `mask(text, mapping)`."""
+
+    def mask(self, text: str, mapping: dict[str, str] | None = None) -> MaskedText: ...
 
 
-def load_sanitizer() -> _Sanitizer:
+def load_sanitizer() -> TextMasker:
     """The shared sanitizer; raises LLMError (fail closed) when it is not available."""
     try:
         from duckflow.security.sanitizer import default_sanitizer
@@ -33,7 +35,7 @@ def load_sanitizer() -> _Sanitizer:
             hint="use a local model, or reinstall duckflow-agent (duckflow.security.sanitizer is missing)",
             provider="sanitizer",
         ) from exc
-    return cast(_Sanitizer, default_sanitizer())
+    return cast(TextMasker, default_sanitizer())
 
 
 @dataclass
@@ -45,7 +47,7 @@ class MaskedConversation:
     findings: int = 0
 
 
-def mask_messages(messages: list[Message], sanitizer: _Sanitizer | None = None) -> MaskedConversation:
+def mask_messages(messages: list[Message], sanitizer: TextMasker | None = None) -> MaskedConversation:
     """Mask every message's text and every string in its tool-call arguments."""
     san = sanitizer or load_sanitizer()
     out = MaskedConversation([])

@@ -116,9 +116,11 @@ ModelEvent = TextDelta | ToolCallEvent | UsageEvent | FinishEvent
 
 @dataclass
 class ModelSettings:
+    """Per-call settings; None means "the provider's own" (e.g. `timeout_s`: the model's timeout)."""
+
     temperature: float | None = None
     max_tokens: int | None = None
-    timeout_s: float = 120.0
+    timeout_s: float | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -153,22 +155,47 @@ class Model(Protocol):
     ) -> AsyncIterator[ModelEvent]: ...
 
 
+class Collector:
+    """Gathers a stream's events into one reply: the one place that reads event types."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self._packed: list[str] = []  # many small pieces: one string per 4096 (memory near the text)
+        self.calls: list[ToolCall] = []
+        self.usage: Usage | None = None  # None: the provider reported none
+        self.reason = "stop"
+
+    def add(self, event: ModelEvent) -> str:
+        """Take one event; returns its text ('' for events that carry none)."""
+        match event:
+            case TextDelta(text=text):
+                self.parts.append(text)
+                if len(self.parts) > 4096:
+                    self._packed.append("".join(self.parts))
+                    self.parts.clear()
+                return text
+            case ToolCallEvent(call=call):
+                self.calls.append(call)
+            case UsageEvent(usage=usage):
+                self.usage = usage if self.usage is None else self.usage + usage
+            case FinishEvent(reason=reason):
+                self.reason = reason
+        return ""
+
+    @property
+    def text(self) -> str:
+        return "".join(self._packed) + "".join(self.parts) if self._packed else "".join(self.parts)
+
+    def response(self, model: str = "") -> ModelResponse:
+        return ModelResponse(self.text, self.calls, self.usage or Usage(), model, self.reason)
+
+
 async def collect(events: AsyncIterator[ModelEvent], model: str = "") -> ModelResponse:
     """Consume a stream of events into one ModelResponse."""
-    text: list[str] = []
-    calls: list[ToolCall] = []
-    usage = Usage()
-    reason = "stop"
+    collector = Collector()
     async for ev in events:
-        if isinstance(ev, TextDelta):
-            text.append(ev.text)
-        elif isinstance(ev, ToolCallEvent):
-            calls.append(ev.call)
-        elif isinstance(ev, UsageEvent):
-            usage = usage + ev.usage
-        elif isinstance(ev, FinishEvent):
-            reason = ev.reason
-    return ModelResponse("".join(text), calls, usage, model, reason)
+        collector.add(ev)
+    return collector.response(model)
 
 
 async def complete(
