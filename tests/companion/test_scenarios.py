@@ -316,6 +316,7 @@ async def test_writes_proposed_while_planning_become_action_specs_not_runs(env: 
                              text="Plan: p\nSteps: 1. write p.py")])
     r = await o.session.handle_message("plan p.py")
     plan = o.session.owner.plans.latest()
-    assert plan is not None and [(a.kind, a.path) for a in plan.action_specs] == [("create", "p.py")]
+    assert plan is not None and [(a.kind, a.path, a.state) for a in plan.action_specs] == [
+        ("read", ".", "done"), ("create", "p.py", "pending")]  # the read ran while planning
     assert [x.call.name for x in r.outcomes] == ["list_files"] and not (env.root / "p.py").exists()
     assert o.session.state.plan_id == plan.plan_id

@@ -90,11 +90,31 @@ class StateOwner:
             fn(self._state)
             self._commit(what)
 
-    def set_status(self, status: Status, why: str = "") -> None:
-        def apply(s: AgentState) -> None:
-            s.status = status
+    def set_status(self, status: Status, why: str = "") -> bool:
+        """Change the status; an impossible Step × Status pair is refused and recorded (False)."""
+        with self._lock:
+            kept = self._checked(self._state.step, status)
+            if kept != status:
+                self._commit(f"status {status.value} refused")
+                return False
 
-        self.change(f"status {status.value}" + (f": {why}" if why else ""), apply)
+            def apply(s: AgentState) -> None:
+                s.status = status
+
+            self.change(f"status {status.value}" + (f": {why}" if why else ""), apply)
+            return True
+
+    def _checked(self, step: Step, status: Status) -> Status:
+        """`status` when `step` may carry it; otherwise the refusal is recorded and a possible one returned."""
+        table = self.controller.table
+        if table.status_allowed(step, status):
+            return status
+        current = self._state.status
+        kept = current if table.status_allowed(step, current) else table.default_status(step)
+        rec = self.controller.refuse_status(step, status, kept)
+        self._state.log_decision(rec.reason)
+        log.debug("status refused: %s", rec.line())
+        return kept
 
     def new_utterance(self) -> None:
         self.controller.limiter.new_utterance()
@@ -124,7 +144,7 @@ class StateOwner:
         s = self._state
         if rec.allowed:
             s.step = rec.to_step
-            s.status = status
+            s.status = self._checked(rec.to_step, status)
             s.set_last_delta(f"step {rec.from_step.value} → {rec.to_step.value}: {rec.reason}")
             s.log_decision(f"{rec.from_step.value}→{rec.to_step.value}: {rec.reason}")
             if rec.to_step == Step.DONE:
@@ -133,7 +153,7 @@ class StateOwner:
         else:
             log.debug("transition refused: %s", rec.line())
             if rec.source == "recovery":
-                s.status = status
+                s.status = self._checked(s.step, status)
             self._commit(rec.line())
 
     def restore_history(self, extra: dict[str, Any]) -> None:

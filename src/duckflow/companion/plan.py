@@ -3,6 +3,9 @@
 `propose(content)` stores a plan and returns its id; `set_action_specs(plan_id, specs)` says
 what the plan will do, one ActionSpec per action. There is no fallback path: an unknown plan
 id or an empty spec list is an error (the seed removed its silent fallbacks on purpose).
+A plan is the contract of EXECUTION: status proposed → approved → executing → done | failed
+| abandoned (a deviation needs a re-plan); each ActionSpec carries the call it stands for and
+its own state (pending → running → done | failed | skipped).
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ from typing import Any
 from duckflow.errors import DuckflowError
 
 ACTION_KINDS = ("read", "create", "edit", "delete", "run", "test", "implement", "other")
+READ_TOOLS = frozenset({"read_file", "list_files", "search_code"})
+SPEC_STATES = ("pending", "running", "done", "failed", "skipped")
 # the ActionSpec kind of a mutating workspace tool call proposed while planning
 TOOL_KIND = {"write_file": "create", "edit_file": "edit", "delete_path": "delete",
              "execute_shell": "run", "run_tests": "test", "move_path": "edit",
@@ -25,14 +30,19 @@ class PlanError(DuckflowError):
     """A plan operation was asked for something that does not exist or is empty."""
 
 
-@dataclass(frozen=True)
+@dataclass
 class ActionSpec:
-    """One declared action of a plan: what kind, on which path, why; optional ones may be skipped."""
+    """One declared action of a plan: what kind, on which path, why; optional ones may be skipped.
+
+    `call` is the tool call the action stands for (name, arguments) when the plan gave one;
+    `state` is where it stands while the plan runs."""
 
     kind: str
     path: str
     description: str
     optional: bool = False
+    call: dict[str, Any] | None = None
+    state: str = "pending"
 
     def line(self) -> str:
         opt = " (optional)" if self.optional else ""
@@ -45,16 +55,40 @@ class Plan:
     content: str
     created_at: float
     action_specs: list[ActionSpec] = field(default_factory=list)
-    status: str = "proposed"  # proposed | approved | executed | abandoned
+    status: str = "proposed"  # proposed | approved | executing | done | failed | abandoned
+
+    def pending(self) -> list[int]:
+        """Indexes of the actions still to run."""
+        return [i for i, a in enumerate(self.action_specs) if a.state in ("pending", "running")]
+
+    @property
+    def open(self) -> bool:
+        """An approved plan with actions left: it drives EXECUTION."""
+        return self.status in ("approved", "executing") and bool(self.pending())
+
+
+def _target(arguments: dict[str, Any]) -> str:
+    return str(arguments.get("path") or arguments.get("src") or arguments.get("command")
+               or arguments.get("query") or "")
 
 
 def specs_for_calls(calls: list[Any]) -> list[ActionSpec]:
-    """ActionSpecs for the mutating calls of a planning reply (guessed ones are optional)."""
-    return [
-        ActionSpec(TOOL_KIND[c.name], str(c.arguments.get("path") or c.arguments.get("command") or ""),
-                   f"{c.name} proposed while planning", optional=not c.executable)
-        for c in calls if c.name in TOOL_KIND
-    ]
+    """One ActionSpec per call of a planning reply: reads (run at once) and the mutating calls
+    (run in EXECUTION). A guessed call (`executable=False`) is optional and has no call to run."""
+    specs = []
+    for c in calls:
+        kind = "read" if c.name in READ_TOOLS else TOOL_KIND.get(c.name, "other")
+        call = {"name": c.name, "arguments": dict(c.arguments)} if c.executable else None
+        specs.append(ActionSpec(kind, _target(c.arguments), f"{c.name} proposed while planning",
+                                optional=not c.executable, call=call))
+    return specs
+
+
+def spec_matches(spec: ActionSpec, call: Any) -> bool:
+    """Whether `call` does what `spec` declares (same kind of action on the same target)."""
+    kind = "read" if call.name in READ_TOOLS else TOOL_KIND.get(call.name, "other")
+    norm = str(_target(call.arguments)).strip().lstrip("./") or "."
+    return kind == spec.kind and norm == (spec.path.strip().lstrip("./") or ".")
 
 
 class PlanTool:
@@ -98,6 +132,13 @@ class PlanTool:
         self.get(plan_id).status = status
         self.version += 1
 
+    def mark(self, plan_id: str, index: int, state: str) -> None:
+        """Set one action's state (pending | running | done | failed | skipped)."""
+        if state not in SPEC_STATES:
+            raise PlanError(f"unknown action state '{state}'", hint=f"use one of {', '.join(SPEC_STATES)}")
+        self.get(plan_id).action_specs[index].state = state
+        self.version += 1
+
     def latest(self) -> Plan | None:
         return next(reversed(self._plans.values()), None) if self._plans else None
 
@@ -110,7 +151,8 @@ class PlanTool:
                 "plan_id": p.plan_id, "content": p.content, "created_at": p.created_at,
                 "status": p.status,
                 "action_specs": [
-                    {"kind": a.kind, "path": a.path, "description": a.description, "optional": a.optional}
+                    {"kind": a.kind, "path": a.path, "description": a.description, "optional": a.optional,
+                     "call": a.call, "state": a.state}
                     for a in p.action_specs
                 ],
             }

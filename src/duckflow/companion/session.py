@@ -19,45 +19,37 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from duckflow.companion.actions import ActionRunner, CallOutcome, call_from_dict, call_to_dict
+from duckflow.companion.actions import ActionRunner, CallOutcome
 from duckflow.companion.chunkhub import ChunkHub
 from duckflow.companion.context import (
     allowed_next,
     apply_state_delta,
-    file_context,
     prompt_inputs,
-    symops_vitals,
 )
 from duckflow.companion.decision import MainDecision, ReplyStreamer, Silent, read_decision
-from duckflow.companion.engine import MAIN_AGENT, SPECIALIZED_AGENT, EngineLoop, Feed
+from duckflow.companion.engine import MAIN_AGENT, EngineLoop, Feed
 from duckflow.companion.owner import StateOwner
-from duckflow.companion.plan import specs_for_calls
 from duckflow.companion.policy import DialogPolicy
-from duckflow.companion.reply import compose_reply, outcome_text
+from duckflow.companion.reply import compose_reply
 from duckflow.companion.state import AgentState, Status, Step
+from duckflow.companion.steps import StepsMixin
 from duckflow.companion.transitions import TransitionRecord
 from duckflow.core.chunks import (
     AnyChunk,
-    ApprovalChunk,
-    ApprovalData,
     DecisionChunk,
     DecisionData,
     DoneChunk,
     DoneData,
-    PlanChunk,
-    PlanData,
     ReplyChunk,
     ReplyData,
     StateChunk,
     StateData,
     delta,
 )
-from duckflow.core.correction import Corrected, self_correct
 from duckflow.core.errors import CoreError
 from duckflow.core.run import RunAborted
-from duckflow.core.text_stream import FreeTextStreamer
 from duckflow.errors import DuckflowError
-from duckflow.llm.types import Message, Model, ToolCall, ToolSpec
+from duckflow.llm.types import Message, Model
 from duckflow.prompts.budget import BuiltPrompts, LayerBudget, build_prompts
 from duckflow.prompts.render import PromptBuilder
 from duckflow.protocols.codec import Codec
@@ -68,7 +60,6 @@ if TYPE_CHECKING:
 CONTINUE_TEXT = "(no new message: continue the task from the evidence)"
 CONSTRAINT_WORDS = re.compile(r"\b(don't|do not|never|only|must|without|keep|use|avoid|no )|しないで|だけ|必ず|使って|禁止",
                               re.IGNORECASE)
-READ_ONLY = ("read_file", "list_files", "search_code")
 
 
 @dataclass
@@ -94,7 +85,7 @@ class TurnResult:
         return any(isinstance(c, StateChunk) and c.data.allowed for c in self.chunks)
 
 
-class CompanionSession:
+class CompanionSession(StepsMixin):
     """Drives one conversation; all state lives in the StateOwner, all running is core's."""
 
     def __init__(
@@ -274,7 +265,7 @@ class CompanionSession:
             self.runner.gate.decide(job["job_id"], granted, by, note)
         else:
             granted = current.status in ("granted", "auto_approved")
-            by = "elsewhere (duckflow approvals)"
+            by = current.decision.by if current.decision is not None else "elsewhere (duckflow approvals)"
         return await self._guarded(self._after_answer(job, granted, by))
 
     async def resume_pending(self) -> TurnResult | None:
@@ -287,8 +278,8 @@ class CompanionSession:
             return None
         self.chunks.start_turn()
         self.owner.new_utterance()
-        return await self._guarded(self._after_answer(job, current.status in ("granted", "auto_approved"),
-                                                      "elsewhere (duckflow approvals)"))
+        by = current.decision.by if current.decision is not None else "elsewhere (duckflow approvals)"
+        return await self._guarded(self._after_answer(job, current.status in ("granted", "auto_approved"), by))
 
     async def _guarded(self, turn: Awaitable[TurnResult]) -> TurnResult:
         """A turn that the engine may stop: past the TokenGuard's block line the task stops, state kept."""
@@ -362,6 +353,8 @@ class CompanionSession:
             target = Step(d.step)
             if target != state.step:
                 moved = self._transition(target, d.rationale, "decision")
+                if moved.allowed and moved.from_step == Step.PLANNING and target == Step.EXECUTION:
+                    self.approve_plan(d.rationale)  # the plan becomes the contract of EXECUTION
             refused = moved is not None and not moved.allowed
             if d.prompt_pattern == "base_main_specialized" and not refused and state.step in (
                 Step.PLANNING, Step.EXECUTION, Step.REVIEW
@@ -405,189 +398,6 @@ class CompanionSession:
         self._emit(StateChunk(agent=MAIN_AGENT, data=StateData(
             from_step=rec.from_step.value, to_step=rec.to_step.value, status=self.state.status.value,
             source=str(rec.source), allowed=rec.allowed, reason=rec.line())))
-
-    # -- the Specialized call and the tools ---------------------------------------------
-    async def _specialized(self, user_text: str | None, d: MainDecision) -> tuple[str, list[CallOutcome]]:
-        step = self.state.step
-        specs = self.runner.specs
-        native = self.codec is None or self.codec.native
-        tools_text = "" if native or self.codec is None else self.codec.system_prompt(specs)
-        built = self._build(step.value, tools_text)
-        request = user_text or self.state.task or self.state.goal or "continue"
-        msgs = [Message("system", f"{built.base}\n\n{built.specialized}"),
-                Message("user", f"{request}\n\nDecision: {d.rationale}"
-                                + file_context(self.state.context_refs, self.runner.read_text))]
-        feed: Feed | None = None
-        if self.engine.holds_output:
-            feed = Silent()
-        elif not native and self.codec is not None:
-            feed = FreeTextStreamer(self.codec, specs, lambda t: self._emit(delta(SPECIALIZED_AGENT, t)))
-        resp = await self.engine.call(step.value.lower(), msgs, specs if native else [],
-                                      streamer=feed, specialized=True)
-        reply_text = resp.text
-        if not native and self.codec is not None:
-            fixed = await self._self_correct(step.value.lower(), msgs, specs, resp.text)
-            if fixed.failed:  # not readable after two re-asks: the person is told, nothing runs
-                self.chunks.notice("codec", f"The model's {self.codec.name} reply could not be read after "
-                                   f"{fixed.rounds} correction(s); nothing was run: "
-                                   + "; ".join(fixed.decoded.errors[:3]))  # fmt: skip
-                return "", []
-            reply_text = fixed.reply
-        calls, text = self._decode(reply_text, list(resp.calls), specs, native)
-        if step == Step.PLANNING:
-            plan_id = self._plan(text, calls)
-            return f"(plan {plan_id} proposed)", await self._run_calls(
-                [c for c in calls if c.name in READ_ONLY], d)
-        outcomes = await self._run_calls(calls, d)
-        return (text if step == Step.REVIEW else ""), outcomes
-
-    async def _self_correct(self, layer: str, msgs: list[Message], specs: list[ToolSpec], text: str) -> Corrected:
-        """core's SelfCorrector on a text-codec Specialized reply (≤ 2 silent re-asks)."""
-        assert self.codec is not None
-        codec = self.codec
-
-        async def ask(asked: list[Message]) -> str:
-            self.chunks.notice("codec", f"The {codec.name} reply could not be read; asking again.")
-            again = await self.engine.call(layer, asked, [], streamer=Silent(), specialized=True)
-            return again.text
-
-        return await self_correct(ask, codec, specs, msgs, text, codec.decode(text, specs))
-
-    def _decode(self, text: str, native_calls: list[ToolCall], specs: list[ToolSpec],
-                native: bool) -> tuple[list[ToolCall], str]:
-        if native or self.codec is None:
-            return native_calls, text
-        decoded = self.codec.decode(text, specs)
-        for msg in decoded.errors + decoded.warnings:
-            self.chunks.notice("codec", f"{self.codec.name}: {msg}")
-        self._vitals_from(text)
-        return list(decoded.calls) + native_calls, decoded.text
-
-    def _vitals_from(self, text: str) -> None:
-        vitals = symops_vitals(text) if self.codec is not None and self.codec.name == "symops" else None
-        if vitals:
-            self.owner.change("vitals", lambda s: s.vitals.update_from_symops(vitals))
-
-    def _plan(self, text: str, calls: list[ToolCall]) -> str:
-        plans = self.owner.plans
-        plan_id = plans.propose(text or "(the model gave no plan text)")
-        specs = specs_for_calls(calls)
-        if specs:
-            plans.set_action_specs(plan_id, specs)
-        self.owner.change("plan", lambda s: setattr(s, "plan_id", plan_id))
-        self._emit(PlanChunk(agent=MAIN_AGENT, data=PlanData(
-            plan_id=plan_id, status="proposed", text=text, actions=[s.line() for s in specs],
-            states=["pending"] * len(specs))))
-        return plan_id
-
-    async def _run_calls(self, calls: list[ToolCall], d: MainDecision,
-                         prior: list[CallOutcome] | None = None) -> list[CallOutcome]:
-        """Run calls in order; stop at a pending approval or an error. `prior`: already ran this step."""
-        outcomes: list[CallOutcome] = list(prior or [])
-        for i, call in enumerate(calls):
-            out = await self.runner.process(call, intent=f"{call.name} for: {self.state.goal or self.state.task}",
-                                            rationale=d.rationale)
-            outcomes.append(out)
-            self._emit_outcome(out)
-            if out.status == "pending":
-                self._after_execution(outcomes, finish=False)  # what ran before the approval counts
-                self._park(out, calls[i + 1:])
-                return outcomes
-            if out.status in ("error", "refused"):
-                break
-        self._after_execution(outcomes)
-        return outcomes
-
-    def _emit_outcome(self, out: CallOutcome) -> None:
-        """Chunks for what core's tool runner does not say itself: approvals, proposals, refusals."""
-        if out.status == "pending":
-            self._emit(ApprovalChunk(agent=MAIN_AGENT, data=ApprovalData(
-                phase="request", job_id=str(out.job_id), request=out.request or {}, call=call_to_dict(out.call))))
-        elif out.status == "proposed":
-            self.chunks.notice("proposed", out.line(200), call=call_to_dict(out.call))
-        elif out.status == "refused":
-            self.chunks.notice("refused_call", out.line(200), call=call_to_dict(out.call))
-
-    def _park(self, out: CallOutcome, rest: list[ToolCall]) -> None:
-        req = out.request or {}
-        job = {"job_id": out.job_id, "call": call_to_dict(out.call), "queue": [call_to_dict(c) for c in rest],
-               "summary": req.get("summary") or out.line(100), "request": req}
-
-        def apply(s: AgentState) -> None:
-            s.pending_gate, s.pending_job = True, job
-
-        self.owner.change(f"approval pending: {out.job_id}", apply)
-        self._transition(Step.AWAITING_APPROVAL, f"approval needed for {out.call.name}", "outcome",
-                         Status.REQUIRES_USER_INPUT)
-
-    def _after_execution(self, outcomes: list[CallOutcome], *, finish: bool = True) -> None:
-        """Results into the state; with `finish`, the step follows (REVIEW, or recovery on an error)."""
-        ran = [o for o in outcomes if o.status in ("ok", "error", "refused")]
-        if not ran:
-            return
-        failed = [o for o in ran if o.status != "ok"]
-
-        def record(s: AgentState) -> None:
-            for o in ran:
-                s.add_evidence(o.line(300))
-                s.vitals.record_outcome(o.status == "ok")
-                path = o.call.arguments.get("path")
-                s.log_decision(f"ran {o.call.name} {path or ''}: {o.status}".replace("  ", " "))
-                if o.status == "ok" and o.call.name in ("read_file", "write_file", "edit_file") and path:
-                    s.add_context_ref(f"file:{path}")
-                if o.status == "ok" and o.call.name not in READ_ONLY:
-                    s.memory.successful_operations += 1
-                    if o.call.name in ("write_file", "edit_file") and path:
-                        s.memory.note_file(str(path))
-                elif o.status != "ok":
-                    s.memory.failed_operations += 1
-
-        self.owner.change("tool results", record)
-        if not finish:
-            return
-        if failed and self.state.step == Step.PLANNING:
-            return  # a failed read while planning is evidence for the plan, not an error to recover from
-        if failed:
-            self.owner.set_status(Status.ERROR, failed[0].line(100))
-            rec = self.owner.recover(failed[0].line(100))
-            self._state_chunk(rec)
-        elif self.state.step == Step.EXECUTION and any(o.call.name not in READ_ONLY for o in ran):
-            self._transition(Step.REVIEW, "execution finished: review the result", "outcome", Status.SUCCESS)
-
-    async def _after_answer(self, job: dict[str, Any], granted: bool, by: str) -> TurnResult:
-        call = call_from_dict(job["call"])
-        queue = [call_from_dict(c) for c in job.get("queue", [])]
-        self._emit(ApprovalChunk(agent=MAIN_AGENT, data=ApprovalData(
-            phase="answer", job_id=str(job["job_id"]), call=job["call"], granted=granted, by=by)))
-
-        def clear(s: AgentState) -> None:
-            s.pending_gate, s.pending_job = False, None
-            s.log_decision(f"{'approved' if granted else 'denied'}: job {job['job_id']} {call.name}")
-
-        self.owner.change("approval answered", clear)
-        outcomes: list[CallOutcome] = []
-        if not granted:
-            self._transition(Step.PLANNING, f"denied: job {job['job_id']}", "outcome", Status.REQUIRES_USER_INPUT)
-            reply = f"Understood: {call.name} was not run. What should I do instead?"
-        else:
-            self._transition(Step.EXECUTION, f"approved: job {job['job_id']}", "outcome")
-            first = await self.runner.run_approved(job["job_id"], call)
-            self._emit_outcome(first)
-            if first.status == "pending":  # the file changed since it was asked: asked again
-                self.chunks.notice("approval_stale", first.content, job_id=first.job_id)
-                outcomes = [first]
-                self._park(first, queue)
-            elif first.status == "ok" and queue:
-                d = MainDecision(rationale="continue the approved plan", goal_consistency="yes",
-                                 constraint_check="yes", next_step="continue", step="EXECUTION")
-                outcomes = await self._run_calls(queue, d, prior=[first])
-            else:
-                outcomes = [first]
-                self._after_execution(outcomes)
-            reply = outcome_text(self.state, outcomes)
-        self.owner.change("exchange", lambda s: s.add_exchange("(approval: " + ("yes)" if granted else "no)"), reply))
-        self._reply(reply)
-        return self._result(reply, None, outcomes, "continue" if granted else "pending_user")
 
     # -- the reply ------------------------------------------------------------------------
     def _result(self, reply: str, d: MainDecision | None, outcomes: list[CallOutcome], next_step: str,

@@ -93,6 +93,10 @@ class Vitals:
             self.focus = _clamp01(self.focus - 0.05)
         self.stamina = _clamp01(self.stamina - 0.02)
 
+    def drift(self) -> None:
+        """The task drifted from the goal or the plan (a deviation, a 'no' on goal consistency)."""
+        self.focus = _clamp01(self.focus - 0.3)
+
     def line(self) -> str:
         return (
             f"confidence {self.confidence:.2f} · mood {self.mood:.2f} · "

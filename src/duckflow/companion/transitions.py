@@ -22,10 +22,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Literal
 
-from duckflow.companion.state import Step
+from duckflow.companion.state import Status, Step
 from duckflow.errors import ConfigError
 
-Source = Literal["decision", "outcome", "recovery"]
+Source = Literal["decision", "outcome", "recovery", "status"]
 HISTORY_KEPT = 200
 
 
@@ -51,9 +51,19 @@ class TransitionTable:
 
     allowed: dict[Step, dict[Step, str]]
     recovery: dict[Step, Step]
+    statuses: dict[Step, tuple[Status, ...]] = field(default_factory=dict)  # Step × Status; empty: all
 
     def is_allowed(self, src: Step, dst: Step) -> bool:
         return dst in self.allowed.get(src, {})
+
+    def status_allowed(self, step: Step, status: Status) -> bool:
+        """Whether `step` may carry `status` (a step the [status] table does not list: any)."""
+        allowed = self.statuses.get(step)
+        return allowed is None or status in allowed
+
+    def default_status(self, step: Step) -> Status:
+        allowed = self.statuses.get(step)
+        return allowed[0] if allowed else Status.IN_PROGRESS
 
     def reason(self, src: Step, dst: Step) -> str:
         return self.allowed.get(src, {}).get(dst, "")
@@ -104,7 +114,17 @@ class TransitionTable:
         recovery = {
             step(k, "recovery"): step(v, "recovery") for k, v in data.get("recovery", {}).items()
         }
-        return cls(allowed, recovery)
+        statuses: dict[Step, tuple[Status, ...]] = {}
+        for k, values in data.get("status", {}).items():
+            try:
+                statuses[step(k, "status")] = tuple(Status(str(v).upper()) for v in values)
+            except ValueError:
+                names = ", ".join(s.value for s in Status)
+                raise ConfigError(f"{where}: unknown status in [status] {k} = {values}",
+                                  hint=f"use {names}") from None
+            if not statuses[step(k, "status")]:
+                raise ConfigError(f"{where}: [status] {k} lists no status", hint="list at least one")
+        return cls(allowed, recovery, statuses)
 
 
 @dataclass
@@ -181,6 +201,11 @@ class TransitionController:
                 "recovery",
             )
         return self._record(src, dst, True, f"error recovery: {reason}", "recovery")
+
+    def refuse_status(self, step: Step, status: Status, kept: Status) -> TransitionRecord:
+        """Record an impossible Step × Status pair that was refused."""
+        return self._record(step, step, False, f"impossible pair {step.value} + {status.value}: "
+                            f"status stays {kept.value}", "status")
 
     def refused(self) -> list[TransitionRecord]:
         return [r for r in self.history if not r.allowed]

@@ -19,7 +19,7 @@ CHAT = "companion.chat"  # the answer to a question typed while a task runs
 PREFIX = {MAIN: "🦆 ", CHAT: "🦆 ↳ "}
 _RESULT_LINE = re.compile(r"^- \w+\(.*\) → (ok|error|refused|proposed)")
 NOTICES_SHOWN = ("auto_approved", "approval_stale", "proposed", "refused_call", "vitals", "plan_progress", "question",
-                 "constraint", "paused")
+                 "constraint", "paused", "deviation", "plan_no_actions")
 
 
 class Renderer:
@@ -43,6 +43,7 @@ class Renderer:
         self.live_line = live_line
         self.partial = ""  # live_line: the line being written, not printed yet
         self._partial_agent = MAIN
+        self._plans: dict[str, tuple[str, list[str]]] = {}  # plan id → (status, action states) shown
 
     # -- spinner ------------------------------------------------------------------------
     def stop_spinner(self) -> None:
@@ -191,10 +192,21 @@ class Renderer:
         marks = {"done": "✓", "failed": "✗", "running": "…", "skipped": "-", "pending": "·"}
         acts = [f"{marks.get(st, '·')} {a}" for a, st in zip(d.actions, d.states or ["pending"] * len(d.actions),
                                                               strict=False)]
-        if d.status != "proposed" and acts:  # progress of an approved plan: one line
-            done = sum(1 for st in d.states if st == "done")
-            self.console.print(f"[blue]plan {d.plan_id} · {d.status} · {done}/{len(acts)} done[/]")
+        if d.status != "proposed" and acts:  # progress of an approved plan: say what changed
+            before = self._plans.get(d.plan_id, ("", []))
+            self._plans[d.plan_id] = (d.status, list(d.states))
+            n = len(acts)
+            changed = [i for i, st in enumerate(d.states) if i >= len(before[1]) or before[1][i] != st]
+            for i in changed:
+                st = d.states[i]
+                if st in ("running", "done", "failed", "skipped"):
+                    word = {"running": "step", "done": "done", "failed": "FAILED", "skipped": "skipped"}[st]
+                    self.console.print(f"[blue]{marks[st]} plan {word} {i + 1}/{n}: {d.actions[i]}[/]")
+            if d.status != before[0] and d.status not in ("executing",):
+                done = sum(1 for st in d.states if st == "done")
+                self.console.print(f"[blue]plan {d.plan_id} {d.status} · {done}/{n} done[/]")
             return
+        self._plans[d.plan_id] = (d.status, list(d.states))
         body = ("" if streamed else d.text) + ("\n\nactions:\n" + "\n".join(acts) if acts else "")
         self.console.print(Panel(body.strip() or "(no actions)", title=f"plan {d.plan_id}", border_style="blue"))
 

@@ -1,0 +1,395 @@
+"""The work steps of a companion turn: the Specialized call, the plan as the contract, tools and approvals.
+
+PLANNING: the Specialized reply becomes a plan (`PlanTool.propose` + `set_action_specs`; a plan
+that declares no action is asked for once more, then refused — no fallback); its read calls
+run at once. When the Main decision moves PLANNING → EXECUTION the plan is approved and its
+ActionSpecs drive EXECUTION one by one (`_execute_plan`): each spec's call goes through the
+gate and core's tool runner and is marked done / failed (progress as `plan` chunks); a spec
+without a concrete call asks the Specialized model for exactly that action, and a call that
+does something the plan does not say is a deviation — not run, the task goes back to
+PLANNING to re-plan. Without an open plan (none, or all its actions done) EXECUTION and REVIEW
+make the free Specialized call as before. Mixed into `CompanionSession`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from duckflow.companion.actions import CallOutcome, call_from_dict, call_to_dict
+from duckflow.companion.context import file_context, symops_vitals
+from duckflow.companion.decision import MainDecision, Silent
+from duckflow.companion.engine import MAIN_AGENT, SPECIALIZED_AGENT, Feed
+from duckflow.companion.plan import (
+    READ_TOOLS,
+    Plan,
+    PlanError,
+    spec_matches,
+    specs_for_calls,
+)
+from duckflow.companion.reply import outcome_text
+from duckflow.companion.state import AgentState, Status, Step
+from duckflow.core.chunks import ApprovalChunk, ApprovalData, PlanChunk, PlanData, delta
+from duckflow.core.correction import Corrected, self_correct
+from duckflow.core.text_stream import FreeTextStreamer
+from duckflow.llm.types import Message, ToolCall, ToolSpec
+
+if TYPE_CHECKING:
+    from duckflow.companion.actions import ActionRunner
+    from duckflow.companion.chunkhub import ChunkHub
+    from duckflow.companion.engine import EngineLoop
+    from duckflow.companion.owner import StateOwner
+    from duckflow.companion.session import TurnResult
+    from duckflow.companion.transitions import Source, TransitionRecord
+    from duckflow.core.chunks import AnyChunk
+    from duckflow.prompts.budget import BuiltPrompts
+    from duckflow.protocols.codec import Codec
+
+READ_ONLY = tuple(sorted(READ_TOOLS))
+REPLAN_ASK = ("Your plan declared no actions. Declare each step of the plan as a tool call "
+              "(reads run now; writes, deletes and commands run in EXECUTION after approval).")
+
+
+class StepsMixin:
+    if TYPE_CHECKING:  # provided by CompanionSession
+        owner: StateOwner
+        runner: ActionRunner
+        codec: Codec | None
+        engine: EngineLoop
+        chunks: ChunkHub
+
+        @property
+        def state(self) -> AgentState: ...
+        def _emit(self, chunk: AnyChunk) -> None: ...
+        def _build(self, specialized_step: str | None = None, tools_text: str = "") -> BuiltPrompts: ...
+        def _transition(self, to: Step, reason: str, source: Source,
+                        status: Status | None = None) -> TransitionRecord: ...
+        def _state_chunk(self, rec: TransitionRecord) -> None: ...
+        def _reply(self, text: str) -> None: ...
+        def _result(self, reply: str, d: MainDecision | None, outcomes: list[CallOutcome], next_step: str,
+                    *, stopped: str | None = None) -> TurnResult: ...
+
+    # -- the Specialized call -------------------------------------------------------------
+    async def _specialized(self, user_text: str | None, d: MainDecision) -> tuple[str, list[CallOutcome]]:
+        step = self.state.step
+        plan = self.owner.plans.latest()
+        if step == Step.EXECUTION and plan is not None and plan.open:
+            return "", await self._execute_plan(plan, d)
+        request = user_text or self.state.task or self.state.goal or "continue"
+        got = await self._ask_specialized(request, d)
+        if got is None:
+            return "", []
+        calls, text = got
+        if step == Step.PLANNING:
+            if not calls:  # a plan must declare its actions (seed 001 §12.1.1): ask once more
+                self.chunks.notice("plan_no_actions", "the plan declared no actions; asking for them once more")
+                again = await self._ask_specialized(f"{request}\n\n{REPLAN_ASK}", d)
+                calls, text = again if again is not None else ([], text)
+            try:
+                plan_id = self._plan(text, calls)
+            except PlanError as exc:
+                self.owner.set_status(Status.REQUIRES_USER_INPUT, exc.message)
+                return f"No plan was accepted: {exc.message}. Say what should be done, step by step.", []
+            return f"(plan {plan_id} proposed)", await self._run_planning_reads(plan_id, d)
+        outcomes = await self._run_calls(calls, d)
+        return (text if step == Step.REVIEW else ""), outcomes
+
+    async def _ask_specialized(self, request: str, d: MainDecision) -> tuple[list[ToolCall], str] | None:
+        """One Specialized call for the current step; None when its reply stays unreadable."""
+        step = self.state.step
+        specs = self.runner.specs
+        native = self.codec is None or self.codec.native
+        tools_text = "" if native or self.codec is None else self.codec.system_prompt(specs)
+        built = self._build(step.value, tools_text)
+        msgs = [Message("system", f"{built.base}\n\n{built.specialized}"),
+                Message("user", f"{request}\n\nDecision: {d.rationale}"
+                                + file_context(self.state.context_refs, self.runner.read_text))]
+        feed: Feed | None = None
+        if self.engine.holds_output:
+            feed = Silent()
+        elif not native and self.codec is not None:
+            feed = FreeTextStreamer(self.codec, specs, lambda t: self._emit(delta(SPECIALIZED_AGENT, t)))
+        resp = await self.engine.call(step.value.lower(), msgs, specs if native else [],
+                                      streamer=feed, specialized=True)
+        reply_text = resp.text
+        if not native and self.codec is not None:
+            fixed = await self._self_correct(step.value.lower(), msgs, specs, resp.text)
+            if fixed.failed:  # not readable after two re-asks: the person is told, nothing runs
+                self.chunks.notice("codec", f"The model's {self.codec.name} reply could not be read after "
+                                   f"{fixed.rounds} correction(s); nothing was run: "
+                                   + "; ".join(fixed.decoded.errors[:3]))  # fmt: skip
+                return None
+            reply_text = fixed.reply
+        return self._decode(reply_text, list(resp.calls), specs, native)
+
+    async def _self_correct(self, layer: str, msgs: list[Message], specs: list[ToolSpec], text: str) -> Corrected:
+        """core's SelfCorrector on a text-codec Specialized reply (≤ 2 silent re-asks)."""
+        assert self.codec is not None
+        codec = self.codec
+
+        async def ask(asked: list[Message]) -> str:
+            self.chunks.notice("codec", f"The {codec.name} reply could not be read; asking again.")
+            again = await self.engine.call(layer, asked, [], streamer=Silent(), specialized=True)
+            return again.text
+
+        return await self_correct(ask, codec, specs, msgs, text, codec.decode(text, specs))
+
+    def _decode(self, text: str, native_calls: list[ToolCall], specs: list[ToolSpec],
+                native: bool) -> tuple[list[ToolCall], str]:
+        if native or self.codec is None:
+            return native_calls, text
+        decoded = self.codec.decode(text, specs)
+        for msg in decoded.errors + decoded.warnings:
+            self.chunks.notice("codec", f"{self.codec.name}: {msg}")
+        self._vitals_from(text)
+        return list(decoded.calls) + native_calls, decoded.text
+
+    def _vitals_from(self, text: str) -> None:
+        vitals = symops_vitals(text) if self.codec is not None and self.codec.name == "symops" else None
+        if vitals:
+            self.owner.change("vitals", lambda s: s.vitals.update_from_symops(vitals))
+
+    # -- the plan as the contract ---------------------------------------------------------
+    def _plan(self, text: str, calls: list[ToolCall]) -> str:
+        """The one way a plan is made: propose + its ActionSpecs; no actions → PlanError."""
+        plans = self.owner.plans
+        specs = specs_for_calls(calls)
+        if not specs:
+            raise PlanError("the plan declares no actions (each step must be a tool call)",
+                            hint="ask again, or say the steps yourself")
+        plan_id = plans.propose(text or "(the model gave no plan text)")
+        plans.set_action_specs(plan_id, specs)
+        self.owner.change("plan", lambda s: setattr(s, "plan_id", plan_id))
+        self._plan_chunk(plans.get(plan_id), text)
+        return plan_id
+
+    def _plan_chunk(self, plan: Plan, text: str = "") -> None:
+        self._emit(PlanChunk(agent=MAIN_AGENT, data=PlanData(
+            plan_id=plan.plan_id, status=plan.status, text=text,
+            actions=[a.line() for a in plan.action_specs], states=[a.state for a in plan.action_specs])))
+
+    def _mark(self, plan: Plan, index: int, state: str) -> None:
+        self.owner.plans.mark(plan.plan_id, index, state)
+        self.owner.change(f"plan {plan.plan_id} action {index + 1}: {state}", lambda s: None)
+
+    def _set_plan_status(self, plan: Plan, status: str, why: str = "") -> None:
+        self.owner.plans.set_status(plan.plan_id, status)
+        self.owner.change(f"plan {plan.plan_id} {status}",
+                          lambda s: s.log_decision(f"plan {plan.plan_id} {status}" + (f": {why}" if why else "")))
+        self._plan_chunk(plan)
+
+    async def _run_planning_reads(self, plan_id: str, d: MainDecision) -> list[CallOutcome]:
+        """While planning only the reads run; each is marked in the plan."""
+        plan = self.owner.plans.get(plan_id)
+        reads = [(i, a) for i, a in enumerate(plan.action_specs) if a.kind == "read" and a.call is not None]
+        outcomes: list[CallOutcome] = []
+        for i, spec in reads:
+            assert spec.call is not None
+            out = await self.runner.process(call_from_dict(spec.call), intent=f"plan {plan_id}: {spec.description}",
+                                            rationale=d.rationale)
+            self._emit_outcome(out)
+            outcomes.append(out)
+            self.owner.plans.mark(plan_id, i, "done" if out.status == "ok" else "failed")
+        self._after_execution(outcomes)
+        return outcomes
+
+    def approve_plan(self, why: str) -> Plan | None:
+        """PLANNING → EXECUTION: the latest proposed plan becomes the contract."""
+        plan = self.owner.plans.latest()
+        if plan is None or plan.status != "proposed":
+            return None
+        if not plan.pending():
+            self._set_plan_status(plan, "done", "nothing left to run")
+            return None
+        self._set_plan_status(plan, "approved", why)
+        return plan
+
+    async def _execute_plan(self, plan: Plan, d: MainDecision,
+                            prior: list[CallOutcome] | None = None) -> list[CallOutcome]:
+        """Run the plan's pending actions in order: each marked done/failed; stop at an approval."""
+        outcomes: list[CallOutcome] = list(prior or [])
+        if plan.status != "executing":
+            self._set_plan_status(plan, "executing")
+        for i in plan.pending():
+            spec = plan.action_specs[i]
+            call = call_from_dict(spec.call) if spec.call is not None else await self._call_for(plan, i, d)
+            if call is None:
+                return outcomes  # a deviation: back to PLANNING
+            self._mark(plan, i, "running")
+            self._plan_chunk(plan)
+            out = await self.runner.process(call, intent=f"plan {plan.plan_id} step {i + 1}: {spec.description}",
+                                            rationale=d.rationale)
+            outcomes.append(out)
+            self._emit_outcome(out)
+            if out.status == "pending":
+                self._after_execution(outcomes, finish=False)
+                self._park(out, [], plan=(plan.plan_id, i))
+                return outcomes
+            self._mark(plan, i, "done" if out.status == "ok" else "failed")
+            if out.status != "ok":
+                self._set_plan_status(plan, "failed", out.line(100))
+                break
+        else:
+            self._set_plan_status(plan, "done")
+        self._after_execution(outcomes)
+        return outcomes
+
+    async def _call_for(self, plan: Plan, index: int, d: MainDecision) -> ToolCall | None:
+        """An action declared without a concrete call: the Specialized model gives exactly that one."""
+        spec = plan.action_specs[index]
+        got = await self._ask_specialized(f"Do step {index + 1} of plan {plan.plan_id}: {spec.line()}. "
+                                          "Only this action.", d)
+        calls = got[0] if got is not None else []
+        wanted = [c for c in calls if spec_matches(spec, c)]
+        other = [c for c in calls if not spec_matches(spec, c) and c.name not in READ_ONLY]
+        if other or not wanted:
+            what = (f"{other[0].name} {other[0].arguments.get('path', '')}".strip() if other
+                    else "no matching call")
+            self._deviation(plan, f"{what} is not step {index + 1} of the plan ({spec.line()})")
+            return None
+        return wanted[0]
+
+    def _deviation(self, plan: Plan, why: str) -> None:
+        """Something outside the approved plan: not run; re-plan (focus drops: the task drifted)."""
+        self.chunks.notice("deviation", f"not in plan {plan.plan_id}: {why}; re-planning first")
+        self._set_plan_status(plan, "abandoned", f"deviation: {why}")
+        self.owner.change("deviation", lambda s: s.vitals.drift())
+        self._transition(Step.PLANNING, f"deviation from plan {plan.plan_id}: needs a re-plan", "outcome")
+
+    # -- tools and approvals --------------------------------------------------------------
+    async def _run_calls(self, calls: list[ToolCall], d: MainDecision,
+                         prior: list[CallOutcome] | None = None) -> list[CallOutcome]:
+        """Run calls in order; stop at a pending approval or an error. `prior`: already ran this step."""
+        outcomes: list[CallOutcome] = list(prior or [])
+        for i, call in enumerate(calls):
+            out = await self.runner.process(call, intent=f"{call.name} for: {self.state.goal or self.state.task}",
+                                            rationale=d.rationale)
+            outcomes.append(out)
+            self._emit_outcome(out)
+            if out.status == "pending":
+                self._after_execution(outcomes, finish=False)  # what ran before the approval counts
+                self._park(out, calls[i + 1:])
+                return outcomes
+            if out.status in ("error", "refused"):
+                break
+        self._after_execution(outcomes)
+        return outcomes
+
+    def _emit_outcome(self, out: CallOutcome) -> None:
+        """Chunks for what core's tool runner does not say itself: approvals, proposals, refusals."""
+        if out.status == "pending":
+            self._emit(ApprovalChunk(agent=MAIN_AGENT, data=ApprovalData(
+                phase="request", job_id=str(out.job_id), request=out.request or {}, call=call_to_dict(out.call))))
+        elif out.status == "proposed":
+            self.chunks.notice("proposed", out.line(200), call=call_to_dict(out.call))
+        elif out.status == "refused":
+            self.chunks.notice("refused_call", out.line(200), call=call_to_dict(out.call))
+
+    def _park(self, out: CallOutcome, rest: list[ToolCall], *, plan: tuple[str, int] | None = None) -> None:
+        req = out.request or {}
+        job: dict[str, Any] = {"job_id": out.job_id, "call": call_to_dict(out.call),
+                               "queue": [call_to_dict(c) for c in rest],
+                               "summary": req.get("summary") or out.line(100), "request": req}
+        if plan is not None:
+            job["plan"] = {"plan_id": plan[0], "index": plan[1]}
+
+        def apply(s: AgentState) -> None:
+            s.pending_gate, s.pending_job = True, job
+
+        self.owner.change(f"approval pending: {out.job_id}", apply)
+        self._transition(Step.AWAITING_APPROVAL, f"approval needed for {out.call.name}", "outcome",
+                         Status.REQUIRES_USER_INPUT)
+    def _after_execution(self, outcomes: list[CallOutcome], *, finish: bool = True) -> None:
+        """Results into the state; with `finish`, the step follows (REVIEW, or recovery on an error)."""
+        ran = [o for o in outcomes if o.status in ("ok", "error", "refused")]
+        if not ran:
+            return
+        failed = [o for o in ran if o.status != "ok"]
+
+        def record(s: AgentState) -> None:
+            for o in ran:
+                s.add_evidence(o.line(300))
+                s.vitals.record_outcome(o.status == "ok")
+                path = o.call.arguments.get("path")
+                s.log_decision(f"ran {o.call.name} {path or ''}: {o.status}".replace("  ", " "))
+                if o.status == "ok" and o.call.name in ("read_file", "write_file", "edit_file") and path:
+                    s.add_context_ref(f"file:{path}")
+                if o.status == "ok" and o.call.name not in READ_ONLY:
+                    s.memory.successful_operations += 1
+                    if o.call.name in ("write_file", "edit_file") and path:
+                        s.memory.note_file(str(path))
+                elif o.status != "ok":
+                    s.memory.failed_operations += 1
+
+        self.owner.change("tool results", record)
+        if not finish:
+            return
+        if failed and self.state.step == Step.PLANNING:
+            return  # a failed read while planning is evidence for the plan, not an error to recover from
+        if failed:
+            self.owner.set_status(Status.ERROR, failed[0].line(100))
+            rec = self.owner.recover(failed[0].line(100))
+            self._state_chunk(rec)
+        elif self.state.step == Step.EXECUTION and any(o.call.name not in READ_ONLY for o in ran):
+            self._transition(Step.REVIEW, "execution finished: review the result", "outcome", Status.SUCCESS)
+
+    async def _after_answer(self, job: dict[str, Any], granted: bool, by: str) -> TurnResult:
+        call = call_from_dict(job["call"])
+        queue = [call_from_dict(c) for c in job.get("queue", [])]
+        self._emit(ApprovalChunk(agent=MAIN_AGENT, data=ApprovalData(
+            phase="answer", job_id=str(job["job_id"]), call=job["call"], granted=granted, by=by)))
+
+        def clear(s: AgentState) -> None:
+            s.pending_gate, s.pending_job = False, None
+            s.log_decision(f"{'approved' if granted else 'denied'}: job {job['job_id']} {call.name}")
+
+        self.owner.change("approval answered", clear)
+        outcomes: list[CallOutcome] = []
+        if not granted:
+            self._transition(Step.PLANNING, f"denied: job {job['job_id']}", "outcome", Status.REQUIRES_USER_INPUT)
+            planned = self._job_plan(job)
+            if planned is not None:  # the contract cannot be kept as it was: a re-plan is needed
+                plan, i = planned
+                self._mark(plan, i, "skipped")
+                self._set_plan_status(plan, "abandoned", f"step {i + 1} denied")
+            reply = f"Understood: {call.name} was not run. What should I do instead?"
+        else:
+            self._transition(Step.EXECUTION, f"approved: job {job['job_id']}", "outcome")
+            first = await self.runner.run_approved(job["job_id"], call)
+            self._emit_outcome(first)
+            planned = self._job_plan(job)
+            if first.status == "pending":  # the file changed since it was asked: asked again
+                self.chunks.notice("approval_stale", first.content, job_id=first.job_id)
+                outcomes = [first]
+                self._park(first, queue, plan=(planned[0].plan_id, planned[1]) if planned else None)
+            elif planned is not None:
+                plan, i = planned
+                self._mark(plan, i, "done" if first.status == "ok" else "failed")
+                d = MainDecision(rationale=f"continue plan {plan.plan_id}", goal_consistency="yes",
+                                 constraint_check="yes", next_step="continue", step="EXECUTION")
+                if first.status == "ok":
+                    outcomes = await self._execute_plan(plan, d, prior=[first])
+                else:
+                    self._set_plan_status(plan, "failed", first.line(100))
+                    outcomes = [first]
+                    self._after_execution(outcomes)
+            elif first.status == "ok" and queue:
+                d = MainDecision(rationale="continue the approved plan", goal_consistency="yes",
+                                 constraint_check="yes", next_step="continue", step="EXECUTION")
+                outcomes = await self._run_calls(queue, d, prior=[first])
+            else:
+                outcomes = [first]
+                self._after_execution(outcomes)
+            reply = outcome_text(self.state, outcomes)
+        self.owner.change("exchange", lambda s: s.add_exchange("(approval: " + ("yes)" if granted else "no)"), reply))
+        self._reply(reply)
+        return self._result(reply, None, outcomes, "continue" if granted else "pending_user")
+
+
+    def _job_plan(self, job: dict[str, Any]) -> tuple[Plan, int] | None:
+        ref = job.get("plan")
+        if not ref:
+            return None
+        try:
+            return self.owner.plans.get(ref["plan_id"]), int(ref["index"])
+        except (PlanError, KeyError, ValueError):
+            return None
