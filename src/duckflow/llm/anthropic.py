@@ -64,7 +64,9 @@ def to_anthropic(messages: list[Message]) -> tuple[str, list[dict[str, Any]]]:
                        for i, c in enumerate(m.tool_calls)]
             add("assistant", blocks)
         else:
-            add("user", [{"type": "text", "text": m.content}] if m.content else [])
+            images = [{"type": "image", "source": {"type": "base64", "media_type": img.media_type,
+                                                   "data": img.base64()}} for img in m.images]
+            add("user", images + ([{"type": "text", "text": m.content}] if m.content else []))
     return system, out
 
 

@@ -63,6 +63,8 @@ def to_ollama_messages(messages: list[Message]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for m in messages:
         item: dict[str, Any] = {"role": m.role, "content": m.content}
+        if m.images:  # Ollama's native form: base64 strings beside the text
+            item["images"] = [img.base64() for img in m.images]
         if m.tool_calls:
             item["tool_calls"] = [{"function": {"name": c.name, "arguments": c.arguments}} for c in m.tool_calls]
         if m.role == "tool" and m.name:

@@ -49,6 +49,9 @@ def to_openai_messages(messages: list[Message]) -> list[dict[str, Any]]:
             })
         else:
             item: dict[str, Any] = {"role": m.role, "content": m.content}
+            if m.images:  # content parts: the text, then each image as a data-URI image_url
+                item["content"] = [{"type": "text", "text": m.content}] + [
+                    {"type": "image_url", "image_url": {"url": img.data_uri()}} for img in m.images]
             if m.name:
                 item["name"] = m.name
             out.append(item)

@@ -58,15 +58,40 @@ class ToolResult:
     is_error: bool = False
 
 
+@dataclass(frozen=True)
+class ImagePart:
+    """An image that goes with a user message's text (seed 003: image inputs).
+
+    Providers send it in their own form: a data-URI `image_url` part (OpenAI-compatible), a
+    base64 `image` block (Anthropic), an `images` entry (Ollama). `source_path` is for audits.
+    """
+
+    data: bytes
+    media_type: str = "image/png"
+    source_path: str = ""
+
+    def base64(self) -> str:
+        import base64
+
+        return base64.b64encode(self.data).decode("ascii")
+
+    def data_uri(self) -> str:
+        return f"data:{self.media_type};base64,{self.base64()}"
+
+
 @dataclass
 class Message:
-    """One chat message. Assistant messages may carry native tool calls; tool messages answer one."""
+    """One chat message. Assistant messages may carry native tool calls; tool messages answer one.
+
+    A user message's content parts are its text plus `images` (ImagePart), in that order.
+    """
 
     role: Role
     content: str = ""
     tool_calls: list[ToolCall] = field(default_factory=list)
     tool_call_id: str | None = None
     name: str | None = None
+    images: list[ImagePart] = field(default_factory=list)
 
 
 @dataclass

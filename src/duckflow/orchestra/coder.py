@@ -22,7 +22,7 @@ from typing import Any
 
 from duckflow.orchestra.contracts import CoderOutput, read_coder_output
 from duckflow.orchestra.patch import PatchError, parse_unified_diff
-from duckflow.orchestra.roles import Roles, RoleUnavailable, prompt, role_for_route
+from duckflow.orchestra.roles import Roles, RoleUnavailable, error_text, prompt, role_for_route
 
 _PATHLIKE = re.compile(r"(?<![\w/.-])([\w.-]+(?:/[\w.-]+)*\.[A-Za-z0-9]{1,8})(?![\w/])")
 MAX_CONTEXT_BYTES = 60_000
@@ -91,9 +91,9 @@ class CoderFlow:
         out: CoderOutput | None = None
         error = ""
         for _ in range(1 + self.roles.retries(role)):
-            result = await agent.run(message)
+            result = await agent.run(message, raise_errors=False)
             if not result.ok:
-                error = f"coder call failed: {result.error}"
+                error = f"coder call failed: {error_text(result.error)}"
                 continue
             out = read_coder_output(result.text)
             if out is not None:

@@ -20,8 +20,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from duckflow.llm.types import Message
 from duckflow.orchestra.contracts import WorkerInput, WorkerOutput, read_worker_output
-from duckflow.orchestra.roles import ROUTE_TASKS, Roles, RoleUnavailable, prompt, role_for_route
+from duckflow.orchestra.roles import (
+    ROUTE_TASKS,
+    Roles,
+    RoleUnavailable,
+    error_text,
+    is_timeout,
+    prompt,
+    role_for_route,
+)
 from duckflow.orchestra.settings import CODE_ROUTES, LoopConfig
 
 LOW_CONFIDENCE = 0.4  # below this, a reply offering several next actions is a major branch: ask first
@@ -68,7 +77,7 @@ class LoopController:
 
     async def run(self, route: str, task: str, *, session_id: str, local_only: bool, context: str = "",
                   reroute_used: bool = False, initial_route: str | None = None,
-                  reroute_source: str = "worker") -> LoopResult:
+                  reroute_source: str = "worker", images: list[Any] | None = None) -> LoopResult:
         initial = initial_route or route
         res = LoopResult(initial, route, "max_loops", reroute_used=reroute_used)
         started = self.clock()
@@ -83,7 +92,7 @@ class LoopController:
                 break
             out = await self._call(current, task, session_id=session_id, local_only=local_only, context=context,
                                    index=index, previous=[o.result for o in res.outputs],
-                                   budget_ms=self.cfg.max_millis - elapsed_ms)
+                                   budget_ms=self.cfg.max_millis - elapsed_ms, images=images or [])
             res.worker_calls += 1
             fields = {"initial_route": initial, "final_route": current, "worker_calls": res.worker_calls,
                       "needs_next_loop": out.needs_next_loop, "risk": out.risk, "fit": out.fit,
@@ -129,7 +138,7 @@ class LoopController:
         return res
 
     async def _call(self, route: str, task: str, *, session_id: str, local_only: bool, context: str, index: int,
-                    previous: list[str], budget_ms: float) -> WorkerOutput:
+                    previous: list[str], budget_ms: float, images: list[Any]) -> WorkerOutput:
         role = role_for_route(route)
         instructions = prompt("worker", alias=self.roles.alias(role), route=route,
                               route_task=ROUTE_TASKS.get(route, ROUTE_TASKS["CHAT"]))
@@ -140,11 +149,21 @@ class LoopController:
             return WorkerOutput.failed(exc.message)
         payload = WorkerInput(route=route, task=task, session_id=session_id, loop_index=index, context=context,
                               previous_results=previous[-2:], local_only=local_only)
+        text = json.dumps(payload.model_dump(), ensure_ascii=False)
         try:
-            result = await asyncio.wait_for(agent.run(json.dumps(payload.model_dump(), ensure_ascii=False)),
+            message = [Message("user", text, images=images)] if images else text
+            result = await asyncio.wait_for(agent.run(message, raise_errors=False),
                                             max(budget_ms, 1) / 1000)
         except TimeoutError:
+            if images:
+                from duckflow.orchestra.images import audit_after_timeout
+
+                audit_after_timeout(images)
             return WorkerOutput.failed("max_millis")
         if not result.ok:
-            return WorkerOutput.failed(f"worker call failed: {result.error}")
+            if images and is_timeout(result.error):
+                from duckflow.orchestra.images import audit_after_timeout
+
+                audit_after_timeout(images)
+            return WorkerOutput.failed(f"worker call failed: {error_text(result.error)}")
         return read_worker_output(result.text)

@@ -25,6 +25,7 @@ from typing import Any, Literal
 
 from duckflow.orchestra.contracts import ChatProposal, InputMessage, RoutingDecision
 from duckflow.orchestra.loop import LoopController, LoopResult
+from duckflow.orchestra.roles import error_text, is_timeout
 from duckflow.orchestra.router import LIFT_LOCAL, MessageRouter, build_router
 from duckflow.orchestra.settings import CODE_ROUTES, ROUTES
 
@@ -79,6 +80,7 @@ class Orchestrator:
         from duckflow.orchestra.state import OrchestraState
 
         self.config = config
+        self._images: list[Any] = []  # the current message's ImageParts
         self.workspace = Path(workspace)
         self.session_id = session_id
         self.channel = channel
@@ -129,7 +131,15 @@ class Orchestrator:
         self.state.save_flags(self.channel, self.session_id, flags)
         return decision
 
-    async def handle(self, text: str, raw: dict[str, Any] | None = None) -> Turn:
+    async def handle(self, text: str, raw: dict[str, Any] | None = None,
+                     images: list[str | Path] | None = None) -> Turn:
+        """One message; `images` (file paths, e.g. a LINE download) go to the role answering it."""
+        self._images = []
+        if images:
+            from duckflow.orchestra.images import ImageInbox, prepare_images
+
+            ImageInbox().cleanup()
+            self._images, _ = prepare_images(list(images))
         decision = await self.route(text, raw)
         local_only = decision.flags.local_only
         route = decision.primary_route
@@ -154,7 +164,7 @@ class Orchestrator:
                     *, reroute_used: bool = False, source: str = "worker", initial: str | None = None) -> Turn:
         result = await self.loop.run(route, task, session_id=self.session_id, local_only=local_only,
                                      reroute_used=reroute_used, initial_route=initial or decision.primary_route,
-                                     reroute_source=source)
+                                     reroute_source=source, images=self._images)
         if result.stop_reason == "rerouted_to_code":
             turn = await self._code(decision, result.final_route, task, local_only, decl)
             turn.loop = result
@@ -184,10 +194,18 @@ class Orchestrator:
             await self.roles.ready("chat")
         except RoleUnavailable as exc:
             return Turn(decision, "reply", f"{exc.message}. {exc.hint or ''}".strip())
-        result = await agent.run(text)
+        images = self._images
+        from duckflow.llm.types import Message
+
+        message = [Message("user", text, images=images)] if images else text
+        result = await agent.run(message, raise_errors=False)
         if not result.ok:
-            self.emit("worker.fail", initial_route="CHAT", final_route="CHAT", error_reason=result.error)
-            return Turn(decision, "reply", f"Chat could not answer: {result.error}")
+            if images and is_timeout(result.error):
+                from duckflow.orchestra.images import audit_after_timeout
+
+                audit_after_timeout(images)
+            self.emit("worker.fail", initial_route="CHAT", final_route="CHAT", error_reason=error_text(result.error))
+            return Turn(decision, "reply", f"Chat could not answer: {error_text(result.error)}")
         reply = result.text
         delegated = read_delegation(reply)
         if delegated is None:

@@ -32,6 +32,23 @@ class RoleUnavailable(DuckflowError):
     """A role has no usable model (not configured, or refused by the local/cloud policy)."""
 
 
+def error_text(error: Any) -> str:
+    """One line for a run's error (a DuckflowError's message, else its text)."""
+    return str(getattr(error, "message", None) or error)
+
+
+def is_timeout(error: Any) -> bool:
+    """Whether a run ended on a timeout (an LLMTimeoutError or TimeoutError anywhere in its causes)."""
+    from duckflow.llm.errors import LLMTimeoutError
+
+    seen = 0
+    while error is not None and seen < 8:
+        if isinstance(error, LLMTimeoutError | TimeoutError):
+            return True
+        error, seen = error.__cause__ or error.__context__, seen + 1
+    return False
+
+
 def prompt(name: str, **values: str) -> str:
     """A prompt template of orchestra/prompts/ with `$values` filled in."""
     text = resources.files("duckflow.orchestra").joinpath(f"prompts/{name}.md").read_text(encoding="utf-8")
