@@ -112,10 +112,14 @@ class CoderFlow:
         return self._submit(out, [f.path for f in files], route=route, session_id=session_id, channel=channel)
 
     def _submit(self, out: CoderOutput, files: list[str], *, route: str, session_id: str, channel: str) -> Proposal:
-        from duckflow.gate import Operation
+        from duckflow.gate import guarded_operation
+        from duckflow.workspace.guard import WorkspaceGuard
 
-        op = Operation("write", tool="apply_patch", paths=tuple(files), size=len(out.patch.encode()), diff=out.patch,
-                       task_type="code")
+        # the guard's verdicts (refusals, symlink targets, dangerous extensions) and the binding
+        # to this workspace and each file's content now (gate/binding.py) go with the job
+        op = guarded_operation("apply_patch", {}, WorkspaceGuard(self.workspace), kind="write",
+                               paths=tuple(files), size=len(out.patch.encode()), diff=out.patch,
+                               task_type="code")
         first = out.plan.strip().splitlines()[0] if out.plan.strip() else "apply the Coder's patch"
         outcome = self.gate.submit(
             op, intent=first[:200], rationale=out.plan[:2000], impact=f"files: {', '.join(files)}",
@@ -187,6 +191,7 @@ class CoderFlow:
 
     def apply(self, job_id: str, *, session_id: str) -> dict[str, Any]:
         """The Worker applies an approved patch (guard, checkpoints, the hunk-matching ladder)."""
+        from duckflow.gate.binding import stale
         from duckflow.workspace.files import Workspace
 
         job = self.state.job(job_id)
@@ -195,14 +200,27 @@ class CoderFlow:
         ws = Workspace.open(job["workspace"])
         done: list[dict[str, Any]] = []
         failed: list[str] = []
+        gate_job = self.gate.get(job_id)
+        person = gate_job.status == "granted"  # an auto-approval never unlocks what needs a person
+        found = stale(ws.root, ws.guard, gate_job.request.operation.extra)
+        if found is not None or gate_job.status not in ("granted", "auto_approved"):
+            why = found[1] if found else f"the gate's job is {gate_job.status}"
+            reason = f"not applied: {why}; ask for the change again"
+            report: dict[str, Any] = {"ok": False, "job_id": job_id, "changed": [], "checkpoints": [],
+                                      "failed": [reason]}
+            self.state.set_job_status(job_id, "failed", str(report))
+            self.emit("worker.fail", session_id, job_id=job_id, initial_route=job["route"],
+                      final_route=job["route"], worker_calls=0, needs_next_loop=False,
+                      error_reason=reason, changed=[])
+            return report
         for fp in parse_unified_diff(patch):
             try:
                 if fp.deleted:
                     failed.append(f"{fp.path}: deleting files is not applied from a patch (ask for it explicitly)")
                 elif fp.created:
-                    done.append(ws.write_file(fp.path, fp.new_content(), approved=True, tool="apply_patch"))
+                    done.append(ws.write_file(fp.path, fp.new_content(), approved=person, tool="apply_patch"))
                 else:
-                    done.append(ws.edit_file(fp.path, fp.edit_blocks(), approved=True))
+                    done.append(ws.edit_file(fp.path, fp.edit_blocks(), approved=person))
             except Exception as exc:  # noqa: BLE001 - reported per file; nothing else is touched
                 failed.append(f"{fp.path}: {getattr(exc, 'message', exc)}")
         ok = not failed
