@@ -35,6 +35,7 @@ def prompt_inputs(
         successful_operations=mem.successful_operations,
         learned_patterns=list(mem.learned_patterns),
         user_settings=dict(mem.user_settings),
+        past_sessions=[p for p in mem.past_sessions if not p.startswith(f"[{state.session_id[-6:]}]")],
         summaries=state.summaries(5),
         step=state.step.value,
         status=state.status.value,

@@ -14,7 +14,7 @@ from typing import Any
 from duckflow.companion.actions import ActionRunner
 from duckflow.companion.owner import StateOwner
 from duckflow.companion.session import CompanionSession
-from duckflow.companion.state import AgentState
+from duckflow.companion.state import AgentState, LongTermMemory
 from duckflow.companion.store import SessionStore, new_session_id
 from duckflow.companion.transitions import TransitionController, TransitionLimiter, TransitionTable
 from duckflow.errors import DuckflowError
@@ -30,6 +30,7 @@ class OpenedSession:
     store: SessionStore
 
     def close(self) -> None:
+        self.session.note_session()
         trace = self.session.trace
         if trace is not None and hasattr(trace, "close"):
             trace.close()
@@ -86,6 +87,7 @@ def open_session(
     loaded = store.load(sid) if sid else None
     if sid and loaded is None and session_id is not None:
         raise DuckflowError(f"no saved session '{session_id}'", hint="see `duckflow sessions`")
+    remembered = store.load_memory(str(root))  # the workspace's long-term memory (every session)
     if loaded is not None:
         state, extra = loaded
         home = Path(state.workspace).resolve() if state.workspace else root
@@ -98,7 +100,9 @@ def open_session(
         resumed = True
     else:
         owner = StateOwner(AgentState(new_session_id(), workspace=str(root)), controller, store)
-        owner.persist()
+    if remembered is not None:
+        owner.state.memory = LongTermMemory.from_dict(remembered)
+    owner.persist()
     if tools is None:
         from duckflow.workspace.tools import workspace_tools
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -195,6 +196,15 @@ class CompanionSession(StepsMixin):
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
+
+    def note_session(self) -> None:
+        """One line about this session into the workspace's long-term memory (on close)."""
+        s = self.state
+        if not s.exchanges:
+            return
+        ending = "done" if s.step == Step.DONE else f"stopped at {s.step.value} ({s.status.value})"
+        line = f"{time.strftime('%Y-%m-%d')} {s.task or s.goal or '-'} → {ending}"
+        self.owner.change("session summary", lambda st: st.memory.note_session(st.session_id, line))
 
     def note_cancelled(self) -> None:
         """The current step was cancelled (Ctrl-C, /cancel, a closed stream): keep the state, say where."""

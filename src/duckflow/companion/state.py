@@ -30,6 +30,7 @@ NOTES_KEPT = 20
 EVIDENCE_KEPT = 5
 LEARNED_PATTERNS_KEPT = 5
 FILES_KEPT = 50
+PAST_SESSIONS_KEPT = 5
 
 
 class Step(str, Enum):
@@ -113,6 +114,24 @@ class LongTermMemory:
     failed_operations: int = 0
     learned_patterns: list[str] = field(default_factory=list)
     user_settings: dict[str, str] = field(default_factory=dict)
+    past_sessions: list[str] = field(default_factory=list)  # one line per earlier session, newest last
+
+    def note_session(self, session_id: str, line: str) -> None:
+        """This session's one-line summary (replaces its earlier line); the last few are kept."""
+        tag = f"[{session_id[-6:]}]"
+        text, _ = clip(f"{tag} {line}", SUMMARY_MAX)
+        self.past_sessions = [p for p in self.past_sessions if not p.startswith(tag)] + [text]
+        del self.past_sessions[:-PAST_SESSIONS_KEPT]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"files_created": list(self.files_created), "successful_operations": self.successful_operations,
+                "failed_operations": self.failed_operations, "learned_patterns": list(self.learned_patterns),
+                "user_settings": dict(self.user_settings), "past_sessions": list(self.past_sessions)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any] | None) -> LongTermMemory:
+        known = set(cls.__dataclass_fields__)
+        return cls(**{k: v for k, v in (data or {}).items() if k in known})
 
     def note_file(self, path: str) -> None:
         if path not in self.files_created:
@@ -262,11 +281,7 @@ class AgentState:
             "pending_gate": self.pending_gate, "pending_job": self.pending_job,
             "last_delta": self.last_delta,
             "vitals": {"confidence": v.confidence, "mood": v.mood, "focus": v.focus, "stamina": v.stamina},
-            "memory": {
-                "files_created": list(m.files_created), "successful_operations": m.successful_operations,
-                "failed_operations": m.failed_operations, "learned_patterns": list(m.learned_patterns),
-                "user_settings": dict(m.user_settings),
-            },
+            "memory": m.to_dict(),
             "conversation_count": self.conversation_count, "created_at": self.created_at,
             "last_updated": self.last_updated,
             "exchanges": [{"user": e.user, "reply": e.reply, "at": e.at} for e in self.exchanges],
@@ -278,7 +293,7 @@ class AgentState:
     def from_dict(cls, data: dict[str, Any]) -> AgentState:
         data = dict(data)
         vitals = Vitals(**data.pop("vitals", {}) or {})
-        memory = LongTermMemory(**data.pop("memory", {}) or {})
+        memory = LongTermMemory.from_dict(data.pop("memory", {}))
         exchanges = [Exchange(**e) for e in data.pop("exchanges", []) or []]
         step = Step(data.pop("step", Step.PLANNING.value))
         status = Status(data.pop("status", Status.IN_PROGRESS.value))

@@ -3,10 +3,16 @@
 The whole AgentState is written as one JSON document in one transaction after every change,
 so a crash leaves either the previous state or the new one; the transition history and the
 plans go into the same row. `load()` restores a session (pending approval included).
+
+Long-term memory (seed 001 §3.1 / M25) belongs to the workspace, not to one session: the same
+transaction writes the session's LongTermMemory (stats, learned patterns, settings, one line
+per past session) to `workspace_memory`, and a session opened later in that workspace — new or
+resumed — starts from it. `duckflow memory` lists it and forgets items.
 """
 
 from __future__ import annotations
 
+import builtins
 import json
 import sqlite3
 import threading
@@ -32,6 +38,11 @@ CREATE TABLE IF NOT EXISTS companion_sessions (
     extra_json   TEXT NOT NULL DEFAULT '{}'
 );
 CREATE INDEX IF NOT EXISTS companion_sessions_ws ON companion_sessions(workspace, updated_at);
+CREATE TABLE IF NOT EXISTS workspace_memory (
+    workspace    TEXT PRIMARY KEY,
+    updated_at   REAL NOT NULL,
+    memory_json  TEXT NOT NULL
+);
 """
 
 
@@ -62,6 +73,7 @@ class SessionStore:
         self._lock = threading.Lock()
         self._last_extra: dict[str, Any] | None = None
         self._last_extra_doc = "{}"
+        self._last_memory: tuple[str, str] | None = None  # (workspace, document) written last
 
     def save(self, state: AgentState, extra: dict[str, Any] | None = None) -> None:
         doc = json.dumps(state.to_dict(), ensure_ascii=False)
@@ -70,7 +82,17 @@ class SessionStore:
         else:
             extra_doc = json.dumps(extra or {}, ensure_ascii=False, default=str)
             self._last_extra, self._last_extra_doc = extra, extra_doc
+        memory_doc = json.dumps(state.memory.to_dict(), ensure_ascii=False)
+        write_memory = bool(state.workspace) and self._last_memory != (state.workspace, memory_doc)
         with self._lock, self._conn:
+            if write_memory:
+                self._conn.execute(
+                    "INSERT INTO workspace_memory(workspace, updated_at, memory_json) VALUES (?,?,?)"
+                    " ON CONFLICT(workspace) DO UPDATE SET updated_at=excluded.updated_at,"
+                    " memory_json=excluded.memory_json",
+                    (state.workspace, state.last_updated, memory_doc),
+                )
+                self._last_memory = (state.workspace, memory_doc)
             self._conn.execute(
                 "INSERT INTO companion_sessions(session_id, workspace, created_at, updated_at, step,"
                 " status, goal, state_json, extra_json) VALUES (?,?,?,?,?,?,?,?,?)"
@@ -121,6 +143,29 @@ class SessionStore:
                 )
             )
         return out
+
+    # -- the workspace's long-term memory ------------------------------------------------
+    def load_memory(self, workspace: str) -> dict[str, Any] | None:
+        with self._lock:
+            row = self._conn.execute("SELECT memory_json FROM workspace_memory WHERE workspace=?",
+                                     (workspace,)).fetchone()
+        return None if row is None else dict(json.loads(row["memory_json"]))
+
+    def save_memory(self, workspace: str, memory: dict[str, Any]) -> None:
+        doc = json.dumps(memory, ensure_ascii=False)
+        with self._lock, self._conn:
+            self._conn.execute(
+                "INSERT INTO workspace_memory(workspace, updated_at, memory_json) VALUES (?,?,?)"
+                " ON CONFLICT(workspace) DO UPDATE SET updated_at=excluded.updated_at,"
+                " memory_json=excluded.memory_json", (workspace, time.time(), doc))
+            self._last_memory = None
+
+    def memories(self) -> builtins.list[tuple[str, float, dict[str, Any]]]:
+        """(workspace, updated_at, memory) for every workspace with memory, newest first."""
+        with self._lock:
+            rows = self._conn.execute("SELECT workspace, updated_at, memory_json FROM workspace_memory"
+                                      " ORDER BY updated_at DESC").fetchall()
+        return [(r["workspace"], r["updated_at"], json.loads(r["memory_json"])) for r in rows]
 
     def delete(self, session_id: str) -> bool:
         with self._lock, self._conn:

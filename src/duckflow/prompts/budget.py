@@ -91,6 +91,8 @@ def _cut_one(inp: PromptInputs, kind: str) -> str | None:
         item = inp.evidence.pop(0)  # oldest evidence first
         return f"evidence: {item[:40]}"
     if kind == "conversation":
+        if inp.past_sessions:  # the oldest past session first, then this session's summaries
+            return f"past session: {inp.past_sessions.pop(0)[:40]}"
         if inp.summaries:
             return f"conversation summary: {inp.summaries.pop(0)[:40]}"
         if inp.recent_turns:

@@ -35,6 +35,7 @@ class PromptInputs:
     learned_patterns: list[str] = field(default_factory=list)
     user_settings: dict[str, str] = field(default_factory=dict)
     summaries: list[str] = field(default_factory=list)  # last five exchanges (Base)
+    past_sessions: list[str] = field(default_factory=list)  # earlier sessions of the workspace (Base)
     step: str = "PLANNING"
     status: str = "IN_PROGRESS"
     task: str = ""
@@ -58,7 +59,7 @@ class PromptInputs:
         return replace(
             self, summaries=list(self.summaries), plan_brief=list(self.plan_brief),
             open_questions=list(self.open_questions), recent_turns=list(self.recent_turns),
-            evidence=list(self.evidence),
+            evidence=list(self.evidence), past_sessions=list(self.past_sessions),
         )
 
 

@@ -24,6 +24,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("duckflow.channels.cli.run_cmd", "run one task end to end, non-interactively"),
     "status": ("duckflow.channels.cli.status_cmd", "show the state of the current session"),
     "sessions": ("duckflow.channels.cli.sessions_cmd", "list saved companion sessions"),
+    "memory": ("duckflow.channels.cli.memory_cmd", "list or forget the companion's long-term memory"),
     "undo": ("duckflow.channels.cli.undo_cmd", "restore the workspace before a change"),
     "approvals": ("duckflow.channels.cli.approvals_cmd", "list, show, grant or deny approvals"),
     "autoapprove": ("duckflow.channels.cli.autoapprove_cmd", "switch scoped auto-approve"),
