@@ -135,3 +135,38 @@ def test_events_command_filters_and_refuses_unknown_types(tmp_path: Path, capsys
     assert [r["type"] for r in rows] == ["router.decision"] and "ghp_abcdefghij" not in json.dumps(rows)
     assert cli(["events", "--type", "nonsense"]) == 1
     assert "unknown event type" in capsys.readouterr().err
+
+
+def test_route_uses_a_configured_classifier_once_and_falls_back_when_it_is_unreachable(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import socket
+
+    with FakeOllama() as server:
+        cfg = tmp_path / "config.toml"
+        cfg.write_text('[routing.classifier]\nmodel = "ollama:worker-v1:latest"\n', encoding="utf-8")
+        monkeypatch.setenv("DUCKFLOW_CONFIG", str(cfg))
+        monkeypatch.setenv("OLLAMA_HOST", server.url)
+        server.replies = ['{"route": "PLAN", "confidence": 0.75, "reason": "organising", "evidence": ["move"]}']
+        assert cli(["route", "we need to move the office next month", "--json"]) == 0
+        out = json.loads(capsys.readouterr().out)
+        assert (out["primary_route"], out["source"], out["confidence"]) == ("PLAN", "classifier", 0.75)
+        assert len(server.chat_bodies) == 1
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("OLLAMA_HOST", f"http://127.0.0.1:{port}")
+    assert cli(["route", "we need to move the office next month", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert (out["primary_route"], out["source"]) == ("CHAT", "fallback")
+
+
+async def test_channel_entry_point_runs_the_whole_turn(tmp_path: Path) -> None:
+    from duckflow.config import load_config
+    from duckflow.llm.scripted import ScriptedModel, reply
+    from duckflow.orchestra import InputMessage, handle_async
+
+    chat = ScriptedModel([reply("DELEGATE: RESEARCH\nTASK: find sources on tea")])
+    worker = ScriptedModel([reply(worker_json("three sources"))])
+    turn = await handle_async(InputMessage(channel="slack", session_id="T1", user_text="tea?"), workspace=tmp_path,
+                              config=load_config(env={}), models={"chat": chat, "worker": worker})
+    assert turn.action == "reply" and turn.text.startswith("three sources")

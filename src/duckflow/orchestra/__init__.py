@@ -5,6 +5,8 @@ Entry points for channels (imported lazily so `duckflow.config` can import the s
     from duckflow.orchestra import InputMessage, route
     decision = route(InputMessage(channel="slack", session_id="T1", user_text="/plan the release"))
     decision.public()  # {primary_route, source, confidence, reason, evidence, flags: {local_only}}
+    turn = await handle_async(InputMessage(channel="line", session_id="U1", user_text="..."), workspace=DIR)
+    turn.action, turn.text, turn.job_id  # reply / approval / notice; answer_async(job_id, True, ...)
 """
 
 from __future__ import annotations
@@ -21,6 +23,10 @@ _LAZY = {
     "SessionFlags": "duckflow.orchestra.router",
     "route": "duckflow.orchestra.entry",
     "route_async": "duckflow.orchestra.entry",
+    "handle_async": "duckflow.orchestra.entry",
+    "answer_async": "duckflow.orchestra.entry",
+    "Orchestrator": "duckflow.orchestra.orchestrator",
+    "Turn": "duckflow.orchestra.orchestrator",
 }
 
 __all__ = sorted(_LAZY)

@@ -30,3 +30,42 @@ def route(msg: InputMessage, *, flags: SessionFlags | None = None, config: Any =
           workspace: str | Path | None = None, on_event: OnEvent | None = None) -> RoutingDecision:
     """Synchronous `route_async` (not for use inside a running event loop)."""
     return asyncio.run(route_async(msg, flags=flags, config=config, workspace=workspace, on_event=on_event))
+
+
+async def handle_async(msg: InputMessage, *, workspace: str | Path, config: Any = None,
+                       images: list[str | Path] | None = None, **kw: Any) -> Any:
+    """The whole turn for a channel message (LINE / Slack / HTTP): route, Chat or Worker or Coder, events.
+
+    Returns the orchestrator's `Turn` (`.action`: reply / approval / notice, `.text`, `.job_id`,
+    `.declaration`). A Coder job is answered later with `answer_async(...)`.
+    """
+    from duckflow.orchestra.orchestrator import Orchestrator
+
+    if config is None:
+        from duckflow.config import load_config
+
+        config = load_config()
+    orch = Orchestrator(config, workspace=workspace, session_id=msg.session_id, channel=msg.channel,
+                        companion=False, **kw)
+    try:
+        return await orch.handle(msg.user_text, msg.raw, images=images)
+    finally:
+        orch.close()
+        orch.gate.close()
+
+
+async def answer_async(job_id: str, granted: bool, *, approver: str, channel: str, session_id: str,
+                       workspace: str | Path, config: Any = None) -> str:
+    """A person's yes / no on a Coder job from a channel; on yes the Worker applies the patch."""
+    from duckflow.orchestra.orchestrator import Orchestrator
+
+    if config is None:
+        from duckflow.config import load_config
+
+        config = load_config()
+    orch = Orchestrator(config, workspace=workspace, session_id=session_id, channel=channel, companion=False)
+    try:
+        return await orch.answer(job_id, granted, approver=approver)
+    finally:
+        orch.close()
+        orch.gate.close()

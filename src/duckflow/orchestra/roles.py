@@ -114,7 +114,8 @@ class Roles:
         if role == "coder3":
             c3 = self.config.coder3
             settings = ModelSettings(max_tokens=c3.max_tokens, timeout_s=c3.timeout_sec)
-        return Agent(self.alias(role), instructions, model=model, settings=settings, max_turns=1)
+        # no tools and the native codec: the reply text reaches the contract reader as the model wrote it
+        return Agent(self.alias(role), instructions, model=model, settings=settings, max_turns=1, codec="native")
 
     async def ready(self, role: str) -> None:
         """Seed 003: before each message to an Ollama role, a cheap health check (restart if down)."""

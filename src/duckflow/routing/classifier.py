@@ -16,7 +16,7 @@ from string import Template
 from typing import TYPE_CHECKING, Any
 
 from duckflow.llm.errors import LLMError
-from duckflow.llm.types import Message, Model, ModelSettings, complete
+from duckflow.llm.types import Model, ModelSettings
 from duckflow.routing.route import Route, RouteDecision
 from duckflow.routing.rules import RuleRouter
 
@@ -100,14 +100,21 @@ class LLMRouter:
 
     async def classify(self, text: str) -> Classification:
         """One model call; never raises for a bad answer or a failed call."""
+        from duckflow.core.agent import Agent
         from duckflow.protocols.jsonreply import read_json
 
         self.calls += 1
-        messages = [Message("system", self.system_prompt()), Message("user", text)]
+        # one turn of core's agent loop (no tools, no memory): the same path as every model call
+        agent = Agent("classifier", self.system_prompt(), model=self.model, settings=self.settings, max_turns=1,
+                      codec="native")  # no tools: the reply text as it is
         try:
-            resp = await complete(self.model, messages, settings=self.settings)
+            result = await agent.run(text, raise_errors=False)
         except LLMError as exc:
             return self._refuse(f"classifier call failed: {exc.message}", "")
+        if result.error is not None:
+            why = getattr(result.error, "message", None) or str(result.error)
+            return self._refuse(f"classifier call failed: {why}", "")
+        resp = result
         reply = read_json(resp.text, _answer_schema())
         if not reply.ok:
             return self._refuse("classifier answer is not valid: " + "; ".join(reply.errors or ["no JSON"]),
