@@ -42,6 +42,8 @@ class ModelsConfig(_Section):
     min_context: int = 4096
     max_context: int = 131072
     request_timeout_s: float = 120.0
+    # the whole model call, however the server trickles (keep-alives); see docs/llm.md
+    request_deadline_s: float = Field(default=600.0, gt=0, allow_inf_nan=False)
     # OpenAI-compatible servers: provider -> base URL (openai, openrouter, vllm, lmstudio, llamacpp)
     base_urls: dict[str, str] = Field(default_factory=dict)
     anthropic_base_url: str | None = None

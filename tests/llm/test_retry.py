@@ -98,14 +98,15 @@ async def test_auth_error_moves_to_next_model_without_retry(server: FakeServer, 
 
 
 async def test_garbage_then_timeout_then_answer_from_fallback(server: FakeServer, rec: Recorder) -> None:
-    server.queue(PATH, Reply(chunks=["data: {garbage\n\n"]))
+    # garbage is a provider_error: retried like other provider failures (issue 8)
+    server.queue(PATH, Reply(chunks=["data: {garbage\n\n"]), Reply(chunks=["data: {garbage\n\n"]))
     slow = OpenAICompatModel("slow", base_url=f"{server.url}/slow/v1", timeout_s=0.3)
     server.default("/slow/v1/chat/completions", Reply(delay=2))
     last = ScriptedModel([reply("answer")])
     resp = await complete(chain([oa(server), slow, last], rec, policy=RetryPolicy(retries=1)), HI)
     assert resp.text == "answer"
     errors = [f["error_type"] for n, f in rec.events if n == "llm_call" and f["result"] == "error"]
-    assert errors == ["LLMResponseError", "LLMTimeoutError", "LLMTimeoutError"]
+    assert errors == ["LLMProviderError", "LLMProviderError", "LLMTimeoutError", "LLMTimeoutError"]
 
 
 async def test_all_models_failing_is_one_clear_error(rec: Recorder) -> None:

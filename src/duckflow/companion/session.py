@@ -217,6 +217,19 @@ class CompanionSession(StepsMixin):
 
         self.owner.change("cancelled", note)
 
+    def note_interrupted(self, why: str) -> None:
+        """The step stopped on a failure (a provider_error, say): saved as interrupted with the
+        reason, never left IN_PROGRESS."""
+        step = self.state.step.value
+        why = " ".join(why.split())[:200]
+
+        def note(s: AgentState) -> None:
+            s.status = Status.REQUIRES_USER_INPUT
+            s.log_decision(f"interrupted during {step}: {why}")
+            s.set_last_delta(f"interrupted: {why}")
+
+        self.owner.change("interrupted", note)
+
     # -- entry points ---------------------------------------------------------------------
     async def handle_message(self, text: str) -> TurnResult:
         """A message from the person: a new utterance (the transition limiter resets)."""
@@ -302,6 +315,10 @@ class CompanionSession(StepsMixin):
             text = (f"Stopped: {err.message}. The task is kept as it was; {hint} "
                     "(`duckflow chat --new` starts a new session).")
             return self._stopped(text, err.code)
+        except Exception as exc:  # a failure nobody turned into a reply: save, then let it go up
+            self.note_interrupted(exc.message if isinstance(exc, DuckflowError)
+                                  else f"{type(exc).__name__}: {exc}")
+            raise
 
     def _stopped(self, text: str, why: str) -> TurnResult:
         self._reply(text)
@@ -334,7 +351,7 @@ class CompanionSession(StepsMixin):
         try:
             dr = await read_decision(ask, state.step.value)
         except CoreError as exc:  # the model failed after its retries: say so, keep the state
-            self.owner.set_status(Status.REQUIRES_USER_INPUT, f"model call failed: {exc.message}")
+            self.note_interrupted(f"model call failed: {exc.message}")
             text = f"The model call failed: {exc.message}" + (f" ({exc.hint})" if exc.hint else "")
             self._reply(text)
             return self._result(text, None, [], "pending_user")

@@ -76,6 +76,15 @@ class LLMResponseError(LLMError):
     retryable = False
 
 
+class LLMProviderError(LLMResponseError):
+    """provider_error: the answer breaks the provider's wire format (a malformed event, nesting
+    too deep, a field of the wrong type). Retried like a server failure: the next attempt or
+    the next model of the chain may answer properly."""
+
+    retryable = True
+    code = "provider_error"
+
+
 _HINTS = {
     401: "check the API key (environment variable or config) for this provider",
     403: "the key is valid but has no access to this model; check the account or model name",

@@ -20,10 +20,19 @@ import subprocess
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from duckflow.llm.errors import LLMBadRequestError, LLMConnectionError, LLMError, LLMServerError
-from duckflow.llm.http import cut_stream, get_json, loads_event, open_stream
+from duckflow.llm.http import cut_stream, get_json, open_stream
+from duckflow.llm.payloads import (
+    OllamaFunction,
+    OllamaLine,
+    OllamaMessage,
+    checked_call,
+    load_event,
+    validate,
+)
 from duckflow.llm.provider import HTTPModel
 from duckflow.llm.types import (
     FinishEvent,
@@ -277,23 +286,23 @@ class OllamaModel(HTTPModel):
             async for line in lines:
                 if not line.strip():
                     continue
-                obj = loads_event(line, self.name)
-                if not isinstance(obj, dict):
-                    continue
-                if obj.get("error"):
+                obj = load_event(line, self.name)
+                if isinstance(obj, dict) and obj.get("error"):
                     raise LLMServerError(f"{self.name}: {obj['error']}", provider=self.name)
-                msg = obj.get("message") or {}
-                if msg.get("content"):
-                    yield TextDelta(msg["content"])
-                for call in msg.get("tool_calls") or []:
-                    fn = call.get("function") or {}
-                    args = fn.get("arguments") or {}
+                valid = validate(OllamaLine, obj, self.name, "line")
+                msg = valid.message or OllamaMessage()
+                if msg.content:
+                    yield TextDelta(msg.content)
+                for call in msg.tool_calls or []:
+                    fn = call.function or OllamaFunction()
+                    args = fn.arguments or {}
                     calls += 1
-                    call_id = call.get("id") or f"call_{calls}"
-                    yield ToolCallEvent(parse_arguments(fn.get("name", ""), args, call_id))
-                if obj.get("done"):
-                    yield UsageEvent(Usage(int(obj.get("prompt_eval_count") or 0), int(obj.get("eval_count") or 0)))
-                    reason = obj.get("done_reason") or "stop"
+                    call_id = call.id or f"call_{calls}"
+                    made = partial(parse_arguments, fn.name, args, call_id)
+                    yield ToolCallEvent(checked_call(made, self.name))
+                if valid.done:
+                    yield UsageEvent(Usage(valid.prompt_eval_count or 0, valid.eval_count or 0))
+                    reason = valid.done_reason or "stop"
                     yield FinishEvent("tool_calls" if calls else ("length" if reason == "length" else "stop"))
                     return
         raise cut_stream(self.name, '"done": true')

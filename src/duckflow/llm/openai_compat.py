@@ -12,10 +12,22 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
-from duckflow.llm.errors import LLMError, LLMServerError, error_for_status
-from duckflow.llm.http import cut_stream, iter_sse, loads_event, not_a_stream, open_stream
+from duckflow.llm.errors import LLMError, LLMProviderError, LLMServerError, error_for_status
+from duckflow.llm.http import cut_stream, iter_sse, not_a_stream, open_stream
+from duckflow.llm.payloads import (
+    OAChoice,
+    OAChunk,
+    OADelta,
+    OAFunction,
+    OAMessage,
+    OAUsage,
+    checked_call,
+    load_event,
+    validate,
+)
 from duckflow.llm.provider import HTTPModel
 from duckflow.llm.types import (
     FinishEvent,
@@ -111,29 +123,27 @@ class OpenAICompatModel(HTTPModel):
                 if data.strip() == "[DONE]":
                     done = True
                     break
-                chunk = loads_event(data, self.name)
-                if not isinstance(chunk, dict):
-                    continue
-                if "error" in chunk:
+                chunk = load_event(data, self.name)
+                if isinstance(chunk, dict) and "error" in chunk:
                     raise _stream_error(chunk["error"], self.name)
-                for choice in chunk.get("choices") or []:
-                    delta = choice.get("delta") or {}
-                    text = delta.get("content")
-                    if text:
-                        yield TextDelta(text)
-                    for frag in delta.get("tool_calls") or []:
-                        call = pending.setdefault(int(frag.get("index", len(pending))), _PendingCall())
-                        call.id = frag.get("id") or call.id
-                        fn = frag.get("function") or {}
-                        call.name = fn.get("name") or call.name
-                        if fn.get("arguments"):
-                            call.arguments.append(fn["arguments"])
-                    if choice.get("finish_reason"):
-                        finish = choice["finish_reason"]
-                usage = chunk.get("usage")
-                if usage:
-                    yield UsageEvent(Usage(int(usage.get("prompt_tokens") or 0),
-                                           int(usage.get("completion_tokens") or 0)))
+                valid = validate(OAChunk, chunk, self.name, "chunk")
+                for choice in valid.choices or []:
+                    delta = choice.delta or OADelta()
+                    if delta.content:
+                        yield TextDelta(delta.content)
+                    for frag in delta.tool_calls or []:
+                        key = frag.index if frag.index is not None else len(pending)
+                        call = pending.setdefault(key, _PendingCall())
+                        call.id = frag.id or call.id
+                        fn = frag.function or OAFunction()
+                        call.name = fn.name or call.name
+                        if fn.arguments:
+                            call.arguments.append(fn.arguments)
+                    if choice.finish_reason:
+                        finish = choice.finish_reason
+                if valid.usage:
+                    yield UsageEvent(Usage(valid.usage.prompt_tokens or 0,
+                                           valid.usage.completion_tokens or 0))
         if not done and finish is None and not events and junk:
             # a server that ignored `stream: true` and sent one JSON completion (or an error)
             async for ev in self._whole_body("\n".join(junk)):
@@ -143,7 +153,8 @@ class OpenAICompatModel(HTTPModel):
             raise cut_stream(self.name, "[DONE]")
         for index in sorted(pending):
             call = pending[index]
-            yield ToolCallEvent(parse_arguments(call.name, "".join(call.arguments), call.id or f"call_{index}"))
+            raw, cid = "".join(call.arguments), call.id or f"call_{index}"
+            yield ToolCallEvent(checked_call(partial(parse_arguments, call.name, raw, cid), self.name))
         reason = _FINISH.get(finish or "", "stop")
         if pending and reason == "stop":
             reason = "tool_calls"
@@ -153,25 +164,29 @@ class OpenAICompatModel(HTTPModel):
     async def _whole_body(self, body: str) -> AsyncIterator[ModelEvent]:
         """Events from a non-streamed chat completion body; anything else is LLMResponseError."""
         try:
-            data = json.loads(body)
-        except ValueError:
-            raise not_a_stream(self.name, [body]) from None
+            data = load_event(body, self.name)
+        except LLMProviderError as exc:
+            if "invalid JSON" in exc.message:
+                raise not_a_stream(self.name, [body]) from None
+            raise
         if isinstance(data, dict) and "error" in data:
             raise _stream_error(data["error"], self.name)
         if not isinstance(data, dict) or not isinstance(data.get("choices"), list) or not data["choices"]:
             raise not_a_stream(self.name, [body])
-        choice = data["choices"][0]
-        msg = choice.get("message") or {}
-        if msg.get("content"):
-            yield TextDelta(msg["content"])
-        calls = msg.get("tool_calls") or []
-        for i, call in enumerate(calls):
-            fn = call.get("function") or {}
-            yield ToolCallEvent(parse_arguments(fn.get("name", ""), fn.get("arguments") or "",
-                                                call.get("id") or f"call_{i}"))
-        usage = data.get("usage") or {}
-        yield UsageEvent(Usage(int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)))
-        reason = _FINISH.get(choice.get("finish_reason") or "", "stop")
+        valid = validate(OAChunk, data, self.name, "completion")
+        choice = (valid.choices or [OAChoice()])[0]
+        msg = choice.message or OAMessage()
+        if msg.content:
+            yield TextDelta(msg.content)
+        calls = msg.tool_calls or []
+        for i, tc in enumerate(calls):
+            fn = tc.function or OAFunction()
+            yield ToolCallEvent(checked_call(
+                partial(parse_arguments, fn.name or "", fn.arguments or "", tc.id or f"call_{i}"),
+                self.name))
+        usage = valid.usage or OAUsage()
+        yield UsageEvent(Usage(usage.prompt_tokens or 0, usage.completion_tokens or 0))
+        reason = _FINISH.get(choice.finish_reason or "", "stop")
         yield FinishEvent("tool_calls" if calls else reason)
 
 

@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import ClassVar
 from urllib.parse import urlparse
 
+from duckflow.llm.deadline import guarded
 from duckflow.llm.sanitize import TextMasker, mask_messages, restore_stream
 from duckflow.llm.types import Message, ModelEvent, ModelSettings, ToolSpec
 from duckflow.llm.wire import AuthScheme, headers
@@ -71,6 +72,7 @@ class HTTPModel:
         headers: dict[str, str] | None = None,
         restore_placeholders: bool = True,
         sanitizer: TextMasker | None = None,
+        deadline_s: float | None = 600.0,
     ) -> None:
         self.model = model
         self.name = f"{self.provider}:{model}"
@@ -82,6 +84,7 @@ class HTTPModel:
         self.extra_headers = dict(headers or {})
         self.restore_placeholders = restore_placeholders
         self._sanitizer = sanitizer
+        self.deadline_s = deadline_s  # the whole call, on top of the per-read timeout_s
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.model!r}, base_url={self.base_url!r}, is_local={self.is_local})"
@@ -112,7 +115,8 @@ class HTTPModel:
             from duckflow.llm.constrain import local_defaults
 
             settings = local_defaults(settings)
-        events = self._stream(msgs, list(tools), settings or ModelSettings())
+        events = guarded(self._stream(msgs, list(tools), settings or ModelSettings()),
+                         provider=self.name, deadline_s=self.deadline_s)
         if self.restore_placeholders and not self.is_local:
             events = restore_stream(events, mapping)  # also un-escapes literal placeholders
         async for ev in events:

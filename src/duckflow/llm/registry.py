@@ -84,6 +84,7 @@ def get_model(name: str, config: ModelsConfig | Any = None, *, env: Mapping[str,
     environ = os.environ if env is None else env
     provider, model = split_model_name(resolve_name(name, cfg))
     timeout = cfg.request_timeout_s
+    deadline = getattr(cfg, "request_deadline_s", 600.0)
 
     if provider == "ollama":
         from duckflow.llm.ollama import OllamaModel
@@ -92,7 +93,7 @@ def get_model(name: str, config: ModelsConfig | Any = None, *, env: Mapping[str,
         return OllamaModel(model, base_url=_host_url(host), num_ctx=cfg.ollama_num_ctx,
                            restart_command=cfg.ollama_restart_command, restart_wait_s=cfg.ollama_restart_wait_s,
                            min_context=cfg.min_context, max_context=cfg.max_context, timeout_s=timeout,
-                           on_event=on_event)
+                           on_event=on_event, deadline_s=deadline)
     if provider == "local":
         from duckflow.llm.local import LocalModel
 
@@ -106,7 +107,8 @@ def get_model(name: str, config: ModelsConfig | Any = None, *, env: Mapping[str,
         key = environ.get("ANTHROPIC_API_KEY")
         if not key and not is_local_url(base):
             raise _missing("anthropic", model, "ANTHROPIC_API_KEY")
-        return AnthropicModel(model, base_url=base, api_key=key, timeout_s=timeout)
+        return AnthropicModel(model, base_url=base, api_key=key, timeout_s=timeout,
+                              deadline_s=deadline)
     if provider in COMPAT:
         from duckflow.llm.openai_compat import OpenAICompatModel
         from duckflow.llm.provider import is_local_url
@@ -117,7 +119,8 @@ def get_model(name: str, config: ModelsConfig | Any = None, *, env: Mapping[str,
         key = environ.get(key_var) if key_var else None
         if key_var and not key and not is_local_url(base):
             raise _missing(provider, model, key_var)
-        return OpenAICompatModel(model, provider=provider, base_url=base, api_key=key, timeout_s=timeout)
+        return OpenAICompatModel(model, provider=provider, base_url=base, api_key=key, timeout_s=timeout,
+                                 deadline_s=deadline)
     raise ConfigError(f"{provider}:{model} cannot be built from a name",
                       hint="construct it in code (e.g. ScriptedModel([...])) and pass the object")
 
