@@ -35,7 +35,7 @@ from duckflow.core.token_guard import TokenGuard
 from duckflow.core.tool_runner import run_tool_calls
 from duckflow.core.tools import Tool
 from duckflow.errors import DuckflowError
-from duckflow.llm.types import Message, Model, ToolCall, ToolResult, ToolSpec
+from duckflow.llm.types import Message, Model, ModelSettings, ToolCall, ToolResult, ToolSpec
 
 APPROVAL_KEY = "workspace_approved"  # workspace/tools.py: a person said yes
 APPROVAL_BY_KEY = "workspace_approval"  # workspace/tools.py: who answered ("person:..."/"auto:...")
@@ -87,8 +87,10 @@ class EngineLoop:
 
     # -- model calls ------------------------------------------------------------------------
     async def call(self, layer: str, messages: list[Message], specs: Sequence[ToolSpec] = (),
-                   *, streamer: Feed | None = None, specialized: bool = False) -> ModelReply:
-        """One streamed model call on core's path; raises RunAborted past the token limit."""
+                   *, streamer: Feed | None = None, specialized: bool = False,
+                   settings: ModelSettings | None = None) -> ModelReply:
+        """One streamed model call on core's path; raises RunAborted past the token limit.
+        `settings` (bounds, grammar) wins over the agent's for this call."""
         agent = self.specialized if specialized else self.main
         model = agent.model
         assert model is not None and not isinstance(model, str)
@@ -103,7 +105,7 @@ class EngineLoop:
         self.emit(ProgressChunk(agent=agent.name, data=ProgressData(phase="start", what=what)))
         started = time.perf_counter()
         try:
-            reply = await call_model(run, model, messages, list(specs), agent.settings,
+            reply = await call_model(run, model, messages, list(specs), settings or agent.settings,
                                      streamer=streamer, turn=self.calls)  # type: ignore[arg-type]
         except DuckflowError as exc:
             err = ModelCallError(f"the model {model.name} failed: {exc.message}", hint=exc.hint)

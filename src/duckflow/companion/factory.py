@@ -57,6 +57,7 @@ def open_session(
     token_guard: Any = None,
     guardrails: Sequence[Any] = (),
     output_guardrails: Sequence[Any] = (),
+    mode: str | None = None,
 ) -> OpenedSession:
     """`token_guard`: a core TokenGuard (default: from the config's `token_guard` section, per
     session); `guardrails` / `output_guardrails`: core Guardrails on each message / reply."""
@@ -129,4 +130,8 @@ def open_session(
     session = CompanionSession(owner, model, runner, codec=codec, builder=builder, budget=budget,
                                trace=trace, token_guard=token_guard, guardrails=guardrails,
                                output_guardrails=output_guardrails)
+    from duckflow.companion.singlecall import choose_mode
+
+    session.mode = choose_mode(mode, comp.mode, model, name, comp.single_call_below_b)
+    session.constrained_decoding = cfg.models.constrained_decoding  # type: ignore[attr-defined]
     return OpenedSession(session, resumed, name, getattr(codec, "name", "native"), store)

@@ -326,6 +326,10 @@ class CompanionSession(StepsMixin):
 
     # -- the turn ---------------------------------------------------------------------------
     async def _turn(self, user_text: str | None) -> TurnResult:
+        if self.mode == "single":  # one constrained reply per step (small models)
+            from duckflow.companion.singlecall import single_turn
+
+            return await single_turn(self, user_text)
         state = self.state
         built = self._build()
         if built.report.cuts:

@@ -38,6 +38,11 @@ def is_resume(text: str) -> bool:
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workspace", "-w", default=".", help="the workspace folder (default: .)")
     parser.add_argument("--model", "-m", help="provider:model, or scripted:demo")
+    parser.add_argument("--codec", choices=["symops", "dml", "native"],
+                        help="how the model writes actions (default: companion.codec, symops)")
+    parser.add_argument("--mode", choices=["auto", "single-call", "two-call"],
+                        help="one constrained reply per step (small models) or the two-call turn; "
+                             "auto picks single-call for small local models")
     parser.add_argument("--session", help="continue this session id")
     parser.add_argument("--new", action="store_true", help="start a new session (default: resume the latest)")
     parser.add_argument("--debug", action="store_true", help="show refused transitions, notices, model calls")
@@ -251,7 +256,7 @@ def run(args: argparse.Namespace) -> int:
 
     opened = open_session(args.workspace, model_name=args.model or chat_model_name(args.workspace),
                           session_id=args.session,
-                          resume=not args.new and not args.session)
+                          resume=not args.new and not args.session, codec=args.codec, mode=args.mode)
     tty = sys.stdin.isatty() and sys.stdout.isatty()
     console = Console(highlight=False, force_terminal=tty or None)
     renderer = Renderer(console, debug=args.debug, live_line=tty)

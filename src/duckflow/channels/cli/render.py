@@ -19,7 +19,7 @@ CHAT = "companion.chat"  # the answer to a question typed while a task runs
 PREFIX = {MAIN: "🦆 ", CHAT: "🦆 ↳ "}
 _RESULT_LINE = re.compile(r"^- \w+\(.*\) → (ok|error|refused|proposed)")
 NOTICES_SHOWN = ("auto_approved", "approval_stale", "proposed", "refused_call", "vitals", "plan_progress", "question",
-                 "constraint", "paused", "deviation", "plan_no_actions")
+                 "constraint", "paused", "deviation", "plan_no_actions", "overwrite", "copied_example")
 
 
 class Renderer:

@@ -25,6 +25,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("task", nargs="?", help="what to do (omit with --resume to continue)")
     parser.add_argument("--workspace", "-w", default=".", help="the workspace folder (default: .)")
     parser.add_argument("--model", "-m", help="provider:model, or scripted:demo (no model needed)")
+    parser.add_argument("--codec", choices=["symops", "dml", "native"],
+                        help="how the model writes actions (default: companion.codec, symops)")
+    parser.add_argument("--mode", choices=["auto", "single-call", "two-call"],
+                        help="one constrained reply per step (small models) or the two-call turn; "
+                             "auto picks single-call for small local models")
     parser.add_argument("--auto-approve-workspace", action="store_true",
                         help="approve writes and commands inside the workspace for this run "
                              "(hard-required operations such as deletes still stop the run)")
@@ -59,14 +64,14 @@ def run(args: argparse.Namespace) -> int:
     from duckflow.channels.cli.routed import chat_model_name
 
     opened = open_session(workspace, model_name=args.model or chat_model_name(workspace), session_id=args.session,
-                          resume=args.resume)
+                          resume=args.resume, codec=args.codec, mode=args.mode)
     renderer = Renderer(debug=args.debug, quiet=args.json, spinner=True)
     session = opened.session
     session.chunks.subscribe(renderer)
     if not args.json:
         renderer.console.print(
             f"[dim]duckflow run · workspace {workspace.resolve()} · model {opened.model_name} · "
-            f"codec {opened.codec_name} · session {session.state.session_id}"
+            f"codec {opened.codec_name} · {'single-call' if session.mode == 'single' else 'two-call'} · session {session.state.session_id}"
             f"{' (resumed)' if opened.resumed else ''}[/]"
         )
 

@@ -1,0 +1,112 @@
+"""The single-call turn end to end: one Sym-Ops reply per step through the gate, tools and states."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from duckflow.companion.singlecall import build_step, choose_mode
+from duckflow.companion.state import Step
+from duckflow.companion.task import drive
+from duckflow.llm.scripted import ScriptedModel, reply
+from tests.helpers.companion import env, steps_of  # noqa: F401
+
+CREATE_AND_RUN = (
+    "~ write add.py and run it\n#c0.9 #m0.8 #f0.9 #s0.9\n"
+    "$ create @ add.py\n---\ndef add(a, b):\n    return a + b\n\nprint(add(2, 3))\n---\n"
+    "$ run @ python3 add.py\n~ next: DONE\n"
+)
+
+
+def texts(o: Any) -> list[str]:
+    return [getattr(c.data, "text", "") or getattr(c.data, "message", "") for c in o.session.chunks.turn]
+
+
+async def test_one_reply_creates_runs_and_finishes(env: Any, steps_of: Any) -> None:  # noqa: F811
+    o = env.open([reply(CREATE_AND_RUN)], codec="symops", mode="single-call")
+    assert o.session.mode == "single"
+    out = await drive(o.session, o.session.handle_message("Create add.py that prints 2+3 using add(), run it"),
+                      auto_approve_workspace=True)
+    assert out.success, out.message
+    assert (env.root / "add.py").read_text() == "def add(a, b):\n    return a + b\n\nprint(add(2, 3))\n"
+    hist = steps_of(o)  # the write and the run each pass the gate (auto-approved here)
+    assert hist[0] == "PLANNING>EXECUTION" and hist[-2:] == ["EXECUTION>REVIEW", "REVIEW>DONE"]
+    ran = [x for r in out.results for x in r.outcomes if x.call.name == "execute_shell"]
+    assert ran and ran[-1].status == "ok" and "5" in ran[-1].content
+    assert o.session.state.task.startswith("Create add.py")  # the person's words stay the task
+    model = o.session.model
+    assert isinstance(model, ScriptedModel) and len(model.requests) == 1  # one call did the whole step
+
+
+async def test_continue_then_done_and_a_failing_run_goes_back(env: Any, steps_of: Any) -> None:  # noqa: F811
+    broken = ("~ write calc.py\n#c0.8 #m0.8 #f0.8 #s0.8\n$ create @ calc.py\n---\nprint(1/0)\n---\n"
+              "$ run @ python3 calc.py\n~ next: DONE\n")  # DONE, but its run fails: not finished
+    fixed = ("~ the run failed: fix the division\n#c0.7 #m0.7 #f0.9 #s0.8\n$ create @ calc.py\n---\n"
+             "print(1/1)\n---\n$ run @ python3 calc.py\n~ next: CONTINUE\n")
+    done = "~ it printed 1.0: finished\n#c0.9 #m0.9 #f0.9 #s0.8\n~ next: DONE\n"
+    o = env.open([reply(broken), reply(fixed), reply(done)], codec="symops", mode="single-call")
+    out = await drive(o.session, o.session.handle_message("Create calc.py printing a quotient and run it"),
+                      auto_approve_workspace=True)
+    assert out.success, out.message
+    assert (env.root / "calc.py").read_text() == "print(1/1)\n"
+    hist = steps_of(o)
+    assert hist[0] == "PLANNING>EXECUTION" and hist[-1] == "REVIEW>DONE"
+    model = o.session.model
+    assert isinstance(model, ScriptedModel)
+    second = model.requests[1].messages[-1].content
+    assert "ZeroDivisionError" in second or '"exit_code": 1' in second  # the failed run is evidence
+    third = model.requests[2].messages[-1].content
+    assert "Results so far" in third and "calc.py" in third
+    assert "File calc.py:" in third  # the file's text is shown for the next step
+
+
+async def test_a_copied_example_is_not_run(env: Any) -> None:  # noqa: F811
+    copied = ("~ copy\n#c0.9 #m0.8 #f0.9 #s0.9\n$ create @ zeta_demo.py\n---\nfor zeta_number in range(1, 4):\n"
+              "    print(zeta_number)\n---\n~ next: DONE\n")
+    o = env.open([reply(copied)] * 3, codec="symops", mode="single-call")
+    out = await drive(o.session, o.session.handle_message("Create count.py that prints 1 to 5"),
+                      auto_approve_workspace=True)
+    assert not out.success
+    assert not (env.root / "zeta_demo.py").exists()
+    assert any("copied the prompt's example" in t for r in out.results for t in
+               [getattr(c.data, "message", "") for c in r.chunks])
+
+
+async def test_create_of_an_existing_file_is_an_overwrite_with_its_diff(env: Any) -> None:  # noqa: F811
+    (env.root / "greet.py").write_text('print("hi")\n')
+    again = "~ change the greeting\n#c0.9 #m0.8 #f0.9 #s0.9\n$ create @ greet.py\n---\nprint(\"hello\")\n---\n~ next: DONE\n"
+    o = env.open([reply(again)], codec="symops", mode="single-call")
+    res = await o.session.handle_message("Make greet.py print hello")
+    assert res.pending is not None  # not auto-approved here: the gate asks
+    diff = res.pending["request"]["diff_preview"]
+    assert '-print("hi")' in diff and '+print("hello")' in diff
+    notices = [c.data.message for c in res.chunks if c.type == "notice"]
+    assert any("greet.py is overwritten" in n for n in notices)
+    step = build_step(o.session, None)
+    assert "File greet.py:" in step.messages[-1].content and '"greet.py"' in step.grammar
+
+
+def test_grammar_of_a_step_names_the_tasks_paths_and_runs(env: Any) -> None:  # noqa: F811
+    o = env.open([], codec="symops", mode="single-call")
+    o.session.owner.change("task", lambda s: setattr(s, "task", "Create tools/fizz.py and run it"))
+    g = build_step(o.session, None).grammar
+    assert '"tools/fizz.py"' in g and '"python3 tools/fizz.py"' in g and "newname" not in g.split("root")[1][:40]
+    assert "zeta" not in g
+    o.session.owner.change("task", lambda s: setattr(s, "task", "write a script that prints the date"))
+    assert "newname ::=" in build_step(o.session, None).grammar
+
+
+def test_mode_auto_follows_the_model() -> None:
+    scripted = ScriptedModel([], name="t")
+    assert choose_mode(None, "auto", scripted) == "layered"
+    assert choose_mode("single-call", "auto", scripted) == "single"
+
+    class Local:
+        provider, is_local, name = "local", True, "local:x"
+
+        class info:  # noqa: N801
+            params_b = 0.5
+
+    assert choose_mode(None, "auto", Local()) == "single"
+    Local.info.params_b = 7.0
+    assert choose_mode(None, "auto", Local()) == "layered"
+    assert choose_mode(None, "two_call", Local()) == "layered"
