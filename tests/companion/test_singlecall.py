@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from duckflow.companion.singlecall import build_step, choose_mode
-from duckflow.companion.state import Step
 from duckflow.companion.task import drive
 from duckflow.llm.scripted import ScriptedModel, reply
 from tests.helpers.companion import env, steps_of  # noqa: F401

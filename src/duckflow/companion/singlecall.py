@@ -342,7 +342,7 @@ def model_size_b(model: Any, name: str = "") -> float:
 
     inner = _inner(model)
     info = getattr(inner, "info", None)
-    if info is not None and getattr(info, "params_b", 0):
+    if info is not None and getattr(info, "params_b", None):
         return float(info.params_b)
     return _guess_params(getattr(inner, "model", "") or name or getattr(inner, "name", ""))
 
