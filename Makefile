@@ -31,7 +31,7 @@ run: $(VENV)/.runtime $(VENV)/.local
 	$(BIN)/python -m duckflow.demo
 
 run-demo: $(VENV)/.runtime
-	$(BIN)/python -m duckflow.demo
+	$(BIN)/python -m duckflow.demo --model scripted:demo
 
 lint: $(VENV)/.dev
 	$(BIN)/ruff check src tests

@@ -12,7 +12,7 @@ from duckflow import demo
 def test_make_run_companion_demo_in_a_fresh_playground(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert demo.companion_demo(tmp_path) == 0
     out = capsys.readouterr().out
-    assert "SCRIPTED model" in out and "Hello from Duckflow!" in out
+    assert "SCRIPTED model" in out and "Hello from Duckflow!" in out and "--- hello.py ---" in out
     hello = tmp_path / "playground" / "hello.py"
     assert hello.exists()
     (tmp_path / "playground" / "stale.txt").write_text("old run", encoding="utf-8")

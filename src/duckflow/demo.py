@@ -1,18 +1,23 @@
 """`make run`: the main job — the companion does one small task in a fresh playground workspace.
 
-No local model is bundled yet, so the run uses the built-in scripted model (`scripted:demo`)
-and says so: the plan, the gated write with its diff, the review and the end state are real
-(real tools, gate, guard, session store); only the model's words are scripted. Afterwards the
-protocol layer is shown on the replies in examples/ (Sym-Ops, DML, JSON).
+By default it runs the bundled offline model (`local:default`, Qwen2.5-Coder-0.5B-Instruct, in
+process through llama.cpp, grammar-constrained, single-call loop): the plan, the actions as
+they stream, the gate's decisions (auto-approve limited to the playground), the files and the
+command output are all real. `python -m duckflow.demo --model scripted:demo` replays the
+built-in scripted conversation instead (no model needed). Afterwards the protocol layer is
+shown on the replies in examples/ (Sym-Ops, DML, JSON).
 """
 
 from __future__ import annotations
 
+import argparse
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+LOCAL_TASK = ("Create fizzbuzz.py that prints the numbers 1 to 15, but Fizz for multiples of 3, "
+              "Buzz for multiples of 5 and FizzBuzz for multiples of both. Run it.")
 MARKER = ".duckflow-playground"
 
 
@@ -31,26 +36,41 @@ def _fresh_playground(base: Path) -> Path:
     return root
 
 
-def companion_demo(base: Path) -> int:
+def companion_demo(base: Path, model: str = "scripted:demo") -> int:
     from duckflow.channels.cli.main import main as cli
     from duckflow.companion.models import DEMO_TASK
 
     playground = _fresh_playground(base)
+    scripted = model in ("scripted:demo", "demo")
+    task = DEMO_TASK if scripted else LOCAL_TASK
     print("=== the companion: one task, end to end ===")
-    print("No local model is bundled yet, so this run uses Duckflow's built-in SCRIPTED model")
-    print("(--model scripted:demo): its replies are fixed; the tools, gate, guard and state are real.")
-    print("For a real model: set OPENAI_API_KEY or ANTHROPIC_API_KEY, or run Ollama (OLLAMA_HOST),")
-    print(f"then `duckflow chat -w {playground}`.\n")
-    print(f'$ duckflow run "{DEMO_TASK}" -w {playground} --model scripted:demo --auto-approve-workspace\n')
-    rc = cli(["run", DEMO_TASK, "-w", str(playground), "--model", "scripted:demo",
-              "--auto-approve-workspace"])
-    hello = playground / "hello.py"
-    if rc == 0 and hello.exists():
-        print(f"\n$ python {hello}")
-        out = subprocess.run([sys.executable, str(hello)], capture_output=True, text=True, timeout=30)
-        print(out.stdout.rstrip() or out.stderr.rstrip())
-        print(f"\nSee the session: `duckflow status -w {playground}` · undo the write: "
-              f"`duckflow undo --workspace {playground}`")
+    if scripted:
+        print("This run uses Duckflow's built-in SCRIPTED model (--model scripted:demo): its replies")
+        print("are fixed; the tools, gate, guard and state are real.")
+    else:
+        print(f"Model: {model} — Qwen2.5-Coder-0.5B-Instruct (Apache-2.0), offline, in this process.")
+        print("A 0.5B model on a CPU: each reply takes seconds to a minute, and it gets small, common")
+        print("tasks right more often than not (docs/benchmarks.md) — not large or subtle ones.")
+        print("Its replies are grammar-constrained (only valid actions, plausible paths and commands).")
+        print("Bigger models: --model ollama:qwen2.5-coder:7b, OPENAI_API_KEY / ANTHROPIC_API_KEY,")
+        print("or any GGUF with --model local:/path/model.gguf.")
+    print("Writes and commands are auto-approved only inside the playground (--auto-approve-workspace).\n")
+    print(f'$ duckflow run "{task}" -w {playground} --model {model} --auto-approve-workspace\n')
+    rc = cli(["run", task, "-w", str(playground), "--model", model, "--auto-approve-workspace"])
+    print(f"\n=== files in {playground} ===")
+    scripts = sorted(p for p in playground.rglob("*.py") if ".duckflow" not in p.parts)
+    for path in scripts:
+        print(f"--- {path.relative_to(playground)} ---")
+        print(path.read_text(encoding="utf-8", errors="replace").rstrip())
+    for path in scripts[:1]:
+        print(f"\n$ python3 {path.relative_to(playground)}")
+        out = subprocess.run([sys.executable, path.name], cwd=path.parent, capture_output=True, text=True,
+                             timeout=30)
+        print((out.stdout.rstrip() or out.stderr.rstrip())[:2000])
+    if not scripts:
+        print("(no script was written: the model did not manage this time; see the run above)")
+    print(f"\nSee the session: `duckflow status -w {playground}` · undo: `duckflow undo --workspace {playground}`"
+          " · talk to it: `duckflow chat -w " + str(playground) + "`")
     return rc
 
 
@@ -75,9 +95,13 @@ def protocol_demo(base: Path) -> int:
     return 0
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m duckflow.demo", description="make run's demo")
+    parser.add_argument("--model", default="local:default",
+                        help="local:default (the bundled model), scripted:demo, or any model name")
+    args = parser.parse_args(argv)
     base = Path.cwd()
-    rc = companion_demo(base)
+    rc = companion_demo(base, args.model)
     protocol_demo(base)
     return rc
 

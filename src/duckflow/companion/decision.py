@@ -65,6 +65,60 @@ class MainDecision(BaseModel):
             return "yes" if v else "no"
         return v
 
+    @field_validator("goal_consistency", "constraint_check", "rationale", "reply")
+    @classmethod
+    def _not_copied(cls, v: str) -> str:
+        if is_placeholder(v):
+            raise ValueError(f"{v!r} is the prompt's example text, not an answer")
+        return v
+
+    @field_validator("state_delta")
+    @classmethod
+    def _delta_not_copied(cls, v: Any) -> Any:
+        if isinstance(v, dict):
+            for key in ("goal", "why_now", "add_constraint"):
+                if isinstance(v.get(key), str) and is_placeholder(v[key]):
+                    raise ValueError(f"state_delta.{key} {v[key]!r} is the prompt's example text")
+        return v
+
+
+# the example values of the Main prompt (prompts/templates/*/main.j2) and the schema hint: a model
+# that copies them has not answered (a constrained small model was seen doing exactly that)
+PLACEHOLDERS = frozenset({
+    "why, one line", "what to tell the person", "yes|no: why", "...", "…", "why", "string",
+    "hello, one line,", "one line", "done|pending_user|defer|continue", "base_main|base_main_specialized",
+})
+_ENUM_LIST = re.compile(r"^\s*[A-Za-z_]+(\s*\|\s*[A-Za-z_]+)+\s*(:.*)?$")
+
+
+def is_placeholder(text: str) -> bool:
+    """Copied example text: a known placeholder, an `a|b|c` choice list, or `<describe it>`."""
+    t = text.strip()
+    low = t.lower()
+    return (low in PLACEHOLDERS or bool(_ENUM_LIST.match(t))
+            or (t.startswith("<") and t.endswith(">") and " " in t))
+
+
+def decision_schema(steps: tuple[str, ...] = STEPS) -> dict[str, Any]:
+    """The JSON schema a constrained model's decision must match (llama.cpp's converter, Ollama's
+    `format`, `response_format`): bounded strings, the enums as enums, no free-form extras."""
+    def text(n: int) -> dict[str, Any]:
+        return {"type": "string", "minLength": 1, "maxLength": n}
+
+    return {
+        "type": "object",
+        "properties": {
+            "rationale": text(200), "goal_consistency": text(120), "constraint_check": text(120),
+            "next_step": {"enum": ["done", "pending_user", "defer", "continue"]},
+            "step": {"enum": list(steps)},
+            "prompt_pattern": {"enum": ["base_main", "base_main_specialized"]},
+            "reply": {"type": "string", "maxLength": 400},
+        },
+        "required": ["rationale", "goal_consistency", "constraint_check", "next_step", "step",
+                     "prompt_pattern", "reply"],
+        "additionalProperties": False,
+    }
+
 
 def safe_default(current_step: str, why: str) -> MainDecision:
     """Wait for the person: no transition, no tool call."""

@@ -348,7 +348,7 @@ class CompanionSession(StepsMixin):
                 lambda t: self._emit(delta(MAIN_AGENT, t)))
             if isinstance(feed, ReplyStreamer):
                 streamed.append(feed)
-            reply = await self.engine.call("main", msgs, streamer=feed)
+            reply = await self.engine.call("main", msgs, streamer=feed, settings=self._decision_settings())
             result_raw.append(reply.text)
             return reply.text
 
@@ -403,6 +403,14 @@ class CompanionSession(StepsMixin):
         self.owner.change("exchange", lambda s: s.add_exchange(user_text or "(continued)", reply))
         self._reply(reply)
         return self._result(reply, d, outcomes, d.next_step)
+
+    def _decision_settings(self) -> Any:
+        """Local models: the decision bounded and constrained by its JSON schema (llm.constrain)."""
+        from duckflow.companion.decision import decision_schema
+        from duckflow.llm.constrain import constrained
+
+        return constrained(self.model, max_tokens=400, json_schema=decision_schema(),
+                           enabled=getattr(self, "constrained_decoding", True))
 
     def _reply(self, text: str) -> None:
         s = self.state

@@ -261,7 +261,7 @@ class StepsMixin:
         """Run calls in order; stop at a pending approval or an error. `prior`: already ran this step."""
         outcomes: list[CallOutcome] = list(prior or [])
         for i, call in enumerate(calls):
-            out = await self.runner.process(call, intent=f"{call.name} for: {self.state.goal or self.state.task}",
+            out = await self.runner.process(call, intent=f"{call.name} for: {self.state.task or self.state.goal}",
                                             rationale=d.rationale)
             outcomes.append(out)
             self._emit_outcome(out)
