@@ -24,7 +24,7 @@ def test_nothing_available_lists_the_three_ways(monkeypatch: pytest.MonkeyPatch)
         choose_model_name(None, Config(), {})
     text = str(exc.value)
     assert "OPENAI_API_KEY" in text and "OLLAMA_HOST" in text and "duckflow-agent[local]" in text
-    assert "scripted:demo" in text
+    assert "scripted:demo" in text and "--model" in text and "OPENAI_BASE_URL" in text
 
 
 def test_named_models_come_from_the_registry_and_demo_is_built_in() -> None:

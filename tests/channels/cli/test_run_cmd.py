@@ -36,7 +36,11 @@ def test_run_without_approval_stops_with_exit_4_and_status_shows_the_job(
     assert rows[0]["session_id"] == out["session_id"] and rows[0]["pending"] is True
 
 
-def test_no_model_gives_the_three_ways(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_no_model_gives_the_three_ways(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    from duckflow.companion import models
+
+    monkeypatch.setattr(models, "_local_model_installed", lambda: False)  # as on a machine without [local]
     rc = cli(["run", "hi", "-w", str(tmp_path)])
     err = capsys.readouterr().err
     assert rc == 1 and "OPENAI_API_KEY" in err and "OLLAMA_HOST" in err and "[local]" in err
