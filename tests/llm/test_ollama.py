@@ -188,3 +188,14 @@ async def test_missing_model_restart_and_single_retry(server: FakeServer, tmp_pa
         await complete(m, [Message("user", "x")])
     assert m.restarts == 1 and flag.exists()
     assert len(server.bodies("/api/chat")) == 2
+
+
+async def test_api_show_is_read_once_with_one_rule(server: FakeServer) -> None:
+    healthy(server)
+    server.default("/api/show", json_reply({"model_info": {
+        "general.architecture": "qwen2", "clip.context_length": 512, "qwen2.context_length": 32768}}))
+    m = OllamaModel("qwen:7b", base_url=server.url, min_context=4096)
+    assert (await m.health()).context_length == 32768  # the architecture's key, not the first
+    server.queue("/api/chat", Reply(chunks=ollama_stream(["ok"])))
+    assert (await complete(m, [Message("user", "x")])).text == "ok"  # verified from the same reading
+    assert len(server.bodies("/api/show")) == 1

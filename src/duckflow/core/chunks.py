@@ -153,55 +153,51 @@ class _ChunkBase(BaseModel):
 
     time: str = Field(default_factory=now_iso)
     agent: str
+    type: str  # each kind narrows it to its Literal (the union's discriminator)
+    data: _Data  # each kind narrows it to its own data model
+    seq: int = 0  # stamped by the session's SessionSequence when the consumer receives it
 
     def to_json(self) -> str:
         return self.model_dump_json()
 
     def to_sse(self) -> str:
         """One Server-Sent Events frame: `id:` is the seq, `event:` the type."""
-        return f"id: {getattr(self, 'seq', 0)}\nevent: {getattr(self, 'type', 'chunk')}\ndata: {self.model_dump_json()}\n\n"
+        return f"id: {self.seq}\nevent: {self.type}\ndata: {self.model_dump_json()}\n\n"
 
 
 class DeltaChunk(_ChunkBase):
     type: Literal["delta"] = "delta"
     data: DeltaData
-    seq: int = 0
 
 
 class ToolCallChunk(_ChunkBase):
     type: Literal["tool_call"] = "tool_call"
     data: ToolCallData
-    seq: int = 0
 
 
 class ToolResponseChunk(_ChunkBase):
     type: Literal["tool_response"] = "tool_response"
     data: ToolResponseData
-    seq: int = 0
 
 
 class UsageChunk(_ChunkBase):
     type: Literal["usage"] = "usage"
     data: UsageData
-    seq: int = 0
 
 
 class ErrorChunk(_ChunkBase):
     type: Literal["error"] = "error"
     data: ErrorData
-    seq: int = 0
 
 
 class HandoffChunk(_ChunkBase):
     type: Literal["handoff"] = "handoff"
     data: HandoffData
-    seq: int = 0
 
 
 class WarningChunk(_ChunkBase):
     type: Literal["warning"] = "warning"
     data: WarningData
-    seq: int = 0
 
 
 class DoneChunk(_ChunkBase):
@@ -209,60 +205,49 @@ class DoneChunk(_ChunkBase):
 
     type: Literal["done"] = "done"
     data: DoneData
-    seq: int = 0
 
 
 class StateChunk(_ChunkBase):
     type: Literal["state"] = "state"
     data: StateData
-    seq: int = 0
 
 
 class DecisionChunk(_ChunkBase):
     type: Literal["decision"] = "decision"
     data: DecisionData
-    seq: int = 0
 
 
 class PlanChunk(_ChunkBase):
     type: Literal["plan"] = "plan"
     data: PlanData
-    seq: int = 0
 
 
 class ApprovalChunk(_ChunkBase):
     type: Literal["approval"] = "approval"
     data: ApprovalData
-    seq: int = 0
 
 
 class NoticeChunk(_ChunkBase):
     type: Literal["notice"] = "notice"
     data: NoticeData
-    seq: int = 0
 
 
 class ProgressChunk(_ChunkBase):
     type: Literal["progress"] = "progress"
     data: ProgressData
-    seq: int = 0
 
 
 class ReplyChunk(_ChunkBase):
     type: Literal["reply"] = "reply"
     data: ReplyData
-    seq: int = 0
 
 
-Chunk = Annotated[
-    Union[DeltaChunk, ToolCallChunk, ToolResponseChunk, UsageChunk, ErrorChunk, HandoffChunk,
-          WarningChunk, DoneChunk, StateChunk, DecisionChunk, PlanChunk, ApprovalChunk,
-          NoticeChunk, ProgressChunk, ReplyChunk],
-    Field(discriminator="type"),
-]
+# a new kind of chunk: a `_Data` model, a `_ChunkBase` subclass with its `type` Literal, and
+# one entry here (the only place the kinds are listed)
 AnyChunk = Union[DeltaChunk, ToolCallChunk, ToolResponseChunk, UsageChunk, ErrorChunk,
                  HandoffChunk, WarningChunk, DoneChunk, StateChunk, DecisionChunk, PlanChunk,
                  ApprovalChunk, NoticeChunk, ProgressChunk, ReplyChunk]
+Chunk = Annotated[AnyChunk, Field(discriminator="type")]
 
 _adapter: TypeAdapter[Any] | None = None
 
