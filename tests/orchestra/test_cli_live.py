@@ -109,6 +109,7 @@ def test_the_chat_role_model_makes_the_companions_decision(tmp_path: Path, monke
         cli(["run", "hello there", "-w", str(tmp_path), "--max-turns", "1", "--json"])
         capsys.readouterr()
         assert server.chat_bodies and server.chat_bodies[0]["model"] == "chat-v1:latest"
+        assert server.hits["/api/ps"] == 1  # the readiness check before the message
 
 
 async def test_a_cloud_coder_gets_secrets_masked(make_orch: Any) -> None:

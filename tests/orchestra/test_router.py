@@ -183,3 +183,9 @@ async def test_weak_words_in_small_talk_do_not_trigger_rules(text: str) -> None:
 async def test_full_width_slash_from_a_japanese_ime_is_a_command() -> None:
     d = await decide("／plan 旅行")
     assert (d.primary_route, d.source) == ("PLAN", "command")
+
+
+def test_route_command_has_no_side_effects(tmp_path: Path) -> None:
+    out = _cli("route", "/local", "--channel", "line", "--json", env_home=tmp_path)
+    assert json.loads(out.stdout)["flags"]["local_only"] is True
+    assert not (tmp_path / "events").exists() and not (tmp_path / "orchestra.db").exists()

@@ -122,7 +122,8 @@ class CoderFlow:
                                task_type="code")
         first = out.plan.strip().splitlines()[0] if out.plan.strip() else "apply the Coder's patch"
         outcome = self.gate.submit(
-            op, intent=first[:200], rationale=out.plan[:2000], impact=f"files: {', '.join(files)}",
+            op, intent=first[:200], rationale=out.plan[:2000],
+            impact=f"files: {', '.join(files)}" + (f" · cost: {out.cost_hint}" if out.cost_hint else ""),
             alternatives="deny: nothing changes", diff_preview=out.patch, summary=first[:300], affected=files,
             reversible=True, rollback="each file is checkpointed: `duckflow undo` restores it",
             requested_by=f"orchestra:{self.roles.alias(role_for_route(route, self.default_coder))}")

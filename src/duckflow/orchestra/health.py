@@ -47,6 +47,9 @@ class OllamaReadiness:
         """'ok', 'restarted' or 'skipped' (not an Ollama model)."""
         from duckflow.llm.ollama import OllamaModel
 
+        inner = getattr(model, "models", None)  # a FallbackModel: its first (primary) model
+        if inner:
+            model = inner[0]
         if not isinstance(model, OllamaModel):
             return "skipped"
         loaded = await self._loaded(model.base_url, model.name)

@@ -47,6 +47,7 @@ class RoutedInput:
         from duckflow.orchestra.orchestrator import Orchestrator
 
         state = opened.session.state
+        self.session = opened.session
         cfg = config if config is not None else load_config(state.workspace)
         self.console = console
         self.quiet = quiet
@@ -72,6 +73,8 @@ class RoutedInput:
         if turn.declaration:
             self._print(f"» {turn.declaration}", "bold magenta")
         if turn.action == "companion":
+            # seed 003: the Chat role's Ollama model is checked before each message (cheap, cached)
+            await self.orch.roles.health.ensure(getattr(self.session, "model", None))
             return turn.text
         if turn.action == "notice":
             self._print(f"ℹ {turn.text}", "yellow")
