@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from duckflow.config import WorkspaceConfig
-from duckflow.workspace.sandbox import sandbox_env
+from duckflow.workspace.sandbox import bwrap_argv, sandbox_env
 from duckflow.workspace.shell import bwrap_usable, execute_shell
 
 PLAIN = WorkspaceConfig(sandbox="none")
@@ -183,3 +183,19 @@ def _cmd(pid: int) -> str:
             return fh.read().replace(b"\0", b" ").decode().strip()
     except OSError:
         return ""
+
+
+@needs_bwrap
+async def test_bwrap_runs_the_workspace_venv_and_an_absolute_interpreter(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(ws / ".venv")], check=True,
+                   timeout=120)
+    result = await execute_shell(ws, BWRAP, ".venv/bin/python -c 'print(6 * 7)'", timeout=30)
+    assert result.mode == "bwrap" and result.stdout.strip() == "42", result
+    argv = bwrap_argv(ws, [sys.executable])
+    bound = [argv[i + 1] for i, a in enumerate(argv) if a == "--ro-bind"]
+    assert os.path.realpath(os.path.expanduser("~")) not in bound and "/" not in bound

@@ -98,12 +98,16 @@ def _environment(language: str) -> Any:
 
 
 def read_workspace_persona(workspace: str | Path | None) -> str | None:
-    """The workspace's CHAT_PERSONA.md (read first when present), else None."""
+    """The workspace's CHAT_PERSONA.md (read first when present), else None.
+
+    A cloned repository ships this file, so it is read like a workspace config: a regular file
+    of at most 64 KB, no link followed (a link to /dev/zero or ~/.ssh/id_rsa is ignored)."""
     if workspace is None:
         return None
-    path = Path(workspace) / PERSONA_FILE
+    from duckflow.safe_read import read_inside
+
     try:
-        text = path.read_text(encoding="utf-8").strip()
+        text = read_inside(workspace, PERSONA_FILE, max_bytes=65_536).decode("utf-8").strip()
     except (OSError, UnicodeDecodeError):
         return None
     return text or None

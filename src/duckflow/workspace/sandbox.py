@@ -106,6 +106,35 @@ def _protected(root: Path) -> list[Path]:
     return out
 
 
+_NEVER_WHOLE = ("/", "/root", "/home", "/tmp", "/var", "/etc", "/run", "/proc", "/sys", "/dev")
+
+
+def interpreter_paths(root: Path, argv: list[str]) -> list[str]:
+    """Install folders of the interpreters a command needs outside /usr, bound read-only:
+    the base of the workspace's `.venv` (its `pyvenv.cfg` home) and the prefix of an absolute
+    program (a pyenv or toolchain python), never a home folder or / itself."""
+    found: list[Path] = []
+    cfg = root / ".venv" / "pyvenv.cfg"
+    try:
+        for line in cfg.read_text("utf-8", "replace").splitlines()[:50]:
+            key, _, value = line.partition("=")
+            if key.strip() == "home" and value.strip():
+                found.append(Path(os.path.realpath(value.strip())).parent)
+    except OSError:
+        pass
+    if argv and os.path.isabs(argv[0]):
+        found.append(Path(os.path.realpath(argv[0])).parent.parent)
+    homes = {os.path.realpath(os.path.expanduser("~"))}
+    out: list[str] = []
+    for p in found:
+        text = str(p)
+        if (text in _NEVER_WHOLE or text in homes or text.startswith("/usr") or not p.is_dir()
+                or p == root or root.is_relative_to(p) or text in out):
+            continue
+        out.append(text)
+    return out
+
+
 def bwrap_argv(root: Path, argv: list[str], *, ro_paths: Iterable[str] = ()) -> list[str]:
     """Wrap `argv` in bubblewrap (see the module docstring for what the box allows)."""
     root = Path(os.path.realpath(root))
@@ -113,7 +142,7 @@ def bwrap_argv(root: Path, argv: list[str], *, ro_paths: Iterable[str] = ()) -> 
            "--new-session", "--die-with-parent", "--hostname", "duckflow-sandbox"]
     if os.geteuid() == 0:
         out += ["--uid", str(NOBODY), "--gid", str(NOBODY)]
-    for ro in (*SYSTEM_RO, *ro_paths):
+    for ro in (*SYSTEM_RO, *ro_paths, *interpreter_paths(root, argv)):
         if os.path.isdir(ro) or os.path.isfile(ro):
             out += ["--ro-bind", ro, ro]
     for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):

@@ -148,3 +148,22 @@ def test_an_unexpected_error_is_one_line_and_debug_shows_the_traceback(
     monkeypatch.setenv("DUCKFLOW_DEBUG", "1")
     assert cli(["boom"]) == 70
     assert "Traceback" in capsys.readouterr().err
+
+
+def test_a_workspace_persona_link_is_not_followed(tmp_path: Path) -> None:
+    from duckflow.prompts.render import read_workspace_persona
+
+    secret = tmp_path / "id_rsa"
+    secret.write_text("PRIVATE KEY MATERIAL")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    os.symlink(secret, ws / "CHAT_PERSONA.md")
+    assert read_workspace_persona(ws) is None
+    (ws / "CHAT_PERSONA.md").unlink()
+    os.symlink("/dev/zero", ws / "CHAT_PERSONA.md")  # would hang a plain read
+    proc = duckflow("run", "Create hello.py", "-w", str(ws), "--model", "scripted:demo",
+                    "--auto-approve-workspace", "--json", timeout=60)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr
+    (ws / "CHAT_PERSONA.md").unlink()
+    (ws / "CHAT_PERSONA.md").write_text("Be brief.")
+    assert read_workspace_persona(ws) == "Be brief."
