@@ -82,8 +82,9 @@ class UndoResult:
 
 
 def safe_state_path(root: Path, *parts: str) -> Path:
-    """`<root>/.duckflow/<parts>`, refusing symlinks on the way (a cloned repository could ship
-    `.duckflow/checkpoints -> ~/.ssh`); folders are created, the last part is not."""
+    """`<root>/.duckflow/<parts>` (the code-search index), refusing symlinks on the way (a cloned
+    repository could ship `.duckflow/search.db -> ~/.ssh/...`); folders are created, the last
+    part is not."""
     path = workspace_state_dir(root)
     for i, part in enumerate(("", *parts)):
         if part:
