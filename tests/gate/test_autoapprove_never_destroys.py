@@ -222,3 +222,23 @@ def test_any_caller_of_the_gate_gets_a_destructive_command_hard_required(tmp_pat
         assert "destructive" in out.request.hard_required
         assert gate.submit(Operation("execute", command="pytest -q")).decision == "auto_approved"
         assert "irreversible" in gate.submit(Operation("network", command="")).request.hard_required
+
+
+@pytest.mark.parametrize(("command", "name", "target"), [("./run.sh", "run.sh", "run.txt"),
+                                                          ("sh notes.txt", "notes.txt", "evil.sh"),
+                                                          ("bash tools/x.bash", "tools/x.bash", None)])
+def test_running_a_script_with_a_dangerous_extension_needs_a_person(
+        ws: Path, model: Any, capsys: pytest.CaptureFixture[str], _isolated_duckflow_home: Path,
+        command: str, name: str, target: str | None) -> None:
+    (ws / name).parent.mkdir(parents=True, exist_ok=True)
+    if target is None:
+        (ws / name).write_text("echo ran > ran.txt\n")
+    else:
+        (ws / target).write_text("echo ran > ran.txt\n")
+        os.symlink(target, ws / name)
+    assert cli(WIDEST) == 0
+    model["script"] = _script("execute_shell", command=command)
+    rc, out = _run(capsys, ws)
+    assert rc == 4 and not (ws / "ran.txt").exists(), out
+    job = _last_job(_isolated_duckflow_home)
+    assert "dangerous_extension" in job.request.hard_required

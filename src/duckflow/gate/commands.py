@@ -74,6 +74,40 @@ def command_hazard(command: str) -> str | None:
     return _parsed_hazard(command, depth=0)
 
 
+_SCRIPT_RUNNERS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "fish", "source", ".", "pwsh",
+                             "powershell", "cmd", "wscript", "cscript", "java"})
+
+
+def programs_run(command: str) -> list[str]:
+    """The files a command runs by path: `./x.sh`, `sub/tool`, `sh x.sh`, `bash -e x`,
+    `source env.sh`, `java -jar a.jar` (best effort; [] when it cannot be parsed)."""
+    try:
+        lex = shlex.shlex(command, posix=True, punctuation_chars=";&|()<>")
+        lex.whitespace_split = True
+        lex.commenters = ""
+        tokens = list(lex)
+    except ValueError:
+        return []
+    out: list[str] = []
+    simple: list[str] = []
+    for tok in [*tokens, ";"]:
+        if tok and set(tok) <= set(";&|()<>"):
+            name, args = _program(simple)
+            first = next((w for w in simple if not _ASSIGNMENT.match(w)), "")
+            if "/" in first and name:
+                out.append(first)
+            if name in _SCRIPT_RUNNERS:
+                script = next((a for a in args if not a.startswith("-")), None)
+                if name in ("sh", "bash", "zsh", "dash", "ksh", "fish") and "-c" in args:
+                    script = None
+                if script:
+                    out.append(script)
+            simple = []
+            continue
+        simple.append(tok)
+    return out
+
+
 def _parsed_hazard(command: str, depth: int) -> str | None:
     if depth > 4:
         return "the command nests too deeply to be analysed"

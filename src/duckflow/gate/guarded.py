@@ -42,7 +42,7 @@ def guarded_operation(
     content every path has now (gate/binding.py): what is approved is what runs.
     """
     from duckflow.gate.binding import bind
-    from duckflow.gate.commands import command_hazard
+    from duckflow.gate.commands import command_hazard, programs_run
 
     op = operation_for_tool(tool, arguments, task_type=task_type, **fields)
     refused: list[str] = []
@@ -50,8 +50,13 @@ def guarded_operation(
     outside = op.outside_workspace
     dangerous = op.dangerous_extension
     destructive = op.destructive
-    if op.command and op.kind in ("execute", "test") and destructive is None:
-        destructive = command_hazard(op.command)
+    if op.command and op.kind in ("execute", "test"):
+        if destructive is None:
+            destructive = command_hazard(op.command)
+        for script in programs_run(op.command):  # `./run.sh`, `sh run.txt -> run.sh`
+            verdict = guard.check(script, "execute")
+            if verdict.allowed and verdict.needs_approval and verdict.code == "dangerous_extension":
+                dangerous = True
     raw = tool_paths(arguments) if "paths" not in fields else list(op.paths)
     for i, path in enumerate(raw):
         if op.kind in ("rename", "move"):
