@@ -207,7 +207,7 @@ class MessageRouter:
         if msg.channel == "line":
             return RoutingDecision(primary_route="CHAT", source="rules", confidence=1.0,
                                    reason="LINE input always starts at CHAT (line_forced_chat); Chat delegates",
-                                   evidence=["channel:line"], **base)
+                                   evidence=["channel:line", "line_forced_chat"], **base)
         if parsed.route_word is not None:
             route = ROUTE_COMMANDS[parsed.route_word]
             evidence = [f"command:/{parsed.route_word}"]
