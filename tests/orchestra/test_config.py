@@ -78,3 +78,13 @@ def test_config_show_names_every_value_and_its_source(tmp_path: Path, monkeypatc
     text = capsys.readouterr().out
     assert "loop.max_loops" in text and "models." not in text and "deprecated" in text
     assert main(["config", "show", "--section", "nope"]) == 1
+
+
+def test_config_show_names_the_workspace_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    ws = tmp_path / "ws"
+    (ws / ".duckflow").mkdir(parents=True)
+    (ws / ".duckflow" / "config.toml").write_text('[companion]\nlanguage = "ja"\n', encoding="utf-8")
+    assert main(["config", "show", "--json", "--workspace", str(ws)]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert rows["companion.language"]["value"] == "ja" and rows["companion.language"]["source"].startswith("file ")
+    assert rows["companion.codec"]["source"] == "default"

@@ -121,7 +121,12 @@ def load_rules(path: str | Path | None = None) -> RuleRouter:
             data = tomllib.loads(resources.files("duckflow.orchestra").joinpath("data/route_rules.toml")
                                  .read_text(encoding="utf-8"))
         else:
-            data = tomllib.loads(Path(path).expanduser().read_text(encoding="utf-8"))
+            from duckflow.safe_read import UnsafeFile, read_regular
+
+            try:  # a regular file only (a FIFO or device must not hang the router)
+                data = tomllib.loads(read_regular(Path(path).expanduser()).decode("utf-8"))
+            except (UnsafeFile, UnicodeDecodeError) as exc:
+                raise ConfigError(f"routing.rules_file {path}: {exc}", hint="point it at a TOML file") from None
     except FileNotFoundError as exc:
         raise ConfigError(f"routing.rules_file {path} does not exist", hint="fix the path or remove the key") from exc
     except tomllib.TOMLDecodeError as exc:

@@ -33,13 +33,14 @@ def _leaves(data: Any, prefix: str = "") -> dict[str, Any]:
     return out
 
 
-def _file_keys(path: Path) -> set[str]:
-    import tomllib
+def _file_keys(path: Path, root: Path | None = None) -> set[str]:
+    """The dotted keys a config file sets, read the way load_config reads it (regular file, no links)."""
+    import duckflow.config as cfgmod
+    from duckflow.errors import ConfigError
 
     try:
-        with path.open("rb") as fh:
-            data = tomllib.load(fh)
-    except (OSError, tomllib.TOMLDecodeError):
+        data = cfgmod._read_toml(path, root=root) if root is not None else cfgmod._read_toml(path)
+    except (ConfigError, TypeError, ValueError):
         return set()
     return set(_leaves(data))
 
@@ -66,7 +67,7 @@ def effective(workspace: str | None = None, env: dict[str, str] | None = None) -
     user_file = config_file()
     user_keys = _file_keys(user_file)
     ws_file = workspace_state_dir(workspace) / "config.toml" if workspace is not None else None
-    ws_keys = _file_keys(ws_file) if ws_file is not None else set()
+    ws_keys = _file_keys(ws_file, Path(workspace).resolve()) if ws_file is not None and workspace else set()
     env_map: dict[str, tuple[str, str]] = getattr(cfgmod, "_ENV", {})
     env_keys = {f"{section}.{key}": var for var, (section, key) in env_map.items() if environ.get(var)}
     out: dict[str, dict[str, Any]] = {}
