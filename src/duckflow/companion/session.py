@@ -20,6 +20,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from duckflow.companion import vitals
 from duckflow.companion.actions import ActionRunner, CallOutcome
 from duckflow.companion.chunkhub import ChunkHub
 from duckflow.companion.context import (
@@ -239,6 +240,7 @@ class CompanionSession(StepsMixin):
             self.owner.set_status(Status.REQUIRES_USER_INPUT, f"input refused: {tripped.message}")
             return self._stopped(f"I can't take that request: {tripped.message}", "guardrail")
         self.owner.new_utterance()
+        self.owner.change("the person is back", vitals.rest)
         if self.state.recovery_retries:  # the person stepped in: the recovery budget starts again
             self.owner.change("recovery retries reset", lambda s: setattr(s, "recovery_retries", 0))
         fresh = not self.state.task
@@ -252,12 +254,35 @@ class CompanionSession(StepsMixin):
     async def continue_task(self, *, observed: bool) -> TurnResult:
         """Work with no new message; `observed` (tool results arrived) starts a new utterance.
 
-        Corrections typed while the task ran are this step's message (a new utterance)."""
+        Corrections typed while the task ran are this step's message (a new utterance). The
+        vitals are checked first: low stamina stops with a summary and a proposed break or
+        smaller step; low focus restates the goal and re-plans (companion/vitals.py)."""
         self.chunks.start_turn()
         said = self.take_corrections()
         if observed or said:
             self.owner.new_utterance()
+        self.owner.change("task turn", vitals.tire)
+        action = vitals.check(self.state)
+        if action is not None and action.kind == "break":
+            self.chunks.notice("vitals", f"stamina low ({self.state.vitals.stamina:.2f}): proposing a break")
+            self.owner.set_status(Status.REQUIRES_USER_INPUT, "low stamina: proposed a break")
+            self.owner.change("exchange", lambda s: s.add_exchange("(continued)", action.message))
+            self._reply(action.message)
+            return self._result(action.message, None, [], "pending_user")
+        if action is not None and action.kind == "refocus":
+            self._refocus(action.message)
+            said = f"{action.message}\n{said}" if said else action.message
         return await self._guarded(self._turn(said))
+
+    def _refocus(self, message: str) -> None:
+        """Low focus: say the goal again, drop an open plan, back to PLANNING; focus recovers."""
+        self.chunks.notice("vitals", message)
+        plan = self.owner.plans.latest()
+        if plan is not None and plan.open:
+            self._set_plan_status(plan, "abandoned", "focus low: re-planning from the goal")
+        if self.state.step == Step.EXECUTION:  # the table's way back to planning
+            self._transition(Step.PLANNING, "focus low: re-plan from the goal", "outcome")
+        self.owner.change("refocused", vitals.refocus)
 
     def add_correction(self, text: str) -> None:
         """A correction or constraint typed during a task: applied at the task's next step."""
@@ -373,6 +398,8 @@ class CompanionSession(StepsMixin):
         def note_decision(s: AgentState) -> None:
             apply_state_delta(s, d.state_delta)
             s.log_decision(d.rationale)
+            if d.goal_consistency.strip().lower().startswith("no"):
+                s.vitals.drift()  # the model itself says this step does not serve the goal
 
         self.owner.change("decision", note_decision)
         outcomes: list[CallOutcome] = []

@@ -92,6 +92,7 @@ class Vitals:
             self.confidence = _clamp01(self.confidence - 0.15)
             self.mood = _clamp01(self.mood - 0.1)
             self.focus = _clamp01(self.focus - 0.05)
+            self.stamina = _clamp01(self.stamina - 0.08)  # failures tire more
         self.stamina = _clamp01(self.stamina - 0.02)
 
     def drift(self) -> None:
