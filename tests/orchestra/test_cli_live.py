@@ -171,3 +171,12 @@ async def test_channel_entry_point_runs_the_whole_turn(tmp_path: Path) -> None:
     turn = await handle_async(InputMessage(channel="slack", session_id="T1", user_text="tea?"), workspace=tmp_path,
                               config=load_config(env={}), models={"chat": chat, "worker": worker})
     assert turn.action == "reply" and turn.text.startswith("three sources")
+
+
+def test_companion_approvals_reach_the_event_log(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rc = cli(["run", "Create hello.py", "-w", str(tmp_path), "--model", "scripted:demo", "--json"])
+    job = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["pending"]["job_id"]
+    assert rc == 4
+    assert cli(["events", "--type", "approval.requested", "--json"]) == 0
+    rows = [json.loads(x) for x in capsys.readouterr().out.strip().splitlines()]
+    assert rows[-1]["job_id"] == job and rows[-1]["approval_status"] == "pending" and rows[-1]["final_route"] == "CODE"

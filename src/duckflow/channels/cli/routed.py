@@ -53,11 +53,36 @@ class RoutedInput:
         self.quiet = quiet
         self.orch = Orchestrator(cfg, workspace=state.workspace, session_id=state.session_id, channel="cli",
                                  gate=opened.session.runner.gate, companion=True)
+        subscribe = getattr(getattr(opened.session, "chunks", None), "subscribe", None)
+        if subscribe is not None:
+            subscribe(self._approval_events)
         for note in cfg.routing.llm.deprecations:
             self._print(f"note: {note}", "dim yellow")
         self.pending_job: str | None = None
         self.last: Any = None
         self.applied: str | None = None
+
+    def _approval_events(self, chunk: Any) -> None:
+        """The companion's approvals (CHAT / CODE routes) in the same event log as the orchestra's (§7.3)."""
+        if getattr(chunk, "type", "") != "approval":
+            return
+        from datetime import UTC, datetime
+
+        d = chunk.data
+        now = datetime.now(UTC).isoformat(timespec="milliseconds")
+        route = getattr(self.last.decision, "primary_route", None) if self.last is not None else None
+        if d.phase == "request":
+            req = d.request or {}
+            self.orch.emit("approval.requested", job_id=d.job_id, approval_status="pending",
+                           approval_requested_at=now, initial_route=route, final_route=route,
+                           risk=req.get("risk"), coder_output={"intent": str(req.get("intent", ""))[:300]},
+                           source="companion")
+            return
+        by = d.by or ""
+        kind, status = (("approval.auto_approved", "auto_approved") if by.startswith("auto") else
+                        ("approval.granted", "granted")) if d.granted else ("approval.denied", "denied")
+        self.orch.emit(kind, job_id=d.job_id, approval_status=status, approval_decided_at=now, approver=by,
+                       initial_route=route, final_route=route, source="companion")
 
     def _print(self, text: str, style: str = "") -> None:
         from rich.text import Text
