@@ -151,3 +151,23 @@ async def test_duckflow_run_stops_at_the_deadline(tmp_path: Path, server: FakeSe
     result = json.loads(out.strip().splitlines()[-1])
     assert rc == 1 and "within 2 s" in result["message"]
     assert _saved_status(result["session_id"])["status"] != "IN_PROGRESS"
+
+
+AN_BAD = {
+    "usage_lots": {"type": "message_start", "message": {"usage": "lots"}},
+    "index_zero": {"type": "content_block_start", "index": "zero", "content_block": {"type": "text"}},
+    "delta_list": {"type": "content_block_delta", "index": 0, "delta": ["oops"]},
+    "deep": DEEP,
+}
+
+
+@pytest.mark.parametrize("name", sorted(AN_BAD))
+async def test_anthropic_malformed_event_is_a_provider_error(server: FakeServer, name: str) -> None:
+    from duckflow.llm.anthropic import AnthropicModel
+
+    body = AN_BAD[name]
+    data = body if isinstance(body, str) else json.dumps(body)
+    server.queue("/v1/messages", Reply(chunks=[f"event: x\ndata: {data}\n\n"]))
+    model = AnthropicModel("claude-test", base_url=server.url, api_key="k")
+    with pytest.raises(LLMProviderError, match="provider_error"):
+        await complete(model, HI)

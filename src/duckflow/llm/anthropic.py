@@ -11,6 +11,7 @@ at any point.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from functools import partial
 from typing import Any
 
 from duckflow.llm.errors import (
@@ -20,7 +21,16 @@ from duckflow.llm.errors import (
     LLMRateLimitError,
     LLMServerError,
 )
-from duckflow.llm.http import cut_stream, iter_sse, loads_event, not_a_stream, open_stream
+from duckflow.llm.http import cut_stream, iter_sse, not_a_stream, open_stream
+from duckflow.llm.payloads import (
+    AnBlock,
+    AnDelta,
+    AnEvent,
+    AnUsage,
+    checked_call,
+    load_event,
+    validate,
+)
 from duckflow.llm.provider import HTTPModel
 from duckflow.llm.types import (
     FinishEvent,
@@ -122,47 +132,49 @@ class AnthropicModel(HTTPModel):
                                provider=self.name, timeout_s=self._timeout(settings)) as lines:
             async for event, data in iter_sse(lines, junk):
                 events += 1
-                body = loads_event(data, self.name)
-                if not isinstance(body, dict):
-                    continue
-                kind = body.get("type") or event
+                body = load_event(data, self.name)
+                kind = (body.get("type") if isinstance(body, dict) else None) or event
                 if kind == "ping":
                     continue
-                if kind == "error":
-                    err = body.get("error") or {}
+                if kind == "error" and isinstance(body, dict):
+                    raw_err = body.get("error")
+                    err: dict[str, Any] = raw_err if isinstance(raw_err, dict) else {}
                     cls = _ERROR_TYPES.get(str(err.get("type")), LLMServerError)
                     raise cls(f"{self.name}: {err.get('type', 'error')}: {err.get('message', '')}",
                               provider=self.name)
+                ev = validate(AnEvent, body, self.name, "event")
                 if kind == "message_start":
-                    u = (body.get("message") or {}).get("usage") or {}
-                    usage = Usage(int(u.get("input_tokens") or 0), int(u.get("output_tokens") or 0))
+                    u = (ev.message.usage if ev.message else None) or AnUsage()
+                    usage = Usage(u.input_tokens or 0, u.output_tokens or 0)
                 elif kind == "content_block_start":
-                    block = dict(body.get("content_block") or {})
+                    block = (ev.content_block or AnBlock()).model_dump()
                     block["partial"] = []
-                    blocks[int(body.get("index", len(blocks)))] = block
+                    blocks[ev.index if ev.index is not None else len(blocks)] = block
                     if block.get("type") == "text" and block.get("text"):
                         yield TextDelta(block["text"])
                 elif kind == "content_block_delta":
-                    delta = body.get("delta") or {}
-                    block = blocks.setdefault(int(body.get("index", 0)), {"type": "text", "partial": []})
-                    if delta.get("type") == "text_delta" and delta.get("text"):
-                        yield TextDelta(delta["text"])
-                    elif delta.get("type") == "input_json_delta":
-                        block["partial"].append(delta.get("partial_json") or "")
+                    delta = ev.delta or AnDelta()
+                    block = blocks.setdefault(ev.index or 0, {"type": "text", "partial": []})
+                    if delta.type == "text_delta" and delta.text:
+                        yield TextDelta(delta.text)
+                    elif delta.type == "input_json_delta":
+                        block["partial"].append(delta.partial_json or "")
                 elif kind == "content_block_stop":
-                    block = blocks.get(int(body.get("index", -1)), {})
+                    block = blocks.get(ev.index if ev.index is not None else -1, {})
                     if block.get("type") == "tool_use":
                         raw = "".join(block["partial"])
-                        call = parse_arguments(block.get("name", ""), raw, block.get("id", ""))
+                        name, cid = block.get("name") or "", block.get("id") or ""
                         if not raw and isinstance(block.get("input"), dict):
-                            call.arguments = block["input"]
-                        yield ToolCallEvent(call)
+                            made = partial(parse_arguments, name, block["input"], cid)
+                        else:
+                            made = partial(parse_arguments, name, raw, cid)
+                        yield ToolCallEvent(checked_call(made, self.name))
                 elif kind == "message_delta":
-                    stop = (body.get("delta") or {}).get("stop_reason") or stop
-                    u = body.get("usage") or {}
-                    if u.get("output_tokens") is not None:
-                        usage = Usage(int(u.get("input_tokens") or usage.prompt_tokens),
-                                      int(u["output_tokens"]))
+                    stop = (ev.delta.stop_reason if ev.delta else None) or stop
+                    u = ev.usage or AnUsage()
+                    if u.output_tokens is not None:
+                        usage = Usage(u.input_tokens if u.input_tokens is not None else usage.prompt_tokens,
+                                      u.output_tokens)
                 elif kind == "message_stop":
                     finished = True
                     break

@@ -6,7 +6,7 @@ a `provider_error`, not a RecursionError) and validated here; what breaks the wi
 raises `LLMProviderError` — one line, retried like any provider failure. Harmless variants are
 accepted: tool-call `arguments` as an object instead of a string, `content` as a list of text
 parts. Shapes: OpenAI API reference "The chat completion chunk object" / "The chat completion
-object"; Ollama API docs "Generate a chat completion" (streamed NDJSON objects).
+object"; Anthropic API reference "Streaming Messages"; Ollama API docs "Generate a chat completion" (streamed NDJSON objects).
 """
 
 from __future__ import annotations
@@ -115,6 +115,41 @@ class OllamaLine(_Wire):
     prompt_eval_count: StrictInt | None = 0
     eval_count: StrictInt | None = 0
     error: Any = None
+
+
+class AnUsage(_Wire):
+    input_tokens: StrictInt | None = None
+    output_tokens: StrictInt | None = None
+
+
+class AnMessage(_Wire):
+    usage: AnUsage | None = None
+
+
+class AnBlock(_Wire):
+    type: StrictStr = "text"
+    text: StrictStr | None = None
+    id: StrictStr | None = None
+    name: StrictStr | None = None
+    input: dict[str, Any] | None = None
+
+
+class AnDelta(_Wire):
+    type: StrictStr | None = None
+    text: StrictStr | None = None
+    partial_json: StrictStr | None = None
+    stop_reason: StrictStr | None = None
+
+
+class AnEvent(_Wire):
+    """One server-sent event of Anthropic's streamed Messages API ("Streaming Messages")."""
+
+    type: StrictStr | None = None
+    index: StrictInt | None = None
+    message: AnMessage | None = None
+    content_block: AnBlock | None = None
+    delta: AnDelta | None = None
+    usage: AnUsage | None = None
 
 
 def depth(value: Any, limit: int = MAX_DEPTH) -> int:
