@@ -3,7 +3,8 @@
 For each call: unknown tool → error; a guessed call (`executable=False`) → proposed, never
 run; read_file / list_files / search_code → run (the workspace guard still checks the path);
 write, edit, delete, move, directory creation, shell and tests → `Gate.submit` with the five
-points of seed 001 §8.2 (intent, rationale, impact, alternatives, unified diff); allowed or
+points of seed 001 §8.2 (intent, rationale, impact and alternatives computed in fivepoints.py,
+unified diff); allowed or
 auto-approved → run; pending → wait for the person; refused → error result.
 """
 
@@ -15,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from duckflow.companion.fivepoints import alternatives_text, edit_preview, impact_of
 from duckflow.core.tools import Tool
 from duckflow.gate import Gate
 from duckflow.llm.types import ToolCall, ToolSpec
@@ -107,15 +109,9 @@ class ActionRunner:
         if call.name in ("write_file", "edit_file") and path:
             old = self.read_text(path)
             content = str(a.get("content", ""))
-            new = content
             if call.name == "edit_file" and old is not None:
-                from duckflow.protocols.editblocks import apply_hunks, parse_hunks
-
-                hunks = parse_hunks(content)
-                if hunks is not None:
-                    applied = apply_hunks(old, hunks)
-                    new = applied.text if applied.ok else old
-            return unified_diff(path, old, new)
+                return edit_preview(path, old, content, unified_diff)
+            return unified_diff(path, old, content)
         if call.name == "delete_path" and path:
             return unified_diff(path, self.read_text(path) or "", None)
         if call.name in ("execute_shell", "run_tests"):
@@ -124,27 +120,24 @@ class ActionRunner:
             return f"rename {a.get('src', '')} -> {a.get('dst', '')}"
         return ""
 
-    def submit(self, call: ToolCall, *, intent: str, rationale: str, task_type: str | None = None) -> Any:
-        return self._submit(call, intent=intent, rationale=rationale, task_type=task_type)[0]
+    def submit(self, call: ToolCall, *, intent: str, rationale: str, task_type: str | None = None,
+               alternatives: list[str] | None = None) -> Any:
+        return self._submit(call, intent=intent, rationale=rationale, task_type=task_type,
+                            alternatives=alternatives)[0]
 
     def _submit(self, call: ToolCall, *, intent: str, rationale: str,
-                task_type: str | None = None) -> tuple[Any, float]:
+                task_type: str | None = None, alternatives: list[str] | None = None) -> tuple[Any, float]:
         """Submit to the gate; returns (outcome, ms spent inside Gate.submit)."""
         from duckflow.gate.guarded import guarded_operation
         from duckflow.workspace.guard import WorkspaceGuard
 
         op = guarded_operation(call.name, call.arguments, WorkspaceGuard(self.root), task_type=task_type)
-        kind = self.op_class(call.name)
-        impact = {
-            "write": "changes files in the workspace (a checkpoint allows `duckflow undo`)",
-            "delete": "removes files from the workspace (restorable with `duckflow undo`)",
-            "execute": "runs a command in the workspace",
-        }.get(kind, "")
         diff = self.diff_preview(call)
+        impact = impact_of(call, self.root, diff)
         t0 = time.perf_counter()
         outcome = self.gate.submit(
             op, intent=intent, rationale=rationale, impact=impact,
-            alternatives="say no and tell me what to do instead",
+            alternatives=alternatives_text(alternatives or []),
             diff_preview=diff, requested_by=self.by,
         )
         return outcome, (time.perf_counter() - t0) * 1000
@@ -203,7 +196,8 @@ class ActionRunner:
                            job_id)
 
     async def process(
-        self, call: ToolCall, *, intent: str, rationale: str, run_mutations: bool = True
+        self, call: ToolCall, *, intent: str, rationale: str, run_mutations: bool = True,
+        alternatives: list[str] | None = None,
     ) -> CallOutcome:
         """One call through the rules above (run_mutations=False: propose writes, run reads only)."""
         if call.name not in self._index:
@@ -215,7 +209,7 @@ class ActionRunner:
         if not run_mutations:
             return CallOutcome(call, "proposed", "planned: runs in EXECUTION after approval")
         try:
-            outcome, gate_ms = self._submit(call, intent=intent, rationale=rationale)
+            outcome, gate_ms = self._submit(call, intent=intent, rationale=rationale, alternatives=alternatives)
         except Exception as exc:  # fail closed: a broken gate never lets a write through
             return CallOutcome(call, "refused", f"the approval gate failed ({type(exc).__name__}: {exc}); not run")
         if outcome.decision in ("allowed", "auto_approved"):

@@ -115,10 +115,13 @@ class DemoModel:
     def _specialized(self, step: str) -> tuple[str, list[ToolCall]]:
         if step == "PLANNING":
             return ("Plan: greeting\nSteps: 1. list the workspace 2. write hello.py 3. read it back\n"
-                    "Risk: low (one new file)\nSuccess: hello.py exists and prints a greeting",
+                    "Risk: low (one new file)\nSuccess: hello.py exists and prints a greeting\n"
+                    "Alternatives: print the greeting with `python -c` instead of a file; "
+                    "add it to an existing module",
                     [ToolCall("list_files", {"path": "."}),
                      ToolCall("write_file", {"path": "hello.py", "content": GREETING})])
         if step == "EXECUTION":
-            return "", [ToolCall("write_file", {"path": "hello.py", "content": GREETING})]
+            return ("Alternatives: print the greeting with `python -c` instead of a file",
+                    [ToolCall("write_file", {"path": "hello.py", "content": GREETING})])
         return ("Rating: good / Problems: none / Suggestions: none / Verdict: accept",
                 [ToolCall("read_file", {"path": "hello.py"})])

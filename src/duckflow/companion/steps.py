@@ -19,6 +19,7 @@ from duckflow.companion.actions import CallOutcome, call_from_dict, call_to_dict
 from duckflow.companion.context import file_context, symops_vitals
 from duckflow.companion.decision import MainDecision, Silent
 from duckflow.companion.engine import MAIN_AGENT, SPECIALIZED_AGENT, Feed
+from duckflow.companion.fivepoints import alternatives_in
 from duckflow.companion.plan import (
     READ_TOOLS,
     Plan,
@@ -50,6 +51,7 @@ REPLAN_ASK = ("Your plan declared no actions. Declare each step of the plan as a
 
 
 class StepsMixin:
+    _alternatives: tuple[str, ...] = ()  # what the last Specialized reply offered instead (gate point 4)
     if TYPE_CHECKING:  # provided by CompanionSession
         owner: StateOwner
         runner: ActionRunner
@@ -119,6 +121,7 @@ class StepsMixin:
                                    + "; ".join(fixed.decoded.errors[:3]))  # fmt: skip
                 return None
             reply_text = fixed.reply
+        self._alternatives = tuple(alternatives_in(reply_text))
         return self._decode(reply_text, list(resp.calls), specs, native)
 
     async def _self_correct(self, layer: str, msgs: list[Message], specs: list[ToolSpec], text: str) -> Corrected:
@@ -217,7 +220,7 @@ class StepsMixin:
             self._mark(plan, i, "running")
             self._plan_chunk(plan)
             out = await self.runner.process(call, intent=f"plan {plan.plan_id} step {i + 1}: {spec.description}",
-                                            rationale=d.rationale)
+                                            rationale=d.rationale, alternatives=alternatives_in(plan.content))
             outcomes.append(out)
             self._emit_outcome(out)
             if out.status == "pending":
@@ -262,7 +265,7 @@ class StepsMixin:
         outcomes: list[CallOutcome] = list(prior or [])
         for i, call in enumerate(calls):
             out = await self.runner.process(call, intent=f"{call.name} for: {self.state.task or self.state.goal}",
-                                            rationale=d.rationale)
+                                            rationale=d.rationale, alternatives=list(self._alternatives))
             outcomes.append(out)
             self._emit_outcome(out)
             if out.status == "pending":

@@ -1,0 +1,111 @@
+"""The Gate's five points computed from the operation itself (seed 001 §8.2, M29).
+
+- impact: which files, lines added / removed (from the diff), whether `duckflow undo` can take
+  it back, which tests import the changed module;
+- alternatives: what the model offered in the same reply that proposed the action (an
+  `Alternatives:` / `代替案:` line) — no extra call, and no made-up fallback: "none offered";
+- the diff preview of an edit that would not apply says why and shows the closest real lines.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+from duckflow.llm.types import ToolCall
+
+_ALTERNATIVES = re.compile(r"^\s*[-*]?\s*(?:\*\*)?(?:alternatives?|代替案?)(?:\*\*)?\s*[:：]\s*(.+)$",
+                           re.IGNORECASE | re.MULTILINE)
+_NONE = {"none", "なし", "no", "n/a", "-"}
+UNDOABLE = {"write_file", "edit_file", "delete_path", "move_path", "create_directory"}
+TESTS_SCANNED = 300
+
+
+def alternatives_in(text: str) -> list[str]:
+    """The alternatives a model reply names (`Alternatives: a; b`), in order; [] for none."""
+    found: list[str] = []
+    for m in _ALTERNATIVES.finditer(text or ""):
+        for part in re.split(r"[;；]|\s\|\s", m.group(1)):
+            item = part.strip().strip("`*").strip()
+            if item and item.lower() not in _NONE and item not in found:
+                found.append(item[:120])
+    return found[:3]
+
+
+def alternatives_text(found: list[str]) -> str:
+    return " · ".join(found) if found else "none offered by the model (say no and tell me what to do instead)"
+
+
+def _counts(diff: str) -> tuple[int, int]:
+    added = sum(1 for ln in diff.splitlines() if ln.startswith("+") and not ln.startswith("+++"))
+    removed = sum(1 for ln in diff.splitlines() if ln.startswith("-") and not ln.startswith("---"))
+    return added, removed
+
+
+def tests_touching(root: Path, path: str) -> list[str]:
+    """Test files that import the module at `path` (by its name), at most five."""
+    p = Path(path)
+    if p.suffix != ".py":
+        return []
+    stem = p.stem
+    if stem.startswith("test_") or stem == "__init__":
+        return [path] if stem.startswith("test_") else []
+    pattern = re.compile(rf"^\s*(?:from\s+[\w.]*\b{re.escape(stem)}\b|import\s+[\w.]*\b{re.escape(stem)}\b)",
+                         re.MULTILINE)
+    hits: list[str] = []
+    try:
+        candidates = [f for i, f in zip(range(TESTS_SCANNED), root.rglob("test_*.py"), strict=False)]
+    except OSError:
+        return []
+    for f in candidates:
+        if ".duckflow" in f.parts or not f.is_file() or f.is_symlink():
+            continue
+        try:
+            if pattern.search(f.read_text(encoding="utf-8", errors="replace")[:50_000]):
+                hits.append(f.relative_to(root).as_posix())
+        except OSError:
+            continue
+        if len(hits) >= 5:
+            break
+    return hits
+
+
+def impact_of(call: ToolCall, root: Path, diff: str) -> str:
+    """One line: files, lines +/-, undoable or not, tests affected."""
+    a = call.arguments
+    name = call.name
+    if name in ("execute_shell", "run_tests"):
+        what = "runs the test suite" if name == "run_tests" else f"runs `{a.get('command') or a.get('cmd') or ''}`"
+        return f"{what} in the workspace; not undoable (a command's effects are not checkpointed)"
+    path = str(a.get("path") or a.get("src") or "")
+    parts = [f"1 file ({path})" if path else "the workspace"]
+    if name == "move_path":
+        parts[0] = f"renames {a.get('src', '')} → {a.get('dst', '')}"
+    elif diff:
+        added, removed = _counts(diff)
+        parts.append(f"+{added} −{removed} lines")
+    parts.append("undoable with `duckflow undo` (a checkpoint is taken)" if name in UNDOABLE else "not undoable")
+    tests = tests_touching(root, path) if path else []
+    parts.append("tests affected: " + ", ".join(tests) if tests else "no test imports it")
+    return "; ".join(parts)
+
+
+def edit_preview(path: str, old: str, content: str, unified: Callable[[str, str | None, str | None], str]) -> str:
+    """The diff of an edit_file call; when a hunk would not apply: why, and the closest real lines."""
+    from duckflow.protocols.editblocks import apply_hunks, parse_hunks
+
+    hunks = parse_hunks(content)
+    if hunks is None:
+        return unified(path, old, content)
+    applied = apply_hunks(old, hunks)
+    if applied.ok:
+        return unified(path, old, applied.text)
+    lines = [f"THIS EDIT WOULD FAIL: {len(applied.failures)} of {len(hunks)} hunk(s) do not match {path}"]
+    for f in applied.failures:
+        lines.append(f"hunk {f.index + 1}: {f.reason}")
+        if f.closest:
+            lines.append(f"closest lines in {path} (line {f.closest_line}):")
+            lines += [f"    {ln}" for ln in f.closest.splitlines()[:8]]
+    partial = unified(path, old, applied.text) if applied.applied else ""
+    return "\n".join(lines) + (f"\n{partial}" if partial else "")
