@@ -199,3 +199,15 @@ async def test_bwrap_runs_the_workspace_venv_and_an_absolute_interpreter(tmp_pat
     argv = bwrap_argv(ws, [sys.executable])
     bound = [argv[i + 1] for i, a in enumerate(argv) if a == "--ro-bind"]
     assert os.path.realpath(os.path.expanduser("~")) not in bound and "/" not in bound
+
+
+async def test_killing_the_supervisor_does_not_let_a_daemon_escape(tmp_path: Path) -> None:
+    # the command kills its own supervisor (its parent) after starting a daemon
+    command = ("setsid sh -c 'echo $$ > daemon.pid; exec sleep 300' & "
+               "while [ ! -s daemon.pid ]; do sleep 0.01; done; kill -9 $PPID; sleep 60")
+    started = time.monotonic()
+    result = await execute_shell(tmp_path, PLAIN, command, timeout=3)
+    assert time.monotonic() - started < 8
+    pid = int((tmp_path / "daemon.pid").read_text())
+    assert _gone(pid)
+    assert any(k["pid"] == pid for k in result.killed)

@@ -61,12 +61,15 @@ def _flagged(value: str) -> bool:
 
 def sandbox_env(environ: dict[str, str] | None = None, *, extra_allow: Iterable[str] = (),
                 home: str | None = None) -> dict[str, str]:
-    """The environment a command gets: allow-listed names only, no value that looks secret."""
+    """The environment a command gets: allow-listed names only, no value that looks secret.
+
+    HOME is `home` when given (a fresh folder per call), else the caller's HOME is kept."""
     env = dict(os.environ if environ is None else environ)
     extra = frozenset(extra_allow)
     out: dict[str, str] = {}
     for name, value in env.items():
-        allowed = name in ENV_ALLOW or name.startswith("LC_") or name in extra
+        allowed = name in ENV_ALLOW or name.startswith("LC_") or name in extra or (
+            name == "HOME" and home is None)
         if not allowed or (name not in extra and _SECRET_NAME.search(name)):
             continue
         if _flagged(value):
@@ -173,10 +176,43 @@ class Outcome:
     error: str | None = None
 
 
+MARKER = "DUCKFLOW_CALL"
+
+
+def kill_marked(marker: str) -> list[dict[str, Any]]:
+    """SIGKILL every process whose environment carries `marker` (the fallback when the command
+    killed its supervisor: what it started was re-parented away from it)."""
+    needle = f"{MARKER}={marker}".encode()
+    killed: list[dict[str, Any]] = []
+    me = os.getpid()
+    for _ in range(20):
+        found = False
+        for name in os.listdir("/proc"):
+            if not name.isdigit() or int(name) == me:
+                continue
+            try:
+                with open(f"/proc/{name}/environ", "rb") as fh:
+                    if needle not in fh.read().split(b"\0"):
+                        continue
+                with open(f"/proc/{name}/cmdline", "rb") as fh:
+                    cmd = fh.read().replace(b"\0", b" ").decode("utf-8", "replace").strip()
+                os.kill(int(name), signal.SIGKILL)
+            except (OSError, ValueError):
+                continue
+            found = True
+            killed.append({"pid": int(name), "cmd": cmd[:200]})
+        if not found:
+            break
+        time.sleep(0.01)
+    return killed
+
+
 def run_supervised(cwd: Path, argv: list[str], timeout: float, env: dict[str, str],
                    sinks: tuple[Any, Any]) -> Outcome:
     """Run `argv` under the reaper; feed stdout/stderr to `sinks` until the hard deadline."""
     reaper = Path(__file__).with_name("reaper.py")
+    marker = os.urandom(8).hex()
+    env = {**env, MARKER: marker}
     rfd, wfd = os.pipe()
     started = time.monotonic()
     hard_deadline = started + timeout + GRACE_S
@@ -228,8 +264,8 @@ def run_supervised(cwd: Path, argv: list[str], timeout: float, env: dict[str, st
         proc.stderr.close()
     try:
         data = json.loads(report.decode("utf-8", "replace"))
-    except ValueError:
-        return Outcome(None, True, [], "the supervisor did not report; it was stopped")
+    except ValueError:  # the command killed its supervisor: find what it started by the marker
+        return Outcome(None, True, kill_marked(marker), None)
     return Outcome(data.get("exit_code"), bool(data.get("timed_out")), data.get("killed") or [],
                    data.get("error"))
 
