@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import getpass
-import json
-import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from duckflow.channels.cli.common import ago, print_json, who
 
 if TYPE_CHECKING:
     from duckflow.gate import Gate, Job
@@ -23,44 +22,19 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
-def _who(args: argparse.Namespace) -> str:
-    if args.by:
-        return str(args.by)
-    try:
-        user = getpass.getuser()
-    except (KeyError, OSError):
-        user = "unknown"
-    return f"cli:{user}"
-
-
-def _ago(ts: float) -> str:
-    s = max(0, int(time.time() - ts))
-    if s < 60:
-        return f"{s} s ago"
-    if s < 3600:
-        return f"{s // 60} min ago"
-    if s < 86400:
-        return f"{s // 3600} h ago"
-    return f"{s // 86400} d ago"
-
-
 def _line(job: Job) -> str:
     r = job.request
     first = r.summary.splitlines()[0] if r.summary else r.operation.describe()
     who = f", from {r.requested_by}" if r.requested_by else ""
     status = "" if job.status == "pending" else f"{job.status:<13} "
     hard = " [person must decide]" if r.hard_required and job.status == "pending" else ""
-    return f"  {job.job_id[:8]}  {status}{r.risk:<6} {first}  ({_ago(r.created_at)}{who}){hard}"
-
-
-def _print(data: dict[str, Any]) -> None:
-    print(json.dumps(data, ensure_ascii=False, indent=2))
+    return f"  {job.job_id[:8]}  {status}{r.risk:<6} {first}  ({ago(r.created_at)}{who}){hard}"
 
 
 def _list(gate: Gate, args: argparse.Namespace) -> int:
     jobs = gate.history(limit=args.limit) if args.all else gate.pending()
     if args.json:
-        _print({"pending": sum(1 for j in jobs if j.status == "pending"),
+        print_json({"pending": sum(1 for j in jobs if j.status == "pending"),
                 "jobs": [j.to_dict() for j in jobs]})
         return 0
     if args.all:
@@ -86,26 +60,26 @@ def _list(gate: Gate, args: argparse.Namespace) -> int:
 def _show(gate: Gate, args: argparse.Namespace) -> int:
     job = gate.get(args.job)
     if args.json:
-        _print(job.to_dict())
+        print_json(job.to_dict())
         return 0
     print(job.request.render())
     print()
     if job.decision is None:
         short = job.job_id[:8]
-        print(f"Status: pending ({_ago(job.request.created_at)}). "
+        print(f"Status: pending ({ago(job.request.created_at)}). "
               f"Grant with `duckflow approvals grant {short}` or deny with "
               f"`duckflow approvals deny {short} --note WHY`.")
     else:
         d = job.decision
         note = f" — {d.note}" if d.note else ""
-        print(f"Status: {d.status} by {d.by}, {_ago(d.at)}{note}.")
+        print(f"Status: {d.status} by {d.by}, {ago(d.at)}{note}.")
     return 0
 
 
 def _decide(gate: Gate, args: argparse.Namespace, granted: bool) -> int:
-    decision = gate.decide(args.job, granted, _who(args), args.note)
+    decision = gate.decide(args.job, granted, who(args.by), args.note)
     if args.json:
-        _print(decision.to_dict())
+        print_json(decision.to_dict())
         return 0
     job = gate.get(decision.job_id)
     verb = "Granted" if granted else "Denied"

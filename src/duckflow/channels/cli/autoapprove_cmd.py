@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import getpass
-import json
 from typing import TYPE_CHECKING, Any
+
+from duckflow.channels.cli.common import print_json, who
 
 if TYPE_CHECKING:
     from duckflow.gate import ActiveScope, Gate
@@ -29,15 +29,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
-def _who(args: argparse.Namespace) -> str:
-    if args.by:
-        return str(args.by)
-    try:
-        return f"cli:{getpass.getuser()}"
-    except (KeyError, OSError):
-        return "cli:unknown"
-
-
 def _describe(active: ActiveScope, now: float) -> str:
     s = active.scope
     left = max(0.0, (active.expires_at - now) / 60)
@@ -48,10 +39,6 @@ def _describe(active: ActiveScope, now: float) -> str:
             f"  paths:      {' '.join(s.paths) or '(none)'}\n"
             f"  max risk:   {s.max_risk}\n"
             f"  never:      {' '.join(s.deny_operations) or '-'} (and always: hard-required operations)")
-
-
-def _print(data: dict[str, Any]) -> None:
-    print(json.dumps(data, ensure_ascii=False, indent=2))
 
 
 def _on(gate: Gate, args: argparse.Namespace) -> int:
@@ -73,10 +60,10 @@ def _on(gate: Gate, args: argparse.Namespace) -> int:
         changes["max_risk"] = args.max_risk
     scope = replace(scope, **changes)
     ttl = args.ttl if args.ttl is not None else gate.policy.auto_approve_ttl_min
-    active = gate.autoapprove.on(scope, ttl_min=ttl, by=_who(args))
+    active = gate.autoapprove.on(scope, ttl_min=ttl, by=who(args.by))
     now = gate.clock()
     if args.json:
-        _print({"enabled": True, **active.to_dict(now)})
+        print_json({"enabled": True, **active.to_dict(now)})
         return 0
     print(_describe(active, now))
     print("Delete, rename, sensitive sends, public pushes, over-cost and outside-workspace "
@@ -85,9 +72,9 @@ def _on(gate: Gate, args: argparse.Namespace) -> int:
 
 
 def _off(gate: Gate, args: argparse.Namespace) -> int:
-    n = gate.autoapprove.off(by=_who(args))
+    n = gate.autoapprove.off(by=who(args.by))
     if args.json:
-        _print({"enabled": False, "switched_off": n})
+        print_json({"enabled": False, "switched_off": n})
         return 0
     if n:
         print("Auto-approve is OFF. Every gated operation now waits for a person "
@@ -101,7 +88,7 @@ def _status(gate: Gate, args: argparse.Namespace) -> int:
     now = gate.clock()
     active = gate.autoapprove.active(now)
     if args.json:
-        _print({"enabled": active is not None, **(active.to_dict(now) if active else {}),
+        print_json({"enabled": active is not None, **(active.to_dict(now) if active else {}),
                 "last": gate.autoapprove.last()})
         return 0
     if active is None:

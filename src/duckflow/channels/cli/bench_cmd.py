@@ -7,6 +7,7 @@ import importlib
 import pkgutil
 
 import duckflow.bench as bench_pkg
+from duckflow.channels.cli.common import note
 
 
 def _names() -> list[str]:
@@ -21,7 +22,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     names = _names()
     if args.name not in names:
-        print(f"duckflow bench: unknown benchmark '{args.name}'. Known: {', '.join(names) or 'none'}.")
+        note(f"duckflow bench: unknown benchmark '{args.name}'. Known: {', '.join(names) or 'none'}.")
         return 2
     module = importlib.import_module(f"duckflow.bench.{args.name}")
     return int(module.main(list(args.rest)))

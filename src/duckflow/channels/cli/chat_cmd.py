@@ -17,6 +17,8 @@ import asyncio
 import sys
 from typing import Any
 
+from duckflow.channels.cli.common import add_workspace
+
 HELP = """commands: /status  /constraint TEXT  /remember TEXT  /set KEY VALUE  /cancel  /resume  /sessions
           /debug  /help  /quit
 while it works: ask a question (answered at once) · type a correction (used at the next step)
@@ -36,7 +38,7 @@ def is_resume(text: str) -> bool:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--workspace", "-w", default=".", help="the workspace folder (default: .)")
+    add_workspace(parser)
     parser.add_argument("--model", "-m", help="provider:model, or scripted:demo")
     parser.add_argument("--codec", choices=["symops", "dml", "native"],
                         help="how the model writes actions (default: companion.codec, symops)")

@@ -15,12 +15,14 @@ import json
 from pathlib import Path
 from typing import Any
 
+from duckflow.channels.cli.common import add_workspace, print_json
+
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("action", nargs="?", default="show", choices=["show"], help="what to do (show)")
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.add_argument("--section", default=None, help="only this section (e.g. routing, loop, models)")
-    parser.add_argument("--workspace", default=None, help="workspace whose .duckflow/config.toml applies")
+    add_workspace(parser, default=None, help="workspace whose .duckflow/config.toml applies")
 
 
 def _leaves(data: Any, prefix: str = "") -> dict[str, Any]:
@@ -101,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
             raise ConfigError(f"no configuration section {args.section!r}",
                               hint="run `duckflow config show` to see every section")
     if args.json:
-        print(json.dumps(rows, ensure_ascii=False, indent=1))
+        print_json(rows)
         return 0
     notes = rows.pop("_deprecations", None)
     width = max((len(k) for k in rows), default=0)

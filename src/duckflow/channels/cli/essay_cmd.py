@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
+from duckflow.channels.cli.common import print_json
 from duckflow.errors import DuckflowError
 
 EXIT_BLOCK = 3
@@ -124,7 +124,7 @@ async def _essay(args: argparse.Namespace) -> int:
 
 def _print(args: argparse.Namespace, report: dict[str, Any], human: Any) -> None:
     if args.json:
-        sys.stdout.write(json.dumps(report, ensure_ascii=False) + "\n")
+        print_json(report)
     else:
         sys.stdout.write(human(report) + "\n")
 

@@ -8,7 +8,8 @@
 from __future__ import annotations
 
 import argparse
-import json
+
+from duckflow.channels.cli.common import print_json
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -31,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
         events = events[-args.limit:]
     if args.json:
         for e in events:
-            print(json.dumps(e, ensure_ascii=False))
+            print_json(e)
         return 0
     if not events:
         print(f"no events{' for session ' + args.session if args.session else ''} in {log.path}")

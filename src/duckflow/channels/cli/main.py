@@ -160,8 +160,11 @@ def _dispatch(args: list[str]) -> int:
             raise
         print(f"duckflow: '{name}' is not available in this version yet.", file=sys.stderr)
         return 2
+    from duckflow.channels.cli.common import add_workspace_everywhere
+
     parser = argparse.ArgumentParser(prog=f"duckflow {name}", description=text)
     module.configure(parser)
+    add_workspace_everywhere(parser)  # every command takes -w/--workspace (common.py)
     try:  # every command takes --debug (a traceback on an error); some also use it themselves
         parser.add_argument("--debug", action="store_true",
                             help="show the traceback when something fails")

@@ -9,15 +9,16 @@ drops the patterns and past-session lines containing TEXT and the setting named 
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
+
+from duckflow.channels.cli.common import add_workspace, print_json
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("action", nargs="?", default="list", choices=["list", "forget"],
                         help="list (default) or forget")
     parser.add_argument("text", nargs="?", help="forget: the pattern, setting name or session text to drop")
-    parser.add_argument("--workspace", "-w", default=".", help="the workspace folder (default: .)")
+    add_workspace(parser)
     parser.add_argument("--all", action="store_true", help="forget: clear this workspace's memory")
     parser.add_argument("--json", action="store_true", help="list: print JSON")
 
@@ -33,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
         data = store.load_memory(root)
         if args.action == "list":
             if args.json:
-                print(json.dumps({"workspace": root, "memory": data}, ensure_ascii=False))
+                print_json({"workspace": root, "memory": data})
                 return 0
             if not data:
                 print(f"no long-term memory for {root} yet (it grows as `duckflow chat` / `run` work there)")

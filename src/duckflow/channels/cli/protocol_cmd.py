@@ -13,9 +13,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
-from typing import Any
 
+from duckflow.channels.cli.common import print_json, read_input
 from duckflow.errors import DuckflowError
 
 
@@ -39,37 +38,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     q.add_argument("--protocol", choices=("symops", "dml"), default="symops")
 
 
-def _read(name: str) -> str:
-    """The reply exactly as written: bytes decoded as UTF-8, CRLF kept (offsets point into it)."""
-    if name == "-":
-        buffer = getattr(sys.stdin, "buffer", None)  # a text-only stdin (embedding, tests) has none
-        return _decode(buffer.read(), "stdin") if buffer is not None else sys.stdin.read()
-    path = Path(name)
-    if path.is_dir():
-        raise ProtocolInputError(f"{name} is a folder, not a reply file", hint="give one file, or - to read stdin")
-    if not path.is_file():
-        raise ProtocolInputError(f"no such file: {name}", hint="give a reply file, or - to read stdin")
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise ProtocolInputError(f"cannot read {name}: {exc.strerror}") from exc
-    return _decode(data, name)
-
-
-def _decode(data: bytes, name: str) -> str:
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ProtocolInputError(f"{name} is not UTF-8 text ({exc.reason})",
-                                 hint="save the reply as UTF-8") from exc  # fmt: skip
-
-
-def _print_json(obj: Any) -> None:
-    sys.stdout.write(json.dumps(obj, ensure_ascii=False, indent=2) + "\n")
-
-
 def _parse(args: argparse.Namespace) -> int:
-    text = _read(args.file)
+    text = read_input(args.file, what="reply file")
     if args.protocol == "symops":
         from duckflow.protocols.symops import parse
 
@@ -79,23 +49,23 @@ def _parse(args: argparse.Namespace) -> int:
             result = DebugProcessor(sys.stderr).process(text, args.request)
         else:
             result = parse(text, request=args.request)
-        _print_json(result.to_dict())
+        print_json(result.to_dict())
     elif args.protocol == "dml":
         from duckflow.protocols import dml
 
-        _print_json(dml.parse(text).to_dict())
+        print_json(dml.parse(text).to_dict())
     else:
         from duckflow.protocols.jsonreply import read_json
 
         reply = read_json(text)
-        _print_json({"ok": reply.ok, "value": reply.value, "repairs": reply.repairs, "errors": reply.errors})
+        print_json({"ok": reply.ok, "value": reply.value, "repairs": reply.repairs, "errors": reply.errors})
     return 0
 
 
 def _render(args: argparse.Namespace) -> int:
     from duckflow.protocols.symops import result_from_dict, serialize
 
-    raw = _read(args.file)
+    raw = read_input(args.file, what="reply file")
     try:
         data = json.loads(raw)
     except json.JSONDecodeError as exc:
@@ -113,7 +83,7 @@ def _render(args: argparse.Namespace) -> int:
 def _repair(args: argparse.Namespace) -> int:
     from duckflow.protocols.symops import repair_text
 
-    text, _ = repair_text(_read(args.file))
+    text, _ = repair_text(read_input(args.file, what="reply file"))
     sys.stdout.write(text)
     return 0
 

@@ -10,8 +10,9 @@ changes and no events are written.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
+
+from duckflow.channels.cli.common import add_workspace, print_json
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -22,7 +23,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--previous", default="CHAT", metavar="ROUTE",
                         help="the session's previous route (decides the declaration line)")
     parser.add_argument("--json", action="store_true", help="print the RoutingDecision as JSON")
-    parser.add_argument("--workspace", default=None, help="workspace whose .duckflow/config.toml applies")
+    add_workspace(parser, default=None, help="workspace whose .duckflow/config.toml applies")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -41,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
 
     decision = asyncio.run(router.decide(msg, flags))
     if args.json:
-        print(json.dumps(decision.public(), ensure_ascii=False))
+        print_json(decision.public())
         return 0
     out = decision.public()
     evidence = ", ".join(out["evidence"]) or "none"

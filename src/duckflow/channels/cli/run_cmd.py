@@ -10,11 +10,11 @@ by `render.Renderer`, which `duckflow chat` shares.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
+from duckflow.channels.cli.common import add_workspace, print_json
 from duckflow.channels.cli.render import Renderer
 
 EXIT_OK, EXIT_STOPPED, EXIT_APPROVAL, EXIT_CANCELLED = 0, 1, 4, 130
@@ -23,7 +23,7 @@ __all__ = ["Renderer", "configure", "run"]
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("task", nargs="?", help="what to do (omit with --resume to continue)")
-    parser.add_argument("--workspace", "-w", default=".", help="the workspace folder (default: .)")
+    add_workspace(parser)
     parser.add_argument("--model", "-m", help="provider:model, or scripted:demo (no model needed)")
     parser.add_argument("--codec", choices=["symops", "dml", "native"],
                         help="how the model writes actions (default: companion.codec, symops)")
@@ -133,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
                                "or `duckflow chat`.[/]")
         return EXIT_CANCELLED
     if args.json:
-        print(json.dumps(_outcome_json(outcome, opened), ensure_ascii=False))
+        print_json(_outcome_json(outcome, opened))
     else:
         style = "bold green" if outcome.success else "bold yellow"
         renderer.console.print(f"[{style}]{outcome.ending}[/]: {outcome.message.splitlines()[0] if outcome.message else ''}")

@@ -5,9 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
-from duckflow.errors import DuckflowError
+from duckflow.channels.cli.common import read_input
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -19,27 +18,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _read(name: str) -> str:
-    if name == "-":
-        data = sys.stdin.buffer.read()
-    else:
-        path = Path(name)
-        try:
-            data = path.read_bytes()
-        except FileNotFoundError:
-            raise DuckflowError(f"no such file: {name}", hint="give an existing file, or - for stdin") from None
-        except IsADirectoryError:
-            raise DuckflowError(f"{name} is a directory", hint="give a file, or - for stdin") from None
-        except PermissionError:
-            raise DuckflowError(f"cannot read {name}: permission denied", hint="check the file's permissions") from None
-    # Decoding keeps every byte recoverable; offsets count characters of this decoded text.
-    return data.decode("utf-8", errors="surrogateescape")
-
-
 def run(args: argparse.Namespace) -> int:
     from duckflow.security.sanitizer import default_sanitizer
 
-    text = _read(args.file)
+    text = read_input(args.file, decode="surrogateescape")  # every byte stays recoverable
     masked = default_sanitizer().mask(text)
     if args.json:
         # Undecodable input bytes appear as \udcXX escapes so the JSON stays valid UTF-8.

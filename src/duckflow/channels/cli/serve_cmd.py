@@ -10,13 +10,14 @@ import argparse
 import importlib.util
 import sys
 
+from duckflow.channels.cli.common import add_workspace
 from duckflow.errors import DuckflowError
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
     parser.add_argument("--port", type=int, default=8787, help="port (default 8787)")
-    parser.add_argument("--workspace", "-w", default=".", help="the workspace folder (default: .)")
+    add_workspace(parser)
     parser.add_argument("--model", "-m", help="provider:model for the companion, or scripted:demo")
     parser.add_argument("--cors-origin", action="append", default=[], metavar="ORIGIN",
                         help="allow this browser origin (CORS is off by default); repeatable")

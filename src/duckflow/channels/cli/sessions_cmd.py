@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import json
-import time
 from dataclasses import asdict
+
+from duckflow.channels.cli.common import print_json, when
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -29,15 +29,15 @@ def run(args: argparse.Namespace) -> int:
     finally:
         store.close()
     if args.json:
-        print(json.dumps({"sessions": [asdict(r) for r in rows]}, ensure_ascii=False))
+        print_json({"sessions": [asdict(r) for r in rows]})
         return 0
     if not rows:
         print('no sessions yet: start one with `duckflow chat` or `duckflow run "TASK"`')
         return 0
     for r in rows:
-        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(r.updated_at))
+        stamp = when(r.updated_at)
         pending = "  [approval pending]" if r.pending else ""
-        print(f"{r.session_id}  {when}  {r.step:<17} {r.status:<19} {r.workspace}{pending}")
+        print(f"{r.session_id}  {stamp}  {r.step:<17} {r.status:<19} {r.workspace}{pending}")
         if r.goal:
             print(f"    goal: {r.goal}")
     return 0

@@ -3,22 +3,17 @@
 from __future__ import annotations
 
 import argparse
-import json
-import time
 from pathlib import Path
 from typing import Any
 
+from duckflow.channels.cli.common import add_workspace, ago, print_json
+
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--workspace", "-w", default=".", help="the workspace folder (default: .)")
+    add_workspace(parser)
     parser.add_argument("--session", help="a session id (default: the workspace's latest)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--debug", action="store_true", help="also list refused transitions")
-
-
-def _ago(ts: float) -> str:
-    s = max(0, int(time.time() - ts))
-    return f"{s}s ago" if s < 120 else f"{s // 60}m ago" if s < 7200 else f"{s // 3600}h ago"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -45,10 +40,10 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         data = state.to_dict()
         data["transitions"] = transitions[-20:]
-        print(json.dumps(data, ensure_ascii=False, default=str))
+        print_json(data)
         return 0
     lines = [
-        f"session {state.session_id} · {state.workspace} · updated {_ago(state.last_updated)}",
+        f"session {state.session_id} · {state.workspace} · updated {ago(state.last_updated)}",
         f"step {state.step.value} · status {state.status.value} · {state.conversation_count} exchanges",
         f"task: {state.task or '-'}",
         f"goal: {state.goal or '-'}",

@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
-import time
+
+from duckflow.channels.cli.common import add_workspace, print_json, when
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("id", nargs="?", type=int, metavar="ID",
                         help="the checkpoint to undo (default: the latest change not undone)")
     parser.add_argument("--list", action="store_true", help="list the checkpoints, newest first")
-    parser.add_argument("--workspace", default=None, metavar="DIR",
-                        help="the workspace (default: the current folder)")
+    add_workspace(parser)
     parser.add_argument("--limit", type=int, default=30, help="how many to list (default 30)")
     parser.add_argument("--json", action="store_true", help="print JSON")
 
@@ -25,7 +24,7 @@ def run(args: argparse.Namespace) -> int:
 
     root = args.workspace or os.getcwd()
     if not os.path.isdir(root):
-        raise DuckflowError(f"{root} is not a folder", hint="pass --workspace DIR")
+        raise DuckflowError(f"{root} is not a folder", hint="pass -w DIR")
     planted = planted_store(root)  # never read: Duckflow keeps its checkpoints in DUCKFLOW_HOME
     ignored = (f"ignored {planted}: Duckflow did not write it (its checkpoints live in "
                "DUCKFLOW_HOME); it may have come with a cloned repository") if planted else ""
@@ -39,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
             return 0
         raise DuckflowError(f"no checkpoints recorded by Duckflow for {os.path.realpath(root)}",
                             hint="only changes made by Duckflow's tools can be undone; pass "
-                            "--workspace DIR for another folder")
+                            "-w DIR for another folder")
     if planted is not None:
         print(f"note: {ignored}", file=sys.stderr)
     cps = Checkpoints(root)
@@ -47,20 +46,20 @@ def run(args: argparse.Namespace) -> int:
         if args.list:
             items = cps.list(args.limit)
             if args.json:
-                print(json.dumps([{"id": c.id, "created": c.created, "tool": c.tool,
+                print_json([{"id": c.id, "created": c.created, "tool": c.tool,
                                    "summary": c.summary, "paths": list(c.paths),
-                                   "undone": c.undone} for c in items], ensure_ascii=False))
+                                   "undone": c.undone} for c in items])
             elif not items:
                 print("no checkpoints in this workspace yet")
             for c in items if not args.json else []:
-                when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(c.created))
+                stamp = when(c.created, seconds=True)
                 flag = " (undone)" if c.undone else ""
-                print(f"#{c.id:<5} {when}  {c.summary or c.tool}{flag}")
+                print(f"#{c.id:<5} {stamp}  {c.summary or c.tool}{flag}")
             return 0
         result = cps.undo(args.id)
         if args.json:
-            print(json.dumps({"undone": result.undone_id, "restored": list(result.restored),
-                              "saved_as": result.saved_as}, ensure_ascii=False))
+            print_json({"undone": result.undone_id, "restored": list(result.restored),
+                              "saved_as": result.saved_as})
         else:
             print(f"undid #{result.undone_id}: restored {', '.join(result.restored)}")
             print(f"(the state before this undo is checkpoint #{result.saved_as}: "

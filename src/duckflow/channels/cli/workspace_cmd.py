@@ -7,8 +7,9 @@ Exit codes: 0 allowed, 3 refused, 4 allowed only with a person's approval.
 from __future__ import annotations
 
 import argparse
-import json
 import os
+
+from duckflow.channels.cli.common import add_workspace, print_json
 
 EXIT_ALLOWED, EXIT_REFUSED, EXIT_APPROVAL = 0, 3, 4
 
@@ -21,15 +22,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
                            "4 needs approval.")
     check.add_argument("path", metavar="PATH", help="the path to check (use -- before a path "
                        "that starts with '-')")
-    check.add_argument("--op", required=True, choices=["read", "write", "delete", "execute"])
-    check.add_argument("--root", default=None, help="the workspace root (default: the current "
-                       "folder)")
+    check.add_argument("--op", default="read", choices=["read", "write", "delete", "execute"],
+                       help="the operation to check (default: read)")
+    add_workspace(check, aliases=("--root",))
     check.add_argument("--json", action="store_true", help="print one JSON object")
     search = sub.add_parser("search", help="search the code (BM25 over an FTS5 index)",
                             description="Search the workspace's code; the index in "
                             ".duckflow/search.db is refreshed first (changed files only).")
     search.add_argument("query", metavar="QUERY")
-    search.add_argument("--root", default=None, help="the workspace root (default: here)")
+    add_workspace(search, aliases=("--root",))
     search.add_argument("--limit", type=int, default=20)
     search.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -40,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     from duckflow.config import load_config
     from duckflow.workspace.guard import WorkspaceGuard
 
-    root = args.root or os.getcwd()
+    root = args.workspace or os.getcwd()
     config = load_config(root if os.path.isdir(root) else None).workspace
     guard = WorkspaceGuard(root, config)
     verdict = guard.check(args.path, args.op)
@@ -53,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         out = verdict.to_dict()
         out.update({"path": args.path, "op": args.op, "root": str(guard.root)})
-        print(json.dumps(out, ensure_ascii=False))
+        print_json(out)
     else:
         state = {EXIT_ALLOWED: "allowed", EXIT_REFUSED: "refused",
                  EXIT_APPROVAL: "needs approval"}[code]
@@ -67,14 +68,14 @@ def _search(args: argparse.Namespace) -> int:
     from duckflow.errors import DuckflowError
     from duckflow.workspace.search import search_code
 
-    root = args.root or os.getcwd()
+    root = args.workspace or os.getcwd()
     if not os.path.isdir(root):
-        raise DuckflowError(f"{root} is not a folder", hint="pass --root DIR")
+        raise DuckflowError(f"{root} is not a folder", hint="pass -w DIR")
     config = load_config(root).workspace
     result = search_code(root, args.query, max(1, args.limit),
                          max_file_bytes=config.search_max_file_bytes)
     if args.json:
-        print(json.dumps(result, ensure_ascii=False))
+        print_json(result)
     else:
         for hit in result["results"]:
             print(f"{hit['location']}: {hit['snippet']}")

@@ -1,0 +1,120 @@
+"""What every `duckflow` command shares: `-w/--workspace`, `--json`, time formatting, input reading.
+
+One behaviour per thing, so commands agree with each other: every command takes
+`-w/--workspace DIR` (main.py adds it to the commands that do not use a workspace, saying so),
+`--json` prints one compact JSON object on one line (easy to pipe into `jq` or read line by
+line), times are "3 min ago" and "2026-01-02 03:04", and messages go to stderr.
+Errors are raised as `DuckflowError`; main.py's one handler prints them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any, Literal
+
+from duckflow.errors import DuckflowError
+
+NOT_USED = "accepted by every command; this one does not use a workspace"
+
+
+def add_workspace(parser: argparse.ArgumentParser, *, default: str | None = ".",
+                  help: str | None = None, aliases: tuple[str, ...] = ()) -> None:
+    """Add `-w/--workspace DIR` (plus `aliases`, e.g. an old `--root`) unless already there."""
+    if "--workspace" in parser._option_string_actions:
+        return
+    shown = "the current folder" if default in (".", None) else default
+    parser.add_argument("-w", "--workspace", *aliases, dest="workspace", default=default, metavar="DIR",
+                        help=help or f"the workspace folder (default: {shown})")
+
+
+def add_workspace_everywhere(parser: argparse.ArgumentParser) -> None:
+    """main.py: give `-w/--workspace` to a command (and its subcommands) that lacks it."""
+    add_workspace(parser, help=NOT_USED)
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                add_workspace(sub, help=NOT_USED)
+
+
+def workspace_dir(args: argparse.Namespace) -> Path:
+    """The `--workspace` folder, resolved; a clear error when it is not an existing folder."""
+    path = Path(getattr(args, "workspace", None) or ".").expanduser().resolve()
+    if not path.is_dir():
+        raise DuckflowError(f"workspace {path} is not a folder",
+                            hint="pass an existing folder with -w DIR")
+    return path
+
+
+def add_json(parser: argparse.ArgumentParser, help: str = "print one JSON object (one line)") -> None:
+    parser.add_argument("--json", action="store_true", help=help)
+
+
+def print_json(obj: Any) -> None:
+    """The one JSON style of the command line: compact, one line, UTF-8 as is."""
+    sys.stdout.write(json.dumps(obj, ensure_ascii=False, default=str) + "\n")
+
+
+def note(message: str) -> None:
+    """A message for the person that is not the command's output: to stderr."""
+    print(message, file=sys.stderr)
+
+
+def who(by: str | None = None) -> str:
+    """Who is acting: `by` when given, else `cli:$USER`."""
+    if by:
+        return str(by)
+    try:
+        return f"cli:{getpass.getuser()}"
+    except (KeyError, OSError):
+        return "cli:unknown"
+
+
+def ago(ts: float, now: float | None = None) -> str:
+    """How long ago `ts` (epoch seconds) was: "12 s ago", "3 min ago", "5 h ago", "2 d ago"."""
+    s = max(0, int((time.time() if now is None else now) - ts))
+    if s < 60:
+        return f"{s} s ago"
+    if s < 3600:
+        return f"{s // 60} min ago"
+    if s < 86400:
+        return f"{s // 3600} h ago"
+    return f"{s // 86400} d ago"
+
+
+def when(ts: float, *, seconds: bool = False) -> str:
+    """A local date and time: "2026-01-02 03:04" (with seconds: "...:05")."""
+    return time.strftime("%Y-%m-%d %H:%M:%S" if seconds else "%Y-%m-%d %H:%M", time.localtime(ts))
+
+
+def read_input(name: str, *, decode: Literal["strict", "surrogateescape"] = "strict",
+               what: str = "file") -> str:
+    """A file's text, or stdin's for `-`, read as bytes and decoded as UTF-8 (CRLF kept).
+
+    `strict`: text that is not UTF-8 is a clear error (offsets then point into the text as
+    written). `surrogateescape`: every byte stays recoverable (for filters such as sanitize).
+    """
+    if name == "-":
+        buffer = getattr(sys.stdin, "buffer", None)  # a text-only stdin (embedding, tests) has none
+        if buffer is None:
+            return sys.stdin.read()
+        data, label = buffer.read(), "stdin"
+    else:
+        path = Path(name)
+        if path.is_dir():
+            raise DuckflowError(f"{name} is a folder, not a {what}", hint="give one file, or - to read stdin")
+        if not path.is_file():
+            raise DuckflowError(f"no such file: {name}", hint=f"give an existing {what}, or - to read stdin")
+        try:
+            data, label = path.read_bytes(), name
+        except PermissionError:
+            raise DuckflowError(f"cannot read {name}: permission denied",
+                                hint="check the file's permissions") from None
+    try:
+        return data.decode("utf-8", errors=decode)
+    except UnicodeDecodeError as exc:
+        raise DuckflowError(f"{label} is not UTF-8 text ({exc.reason})", hint="save it as UTF-8") from exc
