@@ -12,7 +12,9 @@ gate, not a security boundary (a shell has endless ways to say the same thing).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
+import os
 import re
 import shutil
 import sys
@@ -148,8 +150,10 @@ async def run_command(root: Path, command: str | list[str], *, timeout: float, l
                             hint="install bubblewrap (apt-get install bubblewrap) or set "
                             "workspace.sandbox = \"auto\"")
     mode: Mode = "bwrap" if sandbox != "none" and bwrap_usable() else "plain"
+    state_dir = root / ".duckflow"
+    made_state_dir = mode == "bwrap" and not os.path.lexists(state_dir)
     if mode == "bwrap":
-        argv = bwrap_argv(root, argv, ro_paths=ro_paths)
+        argv = bwrap_argv(root, argv, ro_paths=ro_paths)  # binds .duckflow read-only (made if missing)
     out, err = HeadTail(limit), HeadTail(limit)
     started = time.monotonic()
     home = temporary_home()
@@ -161,6 +165,9 @@ async def run_command(root: Path, command: str | list[str], *, timeout: float, l
                             hint="check that the program is installed") from None
     finally:
         shutil.rmtree(home, ignore_errors=True)
+        if made_state_dir:  # only the empty mount point we made for the read-only bind
+            with contextlib.suppress(OSError):
+                state_dir.rmdir()
     if outcome.error:
         raise DuckflowError(f"could not start `{shown}`: {outcome.error}",
                             hint="check that the program is installed")
