@@ -138,7 +138,8 @@ class CompanionConfig(_Section):
     """The companion conversation (seed 001)."""
 
     language: Literal["en", "ja"] = "en"
-    codec: Literal["native", "symops", "dml"] = "symops"
+    # auto: native tool calling where it is known reliable (llm/toolcalling.py), else Sym-Ops
+    codec: Literal["auto", "native", "symops", "dml"] = "auto"
     # the turn shape: two calls (Main JSON decision + Specialized) or one constrained Sym-Ops
     # reply per step; `auto` picks single-call for local models below `single_call_below_b`
     mode: Literal["auto", "two_call", "single_call"] = "auto"

@@ -71,6 +71,8 @@ class DemoModel:
         system = messages[0].content if messages and messages[0].role == "system" else ""
         user = next((m.content for m in reversed(messages) if m.role == "user"), "")
         text, calls = self._answer(system, user)
+        if calls and not tools:  # a text codec: write the calls the way the system prompt teaches
+            text, calls = _as_text(system, text, calls), []
         for piece in re.findall(r"\s*\S+\s*", text):
             if self.delay_s:
                 await asyncio.sleep(self.delay_s)
@@ -125,3 +127,16 @@ class DemoModel:
                     [ToolCall("write_file", {"path": "hello.py", "content": GREETING})])
         return ("Rating: good / Problems: none / Suggestions: none / Verdict: accept",
                 [ToolCall("read_file", {"path": "hello.py"})])
+
+
+def _as_text(system: str, text: str, calls: list[ToolCall]) -> str:
+    """The calls written in the text protocol the Specialized prompt teaches (DML or Sym-Ops)."""
+    if "🦆" in system:
+        from duckflow.protocols.dml import DMLCodec
+
+        head = f"Thought: {text.splitlines()[0]}\n" if text else ""
+        return head + "Action:\n" + DMLCodec().encode_calls(calls)
+    from duckflow.protocols.symops import SymOpsCodec
+
+    thoughts = "".join(f"~ {line}\n" for line in text.splitlines() if line.strip())
+    return thoughts + SymOpsCodec().encode_calls(calls)

@@ -111,7 +111,7 @@ def open_session(
     if gate is None:
         gate = Gate.from_config(cfg.gate, requested_by=f"companion:{owner.state.session_id}")
     if codec is None or isinstance(codec, str):
-        wanted = codec or ("native" if name in ("scripted:demo", "demo") else comp.codec)
+        wanted = codec or comp.codec  # "auto": by the model (the demo model writes every codec)
         try:
             codec = resolve_codec(wanted, model)
         except DuckflowError:

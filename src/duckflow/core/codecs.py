@@ -10,7 +10,7 @@ from duckflow.errors import ConfigError
 from duckflow.llm.types import Model
 from duckflow.protocols.codec import Codec
 
-CODEC_NAMES = ("native", "symops", "dml")
+CODEC_NAMES = ("auto", "native", "symops", "dml")
 
 
 def codec_by_name(name: str) -> Codec:
@@ -36,9 +36,13 @@ def _load(module: str, cls: str) -> Codec:
 
 
 def resolve_codec(codec: Codec | str | None, model: Model) -> Codec:
-    """The codec given (object or name), or native/Sym-Ops depending on `model.supports_tools`."""
-    if codec is None:
-        return NativeCodec() if model.supports_tools else codec_by_name("symops")
+    """The codec given (object or name); None or "auto": native when the model's tool calling
+    is known to be reliable (llm/toolcalling.py: a probe remembered, else the family table),
+    Sym-Ops otherwise."""
+    if codec is None or (isinstance(codec, str) and codec.strip().lower() == "auto"):
+        from duckflow.llm.toolcalling import reliable_native
+
+        return NativeCodec() if reliable_native(model) else codec_by_name("symops")
     chosen = codec_by_name(codec) if isinstance(codec, str) else codec
     if chosen.native and not model.supports_tools:
         raise ConfigError(f"the model {model.name} has no native tool calling",

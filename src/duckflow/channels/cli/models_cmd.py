@@ -1,4 +1,8 @@
-"""`duckflow models install|list`: install the bundled offline models and say where they are."""
+"""`duckflow models install|list|probe`: the bundled offline models; whether a model calls tools.
+
+`probe NAME` asks NAME once to call a tool and remembers whether it did (DUCKFLOW_HOME), so the
+codec choice (`auto`) uses native tool calling for it, or Sym-Ops.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +17,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     inst.add_argument("name", nargs="?", default="default", choices=["default", "smollm2", "all"],
                       help="default (Qwen2.5-Coder-0.5B-Instruct), smollm2 (SmolLM2-135M), or all")
     sub.add_parser("list", help="show the bundled models and whether they are installed")
+    pr = sub.add_parser("probe", help="check once whether a model calls tools natively, and remember it")
+    pr.add_argument("name", help="provider:model, e.g. ollama:qwen2.5:7b or openai:gpt-4o-mini")
 
 
 def _say(text: str) -> None:
@@ -20,6 +26,8 @@ def _say(text: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.action == "probe":
+        return _probe(args.name)
     from duckflow.llm import localmodels as lm
 
     if args.action == "install":
@@ -38,4 +46,36 @@ def run(args: argparse.Namespace) -> int:
     print(f"{'local:smollm2':16} {'SmolLM2-135M-Instruct Q4_1':36} "
           f"{'installed: ' + str(small) if small else 'not installed'}")
     print("any GGUF: --model local:/path/model.gguf (or models.local_path in the config)")
+    return 0
+
+
+def _probe(name: str) -> int:
+    import asyncio
+
+    from duckflow.config import load_config
+    from duckflow.errors import DuckflowError
+    from duckflow.llm.registry import get_model
+    from duckflow.llm.toolcalling import family_verdict, probe, remember
+
+    model = get_model(name, load_config())
+    if not getattr(model, "supports_tools", False):
+        path = remember(model.name, False, "the provider takes no tool definitions")
+        print(f"{model.name}: no native tool calling (the provider takes none); Duckflow uses Sym-Ops. "
+              f"Remembered in {path}")
+        return 0
+    try:
+        result = asyncio.run(probe(model))
+    except DuckflowError:
+        raise
+    except Exception as exc:  # a provider failure: one line, nothing remembered
+        raise DuckflowError(f"could not probe {model.name}: {type(exc).__name__}: {exc}",
+                            hint="check that the model is reachable (`duckflow chat -m NAME`)") from exc
+    path = remember(model.name, result.native, result.detail)
+    table = family_verdict(model.name)
+    verdict = "native tool calling works" if result.native else "native tool calling did not work"
+    codec = "native" if result.native else "Sym-Ops"
+    print(f"{model.name}: {verdict} ({result.detail}). The codec `auto` now uses {codec} for it.")
+    if table is not None and table != result.native:
+        print(f"note: the family table says {'native' if table else 'Sym-Ops'}; the probe wins for this model.")
+    print(f"Remembered in {path} (probe again to update).")
     return 0
