@@ -124,3 +124,20 @@ async def test_a_job_asked_in_workspace_a_is_refused_by_a_runner_in_b(tmp_path: 
         done = await runner.run_approved(out.job_id, call)
     assert done.status == "refused" and "belong to one workspace" in done.content
     assert not (b / "x.txt").exists()
+
+
+async def test_a_folder_delete_granted_after_a_file_was_added_is_asked_again(env: Any) -> None:
+    from duckflow.llm.scripted import tool_call
+    from tests.helpers.companion import decision
+
+    (env.root / "old").mkdir()
+    (env.root / "old" / "a.txt").write_text("a")
+    o = env.open([decision("EXECUTION", "base_main_specialized", rationale="clean up"),
+                  tool_call("delete_path", path="old", recursive=True)])
+    first = await o.session.handle_message("remove old/")
+    assert first.pending and "delete" in first.pending["request"]["hard_required"]
+    (env.root / "old" / "thesis.tex").write_text("a year of work")  # added before the grant
+    second = await o.session.answer_approval(True, by="cli:alice")
+    assert (env.root / "old" / "thesis.tex").read_text() == "a year of work"
+    assert second.pending and second.pending["job_id"] != first.pending["job_id"]
+    assert "old (folder) changed since the approval was asked" in second.outcomes[0].content

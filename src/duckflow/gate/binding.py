@@ -2,7 +2,7 @@
 
 A person approves a diff shown against the files as they were. `bind(guard, paths)` records,
 with the job, the workspace's resolved root and a SHA-256 per path (`absent` for a file that
-did not exist, `dir` for a folder). Before an approved call runs, `stale(root, guard, extra)`
+did not exist, `dir:<tree hash>` for a folder). Before an approved call runs, `stale(root, guard, extra)`
 says why it must not: another workspace, or a path whose content changed in between (e.g. the
 person wrote their own `hello.py` after a create was asked). The caller then asks again.
 """
@@ -24,11 +24,12 @@ DIRECTORY = "dir"
 WORKSPACE_KEY = "workspace"
 BASE_KEY = "base"
 _CHUNK = 1 << 20
+_TREE_LIMIT = 20_000  # entries hashed per folder; past it only the first ones count
 
 
 def content_id(guard: WorkspaceGuard, path: str) -> str | None:
-    """`sha256:<hex>` of the file at `path` (through the guard), `absent`, `dir`, or None when
-    the guard refuses the path (nothing to bind)."""
+    """`sha256:<hex>` of the file at `path` (through the guard), `absent`, `dir:<hash of the
+    tree>`, or None when the guard refuses the path (nothing to bind)."""
     from duckflow.workspace.guard import PathRefused
 
     try:
@@ -36,7 +37,7 @@ def content_id(guard: WorkspaceGuard, path: str) -> str | None:
             if t.st is None or t.dir_fd is None:
                 return ABSENT
             if stat.S_ISDIR(t.st.st_mode):
-                return DIRECTORY
+                return _tree_id(t.open_dir())
             if not stat.S_ISREG(t.st.st_mode):
                 return f"special:{stat.S_IFMT(t.st.st_mode)}"
             fd = os.open(t.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
@@ -54,6 +55,29 @@ def content_id(guard: WorkspaceGuard, path: str) -> str | None:
         return f"unreadable:{exc.errno}"
 
 
+def _tree_id(fd: int) -> str:
+    """`dir:<sha256>` of a folder's tree (names, kinds, sizes, mtimes; links not followed), so a
+    file added to a folder after its deletion was approved counts as a change. Closes `fd`."""
+    h = hashlib.sha256()
+    seen = 0
+    try:
+        for top, dirs, files, dfd in os.fwalk(".", dir_fd=fd, follow_symlinks=False):
+            dirs.sort()
+            for name in sorted(dirs + files):
+                try:
+                    st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+                except OSError:
+                    continue
+                h.update(f"{top}/{name}\0{stat.S_IFMT(st.st_mode)}\0{st.st_size}\0"
+                         f"{st.st_mtime_ns}\n".encode("utf-8", "surrogateescape"))
+                seen += 1
+                if seen >= _TREE_LIMIT:
+                    return f"{DIRECTORY}:{h.hexdigest()}+"
+    finally:
+        os.close(fd)
+    return f"{DIRECTORY}:{h.hexdigest()}"
+
+
 def bind(guard: WorkspaceGuard, paths: Iterable[str]) -> dict[str, Any]:
     """The binding to store with a job: the resolved root and each path's content id."""
     base: dict[str, str] = {}
@@ -62,14 +86,6 @@ def bind(guard: WorkspaceGuard, paths: Iterable[str]) -> dict[str, Any]:
         if cid is not None:
             base[p] = cid
     return {WORKSPACE_KEY: str(guard.root), BASE_KEY: base}
-
-
-def _say(cid: str) -> str:
-    if cid == ABSENT:
-        return "did not exist"
-    if cid == DIRECTORY:
-        return "was a folder"
-    return f"had content {cid.removeprefix('sha256:')[:12]}"
 
 
 def stale(root: Path, guard: WorkspaceGuard, extra: Mapping[str, Any]) -> tuple[str, str] | None:
@@ -84,10 +100,16 @@ def stale(root: Path, guard: WorkspaceGuard, extra: Mapping[str, Any]) -> tuple[
         return None
     for path, then in base.items():
         now = content_id(guard, str(path))
-        if now != then:
-            now_text = "is refused by the guard" if now is None else (
-                "no longer exists" if now == ABSENT else "now exists" if then == ABSENT
-                else "changed")
-            return ("changed", f"{path} {_say(str(then))} when the approval was asked and "
-                    f"{now_text}; what was approved is not what would run")
+        if now == then:
+            continue
+        if now is None:
+            what = f"{path} is now refused by the guard"
+        elif then == ABSENT:
+            what = f"{path} did not exist when the approval was asked and now exists"
+        elif now == ABSENT:
+            what = f"{path} existed when the approval was asked and no longer exists"
+        else:
+            kind = "folder" if str(then).startswith(DIRECTORY) else "file"
+            what = f"{path} ({kind}) changed since the approval was asked"
+        return ("changed", f"{what}; what was approved is not what would run")
     return None
