@@ -79,7 +79,7 @@ def test_a_checkpoint_store_shipped_in_the_workspace_is_refused_by_the_real_cli(
     cps.mkdir(parents=True)
     _plant(cps / "index.db", cps / "blobs", PLANTED_ROWS)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
-    for argv in (["undo", "--workspace", str(ws)], ["undo", "1", "--workspace", str(ws)]):
+    for argv in (["undo", "-w", str(ws)], ["undo", "1", "--workspace", str(ws)]):
         proc = subprocess.run([sys.executable, "-m", "duckflow", *argv], capture_output=True,
                               text=True, env=env, timeout=60, cwd=tmp_path)
         assert proc.returncode == 1, proc.stderr
