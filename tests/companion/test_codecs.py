@@ -78,3 +78,33 @@ async def test_a_specialized_reply_not_fixed_in_two_reasks_runs_nothing(env: Any
     assert len(model.requests) == 4  # Main, the Specialized reply and two re-asks
     told = [c.data.message for c in r.chunks if c.type == "notice"]  # type: ignore[union-attr]
     assert any("could not be read after 2 correction(s); nothing was run" in t for t in told)
+
+
+async def test_dml_in_the_companion_has_aliases_state_values_and_japanese(env: Any) -> None:
+    """Seed 002 in the live loop: file aliases (stable across turns), S values, the ja prompt."""
+    from duckflow.config import Config
+
+    (env.root / "notes.md").write_text("quack\n", encoding="utf-8")
+    (env.root / "docs").mkdir()
+    (env.root / "docs" / "notes.md").write_text("second\n", encoding="utf-8")
+    cfg = Config()
+    cfg.companion.language = "ja"
+    model = ScriptedModel([
+        decision("EXECUTION", "base_main_specialized", rationale="read then write"),
+        reply("Thought: まずノートを読む。\nAction:\n🦆▶️[T:read_file|notes.md]◀️🦆\n"
+              "🦆▶️[T:read_file|docs/notes.md]◀️🦆\n🦆▶️[T:write_file|out.txt|copied]◀️🦆"),
+    ], supports_tools=False)
+    o = env.open(model, codec="dml", config=cfg)
+    await o.session.handle_message("copy the notes")
+    await o.session.answer_approval(True)
+    model.add(decision("EXECUTION", "base_main_specialized", rationale="read again"),
+              reply("Action:\n🦆▶️[T:read_file|{{F:notes_2}}]◀️🦆\n🦆▶️[T:write_file|out2.txt|again]◀️🦆"))
+    r = await o.session.handle_message("read the second notes again")
+    system = model.requests[-1].messages[0].content
+    assert "DMLコマンド詳細" in system  # the Japanese DML prompt under language=ja
+    # aliases from the task's files: stem, then stem_2, the same in the later turn
+    assert "🦆▶️[F:notes=notes.md]◀️🦆" in system and "🦆▶️[F:notes_2=docs/notes.md]◀️🦆" in system
+    assert "cwd" in system and "last_error" in system and "task_plan" in system  # S values filled
+    first = model.requests[1].messages[0].content
+    assert "🦆▶️[F:" not in first or "notes_2=docs/notes.md" not in first  # learnt during turn 1
+    assert r.outcomes[0].status == "ok" and "second" in r.outcomes[0].content  # {{F:notes_2}} expanded

@@ -116,6 +116,8 @@ def open_session(
             codec = resolve_codec(wanted, model)
         except DuckflowError:
             codec = resolve_codec(None, model)
+    if getattr(codec, "name", "") == "dml" and hasattr(codec, "language"):
+        codec.language = comp.language  # the DML prompt in the session's language (en / ja)
     if trace is None:
         from duckflow.core.trace import trace_from_config
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from duckflow.companion.actions import CallOutcome, call_from_dict, call_to_dict
 from duckflow.companion.context import file_context, symops_vitals
 from duckflow.companion.decision import MainDecision, Silent
+from duckflow.companion.dml_context import refresh_dml
 from duckflow.companion.engine import MAIN_AGENT, SPECIALIZED_AGENT, Feed
 from duckflow.companion.fivepoints import alternatives_in
 from duckflow.companion.plan import (
@@ -100,6 +101,7 @@ class StepsMixin:
         step = self.state.step
         specs = self.runner.specs
         native = self.codec is None or self.codec.native
+        refresh_dml(self.codec, self.state)  # aliases, S values (DML only; stable across turns)
         tools_text = "" if native or self.codec is None else self.codec.system_prompt(specs)
         built = self._build(step.value, tools_text)
         msgs = [Message("system", f"{built.base}\n\n{built.specialized}"),
