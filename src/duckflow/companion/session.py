@@ -12,11 +12,7 @@ one `ChunkHub` (one seq per session). `stream(text)` is the one async function c
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import re
-import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +26,7 @@ from duckflow.companion.context import (
 )
 from duckflow.companion.decision import MainDecision, ReplyStreamer, Silent, read_decision
 from duckflow.companion.engine import MAIN_AGENT, EngineLoop, Feed
+from duckflow.companion.live import LiveMixin
 from duckflow.companion.owner import StateOwner
 from duckflow.companion.policy import DialogPolicy
 from duckflow.companion.reply import compose_reply
@@ -40,8 +37,6 @@ from duckflow.core.chunks import (
     AnyChunk,
     DecisionChunk,
     DecisionData,
-    DoneChunk,
-    DoneData,
     ReplyChunk,
     ReplyData,
     StateChunk,
@@ -57,11 +52,9 @@ from duckflow.prompts.render import PromptBuilder
 from duckflow.protocols.codec import Codec
 
 if TYPE_CHECKING:
-    from duckflow.companion.task import TaskOutcome
+    pass
 
 CONTINUE_TEXT = "(no new message: continue the task from the evidence)"
-CONSTRAINT_WORDS = re.compile(r"\b(don't|do not|never|only|must|without|keep|use|avoid|no )|しないで|だけ|必ず|使って|禁止",
-                              re.IGNORECASE)
 
 
 @dataclass
@@ -87,7 +80,7 @@ class TurnResult:
         return any(isinstance(c, StateChunk) and c.data.allowed for c in self.chunks)
 
 
-class CompanionSession(StepsMixin):
+class CompanionSession(LiveMixin, StepsMixin):
     """Drives one conversation; all state lives in the StateOwner, all running is core's."""
 
     def __init__(
@@ -143,94 +136,6 @@ class CompanionSession(StepsMixin):
     def model_time_s(self, value: float) -> None:
         self.engine.model_time_s = value
 
-    # -- the stream channels render ---------------------------------------------------------
-    async def stream(self, text: str, *, max_turns: int = 12,
-                     auto_approve_workspace: bool = False) -> AsyncIterator[AnyChunk]:
-        """A person's message, driven until the task needs them again, as core Chunks.
-
-        Yields every chunk of the task in order (model text as `delta` while it is written,
-        `decision`, `state`, `plan`, `tool_call`/`tool_response`, `approval`, `notice`,
-        `progress`, `usage`, `reply` per turn) and ends with a `done` chunk whose `ending` says
-        why it stopped (done | approval | input | no_progress | max_turns | blocked | error).
-        `seq` continues the session's numbering. Closing the iterator cancels the task; the
-        state is kept.
-        """
-        async for chunk in self._stream(lambda: self.handle_message(text), max_turns, auto_approve_workspace):
-            yield chunk
-
-    async def stream_answer(self, granted: bool, *, by: str = "user", note: str | None = None,
-                            max_turns: int = 12, auto_approve_workspace: bool = False
-                            ) -> AsyncIterator[AnyChunk]:
-        """The person's answer to the pending approval, then the task goes on: as `stream()`."""
-        async for chunk in self._stream(lambda: self.answer_approval(granted, by=by, note=note),
-                                        max_turns, auto_approve_workspace):
-            yield chunk
-
-    async def _stream(self, first: Callable[[], Awaitable[TurnResult]], max_turns: int,
-                      auto_approve_workspace: bool) -> AsyncIterator[AnyChunk]:
-        from duckflow.companion.task import drive
-
-        queue: asyncio.Queue[AnyChunk | None] = asyncio.Queue()
-        unsubscribe = self.chunks.subscribe(queue.put_nowait)
-
-        async def body() -> TaskOutcome:
-            try:
-                outcome = await drive(self, first(), max_turns=max_turns,
-                                      auto_approve_workspace=auto_approve_workspace)
-                self._emit(DoneChunk(agent=MAIN_AGENT, data=DoneData(
-                    text=outcome.message, turns=outcome.turns, ending=outcome.ending)))
-                return outcome
-            except asyncio.CancelledError:
-                self.note_cancelled()
-                raise
-            finally:
-                queue.put_nowait(None)
-
-        task = asyncio.create_task(body())
-        try:
-            while (chunk := await queue.get()) is not None:
-                yield chunk
-            await task
-        finally:
-            unsubscribe()
-            if not task.done():
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
-
-    def note_session(self) -> None:
-        """One line about this session into the workspace's long-term memory (on close)."""
-        s = self.state
-        if not s.exchanges:
-            return
-        ending = "done" if s.step == Step.DONE else f"stopped at {s.step.value} ({s.status.value})"
-        line = f"{time.strftime('%Y-%m-%d')} {s.task or s.goal or '-'} → {ending}"
-        self.owner.change("session summary", lambda st: st.memory.note_session(st.session_id, line))
-
-    def note_cancelled(self) -> None:
-        """The current step was cancelled (Ctrl-C, /cancel, a closed stream): keep the state, say where."""
-        step = self.state.step.value
-
-        def note(s: AgentState) -> None:
-            s.status = Status.REQUIRES_USER_INPUT
-            s.log_decision(f"cancelled by the person during {step}")
-            s.set_last_delta(f"task cancelled during {step}")
-
-        self.owner.change("cancelled", note)
-
-    def note_interrupted(self, why: str) -> None:
-        """The step stopped on a failure (a provider_error, say): saved as interrupted with the
-        reason, never left IN_PROGRESS."""
-        step = self.state.step.value
-        why = " ".join(why.split())[:200]
-
-        def note(s: AgentState) -> None:
-            s.status = Status.REQUIRES_USER_INPUT
-            s.log_decision(f"interrupted during {step}: {why}")
-            s.set_last_delta(f"interrupted: {why}")
-
-        self.owner.change("interrupted", note)
-
     # -- entry points ---------------------------------------------------------------------
     async def handle_message(self, text: str) -> TurnResult:
         """A message from the person: a new utterance (the transition limiter resets)."""
@@ -261,6 +166,8 @@ class CompanionSession(StepsMixin):
         said = self.take_corrections()
         if observed or said:
             self.owner.new_utterance()
+        if self.state.status == Status.REQUIRES_USER_INPUT and not self.state.pending_gate:
+            self.owner.set_status(Status.IN_PROGRESS, "resumed")  # the task never asks itself to go on
         self.owner.change("task turn", vitals.tire)
         action = vitals.check(self.state)
         if action is not None and action.kind == "break":
@@ -273,33 +180,6 @@ class CompanionSession(StepsMixin):
             self._refocus(action.message)
             said = f"{action.message}\n{said}" if said else action.message
         return await self._guarded(self._turn(said))
-
-    def _refocus(self, message: str) -> None:
-        """Low focus: say the goal again, drop an open plan, back to PLANNING; focus recovers."""
-        self.chunks.notice("vitals", message)
-        plan = self.owner.plans.latest()
-        if plan is not None and plan.open:
-            self._set_plan_status(plan, "abandoned", "focus low: re-planning from the goal")
-        if self.state.step == Step.EXECUTION:  # the table's way back to planning
-            self._transition(Step.PLANNING, "focus low: re-plan from the goal", "outcome")
-        self.owner.change("refocused", vitals.refocus)
-
-    def add_correction(self, text: str) -> None:
-        """A correction or constraint typed during a task: applied at the task's next step."""
-        text = text.strip()
-        self.corrections.append(text)
-
-        def note(s: AgentState) -> None:
-            if CONSTRAINT_WORDS.search(text):
-                s.add_constraint(text)
-            s.log_decision(f"correction while working: {text}")
-
-        self.owner.change("correction", note)
-        self.chunks.notice("constraint", f"noted; the task takes it at its next step: {text}")
-
-    def take_corrections(self) -> str | None:
-        said, self.corrections = self.corrections, []
-        return "\n".join(said) if said else None
 
     async def answer_approval(self, granted: bool, *, by: str = "user", note: str | None = None) -> TurnResult:
         """The person's yes/no on the pending approval (also after a restart)."""

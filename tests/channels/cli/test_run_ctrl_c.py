@@ -1,0 +1,41 @@
+"""Ctrl-C during `duckflow run` stops the current step cleanly, keeps the state and says how to resume."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+
+def test_ctrl_c_stops_the_step_keeps_the_state_and_resume_continues(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    src = Path(__file__).resolve().parents[3] / "src"
+    env = {**os.environ, "PYTHONPATH": str(src), "DUCKFLOW_HOME": str(tmp_path / "home"),
+           "DUCKFLOW_CONFIG": str(tmp_path / "none.toml"), "DUCKFLOW_DEMO_DELAY": "0.2"}
+    cmd = [sys.executable, "-m", "duckflow", "run", "create hello.py", "-w", str(ws), "--model", "scripted:demo"]
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        time.sleep(2.5)  # the first Main reply is still being written (word by word)
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, out
+    assert "cancelled during PLANNING; the session is kept" in out and "--resume" in out
+    assert "Traceback" not in out
+    status = subprocess.run([sys.executable, "-m", "duckflow", "status", "-w", str(ws), "--json"], env=env,
+                            capture_output=True, text=True, timeout=30)
+    import json
+
+    state = json.loads(status.stdout)
+    assert state["status"] == "REQUIRES_USER_INPUT" and "cancelled by the person during PLANNING" in state["decision_log"]
+    env["DUCKFLOW_DEMO_DELAY"] = "0"
+    resumed = subprocess.run([*cmd[:4], "--resume", "-w", str(ws), "--model", "scripted:demo",
+                              "--auto-approve-workspace"], env=env, capture_output=True, text=True, timeout=60)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert (ws / "hello.py").exists()
