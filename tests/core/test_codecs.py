@@ -194,3 +194,23 @@ async def test_symops_reply_is_read_once_while_it_streams() -> None:
         symops_codec.parse = real  # type: ignore[assignment]
     assert seen[:4] == [("delta", "adding\n"), ("action", "plus 7"), ("delta", "then done\n"), ("tool_call", "plus")]
     assert added == [(7, 8)] and calls == []  # the streaming reading was decoded, not a second parse
+
+
+@pytest.mark.skipif(not _available("duckflow.protocols.symops", "SymOpsCodec"),
+                    reason="SymOpsCodec not available")
+async def test_the_live_symops_prompt_carries_the_few_shot_examples_and_they_mean_what_they_say(
+        tmp_path: object) -> None:  # fmt: skip
+    from duckflow.protocols.symops import SymOpsCodec
+    from duckflow.protocols.symops.prompts import few_shot_examples
+    from duckflow.workspace.tools import workspace_tools
+
+    model = ScriptedModel([reply("~ nothing to do")], supports_tools=False)
+    await Agent("calc", "Add.", model=model, tools=[plus], codec="symops").run("?")
+    system = model.requests[0].messages[0].content
+    examples = few_shot_examples()
+    assert len(examples) >= 3 and all(e.assistant in system for e in examples)  # PromptBuilder's block
+    specs = [t.spec for t in workspace_tools(str(tmp_path))]
+    decoded = SymOpsCodec().decode(examples[0].assistant, specs)
+    tests = [c.arguments for c in decoded.calls if c.name == "run_tests"]
+    assert tests == [{"command": "python3 -m pytest -q test_config.py"}]  # `$ test @ FILE` runs that file
+    assert not any(w.startswith("test_target_dropped") for w in decoded.warnings)

@@ -46,9 +46,11 @@ def tool_lines(tools: Sequence[ToolSpec]) -> str:
     return "Other tools (same form, the target is the tool's first argument):\n" + "\n".join(lines) + "\n"
 
 
-def system_prompt(tools: Sequence[ToolSpec] = ()) -> str:
-    """The Sym-Ops system prompt, with any extra tools listed."""
-    return fill(template("system_prompt.md"), {"tools": tool_lines(tools)})
+def system_prompt(tools: Sequence[ToolSpec] = (), examples: bool = True) -> str:
+    """The Sym-Ops system prompt, with any extra tools listed and the few-shot examples
+    (`templates/few_shot.md`, rendered by PromptBuilder) — what every live prompt uses."""
+    shots = PromptBuilder().examples_block() if examples else ""
+    return fill(template("system_prompt.md"), {"tools": tool_lines(tools), "examples": shots})
 
 
 @dataclass(frozen=True)
@@ -88,6 +90,15 @@ class PromptBuilder:
     def __init__(self, examples: Sequence[Example] | None = None) -> None:
         self.examples = tuple(examples) if examples is not None else few_shot_examples()
 
+    def examples_block(self) -> str:
+        """The few-shot examples as `## Examples` with `User:` / `Assistant:` turns ('' if none)."""
+        if not self.examples:
+            return ""
+        parts = ["## Examples"]
+        for e in self.examples:
+            parts += [f"User: {e.user}", "Assistant:", e.assistant, ""]
+        return "\n".join(parts) + "\n"
+
     def build_prompt(self, user_request: str, context: Mapping[str, Any] | None = None,
                      include_examples: bool = True) -> str:  # fmt: skip
         ctx = ""
@@ -101,10 +112,5 @@ class PromptBuilder:
                 if key != "files":
                     parts.append(f"{key}: {value}")
             ctx = "\n".join(parts) + "\n\n"
-        ex = ""
-        if include_examples and self.examples:
-            parts = ["## Examples"]
-            for e in self.examples:
-                parts += [f"User: {e.user}", "Assistant:", e.assistant, ""]
-            ex = "\n".join(parts) + "\n"
+        ex = self.examples_block() if include_examples else ""
         return fill(template("task.md"), {"context": ctx, "examples": ex, "request": user_request})
