@@ -6,11 +6,13 @@ orchestra's router (`duckflow.orchestra.route_async`; LINE always starts at CHAT
 the person or waits for an approval, yielding core Chunks as dicts (the chunk log restamps
 `seq`). `answer(...)` does the same for a yes/no on a pending approval (`stream_answer`).
 Companion sessions are opened on demand and share one session store, gate, token guard and
-trace per server.
+trace per server; at most `max_running` companion tasks run at once (a person whose message
+waits is told so; the route is decided and shown before the wait).
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -44,6 +46,7 @@ class SessionRunner:
         model_factory: Callable[[], Any] | None = None,
         max_open: int = 2000,
         max_turns: int = 12,
+        max_running: int = 16,
     ) -> None:
         self.workspace = Path(workspace).expanduser().resolve()
         self.model_name = model_name
@@ -53,6 +56,8 @@ class SessionRunner:
         self._open: OrderedDict[str, Any] = OrderedDict()
         self._shared: dict[str, Any] | None = None
         self._flags: dict[str, Any] = {}
+        self._router: Any = None
+        self._slots = asyncio.Semaphore(max_running)
 
     # -- sessions -------------------------------------------------------------------------
     def _shared_parts(self) -> dict[str, Any]:
@@ -137,7 +142,7 @@ class SessionRunner:
                         request=job.get("request") or {}, call=job.get("call") or {})
             yield chunk("done", text="an approval is still waiting: answer it first", ending="approval")
             return
-        async for c in self._guard(session.stream(text, max_turns=self.max_turns)):
+        async for c in self._slot(lambda: session.stream(text, max_turns=self.max_turns)):
             yield c
 
     async def answer(self, session_id: str, job_id: str, granted: bool, *, by: str,
@@ -150,8 +155,18 @@ class SessionRunner:
             yield as_dict(NoticeChunk(agent=AGENT, data=NoticeData(
                 code="approval", message=f"job {job_id[:8]} {'granted' if granted else 'denied'} by {by}")))
             return
-        async for c in self._guard(session.stream_answer(granted, by=by, note=note, max_turns=self.max_turns)):
+        async for c in self._slot(lambda: session.stream_answer(granted, by=by, note=note,
+                                                                max_turns=self.max_turns)):
             yield c
+
+    async def _slot(self, start: Callable[[], AsyncIterator[Any]]) -> AsyncIterator[dict[str, Any]]:
+        """Run a companion task in one of `max_running` slots (the rest wait, and are told so)."""
+        if self._slots.locked():
+            yield as_dict(NoticeChunk(agent=AGENT, data=NoticeData(
+                code="queued", message="the server is busy: your message waits for a free worker")))
+        async with self._slots:
+            async for c in self._guard(start()):
+                yield c
 
     async def _guard(self, stream: AsyncIterator[Any]) -> AsyncIterator[dict[str, Any]]:
         """The companion's chunks as dicts; a failure below ends the run with an error and `done`."""
@@ -166,13 +181,15 @@ class SessionRunner:
             yield chunk("done", text="the task failed", ending="error")
 
     async def _route(self, session_id: str, text: str, channel: str) -> Any:
-        from duckflow.orchestra import InputMessage, SessionFlags, route_async
+        from duckflow.orchestra import InputMessage, SessionFlags
+        from duckflow.orchestra.router import build_router
 
+        if self._router is None:  # the same policy as `orchestra.route_async`, built once per server
+            self._router = build_router(self._shared_parts()["config"])
         flags = self._flags.setdefault(session_id, SessionFlags())
         msg = InputMessage(channel=channel if channel in ("cli", "line", "slack", "http") else "http",
                            session_id=session_id, user_text=text)
-        decision = await route_async(msg, flags=flags, config=self._shared_parts()["config"])
-        return decision
+        return await self._router.decide(msg, flags)
 
     def close(self) -> None:
         self._open.clear()

@@ -96,3 +96,22 @@ def test_idle_streams_get_heartbeats_and_streams_need_the_token(live: Any) -> No
                 break
     assert beats >= 2
     assert httpx.get(f"{srv.url}/v1/sessions/nope/events", headers=srv.auth).status_code == 404
+
+
+def test_a_message_beyond_the_running_limit_is_routed_at_once_and_told_it_waits(live: Any) -> None:
+    from duckflow.channels.runner import SessionRunner
+
+    srv = live(runner=None, max_running=1)
+    assert isinstance(srv.app.state.runner, SessionRunner) and srv.app.state.runner._slots._value == 1
+    a, b = _new_session(srv), _new_session(srv)
+    for sid in (a, b):
+        assert httpx.post(f"{srv.url}/v1/sessions/{sid}/messages", headers=srv.auth,
+                          json={"text": "make hello.py"}).status_code == 202
+    streams = {}
+    for sid in (a, b):
+        with httpx.stream("GET", f"{srv.url}/v1/sessions/{sid}/events?until_done=true", headers=srv.auth,
+                          timeout=30) as r:
+            streams[sid] = _chunks(list(sse_events(r.iter_lines())))
+    codes = {sid: [c["data"].get("code") for c in chunks if c["type"] == "notice"] for sid, chunks in streams.items()}
+    assert "queued" in codes[a] + codes[b]  # one of the two waited for the single slot
+    assert all(chunks[0]["data"]["code"] == "route" for chunks in streams.values())

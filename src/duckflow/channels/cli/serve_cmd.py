@@ -22,7 +22,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cors-origin", action="append", default=[], metavar="ORIGIN",
                         help="allow this browser origin (CORS is off by default); repeatable")
     parser.add_argument("--max-body", type=int, default=1_000_000, help="request body cap in bytes")
-    parser.add_argument("--debug", action="store_true", help="uvicorn's debug logging")
+    parser.add_argument("--max-running", type=int, default=16, metavar="N",
+                        help="companion tasks running at once (default 16); more messages wait their turn")
+    parser.add_argument("--debug", action="store_true", help="uvicorn's debug logging and access log")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -32,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
                             hint="pip install 'duckflow-agent[server]'")
     import uvicorn
 
-    from duckflow.channels.http.app import ServerSettings, create_app
+    from duckflow.channels.http.app import ServerSettings, create_app, tune_gc
     from duckflow.channels.http.auth import resolve_token, token_path
     from duckflow.channels.http.limits import redact_access_log
     from duckflow.paths import duckflow_home
@@ -42,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     token, created = resolve_token()
     settings = ServerSettings.from_env(token, workspace=args.workspace, model_name=args.model,
                                        host=args.host, port=args.port, cors_origins=args.cors_origin,
-                                       max_body_bytes=args.max_body,
+                                       max_body_bytes=args.max_body, max_running=max(1, args.max_running),
                                        state_dir=str(duckflow_home() / "server"))
     app = create_app(settings)
     code = app.state.logins.issue()
@@ -60,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
     if args.host not in ("127.0.0.1", "::1", "localhost"):
         print("warning: listening beyond this machine; put TLS in front of it", file=out)
     redact_access_log()
+    tune_gc()
     uvicorn.run(app, host=args.host, port=args.port, log_level="debug" if args.debug else "warning",
                 access_log=args.debug, server_header=False)
     return 0

@@ -16,8 +16,8 @@ from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request
 from pydantic import BaseModel, Field
-from sse_starlette import EventSourceResponse
 
+from duckflow.channels.http.sse import SSEResponse
 from duckflow.errors import DuckflowError
 
 
@@ -84,8 +84,8 @@ async def follow(request: Request, session_id: str, after: int, *, until_done: b
         pending = chunks.since(session_id, seen)
 
 
-def _sse(request: Request, gen: AsyncIterator[dict[str, Any]]) -> EventSourceResponse:
-    return EventSourceResponse(gen, headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+def _sse(request: Request, gen: AsyncIterator[dict[str, Any]]) -> SSEResponse:
+    return SSEResponse(gen)
 
 
 def _job_dict(job: Any) -> dict[str, Any]:
@@ -146,7 +146,7 @@ def api_router() -> APIRouter:
 
     @r.get("/sessions/{sid}/events")
     async def events(request: Request, sid: str, after: int | None = None,
-                     until_done: bool = False) -> EventSourceResponse:
+                     until_done: bool = False) -> SSEResponse:
         runner, _, _ = _parts(request)
         _known(runner, sid)
         start = _last_event_id(request, after)

@@ -1,0 +1,27 @@
+"""`duckflow bench server` runs end to end at a small scale: real server process, real HTTP, figures out."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+SRC = str(Path(__file__).resolve().parents[3] / "src")
+
+
+def test_bench_server_reports_every_figure_with_no_errors_and_no_gaps() -> None:
+    env = {**os.environ, "PYTHONPATH": SRC}
+    proc = subprocess.run([sys.executable, "-m", "duckflow", "bench", "server", "--levels", "2,6", "--json"],
+                          capture_output=True, text=True, timeout=240, env=env)
+    data = json.loads(proc.stdout)
+    assert [lv["sessions"] for lv in data["levels"]] == [2, 6]
+    for lv in data["levels"]:
+        assert lv["errors"] == 0 and lv["seq_gaps"] == 0, lv
+        assert lv["chunks"] >= lv["sessions"] * 5 and lv["ttfc_p99_ms"] > 0 and lv["ttft_p50_ms"] >= lv["ttfc_p50_ms"]
+    assert data["memory_per_idle_session_kb"] > 0 and data["ratio_bar"] == 10.0
+    assert proc.returncode == (0 if data["passed"] else 1)
+    bad = subprocess.run([sys.executable, "-m", "duckflow", "bench", "server", "--levels", "x"],
+                         capture_output=True, text=True, timeout=60, env=env)
+    assert bad.returncode == 2 and "--levels" in bad.stderr and "Traceback" not in bad.stderr
