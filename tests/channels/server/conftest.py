@@ -14,7 +14,6 @@ import pytest
 
 pytest.importorskip("fastapi")
 pytest.importorskip("uvicorn")
-pytest.importorskip("sse_starlette")
 
 from fastapi import Request  # noqa: E402 - after the skips; the fake API's handler annotation needs it here
 
