@@ -5,7 +5,7 @@
 
 const $ = (id) => document.getElementById(id);
 const state = { token: sessionStorage.getItem("duckflow-token") || "", sid: "", lastSeq: 0,
-  abort: null, bubble: null, streamed: false, retry: 0, cards: new Map(), seen: new Set() };
+  abort: null, bubble: null, streamed: false, retry: 0, cards: new Map(), plans: new Map() };
 
 function el(tag, cls, text) {
   const n = document.createElement(tag);
@@ -71,7 +71,7 @@ $("session").addEventListener("change", (e) => openSession(e.target.value));
 function openSession(sid) {
   if (state.abort) state.abort.abort();
   Object.assign(state, { sid, lastSeq: 0, bubble: null, streamed: false, retry: 0 });
-  state.cards.clear(); state.seen.clear();
+  state.cards.clear(); state.plans.clear();
   $("log").textContent = ""; $("timeline").textContent = ""; renderApprovals();
   follow();
 }
@@ -157,15 +157,19 @@ function bubble() {
 function addLine(text, cls) { $("log").appendChild(el("div", "line " + (cls || ""), text)); scroll(); }
 function scroll() { const l = $("log"); l.scrollTop = l.scrollHeight; }
 
-function plan(d) {
-  const box = el("div", "plan"); box.appendChild(el("strong", "", `plan ${d.plan_id} (${d.status})`));
+function plan(d) {  // a plan's later chunks (approved, each action done/failed) update its one box
+  let box = state.plans.get(d.plan_id);
+  const fresh = !box;
+  if (fresh) { box = el("div", "plan"); state.plans.set(d.plan_id, box); }
+  box.textContent = "";
+  box.appendChild(el("strong", "", `plan ${d.plan_id} (${d.status})`));
   if (d.text) box.appendChild(el("div", "", d.text));
   if (d.actions && d.actions.length) {
     const ul = el("ul");
     d.actions.forEach((a, i) => ul.appendChild(el("li", "", `${a}${d.states && d.states[i] ? " — " + d.states[i] : ""}`)));
     box.appendChild(ul);
   }
-  $("log").appendChild(box); scroll();
+  if (fresh) { $("log").appendChild(box); scroll(); }
 }
 
 function timeline(c) {
