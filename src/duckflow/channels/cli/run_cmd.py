@@ -31,8 +31,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="one constrained reply per step (small models) or the two-call turn; "
                              "auto picks single-call for small local models")
     parser.add_argument("--auto-approve-workspace", action="store_true",
-                        help="approve writes and commands inside the workspace for this run "
-                             "(hard-required operations such as deletes still stop the run)")
+                        help="approve writes and commands inside the workspace for this run, "
+                             "recorded as auto-approved (deletes, moves, destructive commands, "
+                             "dangerous extensions and high-risk files still wait for a person)")
     parser.add_argument("--session", help="continue this session id")
     parser.add_argument("--resume", action="store_true", help="continue the workspace's latest session")
     parser.add_argument("--max-turns", type=int, default=12, help="stop after this many turns (default 12)")
