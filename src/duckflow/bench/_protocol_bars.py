@@ -2,9 +2,9 @@
 
 - `json_baselines`: Sym-Ops parse against `json.loads` of the same actions as JSON, and the
   repair path against `json_repair.loads` of the same actions as damaged JSON (information).
-- `streaming`: 1 MB of prose and 1 MB of actions in 16-byte pieces through the engine's reader
-  (core `FreeTextStreamer` + `SymOpsCodec`) against the one-shot decode: time ≤ 3×, and peak
-  memory (tracemalloc) ≤ 2× the one-shot read's peak.
+- `streaming`: 1 MB of prose, 1 MB of actions and one 1 MB block, in 16-byte pieces through
+  the engine's reader (core `FreeTextStreamer` + `SymOpsCodec`) against the one-shot decode:
+  time ≤ 3×, and peak memory (tracemalloc) ≤ 2× the one-shot read's peak.
 - `noise`: generated valid replies wrapped in noise; runnable actions not in the reply: 0.
 - `compliance`: real model replies (tests/corpus/real), per stage: well-formed, intended
   actions obtained, runnable guesses (0).
@@ -96,9 +96,12 @@ def _one_shot(text: str) -> Any:
 
 
 def streaming(actions_text: str, prose_text: str, repeat: int) -> dict[str, Any]:
-    """Engine reader in 16-byte pieces vs one-shot decode, for actions and for prose."""
+    """Engine reader in 16-byte pieces vs one-shot decode: many actions, prose, one large block."""
     out: dict[str, Any] = {}
-    for name, text in (("actions", actions_text), ("prose", prose_text)):
+    size = len(actions_text)
+    body = "\n".join(f"value_{i} = {i * 7}  # a generated line of one large file" for i in range(size // 48))
+    block_text = f"~ one large file\n$ create @ big.py\n--\n{body}\n--\n"
+    for name, text in (("actions", actions_text), ("prose", prose_text), ("large_block", block_text)):
         pieces = [text[i : i + 16] for i in range(0, len(text), 16)]
         one = functools.partial(_one_shot, text)
         streamed = functools.partial(_engine_read, text, pieces)

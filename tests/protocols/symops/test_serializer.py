@@ -89,3 +89,16 @@ def test_content_that_is_one_code_fence_keeps_it_through_a_longer_fence() -> Non
     text = serialize(r)
     assert text.split("\n")[1] == "---"
     assert parse(text).semantic() == r.semantic()
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.sampled_from(["create", "edit", "run", "delete"]),
+       st.one_of(st.none(), st.lists(st.sampled_from(["", "--", "---", "x", "```", "```python", "a -- b"]),
+                                     max_size=5).map("\n".join)),
+       st.sampled_from(["a.py", "a.md", None]))  # fmt: skip
+def test_action_text_is_the_joined_action_lines(typ: str, content: str | None, path: str | None) -> None:
+    from duckflow.protocols.symops.model import Action
+    from duckflow.protocols.symops.serializer import action_lines, action_text
+
+    action = Action(typ, typ, path, content)
+    assert action_text(action) == "\n".join(action_lines(action))

@@ -28,7 +28,7 @@ from duckflow.protocols.codec import Decoded
 from duckflow.protocols.symops.model import TOOL_ALIASES, Action, SymOpsResult
 from duckflow.protocols.symops.processor import parse
 from duckflow.protocols.symops.prompts import correction_message, system_prompt
-from duckflow.protocols.symops.serializer import action_lines, safe_fence
+from duckflow.protocols.symops.serializer import action_lines, action_text, safe_fence
 
 TYPE_TO_TOOL = {"create": "write_file", "edit": "edit_file", "delete": "delete_path",
                 "run": "execute_shell", "test": "run_tests"}  # fmt: skip
@@ -138,7 +138,7 @@ class SymOpsCodec:
         declared = self.declared_tool(action, specs)
         if declared is not None:
             args, problem = self._tool_args(action, specs[declared])
-            raw = "\n".join(action_lines(action))
+            raw = action_text(action)
             # read as this tool, not as create/edit/...: only a guess keeps it from running
             executable = action.guess is None and not problem
             return ToolCall(declared, args, "", executable, action.confidence, "symops", raw), problem
@@ -158,7 +158,7 @@ class SymOpsCodec:
             warning = self.test_warning(action, spec)
             if warning:
                 warnings.append(warning)
-        raw = "\n".join(action_lines(action))
+        raw = action_text(action)
         executable = action.executable
         if action.type not in TYPE_TO_TOOL and spec is not None and action.guess is None:
             executable = True  # a tool the parser did not know, but this agent has

@@ -59,6 +59,16 @@ def action_lines(action: Action) -> list[str]:
     return [head, fence, *body, fence]
 
 
+def action_text(action: Action) -> str:
+    """`"\n".join(action_lines(action))` without splitting a large content into lines first."""
+    content = action.content
+    if content is None or "\n--" in "\n" + content:
+        return "\n".join(action_lines(action))
+    head = action_lines(Action(action.type, action.verb, action.path, None, action.depends_on))[0]
+    fence = "---" if wrapped_in_fence(action.type, action.path, content) else "--"
+    return f"{head}\n{fence}\n{content}\n{fence}" if content else f"{head}\n{fence}\n{fence}"
+
+
 def serialize(result: SymOpsResult) -> str:
     """Canonical Sym-Ops text for `result`: thoughts, vitals, actions, questions, errors."""
     out = [f"~ {t}" for t in result.thoughts]
