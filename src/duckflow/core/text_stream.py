@@ -22,12 +22,9 @@ from duckflow.protocols.codec import Codec, Decoded
 class StreamReader(Protocol):
     """What a codec's `stream_reader(specs)` returns."""
 
-    def feed(self, piece: str) -> Sequence[Any]:
-        """The items completed by `piece` (empty for most pieces: keep this call cheap)."""
-        ...
-
-    def items(self, events: Sequence[Any]) -> tuple[list[str], list[Any]]:
-        """The text to show and the actions among `events`."""
+    def bind(self, show: Callable[[str], None], action: Callable[[Any], None]) -> Callable[[str], Any]:
+        """Route each completed line to `show` and each action to `action`; returns the `feed`
+        to call once per piece (keep it one cheap call: it runs for every piece)."""
         ...
 
     def decoded(self, text: str) -> Decoded:
@@ -46,51 +43,27 @@ class FreeTextStreamer:
         self.on_action = on_action
         make = getattr(codec, "stream_reader", None)
         self.reader: StreamReader | None = make(specs) if callable(make) else None
-        if self.reader is not None:
-            self.feed = self._feed_reader(self.reader.feed)  # type: ignore[method-assign,assignment]
+        if self.reader is not None:  # the reader's own feed: one call per piece
+            self.feed = self.reader.bind(self._show, self._action)  # type: ignore[method-assign]
         self.shown: list[str] = []
         self.line: list[str] = []  # the generic path: pieces of the line not ended yet
         self.open = True
 
-    def _feed_reader(self, read: Callable[[str], Sequence[Any]]) -> Callable[[str], None]:
-        """`feed` for a codec with a stream reader: one call into it per piece."""
+    def _show(self, line: str) -> None:
+        if not self.open:
+            return
+        if line.lstrip()[:3] in ("```", "~~~"):  # a code fence: its reading may change
+            self.open = False
+            return
+        self.emit(line)
+        self.shown.append(line)
 
-        def feed(text: str) -> None:
-            events = read(text)
-            if events:
-                self._show(events)
-
-        return feed
-
-    def _show(self, events: Sequence[Any]) -> None:
-        assert self.reader is not None
-        shown, actions = self.reader.items(events)
-        if shown and self.open:
-            for s in shown:
-                if s.lstrip()[:3] in ("```", "~~~"):  # a code fence: its reading may change
-                    self.open = False
-                    break
-                self.emit(s)
-                self.shown.append(s)
-        if actions and self.on_action is not None:
-            for a in actions:
-                self.on_action(a)
+    def _action(self, item: Any) -> None:
+        if self.on_action is not None:
+            self.on_action(item)
 
     def feed(self, text: str) -> None:
-        """Read one piece (the generic, line-by-line path; see `_feed_reader` for the other)."""
-        if self.reader is not None:
-            shown, actions = self.reader.items(self.reader.feed(text))
-            if shown and self.open:
-                for s in shown:
-                    if s.lstrip()[:3] in ("```", "~~~"):  # a code fence: its reading may change
-                        self.open = False
-                        break
-                    self.emit(s)
-                    self.shown.append(s)
-            if actions and self.on_action is not None:
-                for a in actions:
-                    self.on_action(a)
-            return
+        """Read one piece line by line (codecs without a stream reader)."""
         if not self.open:
             return
         if "\n" not in text:

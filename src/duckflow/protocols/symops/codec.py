@@ -20,7 +20,7 @@ from __future__ import annotations
 import difflib
 import json
 import shlex
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from duckflow.llm.types import ToolCall, ToolResult, ToolSpec
@@ -287,11 +287,7 @@ class SymOpsCodec:
 
 
 class SymOpsStreamReader:
-    """A StreamingProcessor behind core's FreeTextStreamer: one reading, shown and decoded.
-
-    `feed` is the processor's own (one call per piece, the items it completed); `items` sorts
-    them into text to show and actions; `decoded` decodes the processor's final result.
-    """
+    """A StreamingProcessor behind core's FreeTextStreamer: one reading, shown and decoded."""
 
     def __init__(self, codec: SymOpsCodec, tools: Sequence[ToolSpec]) -> None:
         from duckflow.protocols.symops.streaming import StreamingProcessor
@@ -299,19 +295,20 @@ class SymOpsStreamReader:
         self.codec = codec
         self.tools = list(tools)
         self.sp = StreamingProcessor(request=codec.request, prose=True)
-        self.feed = self.sp.feed
 
-    @staticmethod
-    def items(events: Sequence[Any]) -> tuple[list[str], list[Action]]:
-        shown: list[str] = []
-        actions: list[Action] = []
-        for ev in events:
+    def bind(self, show: Callable[[str], None], action: Callable[[Any], None]) -> Callable[[str], Any]:
+        """Thought and prose lines go to `show`, actions to `action`, as each completes; the
+        returned feed is the processor's own (one call per piece)."""
+
+        def route(ev: Any) -> None:
             kind = ev[0]
             if kind == "thought" or kind == "prose":
-                shown.append(ev[1] + "\n")
+                show(ev[1] + "\n")
             elif kind == "action":
-                actions.append(ev[1])
-        return shown, actions
+                action(ev[1])
+
+        self.sp.on_event = route
+        return self.sp.feed
 
     def decoded(self, text: str) -> Decoded:
         return self.codec.decode_result(text, self.sp.finish(), self.tools)
