@@ -85,8 +85,9 @@ def read_inside(root: str | Path, rel: str | Path, *, max_bytes: int = MAX_BYTES
                 if exc.errno in (errno.ELOOP, errno.ENOTDIR) or (
                         exc.errno == errno.ENXIO and last):
                     shown = str(Path(root, *parts[: i + 1]))
-                    raise UnsafeFile(f"{shown} is a link or not a folder; Duckflow does not "
-                                     "follow links inside a workspace here") from None
+                    what = "a link" if last else "a link or not a folder"
+                    raise UnsafeFile(f"{shown} is {what}; Duckflow does not follow links inside "
+                                     "a workspace for this file") from None
                 raise
             os.close(fd)
             fd = nxt

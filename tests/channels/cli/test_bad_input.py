@@ -75,6 +75,17 @@ def test_workspace_config_that_is_a_folder_or_a_link_to_dev_zero(tmp_path: Path)
     assert "link" in one_line_error(_config_show(tmp_path))
 
 
+def test_a_workspace_state_folder_that_is_a_link_is_refused(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "config.toml").write_text("[companion]\nlanguage = 'ja'\n")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    os.symlink(elsewhere, ws / ".duckflow")
+    err = one_line_error(duckflow("config", "show", "--workspace", str(ws), timeout=20))
+    assert "link" in err
+
+
 def test_a_workspace_file_cannot_name_files_outside_the_workspace(tmp_path: Path) -> None:
     state = tmp_path / ".duckflow"
     state.mkdir()
