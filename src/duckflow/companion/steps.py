@@ -34,6 +34,7 @@ from duckflow.core.chunks import ApprovalChunk, ApprovalData, PlanChunk, PlanDat
 from duckflow.core.correction import Corrected, self_correct
 from duckflow.core.text_stream import FreeTextStreamer
 from duckflow.llm.types import Message, ToolCall, ToolSpec
+from duckflow.protocols.codec import Decoded
 
 if TYPE_CHECKING:
     from duckflow.companion.actions import ActionRunner
@@ -115,18 +116,22 @@ class StepsMixin:
         resp = await self.engine.call(step.value.lower(), msgs, specs if native else [],
                                       streamer=feed, specialized=True)
         reply_text = resp.text
+        decoded: Decoded | None = None
         if not native and self.codec is not None:
-            fixed = await self._self_correct(step.value.lower(), msgs, specs, resp.text)
+            # the reading made while the reply streamed, not a second parse
+            first = feed.decode(resp.text) if isinstance(feed, FreeTextStreamer) else self.codec.decode(resp.text, specs)
+            fixed = await self._self_correct(step.value.lower(), msgs, specs, resp.text, first)
             if fixed.failed:  # not readable after two re-asks: the person is told, nothing runs
                 self.chunks.notice("codec", f"The model's {self.codec.name} reply could not be read after "
                                    f"{fixed.rounds} correction(s); nothing was run: "
                                    + "; ".join(fixed.decoded.errors[:3]))  # fmt: skip
                 return None
-            reply_text = fixed.reply
+            reply_text, decoded = fixed.reply, fixed.decoded
         self._alternatives = tuple(alternatives_in(reply_text))
-        return self._decode(reply_text, list(resp.calls), specs, native)
+        return self._decode(reply_text, list(resp.calls), specs, native, decoded)
 
-    async def _self_correct(self, layer: str, msgs: list[Message], specs: list[ToolSpec], text: str) -> Corrected:
+    async def _self_correct(self, layer: str, msgs: list[Message], specs: list[ToolSpec], text: str,
+                            decoded: Decoded) -> Corrected:
         """core's SelfCorrector on a text-codec Specialized reply (≤ 2 silent re-asks)."""
         assert self.codec is not None
         codec = self.codec
@@ -136,13 +141,14 @@ class StepsMixin:
             again = await self.engine.call(layer, asked, [], streamer=Silent(), specialized=True)
             return again.text
 
-        return await self_correct(ask, codec, specs, msgs, text, codec.decode(text, specs))
+        return await self_correct(ask, codec, specs, msgs, text, decoded)
 
     def _decode(self, text: str, native_calls: list[ToolCall], specs: list[ToolSpec],
-                native: bool) -> tuple[list[ToolCall], str]:
+                native: bool, decoded: Decoded | None = None) -> tuple[list[ToolCall], str]:
         if native or self.codec is None:
             return native_calls, text
-        decoded = self.codec.decode(text, specs)
+        if decoded is None:
+            decoded = self.codec.decode(text, specs)
         for msg in decoded.errors + decoded.warnings:
             self.chunks.notice("codec", f"{self.codec.name}: {msg}")
         self._vitals_from(text)
