@@ -83,6 +83,8 @@ DESTRUCTIVE = [
     "true && rm keep.txt",
     "echo $(rm keep.txt)",
     "python3 -c 'import os; os.remove(\"keep.txt\")'",
+    "echo keep.txt | xargs -n 1 rm",
+    "echo 'rm -f keep.txt' | sh",
 ]
 
 
@@ -242,3 +244,16 @@ def test_running_a_script_with_a_dangerous_extension_needs_a_person(
     assert rc == 4 and not (ws / "ran.txt").exists(), out
     job = _last_job(_isolated_duckflow_home)
     assert "dangerous_extension" in job.request.hard_required
+
+
+ORDINARY = ["pytest -q", "python3 -m pytest -x", "npm test", "make", "cargo test", "git status",
+            "git diff --stat", "ls -la > /dev/null", "echo built >> build.log", "ruff check src 2>&1",
+            "python3 hello.py", "timeout 5 go test ./...", "grep -rn TODO src | head"]
+
+
+@pytest.mark.parametrize("command", ORDINARY)
+def test_ordinary_commands_stay_auto_approvable(command: str) -> None:
+    """The analysis asks for what destroys, not for every command (else auto-approve is useless)."""
+    from duckflow.gate.commands import command_hazard
+
+    assert command_hazard(command) is None

@@ -74,6 +74,8 @@ def command_hazard(command: str) -> str | None:
     return _parsed_hazard(command, depth=0)
 
 
+_SHELLS_AND_INTERPRETERS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "fish", "python",
+                                      "python3", "node", "perl", "ruby", "php", "pwsh"})
 _SCRIPT_RUNNERS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "fish", "source", ".", "pwsh",
                              "powershell", "cmd", "wscript", "cscript", "java"})
 
@@ -196,6 +198,22 @@ def _simple_hazard(words: list[str], depth: int) -> str | None:
     name, args = _program(cleaned)
     if not name:
         return None
+    # a wrapper's option values (`xargs -n 1 rm`, `xargs -I {} rm {}`) can hide the program:
+    # every later word that names a program is judged as the start of a command
+    wrapped = next((i for i, w in enumerate(cleaned) if w.rsplit("/", 1)[-1] in _WRAPPERS), None)
+    if wrapped is not None:
+        for i in range(wrapped + 1, len(cleaned)):
+            if cleaned[i].rsplit("/", 1)[-1] != name and not cleaned[i].startswith("-"):
+                why = _simple_hazard(cleaned[i:], depth + 1) if depth < 4 else None
+                if why is not None:
+                    return why
+    if name in _SHELLS_AND_INTERPRETERS:
+        heredoc = any(w.startswith("<<") for w in words)
+        first = next((a for a in args if not a.startswith("-") or a == "-"), None)
+        flags_only = first is None and not any(
+            a in ("-c", "-e", "-m", "-r", "--version", "-V", "--help") for a in args)
+        if heredoc or first == "-" or flags_only:
+            return f"`{name}` runs code from its input (a pipe or here-document)"
     if name.startswith("$") or "$" in name:
         return f"the program name `{name}` comes from a variable"
     if name in ("eval", "source", "."):
