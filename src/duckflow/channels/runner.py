@@ -151,9 +151,10 @@ class SessionRunner:
         session = self._session(session_id)
         job = session.state.pending_job or {}
         if not session.state.pending_gate or job.get("job_id") != job_id:
-            self.gate.decide(job_id, granted, by, note)  # a job of no open turn: the gate keeps it
+            # a chat button answers only the job its own session waits on: nothing else is decided
             yield as_dict(NoticeChunk(agent=AGENT, data=NoticeData(
-                code="approval", message=f"job {job_id[:8]} {'granted' if granted else 'denied'} by {by}")))
+                code="approval_refused", message=f"job {job_id[:8]} is not waiting in this conversation; "
+                                                 "nothing was decided")))
             return
         async for c in self._slot(lambda: session.stream_answer(granted, by=by, note=note,
                                                                 max_turns=self.max_turns)):

@@ -114,3 +114,42 @@ def test_an_old_reply_token_is_not_used_and_a_rejected_one_falls_back_to_push(fa
     assert [c["path"] for c in line.calls] == ["/v2/bot/message/push", "/v2/bot/message/reply",
                                                "/v2/bot/message/push"]
     assert line.calls[0]["body"] == {"to": "U1", "messages": [{"type": "text", "text": "late answer"}]}
+
+
+def test_a_postback_for_a_job_of_another_conversation_decides_nothing(live: Any, fake_api: Any) -> None:
+    srv, line = _serve(live, fake_api)
+    body = _hook(_text("make hello.py", "rt-a", {"type": "user", "userId": "U1"}, "a1"))
+    httpx.post(srv.url + "/line/webhook", content=body, headers=line_headers(body))
+    reply = line.wait_for("/v2/bot/message/reply")[0]
+    template = next(m for m in reply["body"]["messages"] if m["type"] == "template")
+    grant = template["template"]["actions"][0]["data"]
+    other = {"type": "postback", "webhookEventId": "b1", "replyToken": "rt-b",
+             "source": {"type": "user", "userId": "U2"}, "postback": {"data": grant}}
+    body = _hook(other)
+    assert httpx.post(srv.url + "/line/webhook", content=body, headers=line_headers(body)).status_code == 200
+    time.sleep(0.5)
+    job = httpx.get(f"{srv.url}/v1/approvals/{grant.split(':')[2]}", headers=srv.auth).json()
+    assert job["status"] == "pending" and not (srv.workspace / "hello.py").exists()
+
+
+def test_an_image_over_the_cap_leaves_no_file(fake_api: Any, monkeypatch: Any, tmp_path: Path) -> None:
+    import tempfile
+
+    import pytest
+
+    from duckflow.channels.line import client as line_client
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(line_client, "MAX_IMAGE_BYTES", 100)
+    line = fake_api()
+    line.replies["/v2/bot/message/big/content"] = [(200, b"x" * 500)]
+    line.replies["/v2/bot/message/ok/content"] = [(200, b"y" * 50)]
+
+    async def go() -> str:
+        c = LineClient("tok", line.url, line.url)
+        with pytest.raises(ValueError):
+            await c.download("big")
+        return await c.download("ok")
+
+    kept = asyncio.run(go())
+    assert [p.name for p in tmp_path.iterdir()] == [Path(kept).name]

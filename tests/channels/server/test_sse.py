@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import stat
 import time
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -30,6 +32,8 @@ def test_a_message_streams_its_run_and_an_approval_from_the_api_writes_the_file(
         chunks = _chunks(list(sse_events(r.iter_lines())))
     seqs = [c["seq"] for c in chunks]
     assert seqs == list(range(1, len(seqs) + 1)) and all(c["_id"] == c["seq"] for c in chunks)
+    state_dir = Path(srv.app.state.settings.state_dir)
+    assert stat.S_IMODE(state_dir.stat().st_mode) == 0o700  # conversations are this user's only
     types = [c["type"] for c in chunks]
     assert chunks[0]["type"] == "notice" and chunks[0]["data"]["code"] == "route"
     assert chunks[0]["data"]["details"]["primary_route"]  # every message went through the router

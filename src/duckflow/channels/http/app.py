@@ -97,6 +97,7 @@ def create_app(settings: ServerSettings, *, runner: Any = None) -> FastAPI:
 
     state_dir = Path(settings.state_dir) if settings.state_dir else duckflow_home() / "server"
     state_dir.mkdir(parents=True, exist_ok=True)
+    state_dir.chmod(0o700)  # the chunk log holds conversations and file contents: this user only
     if runner is None:
         runner = SessionRunner(settings.workspace, model_name=settings.model_name,
                                max_running=settings.max_running)

@@ -9,9 +9,11 @@ content API has its host fixed, so it could not be pointed at a local test serve
 
 from __future__ import annotations
 
+import os
 import tempfile
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -19,6 +21,8 @@ import httpx
 LINE_TEXT_LIMIT = 5000
 REPLY_WINDOW_S = 50.0
 MAX_IMAGE_BYTES = 10 * 1024 * 1024
+KEEP_IMAGES_S = 24 * 3600
+IMAGE_PREFIX = "duckflow-line-"
 API = "https://api.line.me"
 DATA_API = "https://api-data.line.me"
 
@@ -87,16 +91,35 @@ class LineClient:
         resp.raise_for_status()
 
     async def download(self, message_id: str) -> str:
-        """Save a message's image to a temporary file (at most MAX_IMAGE_BYTES); returns its path."""
+        """Save a message's image to a private temporary file (at most MAX_IMAGE_BYTES); returns its path.
+
+        Images older than KEEP_IMAGES_S are deleted on the way (seed 003 §13.5: kept for a while,
+        then cleaned up); a download that fails or is too large leaves no file.
+        """
         if not message_id.isalnum():
             raise ValueError("bad message id")
+        _prune_images()
         size = 0
-        with tempfile.NamedTemporaryFile(prefix="duckflow-line-", suffix=".img", delete=False) as fh:
-            async with self._http.stream("GET", f"{self.data}/v2/bot/message/{message_id}/content") as resp:
-                resp.raise_for_status()
-                async for piece in resp.aiter_bytes():
-                    size += len(piece)
-                    if size > MAX_IMAGE_BYTES:
-                        raise ValueError(f"image larger than {MAX_IMAGE_BYTES} bytes")
-                    fh.write(piece)
+        with tempfile.NamedTemporaryFile(prefix=IMAGE_PREFIX, suffix=".img", delete=False) as fh:
+            try:
+                async with self._http.stream("GET", f"{self.data}/v2/bot/message/{message_id}/content") as resp:
+                    resp.raise_for_status()
+                    async for piece in resp.aiter_bytes():
+                        size += len(piece)
+                        if size > MAX_IMAGE_BYTES:
+                            raise ValueError(f"image larger than {MAX_IMAGE_BYTES} bytes")
+                        fh.write(piece)
+            except BaseException:
+                os.unlink(fh.name)
+                raise
             return fh.name
+
+
+def _prune_images(now: float | None = None) -> None:
+    current = time.time() if now is None else now
+    for path in Path(tempfile.gettempdir()).glob(IMAGE_PREFIX + "*.img"):
+        try:
+            if current - path.stat().st_mtime > KEEP_IMAGES_S:
+                path.unlink()
+        except OSError:
+            continue
