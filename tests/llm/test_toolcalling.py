@@ -83,3 +83,22 @@ def test_models_probe_checks_once_and_remembers(tmp_path: Path, monkeypatch: pyt
     assert (tmp_path / "models" / "tool_calling.json").is_file()
     assert reliable_native(Named(name)) is calls_tool  # the probe decides the codec from now on
     assert resolve_codec(None, Named(name)).native is calls_tool
+
+
+def test_a_developers_own_model_keeps_its_supports_tools_claim() -> None:
+    class Mine:
+        name, supports_tools, is_local = "mycorp:internal-llm", True, False
+
+    class Plain:
+        name, supports_tools, is_local = "fake", True, True
+
+    class NoTools:
+        name, supports_tools, is_local = "fake", False, True
+
+    assert reliable_native(Mine()) and reliable_native(Plain())
+    assert not reliable_native(NoTools())
+
+    class Built:  # built by the registry from a name: the table decides, not the flag
+        name, supports_tools, is_local = "ollama:phi3", True, True
+
+    assert not reliable_native(Built())

@@ -42,6 +42,9 @@ FAMILIES: tuple[tuple[str, bool], ...] = (
     (r"command-r|command-a", True),
 )
 PROVIDERS = ("openai", "anthropic", "ollama", "local", "openrouter", "groq", "together", "azure")
+# providers Duckflow builds from a name: their supports_tools says the API takes tools, not that
+# the model behind it uses them well, so the table and probes decide for them
+BUILT_BY_NAME = frozenset((*PROVIDERS, "vllm", "lmstudio", "llamacpp"))
 
 
 def _bare(name: str) -> str:
@@ -100,6 +103,8 @@ def reliable_native(model: Any) -> bool:
     name = str(getattr(model, "name", ""))
     if name.startswith("scripted:"):
         return True  # a script's replies are what its author wrote: its flag is the truth
+    if name.partition(":")[0].lower() not in BUILT_BY_NAME:
+        return True  # a Model the developer wrote: its supports_tools is its own claim, not a guess
     probed = remembered(name)
     if probed is not None:
         return probed
