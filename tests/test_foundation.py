@@ -54,7 +54,7 @@ def test_config_rejects_unknown_key(tmp_path, monkeypatch) -> None:  # type: ign
 def test_config_env_overrides(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("DUCKFLOW_CONFIG", str(tmp_path / "none.toml"))
     cfg = load_config(env={"OLLAMA_HOST": "http://127.0.0.1:9"})
-    assert cfg.models.ollama_host == "http://127.0.0.1:9"
+    assert cfg.models.ollama.host == "http://127.0.0.1:9"
     assert cfg.budget.base_tokens == 500
 
 
@@ -68,3 +68,24 @@ def test_workspace_config_cannot_loosen_security(tmp_path, monkeypatch) -> None:
     assert "workspace" in str(err.value) and "own config" in str(err.value)
     (ws / ".duckflow" / "config.toml").write_text('[companion]\nlanguage = "ja"\n')
     assert load_config(ws).companion.language == "ja"
+
+
+def test_old_flat_keys_are_read_into_the_nested_tables_with_a_note(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    cfg_file = tmp_path / "config.toml"
+    cfg_file.write_text('[models]\nchat = "ollama:qwen2.5:3b"\nollama_host = "http://127.0.0.1:7"\n'
+                        'anthropic_base_url = "http://127.0.0.1:8"\n[models.roles]\ndefault = "ollama:x"\n'
+                        '[gate]\nauto_approve_paths = ["src/"]\n')
+    monkeypatch.setenv("DUCKFLOW_CONFIG", str(cfg_file))
+    cfg = load_config(env={})
+    assert (cfg.models.roles.chat, cfg.models.roles.default) == ("ollama:qwen2.5:3b", "ollama:x")
+    assert cfg.models.ollama.host == "http://127.0.0.1:7" and cfg.models.base_urls["anthropic"] == "http://127.0.0.1:8"
+    assert cfg.gate.auto_approve.paths == ["src/"] and cfg.models.for_role("worker") == "ollama:x"
+    assert "models.chat is deprecated: write it as models.roles.chat" in cfg.deprecations
+    assert "gate.auto_approve_paths is deprecated: write it as gate.auto_approve.paths" in cfg.deprecations
+    fresh = load_config(env={"DUCKFLOW_MODEL": "ollama:y", "OLLAMA_HOST": "h:1"})
+    assert fresh.models.roles.default == "ollama:y" and fresh.models.ollama.host == "h:1"
+    from duckflow.channels.cli.config_cmd import effective
+
+    rows = effective(None, env={})
+    assert rows["models.roles.chat"]["source"] == "legacy key models.chat"
+    assert "models.chat is deprecated: write it as models.roles.chat" in rows["_deprecations"]["value"]

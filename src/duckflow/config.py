@@ -7,24 +7,70 @@ Every section is its own pydantic model; a subsystem reads only its section.
 
 from __future__ import annotations
 
+import logging
 import os
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    ValidatorFunctionWrapHandler,
+    model_validator,
+)
 
 from duckflow.errors import ConfigError
 from duckflow.orchestra.settings import Coder3Config, LoopConfig, RoutingConfig
 from duckflow.paths import config_file, workspace_state_dir
 
+_noted: set[str] = set()  # deprecation notes already logged in this process
+
 
 class _Section(BaseModel):
+    """A config section. `_LEGACY` maps an old flat key to its nested place ("table.key"): the
+    old key is still read, moved there, and noted once (`deprecations`, and a log warning)."""
+
     model_config = ConfigDict(extra="forbid")
+    _LEGACY: ClassVar[dict[str, str]] = {}
+    _deprecations: list[str] = PrivateAttr(default_factory=list)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _nest_legacy_keys(cls, data: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        notes: list[str] = []
+        if cls._LEGACY and isinstance(data, dict) and any(k in data for k in cls._LEGACY):
+            data = dict(data)
+            for old, new in cls._LEGACY.items():
+                if old not in data:
+                    continue
+                table, key = new.split(".")
+                value = data.pop(old)
+                nested = dict(data.get(table) or {})
+                nested.setdefault(key, value)  # the new key wins when both are given
+                data[table] = nested
+                notes.append(f"{cls._SECTION}.{old} is deprecated: write it as {cls._SECTION}.{new}")
+        model = handler(data)
+        if notes:
+            model._deprecations = notes
+            for note in notes:
+                if note not in _noted:
+                    _noted.add(note)
+                    logging.getLogger("duckflow.config").warning(note)
+        return model
+
+    _SECTION: ClassVar[str] = ""
+
+    @property
+    def deprecations(self) -> list[str]:
+        return list(self._deprecations)
 
 
-class ModelsConfig(_Section):
-    """Which models play which role (seed 003 §3). Names are `provider:model`."""
+class ModelRoles(_Section):
+    """Which model plays which role (seed 003 §3); an unset role uses `default`."""
 
     default: str | None = None
     chat: str | None = None
@@ -32,11 +78,31 @@ class ModelsConfig(_Section):
     coder1: str | None = None
     coder2: str | None = None
     coder3: str | None = None
+
+
+class OllamaSettings(_Section):
+    """The Ollama server: where it is, how to restart it, the context it is asked for."""
+
+    host: str = "http://127.0.0.1:11434"
+    restart_command: str | None = None
+    restart_wait_s: float = 60.0
+    num_ctx: int = 8192
+
+
+class ModelsConfig(_Section):
+    """Models: `[models.roles]` (names are `provider:model`), `[models.ollama]`, providers' URLs,
+    retries and fallbacks. The flat keys of earlier versions (`models.chat`,
+    `models.ollama_host`, `models.anthropic_base_url`, ...) are still read, with a note."""
+
+    _SECTION = "models"
+    _LEGACY = {**{r: f"roles.{r}" for r in ("default", "chat", "worker", "coder1", "coder2", "coder3")},
+               "ollama_host": "ollama.host", "ollama_restart_command": "ollama.restart_command",
+               "ollama_restart_wait_s": "ollama.restart_wait_s", "ollama_num_ctx": "ollama.num_ctx",
+               "anthropic_base_url": "base_urls.anthropic"}
+
+    roles: ModelRoles = Field(default_factory=ModelRoles)
+    ollama: OllamaSettings = Field(default_factory=OllamaSettings)
     fallbacks: list[str] = Field(default_factory=list)
-    ollama_host: str = "http://127.0.0.1:11434"
-    ollama_restart_command: str | None = None
-    ollama_restart_wait_s: float = 60.0
-    ollama_num_ctx: int = 8192
     # bounds on the model's own context_length (/api/show); seed 003 uses max 8192 for its
     # custom 8k models, which would reject most stock models, hence the wider default
     min_context: int = 4096
@@ -44,9 +110,9 @@ class ModelsConfig(_Section):
     request_timeout_s: float = 120.0
     # the whole model call, however the server trickles (keep-alives); see docs/llm.md
     request_deadline_s: float = Field(default=600.0, gt=0, allow_inf_nan=False)
-    # OpenAI-compatible servers: provider -> base URL (openai, openrouter, vllm, lmstudio, llamacpp)
+    # provider -> base URL: anthropic, and the OpenAI-compatible ones (openai, openrouter, vllm,
+    # lmstudio, llamacpp)
     base_urls: dict[str, str] = Field(default_factory=dict)
-    anthropic_base_url: str | None = None
     retries: int = 3
     circuit_threshold: int = 3
     circuit_cooldown_s: float = 30.0
@@ -56,6 +122,10 @@ class ModelsConfig(_Section):
     local_threads: int = 0  # 0: one per core, at most 8
     # local models (in-process, or any server on this machine): grammar-constrained, bounded replies
     constrained_decoding: bool = True
+
+    def for_role(self, role: str) -> str | None:
+        """The model named for `role` (chat, worker, coder1..3), else `default`, else None."""
+        return getattr(self.roles, role, None) or self.roles.default
 
 
 # Files a shell, a desktop or Windows runs by themselves when opened or named as a command;
@@ -88,6 +158,17 @@ class WorkspaceConfig(_Section):
     checkpoint_max_bytes: int = 200_000_000
 
 
+class AutoApproveConfig(_Section):
+    """The default scope of `duckflow autoapprove on` (seed 003 §10.2: design/review, docs/ only)."""
+
+    ttl_min: int = 60
+    task_types: list[str] = Field(default_factory=lambda: ["design", "review"])
+    tools: list[str] = Field(default_factory=lambda: ["*"])
+    paths: list[str] = Field(default_factory=lambda: ["docs/"])
+    deny_operations: list[str] = Field(default_factory=lambda: ["delete", "rename", "push_public"])
+    max_risk: Literal["low", "medium", "high"] = "medium"
+
+
 class GateConfig(_Section):
     """Approval defaults (seed 003 §6.4, §10.2): approval is required unless scoped otherwise.
 
@@ -95,6 +176,10 @@ class GateConfig(_Section):
     push_public, cost_over_limit, outside_workspace, dangerous_extension, broad_overwrite) is
     always hard-required. See docs/gate.md.
     """
+
+    _SECTION = "gate"
+    _LEGACY = {f"auto_approve_{k}": f"auto_approve.{k}"
+               for k in ("ttl_min", "task_types", "tools", "paths", "deny_operations", "max_risk")}
 
     require_approval: bool = True
     db_path: str | None = None
@@ -116,14 +201,7 @@ class GateConfig(_Section):
     broad_overwrite_files: int = 10
     pending_expiry_min: int | None = None
     risk_rules_file: str | None = None
-    auto_approve_ttl_min: int = 60
-    auto_approve_task_types: list[str] = Field(default_factory=lambda: ["design", "review"])
-    auto_approve_tools: list[str] = Field(default_factory=lambda: ["*"])
-    auto_approve_paths: list[str] = Field(default_factory=lambda: ["docs/"])
-    auto_approve_deny_operations: list[str] = Field(
-        default_factory=lambda: ["delete", "rename", "push_public"]
-    )
-    auto_approve_max_risk: Literal["low", "medium", "high"] = "medium"
+    auto_approve: AutoApproveConfig = Field(default_factory=lambda: AutoApproveConfig())
 
 
 class BudgetConfig(_Section):
@@ -173,6 +251,8 @@ class TraceConfig(_Section):
 
 
 class Config(_Section):
+    """Every section; `deprecations` lists the old keys that were read (see `_Section`)."""
+
     models: ModelsConfig = Field(default_factory=ModelsConfig)
     workspace: WorkspaceConfig = Field(default_factory=WorkspaceConfig)
     gate: GateConfig = Field(default_factory=GateConfig)
@@ -185,10 +265,14 @@ class Config(_Section):
     loop: LoopConfig = Field(default_factory=LoopConfig)
     coder3: Coder3Config = Field(default_factory=Coder3Config)
 
+    @property
+    def deprecations(self) -> list[str]:
+        return [*self.models.deprecations, *self.gate.deprecations, *self.routing.llm.deprecations]
+
 
 _ENV: dict[str, tuple[str, str]] = {
-    "DUCKFLOW_MODEL": ("models", "default"),
-    "OLLAMA_HOST": ("models", "ollama_host"),
+    "DUCKFLOW_MODEL": ("models", "roles.default"),
+    "OLLAMA_HOST": ("models", "ollama.host"),
     "TRACE_OTLP_ENDPOINT": ("trace", "otlp_endpoint"),
     "OTEL_EXPORTER_OTLP_ENDPOINT": ("trace", "otlp_endpoint"),
     "DUCKFLOW_LANGUAGE": ("companion", "language"),
@@ -285,11 +369,14 @@ def load_config(workspace: str | Path | None = None, *, env: dict[str, str] | No
         _refuse_loosening(ws_file, ws_data)
         _confine_paths(Path(workspace), ws_file, ws_data)
         data = _merge(data, ws_data)
-    for var, (section, key) in _ENV.items():
+    for var, (section, key) in _ENV.items():  # key may be "table.key" inside the section
         if environ.get(var):
-            data.setdefault(section, {})
-            if isinstance(data[section], dict):
-                data[section][key] = environ[var]
+            target = data.setdefault(section, {})
+            *tables, last = key.split(".")
+            for table in tables:
+                target = target.setdefault(table, {}) if isinstance(target, dict) else target
+            if isinstance(target, dict):
+                target[last] = environ[var]
     try:
         return Config.model_validate(data)
     except ValidationError as exc:

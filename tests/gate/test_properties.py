@@ -72,8 +72,8 @@ def test_gate_from_config_reads_the_user_file(tmp_path: Path, monkeypatch: pytes
 def test_default_config_matches_the_seed_defaults() -> None:
     cfg = GateConfig()
     assert cfg.require_approval is True
-    assert cfg.auto_approve_ttl_min == 60
-    assert cfg.auto_approve_task_types == ["design", "review"]
-    assert cfg.auto_approve_paths == ["docs/"]
-    assert cfg.auto_approve_deny_operations == ["delete", "rename", "push_public"]
+    assert cfg.auto_approve.ttl_min == 60
+    assert cfg.auto_approve.task_types == ["design", "review"]
+    assert cfg.auto_approve.paths == ["docs/"]
+    assert cfg.auto_approve.deny_operations == ["delete", "rename", "push_public"]
     assert {"delete", "rename", "send_sensitive", "push_public", "cost_over_limit"} <= set(cfg.hard_required)

@@ -27,7 +27,7 @@ def test_seed_003_defaults() -> None:
     assert c.loop.allow_auto_reroute_once and c.loop.allow_chat_propose_reroute_once
     assert (c.coder3.provider, c.coder3.model, c.coder3.max_tokens, c.coder3.retry_max, c.coder3.timeout_sec) == (
         "anthropic", "claude-sonnet-4.5", 16_000, 2, 60.0)
-    assert c.models.ollama_num_ctx == 8192 and c.gate.require_approval
+    assert c.models.ollama.num_ctx == 8192 and c.gate.require_approval
 
 
 def test_role_models_and_legacy_code_keys(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -71,7 +71,7 @@ def test_config_show_names_every_value_and_its_source(tmp_path: Path, monkeypatc
     rows = json.loads(capsys.readouterr().out)
     assert rows["loop.max_loops"] == {"value": 5, "source": f"file {path}"}
     assert rows["loop.max_millis"] == {"value": 90000, "source": "default"}
-    assert rows["models.ollama_host"] == {"value": "127.0.0.1:9", "source": "env OLLAMA_HOST"}
+    assert rows["models.ollama.host"] == {"value": "127.0.0.1:9", "source": "env OLLAMA_HOST"}
     assert rows["routing.llm.coder_model"]["source"] == "legacy key routing.llm.code_model"
     assert rows["coder3.max_tokens"]["value"] == 16000
     assert main(["config", "show", "--section", "loop"]) == 0

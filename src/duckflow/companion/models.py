@@ -1,6 +1,6 @@
 """Which model the companion talks to, and the built-in scripted demo (`--model scripted:demo`).
 
-Order: `--model` → config (`models.chat`, then `models.default`) → environment
+Order: `--model` → config (`models.roles.chat`, then `models.roles.default`) → environment
 (OPENAI_BASE_URL alone selects that server, asking its `/v1/models` which model it serves when
 it is on this machine; OPENAI_API_KEY, ANTHROPIC_API_KEY, OLLAMA_HOST) → the bundled local model
 when llama-cpp-python is installed → otherwise a clear error listing the ways to get one.
@@ -43,7 +43,8 @@ def choose_model_name(explicit: str | None, config: Any, environ: dict[str, str]
     if explicit:
         return explicit
     models = getattr(config, "models", None)
-    for name in (getattr(models, "chat", None), getattr(models, "default", None)):
+    roles = getattr(models, "roles", None)
+    for name in (getattr(roles, "chat", None), getattr(roles, "default", None)):
         if name:
             return str(name)
     base = env.get("OPENAI_BASE_URL")

@@ -57,12 +57,12 @@ class GatePolicy:
             broad_overwrite_files=cfg.broad_overwrite_files,
             pending_expiry_min=cfg.pending_expiry_min,
             rules=load_rules(extra),
-            auto_approve_ttl_min=cfg.auto_approve_ttl_min,
-            auto_approve_task_types=tuple(cfg.auto_approve_task_types),
-            auto_approve_tools=tuple(cfg.auto_approve_tools),
-            auto_approve_paths=tuple(cfg.auto_approve_paths),
-            auto_approve_deny_operations=tuple(cfg.auto_approve_deny_operations),
-            auto_approve_max_risk=cfg.auto_approve_max_risk,
+            auto_approve_ttl_min=cfg.auto_approve.ttl_min,
+            auto_approve_task_types=tuple(cfg.auto_approve.task_types),
+            auto_approve_tools=tuple(cfg.auto_approve.tools),
+            auto_approve_paths=tuple(cfg.auto_approve.paths),
+            auto_approve_deny_operations=tuple(cfg.auto_approve.deny_operations),
+            auto_approve_max_risk=cfg.auto_approve.max_risk,
         )
 
     @classmethod

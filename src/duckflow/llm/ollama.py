@@ -196,7 +196,7 @@ class OllamaModel(HTTPModel):
             raise LLMConnectionError(
                 f"{self.name}: Ollama is down or the model is missing, and no restart command is set",
                 hint=f"start it (`ollama serve`, `ollama pull {self.model}`) or set "
-                     "models.ollama_restart_command",
+                     "models.ollama.restart_command",
                 provider=self.name,
             )
         argv = (shlex.split(self.restart_command) if isinstance(self.restart_command, str)
@@ -207,7 +207,7 @@ class OllamaModel(HTTPModel):
                                     stderr=subprocess.DEVNULL, start_new_session=True)
         except OSError as exc:
             raise LLMConnectionError(f"{self.name}: restart command failed to start: {exc}",
-                                     hint="check models.ollama_restart_command", provider=self.name,
+                                     hint="check models.ollama.restart_command", provider=self.name,
                                      retryable=False) from exc
         self.restarts += 1
         deadline = time.monotonic() + self.restart_wait_s

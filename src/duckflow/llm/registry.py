@@ -50,11 +50,11 @@ def _host_url(host: str) -> str:
 def resolve_name(name: str, config: ModelsConfig) -> str:
     """A role name replaced by the model configured for it."""
     if name in ROLES:
-        chosen = getattr(config, name) or config.default
+        chosen = config.for_role(name)
         if not chosen:
             raise ConfigError(
                 f"no model is configured for role {name!r}",
-                hint=f"set models.{name} (or models.default / DUCKFLOW_MODEL) to e.g. ollama:llama3.1:8b",
+                hint=f"set models.roles.{name} (or models.roles.default / DUCKFLOW_MODEL) to e.g. ollama:llama3.1:8b",
             )
         return str(chosen)
     return name
@@ -89,9 +89,9 @@ def get_model(name: str, config: ModelsConfig | Any = None, *, env: Mapping[str,
     if provider == "ollama":
         from duckflow.llm.ollama import OllamaModel
 
-        host = environ.get("OLLAMA_HOST") or cfg.ollama_host
-        return OllamaModel(model, base_url=_host_url(host), num_ctx=cfg.ollama_num_ctx,
-                           restart_command=cfg.ollama_restart_command, restart_wait_s=cfg.ollama_restart_wait_s,
+        host = environ.get("OLLAMA_HOST") or cfg.ollama.host
+        return OllamaModel(model, base_url=_host_url(host), num_ctx=cfg.ollama.num_ctx,
+                           restart_command=cfg.ollama.restart_command, restart_wait_s=cfg.ollama.restart_wait_s,
                            min_context=cfg.min_context, max_context=cfg.max_context, timeout_s=timeout,
                            on_event=on_event, deadline_s=deadline)
     if provider == "local":
@@ -103,7 +103,7 @@ def get_model(name: str, config: ModelsConfig | Any = None, *, env: Mapping[str,
         from duckflow.llm.anthropic import AnthropicModel
         from duckflow.llm.provider import is_local_url
 
-        base = environ.get("ANTHROPIC_BASE_URL") or cfg.anthropic_base_url or AnthropicModel.default_base_url
+        base = environ.get("ANTHROPIC_BASE_URL") or cfg.base_urls.get("anthropic") or AnthropicModel.default_base_url
         key = environ.get("ANTHROPIC_API_KEY")
         if not key and not is_local_url(base):
             raise _missing("anthropic", model, "ANTHROPIC_API_KEY")

@@ -95,7 +95,7 @@ class Orchestrator:
         self.roles = Roles(config, models=models)
         from duckflow.orchestra.health import OllamaReadiness
 
-        self.roles.health = OllamaReadiness(config.models.ollama_restart_command)
+        self.roles.health = OllamaReadiness(config.models.ollama.restart_command)
         self.router = router or build_router(config, on_event=self._router_event, classifier_model=classifier_model)
         self.loop = LoopController(self.roles, config.loop, emit=self.emit)
         self.coder = CoderFlow(self.roles, workspace=self.workspace, gate=gate, state=self.state, emit=self.emit,
@@ -120,7 +120,7 @@ class Orchestrator:
             return True
         if role == "worker":  # only an explicit Worker model takes work away from the companion
             llm = self.config.routing.llm
-            return bool(llm.worker_model or self.config.models.worker)
+            return bool(llm.worker_model or self.config.models.roles.worker)
         return role_model_name(role, self.config.routing, self.config.models, self.config.coder3) is not None
 
     async def route(self, text: str, raw: dict[str, Any] | None = None) -> RoutingDecision:

@@ -82,7 +82,7 @@ class Roles:
         if name is None:
             raise RoleUnavailable(f"no model is configured for the {role} role",
                                   hint=f"set routing.llm.{_ALIAS_KEY[role].replace('_alias', '_model')} "
-                                       "(or models.default / DUCKFLOW_MODEL)")
+                                       "(or models.roles.default / DUCKFLOW_MODEL)")
         from duckflow.llm.registry import get_model
 
         model = get_model(name, self.config.models, on_event=self.on_event)

@@ -2,7 +2,7 @@
 
 Plain pydantic models with seed 003's defaults; `duckflow.config.Config` holds them. Role models
 are `routing.llm.<role>_provider` + `<role>_model` (e.g. ollama + chat-v1:latest); a role left
-unset uses `models.<role>`, then `models.default`. The legacy keys `code_provider`/`code_model`
+unset uses `models.roles.<role>`, then `models.roles.default`. The legacy keys `code_provider`/`code_model`
 are read as Coder1's (`coder_*`) with a deprecation note.
 """
 
@@ -120,16 +120,17 @@ def role_model_name(role: str, routing: RoutingConfig, models: Any, coder3: Code
     """The `provider:model` name a role uses, or None when nothing is configured for it.
 
     role: chat | worker | coder1 | coder2 | coder3. Order: routing.llm → [coder3] (Coder3 only)
-    → models.<role> → models.default.
+    → models.roles.<role> → models.roles.default.
     """
     prefix = {"chat": "chat", "worker": "worker", "coder1": "coder", "coder2": "coder2", "coder3": "coder3"}[role]
     provider = getattr(routing.llm, f"{prefix}_provider")
     model = getattr(routing.llm, f"{prefix}_model")
-    if role == "coder3" and coder3 is not None and not model and not getattr(models, "coder3", None):
+    roles = getattr(models, "roles", None)
+    if role == "coder3" and coder3 is not None and not model and not getattr(roles, "coder3", None):
         provider, model = provider or coder3.provider, coder3.model
     if model:
         return _join(provider, model)
-    chosen = getattr(models, role, None) or getattr(models, "default", None)
+    chosen = getattr(roles, role, None) or getattr(roles, "default", None)
     return str(chosen) if chosen else None
 
 

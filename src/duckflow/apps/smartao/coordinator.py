@@ -103,7 +103,7 @@ class Coordinator:
     def _needs_model(self, task: str) -> None:
         if self.model is None:
             raise EssayError(f"essay {task} needs a model",
-                             hint="pass --model NAME (e.g. local:default, ollama:qwen2.5) or set models.default")
+                             hint="pass --model NAME (e.g. local:default, ollama:qwen2.5) or set models.roles.default")
 
     async def run(self, task: str, text: str, *, session: str, rubric: str | Path | None = None,
                   route: dict[str, Any] | None = None) -> EssayReport:

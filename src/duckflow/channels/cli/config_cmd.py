@@ -52,8 +52,16 @@ def _covered(key: str, keys: set[str]) -> bool:
     return key in keys or any(k.startswith(key + ".") or key.startswith(k + ".") for k in keys)
 
 
-_LEGACY = {"routing.llm.coder_provider": "routing.llm.code_provider",
+def _legacy_keys() -> dict[str, str]:
+    """New dotted key -> the old key that may still set it (the sections' `_LEGACY` tables)."""
+    from duckflow.config import GateConfig, ModelsConfig
+
+    out = {"routing.llm.coder_provider": "routing.llm.code_provider",
            "routing.llm.coder_model": "routing.llm.code_model"}
+    for section in (ModelsConfig, GateConfig):
+        out.update({f"{section._SECTION}.{new}": f"{section._SECTION}.{old}"
+                    for old, new in section._LEGACY.items()})
+    return out
 
 
 def effective(workspace: str | None = None, env: dict[str, str] | None = None) -> dict[str, dict[str, Any]]:
@@ -73,6 +81,7 @@ def effective(workspace: str | None = None, env: dict[str, str] | None = None) -
     env_map: dict[str, tuple[str, str]] = getattr(cfgmod, "_ENV", {})
     env_keys = {f"{section}.{key}": var for var, (section, key) in env_map.items() if environ.get(var)}
     out: dict[str, dict[str, Any]] = {}
+    legacy_keys = _legacy_keys()
     for key, value in values.items():
         if key in env_keys:
             source = f"env {env_keys[key]}"
@@ -82,13 +91,14 @@ def effective(workspace: str | None = None, env: dict[str, str] | None = None) -
             source = f"file {user_file}"
         else:
             source = "default"
-        legacy = _LEGACY.get(key)
-        if source == "default" and legacy and legacy in values and values[legacy] is not None:
+        legacy = legacy_keys.get(key)
+        if source == "default" and legacy and (legacy in user_keys or legacy in ws_keys
+                                               or values.get(legacy) is not None):
             source = f"legacy key {legacy}"
         out[key] = {"value": value, "source": source}
-    notes = config.routing.llm.deprecations
+    notes = config.deprecations
     if notes:
-        out["_deprecations"] = {"value": notes, "source": "routing.llm"}
+        out["_deprecations"] = {"value": notes, "source": "config"}
     return out
 
 

@@ -28,7 +28,7 @@ class OrchestraOutcome:
 
 def chat_model_name(workspace: Any) -> str | None:
     """The Chat role's model when `routing.llm.chat_model` is set: the companion's Main decision is
-    made by the Chat role (seed 003); None leaves the companion's own choice (models.chat/default)."""
+    made by the Chat role (seed 003); None leaves the companion's own choice (models.roles.chat or .default)."""
     from pathlib import Path
 
     from duckflow.config import load_config
