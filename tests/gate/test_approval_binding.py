@@ -37,7 +37,9 @@ def test_a_create_granted_after_the_person_wrote_the_file_is_asked_again(
     root.mkdir()
     _, job = _pending_job(capsys, root)
     (root / "hello.py").write_text(MINE)  # the person writes their own, then grants the old job
+    capsys.readouterr()
     assert cli(["approvals", "grant", job, "--by", "cli:alice"]) == 0
+    assert "note: hello.py did not exist when the approval was asked and now exists" in capsys.readouterr().out
     rc, out, _ = _json_run(capsys, "--resume", "-w", str(root))
     assert (root / "hello.py").read_text() == MINE  # not silently overwritten
     assert rc == 4 and out["ending"] == "approval"

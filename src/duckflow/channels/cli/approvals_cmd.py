@@ -76,6 +76,24 @@ def _show(gate: Gate, args: argparse.Namespace) -> int:
     return 0
 
 
+def _changed_since_asked(job: Job) -> str | None:
+    """Why the granted job would not run as shown (gate/binding.py), or None."""
+    from pathlib import Path
+
+    from duckflow.gate.binding import WORKSPACE_KEY, stale
+    from duckflow.workspace.guard import WorkspaceGuard
+
+    extra = job.request.operation.extra
+    where = extra.get(WORKSPACE_KEY)
+    if not isinstance(where, str) or not Path(where).is_dir():
+        return None
+    try:
+        found = stale(Path(where), WorkspaceGuard(where), extra)
+    except Exception:  # noqa: BLE001 - a note only; the check that counts runs before the call
+        return None
+    return found[1].split(";")[0] if found else None
+
+
 def _decide(gate: Gate, args: argparse.Namespace, granted: bool) -> int:
     decision = gate.decide(args.job, granted, who(args.by), args.note)
     if args.json:
@@ -84,6 +102,9 @@ def _decide(gate: Gate, args: argparse.Namespace, granted: bool) -> int:
     job = gate.get(decision.job_id)
     verb = "Granted" if granted else "Denied"
     print(f"{verb} {decision.job_id[:8]}: {job.request.summary.splitlines()[0]} (by {decision.by}).")
+    changed = _changed_since_asked(job) if granted else None
+    if changed:
+        print(f"note: {changed}; it will not run as it is — the task asks again when it resumes.")
     left = len(gate.pending())
     if left:
         print(f"{left} more pending: `duckflow approvals list`.")
