@@ -189,3 +189,11 @@ def test_route_command_has_no_side_effects(tmp_path: Path) -> None:
     out = _cli("route", "/local", "--channel", "line", "--json", env_home=tmp_path)
     assert json.loads(out.stdout)["flags"]["local_only"] is True
     assert not (tmp_path / "events").exists() and not (tmp_path / "orchestra.db").exists()
+
+
+async def test_a_mode_command_with_text_routes_the_text_and_has_no_notice() -> None:
+    flags = SessionFlags()
+    d = await decide("/local\nCSVを集計して", flags=flags)
+    assert (d.primary_route, d.source, d.flags.local_only, d.notice) == ("ANALYZE", "rules", True, "")
+    d = await decide("/cloud", flags=flags)
+    assert d.notice and not d.flags.local_only

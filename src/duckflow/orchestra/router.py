@@ -204,7 +204,7 @@ class MessageRouter:
             local_only = mode == "local"
         mode_flags = RouteFlags(local_only=local_only)
         notice = ""
-        if parsed.modes:
+        if parsed.modes and not parsed.text:  # only a mode switch: the router answers it
             notice = ("Local-only mode on: no cloud model is called until you send /cloud." if local_only
                       else "Local-only mode off: CODE may use cloud Coders again.")
         base: dict[str, Any] = {"flags": mode_flags, "text": parsed.text, "notice": notice}
