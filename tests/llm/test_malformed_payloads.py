@@ -171,3 +171,24 @@ async def test_anthropic_malformed_event_is_a_provider_error(server: FakeServer,
     model = AnthropicModel("claude-test", base_url=server.url, api_key="k")
     with pytest.raises(LLMProviderError, match="provider_error"):
         await complete(model, HI)
+
+
+@pytest.mark.parametrize("text", [DEEP, '{"a":' * 50_000 + "1" + "}" * 50_000])
+async def test_duckflow_run_on_a_reply_text_of_nested_brackets(tmp_path: Path, server: FakeServer,
+                                                              text: str) -> None:
+    # a well-formed stream whose *text* is 100,000 nested brackets: read, refused, no traceback
+    server.default(PATH, Reply(chunks=openai_stream([text])))
+    rc, out, err, took = await _duckflow_run(tmp_path, server, "retries = 0\n")
+    assert "Traceback" not in out + err and took < 60
+    result = json.loads(out.strip().splitlines()[-1])
+    assert rc == 1 and "nests deeper than" in result["message"]
+    assert _saved_status(result["session_id"])["status"] != "IN_PROGRESS"
+
+
+def test_read_json_refuses_deep_nesting_without_recursion_error() -> None:
+    from duckflow.protocols.jsonreply import read_json
+
+    for text in (DEEP, "[" * 100_000, '{"a":' * 50_000 + "1" + "}" * 50_000):
+        reply = read_json(text)
+        assert not reply.ok and "nests deeper" in reply.errors[0]
+    assert read_json('{"a": "' + "[" * 1000 + '"}').ok  # brackets inside a string are text

@@ -265,6 +265,8 @@ class CompanionSession(LiveMixin, StepsMixin):
             self._reply(text)
             return self._result(text, None, [], "pending_user")
         d = dr.decision
+        if dr.safe_default:  # unreadable twice (garbage, 100,000 brackets): wait for the person
+            self.note_interrupted(f"the model's decision could not be read: {'; '.join(dr.errors[:2])}")
         if dr.repairs:
             self.chunks.notice("json_repaired", "repaired the decision JSON: " + "; ".join(dr.repairs))
         if dr.reasked and not dr.safe_default:

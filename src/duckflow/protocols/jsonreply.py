@@ -116,6 +116,8 @@ def _loads(candidate: str, cut: bool) -> tuple[Any, list[str]] | None:
         return json.loads(candidate), []
     except ValueError:
         pass
+    except RecursionError:
+        return None  # nested too deeply to be a reply anyone meant (100,000 brackets, say)
     import json_repair
 
     try:
@@ -181,9 +183,40 @@ def read_json(text: str, schema: type[BaseModel] | None = None) -> JsonReply:
         text, thinking = without, ["removed_thinking"]
         if not text.strip():
             return JsonReply(False, repairs=thinking, errors=["the reply has only reasoning (<think>), no JSON"])
+    if _nests_deeper(text, MAX_NESTING):
+        return JsonReply(False, repairs=thinking,
+                         errors=[f"the reply nests deeper than {MAX_NESTING} levels: refused"])
     reply = _read(text, schema)
     reply.repairs = thinking + reply.repairs
     return reply
+
+
+MAX_NESTING = 200  # far beyond any real reply; 100,000 brackets would overflow the parser
+
+
+def _nests_deeper(text: str, limit: int) -> bool:
+    """Brackets nested deeper than `limit` outside JSON strings (cheap: most replies skip the scan)."""
+    if text.count("[") + text.count("{") <= limit:
+        return False
+    level = 0
+    in_str = esc = False
+    for ch in text:
+        if in_str:
+            if esc:
+                esc = False
+            elif ch == "\\":
+                esc = True
+            elif ch == '"':
+                in_str = False
+        elif ch == '"':
+            in_str = True
+        elif ch in "[{":
+            level += 1
+            if level > limit:
+                return True
+        elif ch in "]}" and level:
+            level -= 1
+    return False
 
 
 def _read(text: str, schema: type[BaseModel] | None) -> JsonReply:
@@ -212,7 +245,7 @@ def _read(text: str, schema: type[BaseModel] | None) -> JsonReply:
         return JsonReply(False, None, first_repairs, first_errors)
     try:  # a bare scalar reply such as `true` or `42`
         value = json.loads(text.strip())
-    except ValueError:
+    except (ValueError, RecursionError):
         return JsonReply(False, errors=["no JSON object or array found in the reply (it is prose only)"])
     if schema is None:
         return JsonReply(True, value, [], [])
