@@ -180,3 +180,21 @@ def test_companion_approvals_reach_the_event_log(tmp_path: Path, capsys: pytest.
     assert cli(["events", "--type", "approval.requested", "--json"]) == 0
     rows = [json.loads(x) for x in capsys.readouterr().out.strip().splitlines()]
     assert rows[-1]["job_id"] == job and rows[-1]["approval_status"] == "pending" and rows[-1]["final_route"] == "CODE"
+
+
+def test_chat_shows_the_coders_diff_and_yes_applies_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    import io
+
+    with FakeOllama() as server:
+        configure(tmp_path, monkeypatch, server.url)
+        server.replies = [json.dumps({"job_id": "j", "plan": "fix the sign", "patch": PATCH, "risk": "low",
+                                      "need_approval": True})]
+        ws = tmp_path / "ws"
+        ws.mkdir()
+        (ws / "app.py").write_text("def add(a, b):\n    return a - b\n", encoding="utf-8")
+        monkeypatch.setattr(sys, "stdin", io.StringIO("/code2 fix add in app.py\nmaybe\nyes\n"))
+        assert cli(["chat", "-w", str(ws), "--model", "scripted:demo", "--new"]) == 0
+        out = " ".join(capsys.readouterr().out.split())
+        assert "plan: fix the sign" in out and "+ return a + b" in out and "waits for your approval: yes / no" in out
+        assert "Applied job" in out and "return a + b" in (ws / "app.py").read_text()

@@ -106,6 +106,7 @@ class RoutedInput:
         elif turn.action == "approval":
             self.pending_job = turn.job_id
             self._print(turn.text, "yellow")
+            self._show_patch(turn.job_id)
             self._print("answer: yes / no", "yellow")
         else:
             from rich.panel import Panel
@@ -115,6 +116,19 @@ class RoutedInput:
             if not self.quiet:
                 self.console.print(Panel(Text(turn.text), title=title, border_style="green"))
         return None
+
+    def _show_patch(self, job_id: str | None) -> None:
+        """The Coder's plan and diff (first 60 lines) so the person sees what they approve."""
+        job = self.orch.state.job(job_id) if job_id else None
+        if job is None or self.quiet:
+            return
+        from rich.syntax import Syntax
+
+        proposal = job["proposal"]
+        self._print(f"plan: {proposal.get('plan', '')}", "bold")
+        lines = str(proposal.get("patch", "")).splitlines()
+        shown = "\n".join(lines[:60]) + (f"\n… {len(lines) - 60} more lines" if len(lines) > 60 else "")
+        self.console.print(Syntax(shown, "diff", theme="ansi_dark", word_wrap=True))
 
     async def answer(self, text: str, *, by: str = "user (chat)") -> bool:
         """A yes/no for the pending Coder job; False when the text is neither (ask again)."""
