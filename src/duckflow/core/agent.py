@@ -1,6 +1,7 @@
 """Agent: streams one conversation step through the model, tools, handoffs and guards.
 
-`stream()` runs the six stages of seed 004 §3-1 and yields typed chunks:
+`stream()` runs six stages (seed 004 §3-1), each a hook a subclass may override, and yields
+typed chunks:
 (1) `_preprocess_messages` (input guardrails first: nothing streams before a refusal),
 (2) the model call, (3) deltas as chunks, (4) tool calls run (concurrently, bounded) and their
 results sent back, (5) the final answer through `_postprocess_response` and output

@@ -145,7 +145,7 @@ class ReplyData(_Data):
 
 
 class _ChunkBase(BaseModel):
-    """Fields in the order of seed 004 §5-1: time, agent, type, data, seq."""
+    """Fields in the order every channel prints them: time, agent, type, data, seq (seed 004 §5-1)."""
 
     # schemas are built on first use: a run emits a few of the kinds, and building all of them
     # at import cost ~60 ms of every start

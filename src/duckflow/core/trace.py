@@ -5,7 +5,8 @@
                tok_prompt=812, tok_completion=74, duration_ms=940, result={...})
     trace.flush(); trace.close()
 
-One JSON object per line, in seed 004 appendix C's shape: `event`, `time` (ISO-8601 UTC,
+One JSON object per line (`grep`/`jq` can read a trace without Duckflow; seed 004 app. C):
+`event`, `time` (ISO-8601 UTC,
 milliseconds, `Z`), `session`, `agent`, then the event's own fields. `emit()` only stamps
 the time and puts the record on a queue — it never blocks the event loop and never does I/O.
 A writer thread serialises each record, masks it with the sanitizer, appends it to the

@@ -13,7 +13,8 @@ from typing import Any
 from duckflow.gate.request import iso
 from duckflow.gate.store import GateStore
 
-# Event names follow seed 003 §7.1 (approval.*), plus the auto-approve switch and expiry.
+# Event names are `approval.<what>` so one prefix filters every decision from the log (seed 003
+# §7.1), plus the auto-approve switch and expiry.
 EVENTS = (
     "approval.requested",
     "approval.granted",

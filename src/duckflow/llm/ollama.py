@@ -3,9 +3,10 @@
 Wire format (Ollama docs, docs/api.md): POST /api/chat with `stream: true`; each line is a JSON
 object with `message.content` / `message.tool_calls`, the last one has `done: true` and the
 counts `prompt_eval_count` / `eval_count`. Requests carry `keep_alive: -1` (keep the model
-loaded) and `options.num_ctx` (8192 by default), as seed 003 §10 fixes.
+loaded: a reload costs seconds on every call) and `options.num_ctx` (8192 by default: Ollama's
+own default context is smaller than our prompts; seed 003 §10).
 
-Health (seed 003 §10): the server answers `/api/version`, the model is listed by `/api/tags`,
+Health: the server answers `/api/version`, the model is listed by `/api/tags`,
 and its context length from `/api/show` (`model_info["<arch>.context_length"]`) lies within
 [min_context, max_context]. When a call fails and the health check finds the server down or
 the model missing, the configured restart command runs, we wait (bounded) until healthy and

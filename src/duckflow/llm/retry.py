@@ -1,6 +1,6 @@
 """Retry with backoff, a fallback chain of models and a circuit breaker, every attempt reported.
 
-Policy (issue 3, seed 004 §7): timeouts, connection errors, 408, 409, 429 and 5xx — every
+Policy (seed 004 §7): timeouts, connection errors, 408, 409, 429 and 5xx — every
 `LLMError` with `retryable=True` — are retried on the same model `retries` times (default 3,
 so at most 4 attempts) with exponential backoff and full jitter (delay = uniform(0,
 min(max_delay, base_delay * 2**n))). A Retry-After from the server is honoured instead of the

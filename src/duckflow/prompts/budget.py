@@ -1,8 +1,8 @@
 """Token budget per prompt layer (seed 001 §11): count with the real tokenizer, cut in a fixed order.
 
 Limits come from config (`budget.base_tokens / main_tokens / specialized_tokens`, defaults
-500 / 800 / 1200). When a layer is over, items are removed one at a time in the seed's fixed
-order — evidence → conversation summary → open_questions → plan_brief — and the prompts are
+500 / 800 / 1200). When a layer is over, items are removed one at a time, least needed for the
+next step first — evidence → conversation summary → open_questions → plan_brief (seed 001 §11) — and the prompts are
 rendered again, until every layer fits or nothing cuttable is left. The report says what was
 cut and what is still over, so nothing is dropped silently.
 

@@ -1,10 +1,12 @@
 """Renders the three prompt layers — Base, Main, Specialized — from template files (seed 001 §3).
 
 Templates live in `prompts/templates/<lang>/` (en, ja) and are rendered with Jinja2 (imported
-lazily, compiled once per process). Base is concatenated in seed 003's fixed order:
-persona → policy → overlay (the session's data). A workspace's `CHAT_PERSONA.md` is read first
+lazily, compiled once per process). Base is concatenated persona → policy → overlay: the fixed
+text first, so it stays the same prefix across turns (a server can reuse its cache), and the
+session's data last, nearest the question (seed 003's order). A workspace's `CHAT_PERSONA.md` is read first
 and replaces the built-in persona. The fixed text of Base (persona + policy) is kept within
-1000 characters (seed 001 §3.1): a longer persona file is shortened visibly ("…").
+1000 characters, so the layer that repeats on every call stays cheap (seed 001 §3.1): a
+longer persona file is shortened visibly ("…").
 """
 
 from __future__ import annotations
