@@ -17,7 +17,7 @@ import asyncio
 import sys
 from typing import Any
 
-from duckflow.channels.cli.common import add_workspace
+from duckflow.channels.cli.common import add_model_options, add_workspace
 
 HELP = """commands: /status  /constraint TEXT  /remember TEXT  /set KEY VALUE  /cancel  /resume  /sessions
           /debug  /help  /quit
@@ -39,12 +39,7 @@ def is_resume(text: str) -> bool:
 
 def configure(parser: argparse.ArgumentParser) -> None:
     add_workspace(parser)
-    parser.add_argument("--model", "-m", help="provider:model, or scripted:demo")
-    parser.add_argument("--codec", choices=["symops", "dml", "native"],
-                        help="how the model writes actions (default: companion.codec, symops)")
-    parser.add_argument("--mode", choices=["auto", "single-call", "two-call"],
-                        help="one constrained reply per step (small models) or the two-call turn; "
-                             "auto picks single-call for small local models")
+    add_model_options(parser)
     parser.add_argument("--session", help="continue this session id")
     parser.add_argument("--new", action="store_true", help="start a new session (default: resume the latest)")
     parser.add_argument("--debug", action="store_true", help="show refused transitions, notices, model calls")

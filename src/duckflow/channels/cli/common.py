@@ -50,6 +50,16 @@ def workspace_dir(args: argparse.Namespace) -> Path:
     return path
 
 
+def add_model_options(parser: argparse.ArgumentParser) -> None:
+    """`--model`, `--codec`, `--mode`: how the companion's model is chosen and writes (chat, run)."""
+    parser.add_argument("--model", "-m", help="provider:model, or scripted:demo (no model needed)")
+    parser.add_argument("--codec", choices=["symops", "dml", "native"],
+                        help="how the model writes actions (default: companion.codec, symops)")
+    parser.add_argument("--mode", choices=["auto", "single-call", "two-call"],
+                        help="one constrained reply per step (small models) or the two-call turn; "
+                             "auto picks single-call for small local models")
+
+
 def add_json(parser: argparse.ArgumentParser, help: str = "print one JSON object (one line)") -> None:
     parser.add_argument("--json", action="store_true", help=help)
 

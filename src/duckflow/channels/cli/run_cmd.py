@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from duckflow.channels.cli.common import add_workspace, print_json
+from duckflow.channels.cli.common import add_model_options, add_workspace, print_json
 from duckflow.channels.cli.render import Renderer
 
 EXIT_OK, EXIT_STOPPED, EXIT_APPROVAL, EXIT_CANCELLED = 0, 1, 4, 130
@@ -24,12 +24,7 @@ __all__ = ["Renderer", "configure", "run"]
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("task", nargs="?", help="what to do (omit with --resume to continue)")
     add_workspace(parser)
-    parser.add_argument("--model", "-m", help="provider:model, or scripted:demo (no model needed)")
-    parser.add_argument("--codec", choices=["symops", "dml", "native"],
-                        help="how the model writes actions (default: companion.codec, symops)")
-    parser.add_argument("--mode", choices=["auto", "single-call", "two-call"],
-                        help="one constrained reply per step (small models) or the two-call turn; "
-                             "auto picks single-call for small local models")
+    add_model_options(parser)
     parser.add_argument("--auto-approve-workspace", action="store_true",
                         help="approve writes and commands inside the workspace for this run, "
                              "recorded as auto-approved (deletes, moves, destructive commands, "
