@@ -218,7 +218,7 @@ def run_supervised(cwd: Path, argv: list[str], timeout: float, env: dict[str, st
     hard_deadline = started + timeout + GRACE_S
     try:
         proc = subprocess.Popen(
-            [sys.executable, "-I", str(reaper), str(wfd), repr(float(timeout)), "--", *argv],
+            [sys.executable, "-I", "-S", str(reaper), str(wfd), repr(float(timeout)), "--", *argv],
             cwd=str(cwd), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, env=env, pass_fds=(wfd,), start_new_session=True)
     finally:
