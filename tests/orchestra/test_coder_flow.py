@@ -98,3 +98,17 @@ async def test_local_only_stays_in_its_own_channel_and_session(make_orch: Any) -
     cli = make_orch({}, channel="cli", session="u1")
     assert not (await cli.route("hello")).flags.local_only
     assert (await line.route("hello")).flags.local_only
+
+
+async def test_non_target_channels_see_no_side_effects(make_orch: Any) -> None:
+    """The CLI (not a seed 003 target channel) keeps its behaviour: CHAT and CODE text reach the companion
+    unchanged, nothing is declared for CHAT, and a LINE session's /local does not reach it."""
+    line = make_orch({}, channel="line", companion=False, session="same-id")
+    await line.handle("/local")
+    cli = make_orch({}, channel="cli", session="same-id")
+    chat = await cli.handle("hello there")
+    code = await cli.handle("Create hello.py that prints hi")
+    assert (chat.action, chat.text, chat.declaration) == ("companion", "hello there", "")
+    assert (code.action, code.text) == ("companion", "Create hello.py that prints hi") and code.declaration
+    assert not code.decision.flags.local_only
+    assert [e["type"] for e in events_of(cli) if e["channel"] == "cli"] == ["router.decision", "final.route"] * 2
