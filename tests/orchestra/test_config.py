@@ -74,6 +74,9 @@ def test_config_show_names_every_value_and_its_source(tmp_path: Path, monkeypatc
     assert rows["models.ollama.host"] == {"value": "127.0.0.1:9", "source": "env OLLAMA_HOST"}
     assert rows["routing.llm.coder_model"]["source"] == "legacy key routing.llm.code_model"
     assert rows["coder3.max_tokens"]["value"] == 16000
+    seed = rows["_seed_003_names"]["value"]
+    assert seed["approval.required_by_default"] == {"value": True, "source": "gate.require_approval, default"}
+    assert seed["loop.max_loops"] == {"value": 5, "source": f"file {path}"} and seed["keep_alive"]["value"] == -1
     assert main(["config", "show", "--section", "loop"]) == 0
     text = capsys.readouterr().out
     assert "loop.max_loops" in text and "models." not in text and "deprecated" in text

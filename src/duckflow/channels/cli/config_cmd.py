@@ -102,6 +102,48 @@ def effective(workspace: str | None = None, env: dict[str, str] | None = None) -
     return out
 
 
+# seed 003 §10 names → where the effective value lives (shown by `config show` after the settings)
+SEED_NAMES = {
+    "routing.classifier.min_confidence": "routing.classifier.min_confidence",
+    "routing.classifier.min_confidence_for_code": "routing.classifier.min_confidence_for_code",
+    "loop.max_loops": "loop.max_loops",
+    "loop.max_millis": "loop.max_millis",
+    "loop.allow_auto_reroute_once": "loop.allow_auto_reroute_once",
+    "loop.allow_chat_propose_reroute_once": "loop.allow_chat_propose_reroute_once",
+    "options.num_ctx": "models.ollama.num_ctx",
+    "providers.ollama_restart_command": "models.ollama.restart_command",
+    "ModelRequirement.MaxContext": "models.max_context",
+    "ModelRequirement.MinContext": "models.min_context",
+    "coder3.provider": "coder3.provider",
+    "coder3.model": "coder3.model",
+    "coder3.max_tokens": "coder3.max_tokens",
+    "coder3.retry_max": "coder3.retry_max",
+    "coder3.timeout_sec": "coder3.timeout_sec",
+    "approval.required_by_default": "gate.require_approval",
+    "approval.auto_approve.scope.allowed_task_types": "gate.auto_approve.task_types",
+    "approval.auto_approve.scope.allowed_paths_prefix": "gate.auto_approve.paths",
+    "approval.auto_approve.scope.deny_operations": "gate.auto_approve.deny_operations",
+    "approval.auto_approve.ttl_minutes": "gate.auto_approve.ttl_min",
+    "approval.hard_require_approval": "gate.hard_required",
+}
+FIXED = {
+    "keep_alive": (-1, "every Ollama request carries keep_alive -1 (llm/ollama.py)"),
+    "approval.auto_approve.enabled": (False, "off until `duckflow autoapprove on` (a switch in the gate's database)"),
+}
+
+
+def seed_names(rows: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Seed 003 §10's names with their effective value and the setting that holds it."""
+    out: dict[str, dict[str, Any]] = {}
+    for seed, key in SEED_NAMES.items():
+        row = rows.get(key)
+        if row is not None:
+            out[seed] = {"value": row["value"], "source": row["source"] if key == seed else f"{key}, {row['source']}"}
+    for seed, (value, why) in FIXED.items():
+        out[seed] = {"value": value, "source": why}
+    return out
+
+
 def run(args: argparse.Namespace) -> int:
     rows = effective(args.workspace)
     if args.section:
@@ -112,13 +154,21 @@ def run(args: argparse.Namespace) -> int:
 
             raise ConfigError(f"no configuration section {args.section!r}",
                               hint="run `duckflow config show` to see every section")
+    seed = seed_names(rows) if not args.section else {}
     if args.json:
+        if seed:
+            rows["_seed_003_names"] = {"value": seed, "source": "seed 003 §10"}
         print_json(rows)
         return 0
     notes = rows.pop("_deprecations", None)
     width = max((len(k) for k in rows), default=0)
     for key, row in rows.items():
         print(f"{key.ljust(width)} = {json.dumps(row['value'], ensure_ascii=False)}   [{row['source']}]")
+    if seed:
+        print("\nseed 003 §10 names:")
+        width = max(len(k) for k in seed)
+        for key, row in seed.items():
+            print(f"  {key.ljust(width)} = {json.dumps(row['value'], ensure_ascii=False)}   [{row['source']}]")
     for note in (notes or {}).get("value", []):
         print(f"note: {note}")
     return 0
