@@ -65,3 +65,24 @@ def test_issue_9_bars_are_ratios_with_their_baselines(capsys: pytest.CaptureFixt
     assert row["replies"] >= 6 and row["sources"] == ["https://github.com/Aider-AI/aider"]
     assert row["stages"]["strict"]["well_formed"] == 0  # aider's format is not Sym-Ops
     assert row["stages"]["fuzzy"]["exact_intended"] > 0.8  # each edit is proposed for its file
+
+
+def test_compliance_row_counts_stages_and_the_recorded_reasks(tmp_path: object) -> None:
+    """The table's arithmetic on a tiny folder: a strict reply, a broken one fixed by its re-ask."""
+    from pathlib import Path
+
+    from duckflow.bench._protocol_bars import compliance
+
+    root = Path(str(tmp_path))
+    folder = root / "model"
+    folder.mkdir(parents=True)
+    meta = {"source": "test", "request": "r", "intended": [{"type": "create", "path": "a.py"}]}
+    (folder / "01_ok.txt").write_text("$ create @ a.py\n--\nx = 1\n--\n")
+    (folder / "01_ok.json").write_text(json.dumps(meta))
+    (folder / "02_fixed.txt").write_text("$ create @ a.py\n--\nx = 1\n")  # never closed: not ok
+    (folder / "02_fixed.reask1.txt").write_text("$ create @ a.py\n--\nx = 1\n--\n")
+    (folder / "02_fixed.json").write_text(json.dumps(meta))
+    row = compliance(root)["compliance"]["rows"]["model"]
+    assert row["replies"] == 2 and row["runnable_guesses"] == 0
+    assert row["stages"]["strict"] == {"well_formed": 0.5, "exact_intended": 0.5}
+    assert row["stages"]["self_correct"] == {"well_formed": 1.0, "exact_intended": 1.0}
