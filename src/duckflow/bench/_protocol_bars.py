@@ -157,27 +157,38 @@ def noise(count: int, seed: int = 9) -> dict[str, Any]:
         "seconds": round(time.perf_counter() - started, 1), "examples": examples}}
 
 
-def _stage_row(results: list[tuple[Any, list[Any], list[tuple[str, str]]]]) -> dict[str, Any]:
+def _stage_row(results: list[tuple[Any, list[Any], list[tuple[str, str]], list[str]]]) -> dict[str, Any]:
     """One row: per stage, the share of replies well-formed there and the share whose intended
     actions were obtained exactly by then; runnable guesses over every reply read.
 
     strict / repaired: runnable actions equal the intended ones; fuzzy: the runnable ones, or
     the proposals a person would confirm, equal them; self-correct: the first reply of the
-    re-asks that reads cleanly (only when re-asked replies were recorded)."""
+    re-asks that reads cleanly (only when re-asked replies were recorded). A runnable guess is a
+    runnable action whose line in the reply does not declare it (verb and target); actions the
+    model declared beyond the intended ones are counted apart (`extra_declared`)."""
     n = len(results)
     stages = ("strict", "repaired", "fuzzy", "self_correct")
     well = dict.fromkeys(stages, 0)
     exact = dict.fromkeys(stages, 0)
     runnable_guesses = 0
-    recorded_reasks = any(reasks for _res, reasks, _i in results)
+    recorded_reasks = any(reasks for _res, reasks, _i, _t in results)
 
     def runnable(res: Any) -> list[tuple[str, str]]:
         return sorted((a.type, a.path or "") for a in res.actions if a.executable)
 
-    for res, reasks, intended in results:
+    extra_declared = 0
+    for res, reasks, intended, texts in results:
         want = sorted(intended)
-        for r in (res, *reasks):
-            runnable_guesses += sum(1 for a in r.actions if a.executable and (a.type, a.path or "") not in intended)
+        for r, text in zip((res, *reasks), texts, strict=True):
+            lines = text.replace("\r\n", "\n").split("\n")
+            for a in r.actions:
+                if not a.executable:
+                    continue
+                line = lines[a.line - 1] if 0 < a.line <= len(lines) else ""
+                if a.verb not in line or (a.path or "") not in line:
+                    runnable_guesses += 1  # runs, but its line in the reply does not declare it
+                elif (a.type, a.path or "") not in intended:
+                    extra_declared += 1
         proposed = sorted({(a.type, a.path or "") for a in res.actions})
         stage = res.stage
         well["strict"] += stage == "strict"
@@ -193,10 +204,10 @@ def _stage_row(results: list[tuple[Any, list[Any], list[tuple[str, str]]]]) -> d
     def share(k: int) -> float | None:
         return round(k / n, 3) if n else None
 
-    row: dict[str, Any] = {"replies": n, "runnable_guesses": runnable_guesses,
+    row: dict[str, Any] = {"replies": n, "runnable_guesses": runnable_guesses, "extra_declared": extra_declared,
                            "stages": {s: {"well_formed": share(well[s]), "exact_intended": share(exact[s])}
                                       for s in stages[:3]}}  # fmt: skip
-    if recorded_reasks or all(res.ok for res, _r, _i in results):
+    if recorded_reasks or all(res.ok for res, _r, _i, _t in results):
         row["stages"]["self_correct"] = {"well_formed": share(well["self_correct"]),
                                          "exact_intended": share(exact["self_correct"])}  # fmt: skip
         row["self_correct"] = "≤ 2 recorded re-asks (SelfCorrector message)"
@@ -221,9 +232,10 @@ def compliance(root: Path) -> dict[str, Any]:
             meta = json.loads(txt.with_suffix(".json").read_text("utf-8"))
             intended = [(i["type"], i["path"]) for i in meta.get("intended", [])]
             request = meta.get("request")
-            reasks = [parse(r.read_text("utf-8"), request=request)
-                      for r in sorted(folder.glob(f"{txt.stem}.reask*.txt"))]  # fmt: skip
-            results.append((parse(txt.read_text("utf-8"), request=request), reasks, intended))
+            texts = [txt.read_text("utf-8")]
+            texts += [r.read_text("utf-8") for r in sorted(folder.glob(f"{txt.stem}.reask*.txt"))]
+            reasks = [parse(t, request=request) for t in texts[1:]]
+            results.append((parse(texts[0], request=request), reasks, intended, texts))
             sources.add(meta.get("source", "").split("/blob/")[0].split(" with `")[0])
         row = _stage_row(results)
         row["sources"] = sorted(s for s in sources if s)

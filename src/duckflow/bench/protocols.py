@@ -270,7 +270,8 @@ def _print(result: dict[str, Any]) -> None:
             print(f"    {row_name} ({row['replies']} real replies; {', '.join(row['sources'])}):")
             for stage, cell in row["stages"].items():
                 print(f"      {stage:12s} well-formed {cell['well_formed']:.0%}  exact intended {cell['exact_intended']:.0%}")
-            print(f"      self-correct: {row['self_correct']}; runnable guesses {row['runnable_guesses']}")
+            print(f"      self-correct: {row['self_correct']}; runnable guesses {row['runnable_guesses']}; "
+                  f"declared beyond the intended actions {row['extra_declared']}")
     c = result["corpus"]
     if "report" in c and isinstance(c["report"], dict):
         rep = c["report"]
