@@ -85,3 +85,17 @@ async def test_async_stream_yields_items() -> None:
     kinds = [ev.kind async for ev in sp.stream(source())]
     assert kinds == ["thought", "thought", "action"]
     assert sp.final is not None and sp.final.actions[0].path == "ls"
+
+
+@pytest.mark.parametrize("size", [1, 3])
+def test_thousands_of_pieces_are_packed_and_change_nothing(size: int) -> None:
+    """More than 4,096 pieces: they are packed as they come (inside a long block too)."""
+    body = "\n".join(f"row {i} -- not a fence" for i in range(700))
+    text = ("~ start\n$ create @ big.py\n--\n" + body + "\n--\nprose in the middle\n"
+            "$ create @ b.md\n---\n--\n" + body[:3000] + "\n---\n$ run @ ls\n")  # fmt: skip
+    sp = StreamingProcessor()
+    for i in range(0, len(text), size):
+        sp.feed(text[i : i + size])
+    assert len(text) // size > 4096 and len(sp.pieces) < 4200
+    assert sp.text == text
+    assert sp.finish().to_dict() == parse(text).to_dict()
