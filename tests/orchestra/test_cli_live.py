@@ -42,6 +42,12 @@ def test_run_routes_plan_to_the_worker_and_logs_events(tmp_path: Path, monkeypat
         body = server.chat_bodies[0]
         assert body["keep_alive"] == -1 and body["options"]["num_ctx"] == 8192
         assert server.hits["/api/ps"] == 1  # the readiness check ran before the message
+        from duckflow.companion.store import SessionStore
+
+        store = SessionStore()
+        state, _ = store.load(store.latest())  # type: ignore[arg-type, misc]
+        store.close()
+        assert state.exchanges[-1].user == "リリースの段取りを考えて" and "freeze" in state.exchanges[-1].reply
         assert cli(["events", "--type", "loop.stop", "--json"]) == 0
         stop = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
         assert stop["stop_reason"] == "done" and stop["final_route"] == "PLAN"

@@ -101,6 +101,7 @@ class RoutedInput:
             # seed 003: the Chat role's Ollama model is checked before each message (cheap, cached)
             await self.orch.roles.health.ensure(getattr(self.session, "model", None))
             return turn.text
+        self._remember(text, turn)
         if turn.action == "notice":
             self._print(f"ℹ {turn.text}", "yellow")
         elif turn.action == "approval":
@@ -116,6 +117,16 @@ class RoutedInput:
             if not self.quiet:
                 self.console.print(Panel(Text(turn.text), title=title, border_style="green"))
         return None
+
+    def _remember(self, text: str, turn: Any) -> None:
+        """One person, one session, one state: what a Worker / Coder / the router answered joins the
+        companion's exchanges, so the next CHAT or CODE message sees it."""
+        owner = getattr(self.session, "owner", None)
+        if owner is None:
+            return
+        route = turn.loop.final_route if turn.loop is not None else turn.decision.primary_route
+        reply = f"[{route}] {turn.text}"
+        owner.change(f"orchestra {route} reply", lambda st: st.add_exchange(text, reply))
 
     def _show_patch(self, job_id: str | None) -> None:
         """The Coder's plan and diff (first 60 lines) so the person sees what they approve."""
