@@ -119,3 +119,19 @@ def test_a_message_beyond_the_running_limit_is_routed_at_once_and_told_it_waits(
     codes = {sid: [c["data"].get("code") for c in chunks if c["type"] == "notice"] for sid, chunks in streams.items()}
     assert "queued" in codes[a] + codes[b]  # one of the two waited for the single slot
     assert all(chunks[0]["data"]["code"] == "route" for chunks in streams.values())
+
+
+def test_the_streamed_message_checks_token_body_and_session_like_every_endpoint(live: Any) -> None:
+    srv = live(max_body_bytes=5000)
+    sid = _new_session(srv)
+    sse = {"Accept": "text/event-stream"}
+    url = f"{srv.url}/v1/sessions/{sid}/messages"
+    assert httpx.post(url, headers=sse, json={"text": "hi"}).status_code == 401
+    assert httpx.post(url, headers={**sse, "Authorization": "Bearer " + "x" * 30}, json={"text": "hi"}).status_code == 401
+    auth = {**sse, **srv.auth}
+    assert httpx.post(url, headers=auth, content=b"{not json").status_code == 400
+    assert httpx.post(url, headers=auth, json={"text": ""}).status_code == 422
+    assert httpx.post(url, headers=auth, json=["text"]).status_code == 422
+    assert httpx.post(url, headers=auth, json={"text": "x" * 6000}).status_code == 413
+    assert httpx.post(f"{srv.url}/v1/sessions/nope/messages", headers=auth, json={"text": "hi"}).status_code == 404
+    assert httpx.get(f"{srv.url}/v1/sessions/{sid}", headers=srv.auth).json()["last_seq"] == 0  # nothing ran

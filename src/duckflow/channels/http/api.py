@@ -62,29 +62,38 @@ def _last_event_id(request: Request, after: int | None) -> int:
 
 
 async def follow(request: Request, session_id: str, after: int, *, until_done: bool,
-                 heartbeat_s: float) -> AsyncIterator[dict[str, Any]]:
-    """SSE events of a session after `after`: the missed ones first, then live; heartbeats meanwhile."""
+                 heartbeat_s: float) -> AsyncIterator[list[dict[str, Any]]]:
+    """SSE events of a session after `after`: the missed ones first, then live; heartbeats meanwhile.
+
+    Yields batches: every chunk that is ready goes out in one write (under load one write per
+    burst instead of one per chunk). With `until_done` the batch holding the `done` chunk ends
+    with an `{"end": True}` marker and the stream closes.
+    """
     chunks = request.app.state.chunks
     seen = after
-    first = chunks.since(session_id, seen)
-    if first and first[0][0] > seen + 1 and seen > 0:
-        yield {"event": "gap", "data": json.dumps({"from": seen + 1, "to": first[0][0] - 1,
-                                                   "message": "older chunks are no longer kept"})}
-    pending = first
+    pending = chunks.since(session_id, seen)
+    if pending and pending[0][0] > seen + 1 and seen > 0:
+        yield [{"event": "gap", "data": json.dumps({"from": seen + 1, "to": pending[0][0] - 1,
+                                                    "message": "older chunks are no longer kept"})}]
     while True:
+        batch: list[dict[str, Any]] = []
         for seq, body in pending:
             seen = seq
-            yield {"id": str(seq), "event": "chunk", "data": body}
+            batch.append({"id": str(seq), "event": "chunk", "data": body})
             if until_done and '"type":"done"' in body:
+                batch.append({"end": True})
+                yield batch
                 return
-        if await request.is_disconnected():
-            return
+        if batch:
+            yield batch
         if not await chunks.wait(session_id, seen, heartbeat_s):
-            yield {"comment": "heartbeat"}
+            if await request.is_disconnected():  # idle and the client left: stop following
+                return
+            yield [{"comment": "heartbeat"}]
         pending = chunks.since(session_id, seen)
 
 
-def _sse(request: Request, gen: AsyncIterator[dict[str, Any]]) -> SSEResponse:
+def _sse(request: Request, gen: AsyncIterator[list[dict[str, Any]]]) -> SSEResponse:
     return SSEResponse(gen)
 
 

@@ -164,5 +164,9 @@ def create_app(settings: ServerSettings, *, runner: Any = None) -> FastAPI:
         app.add_middleware(CORSMiddleware, allow_origins=settings.cors_origins,
                            allow_methods=["GET", "POST", "DELETE"],
                            allow_headers=["Authorization", "Content-Type", "Last-Event-ID"])
+    else:  # the streamed message as plain ASGI (no CORS headers to add there)
+        from duckflow.channels.http.fastpath import MessageFastPath
+
+        app.add_middleware(MessageFastPath, fastapi_app=app)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     return app

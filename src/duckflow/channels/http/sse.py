@@ -1,4 +1,4 @@
-"""A lean Server-Sent Events response: one frame per item of an async generator, no extra tasks.
+"""A lean Server-Sent Events response: frames from an async generator of batches, no extra tasks.
 
 Frames follow the WHATWG HTML "server-sent events" format (`id:`, `event:`, `data:` lines, a blank
 line; `:` starts a comment, used for heartbeats). The generator itself waits, heartbeats and
@@ -32,23 +32,33 @@ def frame(item: dict[str, Any]) -> bytes:
 
 
 class SSEResponse(Response):
-    """An ASGI response streaming `items` as SSE frames until the generator ends or the client leaves."""
+    """An ASGI response streaming batches of SSE frames until the generator ends or the client leaves.
 
-    def __init__(self, items: AsyncIterator[dict[str, Any]]) -> None:  # no body: the stream is the body
-        self.items = items
+    Each batch is one write; a batch ending with `{"end": True}` is the last (it carries the end
+    of the body, so a finished run costs no extra write).
+    """
+
+    def __init__(self, batches: AsyncIterator[list[dict[str, Any]]]) -> None:  # the stream is the body
+        self.batches = batches
         self.status_code = 200
         self.background = None
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         await send({"type": "http.response.start", "status": 200, "headers": HEADERS})
+        ended = False
         try:
-            async for item in self.items:
-                await send({"type": "http.response.body", "body": frame(item), "more_body": True})
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
+            async for batch in self.batches:
+                ended = bool(batch) and "end" in batch[-1]
+                body = b"".join(frame(item) for item in batch if "end" not in item)
+                await send({"type": "http.response.body", "body": body, "more_body": not ended})
+                if ended:
+                    break
+            if not ended:
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
         except OSError:  # the client went away: nothing more to send
             pass
         finally:
-            close = getattr(self.items, "aclose", None)
+            close = getattr(self.batches, "aclose", None)
             if close is not None:
                 await close()
         if self.background is not None:
