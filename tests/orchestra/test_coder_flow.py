@@ -112,3 +112,13 @@ async def test_non_target_channels_see_no_side_effects(make_orch: Any) -> None:
     assert (code.action, code.text) == ("companion", "Create hello.py that prints hi") and code.declaration
     assert not code.decision.flags.local_only
     assert [e["type"] for e in events_of(cli) if e["channel"] == "cli"] == ["router.decision", "final.route"] * 2
+
+
+async def test_coder3_gets_its_limits_and_retries_a_bad_reply(make_orch: Any) -> None:
+    coder3 = ScriptedModel([reply("no json, sorry"), reply("still prose"), reply(coder_json())])
+    orch = make_orch({"coder3": coder3})
+    write_app(orch.workspace)
+    turn = await orch.handle("/code3 fix app.py")
+    assert turn.action == "approval" and len(coder3.requests) == 3  # 1 call + retry_max 2
+    settings = coder3.requests[0].settings
+    assert settings is not None and settings.max_tokens == 16000 and settings.timeout_s == 60.0
