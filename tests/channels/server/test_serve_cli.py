@@ -145,3 +145,10 @@ def test_cors_is_off_unless_configured(live: Any) -> None:
     r = httpx.options(srv2.url + "/v1/sessions", headers={"Origin": "https://ok.example",
                                                            "Access-Control-Request-Method": "GET"})
     assert r.headers.get("access-control-allow-origin") == "https://ok.example"
+
+
+def test_serve_refuses_a_missing_workspace_in_one_line(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": SRC, "DUCKFLOW_SERVER_TOKEN": "t" * 24}
+    proc = subprocess.run([sys.executable, "-m", "duckflow", "serve", "-w", str(tmp_path / "nope"), "--port", "1"],
+                          capture_output=True, text=True, timeout=60, env=env)
+    assert proc.returncode != 0 and "is not a folder" in proc.stderr and "Traceback" not in proc.stderr

@@ -41,6 +41,11 @@ def run(args: argparse.Namespace) -> int:
 
     if not 0 < args.port < 65536:
         raise DuckflowError(f"port {args.port} is out of range", hint="use 1-65535, e.g. --port 8787")
+    from pathlib import Path
+
+    if not Path(args.workspace).expanduser().is_dir():
+        raise DuckflowError(f"workspace {args.workspace} is not a folder", hint="pass --workspace DIR")
+    model_note = _model_note(args)
     token, created = resolve_token()
     settings = ServerSettings.from_env(token, workspace=args.workspace, model_name=args.model,
                                        host=args.host, port=args.port, cors_origins=args.cors_origin,
@@ -55,6 +60,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"API token (made now, saved in {token_path()} with mode 0600; shown only this once):\n  {token}",
               file=out)
     print(f"open the web page (this link logs you in once): http://{shown}:{args.port}/#code={code}", file=out)
+    if model_note:
+        print(model_note, file=out)
     webhooks = [name for name, on in (("Slack /slack/events", settings.slack_signing_secret),
                                        ("LINE /line/webhook", settings.line_channel_secret)) if on]
     if webhooks:
@@ -66,3 +73,15 @@ def run(args: argparse.Namespace) -> int:
     uvicorn.run(app, host=args.host, port=args.port, log_level="debug" if args.debug else "warning",
                 access_log=args.debug, server_header=False)
     return 0
+
+
+def _model_note(args: argparse.Namespace) -> str | None:
+    """A warning when no model is configured (the server starts anyway; messages say it too)."""
+    from duckflow.companion.models import NoModelError, choose_model_name
+    from duckflow.config import load_config
+
+    try:
+        choose_model_name(args.model, load_config(args.workspace))
+    except NoModelError as exc:
+        return f"warning: {exc.message}; messages will fail until one is set (try --model scripted:demo)"
+    return None
