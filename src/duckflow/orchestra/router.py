@@ -20,6 +20,7 @@ import re
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -115,7 +116,21 @@ def parse_commands(text: str) -> ParsedCommands:
 
 
 def load_rules(path: str | Path | None = None) -> RuleRouter:
-    """The rule dictionary: `path` (routing.rules_file) or the one shipped in orchestra/data/."""
+    """The rule dictionary: `path` (routing.rules_file) or the one shipped in orchestra/data/.
+
+    The built-in dictionary is parsed and compiled once per process (a router per message is cheap).
+    """
+    if path is None:
+        return _builtin_rules()
+    return _load_rules(path)
+
+
+@lru_cache(maxsize=1)
+def _builtin_rules() -> RuleRouter:
+    return _load_rules(None)
+
+
+def _load_rules(path: str | Path | None) -> RuleRouter:
     try:
         if path is None:
             data = tomllib.loads(resources.files("duckflow.orchestra").joinpath("data/route_rules.toml")
