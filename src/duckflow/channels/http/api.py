@@ -301,11 +301,12 @@ def _session_of(runner: Any, manager: Any, job_id: str) -> str | None:
 
 
 def _checkpoints(request: Request) -> Any:
-    from duckflow.paths import workspace_state_dir
-    from duckflow.workspace.checkpoints import Checkpoints
+    """The workspace's checkpoints as Duckflow recorded them (in DUCKFLOW_HOME; a store planted
+    in the workspace is never read), or None when there are none."""
+    from duckflow.workspace.checkpoints import Checkpoints, has_checkpoints
 
     root = request.app.state.runner.workspace
-    if not (workspace_state_dir(root) / "checkpoints" / "index.db").exists():
+    if not has_checkpoints(root):
         return None
     return Checkpoints(root)
 
