@@ -71,3 +71,25 @@ async def test_search_code_finds_japanese_and_split_identifiers_in_a_companion_t
     chunks = [c async for c in o.session.stream("where do we connect to the database?")]
     found = [c.data.content for c in chunks if c.type == "tool_response"]
     assert len(found) == 2 and "db.py:2" in found[0] and "UserAccountManager" in found[1]
+
+
+def test_chat_resumes_a_cancelled_task_with_continue(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from duckflow.companion.factory import open_session
+    from duckflow.companion.models import demo_model
+
+    opened = open_session(tmp_path, model=demo_model())
+    try:
+        import asyncio
+
+        asyncio.run(opened.session.handle_message("create hello.py"))  # plans, then stops before EXECUTION
+        opened.session.note_cancelled()  # as Ctrl-C leaves it
+    finally:
+        opened.close()
+    code, out = _chat(monkeypatch, capsys, tmp_path, "continue\nyes\n")
+    assert code == 0 and "last time the task “create hello.py” stopped during PLANNING" in out
+    assert "I'm the scripted demo model" not in out  # `continue` went on with the task
+    assert (tmp_path / "hello.py").exists() and "Done: hello.py" in out
+    assert main(["status", "-w", str(tmp_path)]) == 0
+    status = capsys.readouterr().out
+    assert "done · 2/2 actions done" in status and "2. [done] create hello.py" in status

@@ -149,7 +149,7 @@ class Chat:
             await self.loop.interject(text)
         elif self.session.state.pending_gate:
             self._approval(text)
-        elif self.loop.paused and is_resume(text):
+        elif (self.loop.paused or self._unfinished()) and is_resume(text):
             self.loop.start_continue()
         elif self.routed is not None and self.routed.pending_job:
             if not await self.routed.answer(text):
@@ -192,6 +192,18 @@ class Chat:
             c.print("[yellow]an approval is still waiting from last time:[/]")
             self.render.approval(s.pending_job.get("request") or {}, s.pending_job.get("job_id"))
             c.print("[yellow]answer: yes / no / details / edit[/]")
+        elif self.opened.resumed and self._unfinished():
+            c.print(f"[yellow]last time the task “{s.task}” stopped during {s.step.value}"
+                    f"{': ' + s.last_delta if s.last_delta else ''}.[/] Say \"continue\" (続けて) to go on "
+                    "from there, or tell me what to do instead.")
+
+    def _unfinished(self) -> bool:
+        """A resumed task that stopped for the person (cancelled, paused, a break): `continue` goes on."""
+        s = self.session.state
+        from duckflow.companion.state import Status, Step
+
+        return bool(s.task) and s.step != Step.DONE and s.status == Status.REQUIRES_USER_INPUT \
+            and not s.pending_gate and not self.loop.busy
 
 
 async def _interactive(chat: Chat) -> None:

@@ -53,6 +53,14 @@ def run(args: argparse.Namespace) -> int:
         f"open questions: {'; '.join(state.open_questions) or '-'}",
         f"vitals: {state.vitals.line()}",
     ]
+    plans = extra.get("plans") or {}
+    if state.plan_id and state.plan_id in plans:
+        p = plans[state.plan_id]
+        specs = p.get("action_specs") or []
+        done = sum(1 for a in specs if a.get("state") == "done")
+        lines.append(f"plan {state.plan_id}: {p.get('status', '?')} · {done}/{len(specs)} actions done")
+        for i, a in enumerate(specs, 1):
+            lines.append(f"  {i}. [{a.get('state', 'pending')}] {a.get('kind')} {a.get('path')}")
     if state.pending_gate and state.pending_job:
         job = state.pending_job
         lines.append(f"waiting for approval: job {job['job_id']} ({job.get('summary', '')})")
