@@ -102,6 +102,18 @@ def test_chat_stream_approve_and_resume_in_a_real_browser(live: Any, browser: An
     seqs = [int(t) for t in page.locator("#timeline .seq").all_inner_texts()]
     assert seqs == list(range(1, status["last_seq"] + 1))  # resumed: no gap, no duplicate
     shot(page, "5-resumed")
+
+    # the auto-approve switch: on with a scope and minutes, then off at once
+    page.fill("#aa-paths", "docs/")
+    page.fill("#aa-ttl", "15")
+    page.check("#aa-on")
+    page.wait_for_selector("#aa-state:has-text('on: docs/')", timeout=10000)
+    aa = httpx.get(f"{srv.url}/v1/autoapprove", headers=srv.auth).json()
+    assert aa["enabled"] and aa["scope"]["paths"] == ["docs/"] and 14 < aa["minutes_left"] <= 15
+    shot(page, "6-auto-approve-on")
+    page.uncheck("#aa-on")
+    page.wait_for_selector("#aa-state:has-text('off')", timeout=10000)
+    assert httpx.get(f"{srv.url}/v1/autoapprove", headers=srv.auth).json()["enabled"] is False
     assert errors == []
 
 
