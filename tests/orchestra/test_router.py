@@ -197,3 +197,14 @@ async def test_a_mode_command_with_text_routes_the_text_and_has_no_notice() -> N
     assert (d.primary_route, d.source, d.flags.local_only, d.notice) == ("ANALYZE", "rules", True, "")
     d = await decide("/cloud", flags=flags)
     assert d.notice and not d.flags.local_only
+
+
+CORPUS = Path(__file__).parents[1] / "corpus" / "routing" / "cases.jsonl"
+
+
+@pytest.mark.parametrize("case", [json.loads(x) for x in CORPUS.read_text(encoding="utf-8").splitlines()],
+                         ids=lambda c: c["text"][:40])
+async def test_routing_corpus(case: dict[str, str]) -> None:
+    """English and Japanese phrasings of seed 003's categories, small talk that must stay CHAT, commands."""
+    d = await decide(case["text"])
+    assert (d.primary_route, d.source) == (case["route"], case["source"])
