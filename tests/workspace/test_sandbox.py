@@ -211,3 +211,26 @@ async def test_killing_the_supervisor_does_not_let_a_daemon_escape(tmp_path: Pat
     pid = int((tmp_path / "daemon.pid").read_text())
     assert _gone(pid)
     assert any(k["pid"] == pid for k in result.killed)
+
+
+async def test_an_agent_shell_call_meets_the_deadline_and_the_env_allow_list(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the real tool path: Agent -> workspace_tools -> execute_shell
+    from duckflow.core.agent import Agent
+    from duckflow.llm.scripted import ScriptedModel, reply, tool_call
+    from duckflow.workspace.tools import workspace_tools
+
+    monkeypatch.setenv("SSHPASS", "sshpass-7781")
+    model = ScriptedModel([
+        tool_call("execute_shell", command="echo SSHPASS=$SSHPASS; setsid sleep 30 & sleep 60",
+                  timeout=2),
+        reply("done"),
+    ])
+    agent = Agent("coder", "run things", model=model,
+                  tools=workspace_tools(tmp_path, WorkspaceConfig(sandbox="none")))
+    started = time.monotonic()
+    result = await agent.run("go")
+    assert result.text == "done" and time.monotonic() - started < 10
+    responses = [c.data for c in result.chunks if getattr(c, "type", "") == "tool_response"]
+    content = responses[0].content
+    assert "sshpass-7781" not in content and "sleep 30" in content and "killed" in content
