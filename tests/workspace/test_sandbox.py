@@ -134,6 +134,8 @@ async def test_bwrap_box_seen_from_inside(tmp_path: Path) -> None:
         "touch .duckflow/x 2>/dev/null && echo DUCKFLOW-WRITABLE",
         "mkdir .duckflow/sub 2>/dev/null && echo DUCKFLOW-WRITABLE",
         "touch inside.txt && echo INSIDE-OK",
+        "cat /etc/shadow /etc/ssl/private/* /root/.bash_history 2>/dev/null | head -c 1 | wc -c"
+        " | sed 's/^/SECRET-BYTES=/'",
     ])
     hostname_before = socket.gethostname()
     try:
@@ -150,6 +152,7 @@ async def test_bwrap_box_seen_from_inside(tmp_path: Path) -> None:
     assert "SOCKET-OK" not in out and "ABSTRACT-OK" not in out
     assert "DUCKFLOW-WRITABLE" not in out and "INSIDE-OK" in out
     assert "RUN-ENTRIES=0" in out  # no host sockets under /run
+    assert "SECRET-BYTES=0" in out  # no shadow file, no TLS private keys, no home
     assert not Path(f"/root/{probe}").exists()
     assert socket.gethostname() == hostname_before
     if os.geteuid() == 0:

@@ -43,10 +43,12 @@ _SECRET_NAME = re.compile(
     re.IGNORECASE,
 )
 # /etc entries a build commonly reads (users, libraries, time zone, TLS roots, tool defaults)
+# Not /etc/ssl/private, npmrc or pip.conf (they can hold keys and tokens): inside the box the
+# sandbox uid owns what root owns outside, so a 0600 file there would be readable.
 ETC_ALLOW = ("passwd", "group", "nsswitch.conf", "hosts", "host.conf", "ld.so.cache",
-             "ld.so.conf", "ld.so.conf.d", "localtime", "timezone", "alternatives", "ssl",
+             "ld.so.conf", "ld.so.conf.d", "localtime", "timezone", "alternatives", "ssl/certs",
              "ca-certificates", "ca-certificates.conf", "os-release", "debian_version",
-             "locale.alias", "mime.types", "gitconfig", "npmrc", "pip.conf", "inputrc",
+             "locale.alias", "mime.types", "gitconfig", "inputrc",
              "python3", f"python3.{sys.version_info.minor}", "perl", "java-17-openjdk")
 SYSTEM_RO = ("/usr",)
 NOBODY = 65534
