@@ -124,3 +124,24 @@ def test_reply_streamer_decodes_the_reply_field_across_cut_escapes() -> None:
     for i in range(0, len(text), 3):
         rs.feed(text[i:i + 3])
     assert "".join(got) == 'line one\nsays "hi" été' and len(got) > 3 and rs.closed
+
+
+async def test_a_companion_turn_is_traced_on_core_s_path(env: Any) -> None:
+    class Recording:
+        def __init__(self) -> None:
+            self.events: list[tuple[str, str, dict[str, Any]]] = []
+
+        def emit(self, event: str, *, session: str = "", agent: str = "", **fields: Any) -> None:
+            self.events.append((event, agent, fields))
+
+    trace = Recording()
+    o = env.open([decision("EXECUTION", "base_main_specialized", rationale="look"),
+                  tool_call("list_files", path="."),
+                  decision("DONE", next_step="done", rationale="seen")], trace=trace)
+    [c async for c in o.session.stream("look around")]
+    names = [(e, a) for e, a, _ in trace.events]
+    assert names[0] == ("agent_start", "companion")
+    assert ("llm_call", "companion") in names and ("llm_call", "companion.specialized") in names
+    assert ("tool_start", "companion.specialized") in names and ("tool_end", "companion.specialized") in names
+    ends = [f for e, _, f in trace.events if e == "agent_end"]
+    assert ends and all("duration_ms" in f and "step" in f and "result" in f for f in ends)

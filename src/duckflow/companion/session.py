@@ -12,6 +12,7 @@ one `ChunkHub` (one seq per session). `stream(text)` is the one async function c
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -210,9 +211,16 @@ class CompanionSession(LiveMixin, StepsMixin):
         return await self._guarded(self._after_answer(job, current.status in ("granted", "auto_approved"), by))
 
     async def _guarded(self, turn: Awaitable[TurnResult]) -> TurnResult:
-        """A turn that the engine may stop: past the TokenGuard's block line the task stops, state kept."""
+        """A turn that the engine may stop: past the TokenGuard's block line the task stops, state kept.
+
+        Traced like any agent run: `agent_start` / `agent_end` with the step and status."""
+        run = self.engine.run_for(self.engine.main)
+        started = time.perf_counter()
+        run.trace_event("agent_start", step=self.state.step.value, status=self.state.status.value)
+        result: TurnResult | None = None
         try:
-            return await turn
+            result = await turn
+            return result
         except RunAborted as aborted:
             err = aborted.error
             self.owner.set_status(Status.REQUIRES_USER_INPUT, f"stopped: {err.message}"[:200])
@@ -224,6 +232,10 @@ class CompanionSession(LiveMixin, StepsMixin):
             self.note_interrupted(exc.message if isinstance(exc, DuckflowError)
                                   else f"{type(exc).__name__}: {exc}")
             raise
+        finally:
+            run.trace_event("agent_end", step=self.state.step.value, status=self.state.status.value,
+                            result=(result.next_step if result is not None else "aborted"),
+                            duration_ms=round((time.perf_counter() - started) * 1000, 3))
 
     def _stopped(self, text: str, why: str) -> TurnResult:
         self._reply(text)
