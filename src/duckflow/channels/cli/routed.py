@@ -98,8 +98,15 @@ class RoutedInput:
         if turn.declaration:
             self._print(f"» {turn.declaration}", "bold magenta")
         if turn.action == "companion":
+            model = getattr(self.session, "model", None)
+            if turn.decision.flags.local_only and not getattr(model, "is_local", True):
+                # seed 003 §7: no cloud call while /local is on, whichever role would answer
+                self._print(f"ℹ local-only mode is on and the companion's model {getattr(model, 'name', '?')} is a "
+                            "cloud model, so nothing was sent. Send /cloud to allow it, or set a local model "
+                            "(routing.llm.chat_model).", "yellow")
+                return None
             # seed 003: the Chat role's Ollama model is checked before each message (cheap, cached)
-            await self.orch.roles.health.ensure(getattr(self.session, "model", None))
+            await self.orch.roles.health.ensure(model)
             return turn.text
         self._remember(text, turn)
         if turn.action == "notice":
