@@ -133,6 +133,8 @@ def build_step(session: CompanionSession, user_text: str | None) -> StepPrompt:
     names = set(session.runner.tool_names)
     verbs = [v for v, tool in (("create", "write_file"), ("run", "execute_shell"), ("test", "run_tests"))
              if tool in names]
+    if "delete_path" in names and files and re.search(r"\b(delete|remove|rm)\b", task, re.I):
+        verbs.append("delete")  # only when asked: a delete always waits for the person
     paths = plausible_paths(task, files)
     new_paths = [p for p in paths if not any(m in p for m in EXAMPLE_MARKERS)]
     spec = SymOpsGrammarSpec(
@@ -149,7 +151,7 @@ def build_step(session: CompanionSession, user_text: str | None) -> StepPrompt:
     grammar = _with_test(symops_grammar(spec), bool(spec.extra))
     count = _counter(session)
     tokens = {"system": count(system), "examples": count(ex_task) + count(ex_reply), "task": count(user)}
-    return StepPrompt(msgs, grammar, tokens, max_tokens=900)
+    return StepPrompt(msgs, grammar, tokens, max_tokens=700)
 
 
 def _lit(text: str) -> str:

@@ -47,6 +47,16 @@ def _outcome_json(outcome: Any, opened: Any) -> dict[str, Any]:
     }
 
 
+def _ending_line(outcome: Any, workspace: str) -> str:
+    """How the run ended, in one line; the final reply is already shown above, so not repeated."""
+    turns = f"{outcome.turns} turn{'s' if outcome.turns != 1 else ''}"
+    if outcome.ending == "done":
+        return f"done ({turns})"
+    if outcome.ending == "input":
+        return f"stopped after {turns}: the companion needs you (see above); continue with `duckflow chat -w {workspace}`"
+    return f"{outcome.ending}: {outcome.message.splitlines()[0] if outcome.message else ''}"
+
+
 def run(args: argparse.Namespace) -> int:
     import asyncio
 
@@ -132,7 +142,7 @@ def run(args: argparse.Namespace) -> int:
         print_json(_outcome_json(outcome, opened))
     else:
         style = "bold green" if outcome.success else "bold yellow"
-        renderer.console.print(f"[{style}]{outcome.ending}[/]: {outcome.message.splitlines()[0] if outcome.message else ''}")
+        renderer.console.print(f"[{style}]{_ending_line(outcome, args.workspace)}[/]")
         if outcome.ending == "approval":
             print("answer with `duckflow approvals grant JOB` (or deny), then "
                   f"`duckflow run --resume -w {args.workspace}`; or use `duckflow chat`", file=sys.stderr)

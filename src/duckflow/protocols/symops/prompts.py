@@ -40,7 +40,8 @@ def tool_lines(tools: Sequence[ToolSpec]) -> str:
         arg = params[0] if params else "-"
         rest = f" (block: JSON object with {', '.join(params[1:])})" if len(params) > 1 else ""
         desc = spec.description.strip().splitlines()[0] if spec.description.strip() else ""
-        lines.append(f"$ {spec.name} @ {arg}".ljust(21) + f"{desc}{rest}")
+        head = f"$ {spec.name} @ {arg}"
+        lines.append(head.ljust(21) + (" " if len(head) >= 21 else "") + f"{desc}{rest}")  # long names keep a space
     if not lines:
         return ""
     return "Other tools (same form, the target is the tool's first argument):\n" + "\n".join(lines) + "\n"
