@@ -109,3 +109,29 @@ def test_mode_auto_follows_the_model() -> None:
     Local.info.params_b = 7.0
     assert choose_mode(None, "auto", Local()) == "layered"
     assert choose_mode(None, "two_call", Local()) == "layered"
+
+
+class _Trace:
+    def __init__(self) -> None:
+        self.events: list[tuple[str, dict[str, Any]]] = []
+
+    def emit(self, event: str, *, session: str = "", agent: str = "", **fields: Any) -> None:
+        self.events.append((event, fields))
+
+
+async def test_the_raw_reply_is_traced_and_shown_under_debug(env: Any) -> None:  # noqa: F811
+    from rich.console import Console
+
+    from duckflow.channels.cli.render import Renderer
+
+    trace = _Trace()
+    o = env.open([reply(CREATE_AND_RUN)], codec="symops", mode="single-call", trace=trace)
+    res = await o.session.handle_message("Create add.py that prints 2+3 using add(), run it")
+    replies = [f for e, f in trace.events if e == "llm_reply"]
+    assert replies and replies[0]["text"] == CREATE_AND_RUN and replies[0]["layer"] == "single"
+    raw = [c for c in res.chunks if c.type == "notice" and c.data.code == "raw_reply"]
+    assert raw and CREATE_AND_RUN in raw[0].data.message
+    for debug in (False, True):
+        console = Console(record=True, width=200)
+        Renderer(console, debug=debug)(raw[0])
+        assert ("$ create @ add.py" in console.export_text()) is debug

@@ -21,6 +21,8 @@ from typing import Any, Protocol
 from duckflow.core.agent import Agent
 from duckflow.core.chunks import (
     AnyChunk,
+    NoticeChunk,
+    NoticeData,
     ProgressChunk,
     ProgressData,
     UsageChunk,
@@ -40,6 +42,7 @@ from duckflow.llm.types import Message, Model, ModelSettings, ToolCall, ToolResu
 APPROVAL_KEY = "workspace_approved"  # workspace/tools.py: a person said yes
 APPROVAL_BY_KEY = "workspace_approval"  # workspace/tools.py: who answered ("person:..."/"auto:...")
 MAIN_AGENT = "companion"
+RAW_TRACE_CHARS = 8000  # of each raw model reply kept in the trace
 SPECIALIZED_AGENT = "companion.specialized"
 
 
@@ -121,6 +124,12 @@ class EngineLoop:
             self.model_time_s += elapsed
             self.emit(ProgressChunk(agent=agent.name, data=ProgressData(
                 phase="end", what=what, elapsed_ms=round(elapsed * 1000, 1))))
+
+        # the raw reply: in the (masked) trace, and as a notice the CLI shows under --debug
+        run.trace_event("llm_reply", layer=layer, model=model.name, text=reply.text[:RAW_TRACE_CHARS],
+                        tool_calls=len(reply.calls))
+        self.emit(NoticeChunk(agent=agent.name, data=NoticeData(
+            code="raw_reply", message=f"{layer} reply from {model.name}:\n{reply.text}", details={"layer": layer})))
 
         def announce(total: int) -> None:
             run.emit(UsageChunk(agent=agent.name, data=UsageData(

@@ -234,8 +234,6 @@ async def single_turn(session: CompanionSession, user_text: str | None) -> TurnR
         session._reply(text)
         return session._result(text, None, [], "pending_user")
     raw = reply.text
-    session.engine.run_for(session.engine.specialized).trace_event("llm_reply", layer="single", text=raw[:4000])
-    session.chunks.notice("raw_reply", "model reply:\n" + raw)
     codec = session.codec
     if codec is None or codec.name != "symops":
         from duckflow.protocols.symops.codec import SymOpsCodec
