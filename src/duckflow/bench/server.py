@@ -58,7 +58,7 @@ def serve_child(port: int, workspace: str) -> None:
     settings = ServerSettings(token=os.environ["DUCKFLOW_SERVER_TOKEN"], workspace=workspace, port=port)
     tune_gc()  # as `duckflow serve` does
     uvicorn.run(create_app(settings, runner=runner), host="127.0.0.1", port=port, log_level="error",
-                access_log=False)
+                access_log=False, proxy_headers=False, timeout_graceful_shutdown=5)  # as `duckflow serve`
 
 
 @dataclass

@@ -71,7 +71,8 @@ def run(args: argparse.Namespace) -> int:
     redact_access_log()
     tune_gc()
     uvicorn.run(app, host=args.host, port=args.port, log_level="debug" if args.debug else "warning",
-                access_log=args.debug, server_header=False)
+                access_log=args.debug, server_header=False, proxy_headers=False,
+                timeout_graceful_shutdown=5)  # open page streams do not hold Ctrl-C up
     return 0
 
 
