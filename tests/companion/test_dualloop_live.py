@@ -129,3 +129,24 @@ async def test_a_correction_is_applied_at_the_next_step(env: Any) -> None:
     assert third[-1].content == "use pathlib, not os.path", "the task's next step got the correction"
     assert "use pathlib, not os.path" in third[0].content  # and it is a constraint in the prompt
     assert "Switching to pathlib." in out.getvalue() and not chat.session.corrections
+
+
+def test_the_live_renderer_keeps_a_side_answer_and_the_task_on_separate_lines() -> None:
+    from duckflow.core.chunks import ReplyChunk, ReplyData, delta
+
+    buf = io.StringIO()
+    r = Renderer(Console(file=buf, width=200, highlight=False), live_line=True)
+    task = "I'll plan this first.\nThen write a.py."
+    side = "I am planning a.py right now."
+    for i in range(max(len(task), len(side))):  # the two streams interleave character by character
+        if i < len(task):
+            r(delta("companion", task[i]))
+        if i < len(side):
+            r(delta("companion.chat", side[i]))
+    assert "🦆 I'll plan this first." in buf.getvalue().splitlines()
+    assert "Then write a.py." in r.partial_view() and "🦆 ↳ I am planning a.py right now." in r.partial_view()
+    r(ReplyChunk(agent="companion.chat", data=ReplyData(text=side)))
+    r(ReplyChunk(agent="companion", data=ReplyData(text=task)))
+    lines = buf.getvalue().splitlines()
+    assert lines == ["🦆 I'll plan this first.", "🦆 ↳ I am planning a.py right now.", "Then write a.py."]
+    assert r.partial_view() == ""

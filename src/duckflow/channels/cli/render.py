@@ -41,8 +41,7 @@ class Renderer:
         self.activity_since = 0.0
         self.updates = 0  # how many streamed pieces were written (tests, bench)
         self.live_line = live_line
-        self.partial = ""  # live_line: the line being written, not printed yet
-        self._partial_agent = MAIN
+        self._partials: dict[str, str] = {}  # live_line: per agent, the line being written
         self._plans: dict[str, tuple[str, list[str]]] = {}  # plan id → (status, action states) shown
 
     # -- spinner ------------------------------------------------------------------------
@@ -63,26 +62,31 @@ class Renderer:
         self._progress.add_task(what, total=None)
         self._progress.start()
 
-    def _close_line(self) -> None:
+    def _close_line(self, *agents: str) -> None:
+        """End the lines being written: of `agents`, or of the task's agents (not a side answer)."""
         if self.live_line:
-            if self.partial:
-                self._print_line(self.partial)
-            self.partial = ""
+            for agent in agents or [a for a in self._partials if a != CHAT]:
+                line = self._partials.pop(agent, "")
+                if line.strip():
+                    self._print_line(line, agent)
             self._line_open = False
             return
         if self._line_open:
             self.console.print()
             self._line_open = False
 
-    def _print_line(self, line: str) -> None:
+    def _print_line(self, line: str, agent: str) -> None:
         from rich.text import Text
 
-        agent = self._partial_agent
         self.console.print(Text(line, style="" if agent in PREFIX else "dim"))
 
+    @property
+    def partial(self) -> str:
+        return self.partial_view()
+
     def partial_view(self) -> str:
-        """The line being written (live_line mode), for the chat's bottom bar."""
-        return self.partial
+        """The lines being written (live_line mode), for the chat's bottom bar."""
+        return " │ ".join(p for p in self._partials.values() if p.strip())
 
     # -- chunks -------------------------------------------------------------------------
     def __call__(self, chunk: Any) -> None:
@@ -123,14 +127,14 @@ class Renderer:
         before = self._streamed.get(agent, "")
         self.updates += 1
         if self.live_line:
-            if not before:
+            if not before and agent != CHAT:
                 self._close_line()
-                self._partial_agent = agent
-                self.partial = PREFIX.get(agent, "  ")
+            partial = self._partials.get(agent) or ("" if before else PREFIX.get(agent, "  "))
             self._streamed[agent] = before + text
-            *done, self.partial = (self.partial + text).split("\n")
+            *done, rest = (partial + text).split("\n")
             for line in done:
-                self._print_line(line)
+                self._print_line(line, agent)
+            self._partials[agent] = rest
             return
         if not before:
             self._close_line()
@@ -149,11 +153,15 @@ class Renderer:
         text = chunk.data.text
         streamed = self._streamed.pop(chunk.agent, "")
         if chunk.agent == MAIN:
-            self._streamed.clear()
+            for agent in [a for a in self._streamed if a != CHAT]:
+                self._streamed.pop(agent)
         if streamed and text.startswith(streamed):
             # the rest is what did not stream (policy lines, results): results were shown as they ran
             rest = [ln for ln in text[len(streamed):].strip().splitlines() if not _RESULT_LINE.match(ln)]
-            self._close_line()
+            if chunk.agent == CHAT:
+                self._close_line(CHAT)
+            else:
+                self._close_line()
             if any(ln.strip() for ln in rest):
                 self.console.print(Text("\n".join(rest).strip()))
             return
