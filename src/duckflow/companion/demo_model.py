@@ -14,6 +14,7 @@ import asyncio
 import json
 import os
 import re
+import sys
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
@@ -58,10 +59,12 @@ class DemoModel:
         self.supports_tools = True
         self.is_local = True
         if delay_s is None:  # seconds per streamed word; DUCKFLOW_DEMO_DELAY slows it for a screen test
+            # the pace is for a person watching a terminal; piped or captured output gets no pause
+            default = "0.01" if sys.stdout.isatty() else "0"
             try:
-                delay_s = float(os.environ.get("DUCKFLOW_DEMO_DELAY", "0.01"))
+                delay_s = float(os.environ.get("DUCKFLOW_DEMO_DELAY", default))
             except ValueError:
-                delay_s = 0.01
+                delay_s = float(default)
         self.delay_s = max(0.0, delay_s)
         self.calls = 0
 
