@@ -9,6 +9,7 @@ Models of other providers pass through untouched.
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -45,12 +46,13 @@ class OllamaReadiness:
 
     async def ensure(self, model: Any) -> str:
         """'ok', 'restarted' or 'skipped' (not an Ollama model)."""
-        from duckflow.llm.ollama import OllamaModel
-
         inner = getattr(model, "models", None)  # a FallbackModel: its first (primary) model
         if inner:
             model = inner[0]
-        if not isinstance(model, OllamaModel):
+        # an Ollama model exists only once its module is loaded: asking never imports it (and
+        # httpx with it, ~0.1 s) for the scripted, local or cloud models of a run
+        ollama = sys.modules.get("duckflow.llm.ollama")
+        if ollama is None or not isinstance(model, ollama.OllamaModel):
             return "skipped"
         loaded = await self._loaded(model.base_url, model.name)
         key = (model.base_url, model.model)
