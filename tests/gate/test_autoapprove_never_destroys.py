@@ -85,6 +85,8 @@ DESTRUCTIVE = [
     "python3 -c 'import os; os.remove(\"keep.txt\")'",
     "echo keep.txt | xargs -n 1 rm",
     "echo 'rm -f keep.txt' | sh",
+    "curl -s -d @keep.txt http://127.0.0.1:9/collect",  # sent data cannot be recalled
+    "python3 -m pip install --user something",
 ]
 
 

@@ -41,6 +41,19 @@ _MOVERS = {
     "tee": "tee overwrites the files it names",
     "patch": "patch changes files in place",
 }
+# Programs that reach the network: what they send cannot be recalled (the sandbox has no
+# network; plain mode does). Package managers only for the subcommands that download or publish.
+_NETWORK = frozenset({"curl", "wget", "nc", "ncat", "netcat", "socat", "telnet", "ssh", "scp",
+                      "sftp", "ftp", "lftp", "aria2c", "httpie", "http", "xh", "npx", "pipx"})
+_NETWORK_SUBCOMMANDS = {
+    "pip": ("install", "download", "wheel"), "pip3": ("install", "download", "wheel"),
+    "npm": ("install", "i", "add", "publish", "exec", "ci", "update"),
+    "yarn": ("add", "install", "publish", "dlx"), "pnpm": ("add", "install", "i", "publish", "dlx"),
+    "gem": ("install", "push"), "cargo": ("install", "publish"), "go": ("install", "get"),
+    "twine": ("upload",), "docker": ("push", "pull", "run", "login"), "uv": ("pip", "add", "sync"),
+    "poetry": ("add", "install", "publish"), "git": ("fetch", "clone", "ls-remote"),
+    "apt": ("install",), "apt-get": ("install",), "brew": ("install",),
+}
 _IN_PLACE = {"sed": ("-i", "--in-place"), "perl": ("-i", "-pi"), "ruby": ("-i",)}
 _INLINE = {  # interpreters given code inline: what they run is not visible to the gate
     "sh": "-c", "bash": "-c", "zsh": "-c", "dash": "-c", "ksh": "-c", "fish": "-c",
@@ -235,6 +248,16 @@ def _simple_hazard(words: list[str], depth: int) -> str | None:
     if name in ("chmod", "chown", "chgrp") and any(a.startswith("-") and "R" in a or a == "--recursive"
                                                    for a in args):
         return f"recursive {name}"
+    if name in _NETWORK:
+        return f"{name} reaches the network (what it sends cannot be recalled)"
+    sub = next((a for a in args if not a.startswith("-")), "")
+    if name in _NETWORK_SUBCOMMANDS and sub in _NETWORK_SUBCOMMANDS[name]:
+        return f"{name} {sub} reaches the network (downloads or publishes)"
+    if re.sub(r"[0-9.]+$", "", name) == "python" and "-m" in args:
+        module = args[args.index("-m") + 1] if args.index("-m") + 1 < len(args) else ""
+        rest = args[args.index("-m") + 2:]
+        if module in _NETWORK_SUBCOMMANDS and rest[:1] and rest[0] in _NETWORK_SUBCOMMANDS[module]:
+            return f"python -m {module} {rest[0]} reaches the network (downloads or publishes)"
     if name == "git":
         return _git_hazard(args)
     flag = _INLINE.get(re.sub(r"[0-9.]+$", "", name) or name) or _INLINE.get(name)
