@@ -26,6 +26,7 @@ from pathlib import Path
 from duckflow.errors import DuckflowError
 from duckflow.paths import duckflow_home, workspace_state_dir
 from duckflow.workspace import fsops
+from duckflow.workspace.undocheck import check_entries, is_digest
 
 MAX_CHECKPOINT_BYTES = 200_000_000
 _Row = tuple[str, str, int, str, int, "str | None", "str | None"]
@@ -52,8 +53,7 @@ CREATE TABLE IF NOT EXISTS entries (
 CREATE INDEX IF NOT EXISTS entries_by_checkpoint ON entries(checkpoint_id, seq);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
-_KINDS = frozenset({"file", "dir", "link"})
-_HEX = frozenset("0123456789abcdef")
+
 
 
 class CheckpointError(DuckflowError):
@@ -236,7 +236,7 @@ class Checkpoints:
 
     def _load(self, digest: str) -> bytes:
         """A stored content, read without following links and checked against its hash."""
-        if not _is_digest(digest):
+        if not is_digest(digest):
             raise OSError(f"checkpoint content name {str(digest)[:20]!r} is not a SHA-256")
         dir_fd = os.open(self.blobs, fsops.DIR_FLAGS)
         try:
@@ -302,7 +302,7 @@ class Checkpoints:
         entries = self._db.execute(
             "SELECT * FROM entries WHERE checkpoint_id = ? ORDER BY seq", (cid,)
         ).fetchall()
-        self._check_entries(cid, info.paths, entries)  # before anything is read or touched
+        check_entries(self.root, cid, info.paths, entries)  # before anything is read or touched
         try:  # every content is read and checked before anything is touched
             contents = {e["blob"]: self._load(e["blob"]) for e in entries if e["blob"]}
         except OSError as exc:
@@ -322,57 +322,6 @@ class Checkpoints:
         with self._db:
             self._db.execute("UPDATE checkpoints SET undone = 1 WHERE id = ?", (cid,))
         return UndoResult(cid, info.paths, saved)
-
-    def _check_entries(self, cid: int, tops: Sequence[str],
-                       entries: builtins.list[sqlite3.Row]) -> None:
-        """Refuse the whole undo when any recorded entry could act outside the workspace.
-
-        The same rules as every write: a plain relative path (no `..`, `.`, empty or absolute
-        parts), under its recorded top, nothing in `.git/` or `.duckflow/`, no symlink on the
-        way to the top (the guard's own walk), no entry below a recorded link, file blobs
-        named by a SHA-256. The index is Duckflow's own; this catches a damaged or forged one.
-        """
-        from duckflow.workspace.guard import WorkspaceGuard
-
-        guard = WorkspaceGuard(self.root)
-
-        def refuse(why: str) -> CheckpointError:
-            return CheckpointError(f"refused to undo #{cid}: {why}",
-                                   hint="nothing was changed; the checkpoint store may be damaged "
-                                   "or forged — choose another checkpoint")
-
-        for top in tops:
-            bad = _bad_rel(top)
-            if bad:
-                raise refuse(f"recorded path {top!r} {bad}")
-            verdict = guard.check(top, "delete")
-            if not verdict.allowed:
-                raise refuse(f"recorded path {top!r}: {verdict.reason} [{verdict.code}]")
-            if verdict.resolved != self.root.joinpath(*top.split("/")):
-                raise refuse(f"recorded path {top!r} goes through a symlink")
-        links: set[str] = set()
-        for e in sorted(entries, key=lambda r: (str(r["path"]).count("/"), r["seq"])):
-            path, top = e["path"], e["top"]
-            if not isinstance(path, str) or not isinstance(top, str) or top not in tops:
-                raise refuse("an entry does not belong to the checkpoint's paths")
-            bad = _bad_rel(path)
-            if bad:
-                raise refuse(f"recorded path {path!r} {bad}")
-            if path != top and not path.startswith(top + "/"):
-                raise refuse(f"recorded path {path!r} is not inside {top!r}")
-            if not e["existed"]:
-                continue
-            if e["kind"] not in _KINDS:
-                raise refuse(f"recorded path {path!r} has an unknown kind {e['kind']!r}")
-            parts = path.split("/")
-            if any("/".join(parts[:i]) in links for i in range(1, len(parts))):
-                raise refuse(f"recorded path {path!r} lies below a recorded symlink")
-            if e["kind"] == "link":
-                if not isinstance(e["link"], str) or not e["link"]:
-                    raise refuse(f"recorded link {path!r} has no target")
-                links.add(path)
-            if e["kind"] == "file" and not _is_digest(e["blob"]):
-                raise refuse(f"recorded file {path!r} names no valid content hash")
 
     def _restore_top(self, root_fd: int, top: str, entries: builtins.list[sqlite3.Row],
                      contents: dict[str, bytes]) -> None:
@@ -409,25 +358,3 @@ class Checkpoints:
             finally:
                 os.close(fd)
 
-
-def _bad_rel(rel: object) -> str | None:
-    """Why `rel` is not a plain workspace-relative path as Duckflow records them, or None."""
-    from duckflow.workspace.guard import PROTECTED_NAMES
-    from duckflow.workspace.lexical import name_key
-
-    if not isinstance(rel, str) or not rel:
-        return "is empty"
-    if "\x00" in rel:
-        return "contains a NUL byte"
-    if rel.startswith("/"):
-        return "is absolute"
-    for part in rel.split("/"):
-        if part in ("", ".", ".."):
-            return "has an empty, '.' or '..' component"
-        if name_key(part) in PROTECTED_NAMES:
-            return f"is inside '{part}/', which Duckflow never changes"
-    return None
-
-
-def _is_digest(value: object) -> bool:
-    return isinstance(value, str) and len(value) == 64 and set(value) <= _HEX
