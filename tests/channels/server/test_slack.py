@@ -84,3 +84,25 @@ def test_a_forged_button_click_changes_nothing(live: Any, fake_api: Any) -> None
     time.sleep(0.3)
     assert httpx.get(f"{srv.url}/v1/approvals/{job_id}", headers=srv.auth).json()["status"] == "pending"
     assert not (srv.workspace / "hello.py").exists()
+
+
+def test_a_long_reply_goes_to_the_thread_in_parts_within_slacks_limit(fake_api: Any) -> None:
+    import asyncio
+
+    from duckflow.channels.manager import Outbox, Reply
+    from duckflow.channels.slack.client import SlackSender
+    from duckflow.channels.slack.events import SLACK_TEXT_LIMIT, SlackTarget
+
+    slack = fake_api()
+    text = "\n\n".join(f"Paragraph {i}: " + "all work and no play " * 40 for i in range(12))
+
+    async def go() -> None:
+        box = Outbox(SlackSender("xoxb-test", slack.url + "/api/"), limit=SLACK_TEXT_LIMIT, rate=100, burst=10)
+        await box.deliver(SlackTarget("C1", "1.2"), Reply(text, approval={"job_id": "j1", "request": {"intent": "x"}}))
+
+    asyncio.run(go())
+    posts = slack.of("/api/chat.postMessage")
+    assert len(posts) >= 3 and all(len(p["body"]["text"]) <= SLACK_TEXT_LIMIT for p in posts)
+    assert all(p["body"]["thread_ts"] == "1.2" for p in posts)
+    assert "".join("".join(p["body"]["text"].split()) for p in posts) == "".join(text.split())  # nothing lost
+    assert "blocks" in posts[-1]["body"] and all("blocks" not in p["body"] for p in posts[:-1])
