@@ -145,3 +145,45 @@ async def test_a_companion_turn_is_traced_on_core_s_path(env: Any) -> None:
     assert ("tool_start", "companion.specialized") in names and ("tool_end", "companion.specialized") in names
     ends = [f for e, _, f in trace.events if e == "agent_end"]
     assert ends and all("duration_ms" in f and "step" in f and "result" in f for f in ends)
+
+
+async def test_a_channel_asks_meanwhile_and_continues_a_paused_stream(env: Any) -> None:
+    import asyncio
+
+    from duckflow.companion.sidechat import READ_ONLY_NOTE
+
+    working, release = asyncio.Event(), asyncio.Event()
+
+    async def slow(messages: list[Any]) -> Any:
+        working.set()
+        await asyncio.wait_for(release.wait(), 5)
+        return tool_call("list_files", path=".")
+
+    def answer(messages: list[Any]) -> Any:
+        assert READ_ONLY_NOTE in messages[0].content
+        return decision("DONE", next_step="done", say="Looking at the folder.")
+
+    model = ScriptedModel([decision("EXECUTION", "base_main_specialized", rationale="look"), slow, answer,
+                           decision("EXECUTION", "base_main_specialized", rationale="look again"),
+                           tool_call("list_files", path="."),
+                           decision("PLANNING", next_step="pending_user", say="Seen it.")], name="t")
+    o = env.open(model)
+    s = o.session
+    got: list[Any] = []
+    stream = s.stream("look around")
+
+    async def consume() -> None:
+        async for c in stream:
+            got.append(c)
+
+    task = asyncio.create_task(consume())
+    await asyncio.wait_for(working.wait(), 5)
+    assert await s.ask("what are you doing?") == "Looking at the folder."
+    await asyncio.sleep(0.05)  # the consumer takes the queued chunks
+    assert any(c.type == "reply" and c.agent == "companion.chat" for c in got)  # in the same stream
+    task.cancel()  # the client went away: the step stops, the state stays
+    await asyncio.gather(task, return_exceptions=True)
+    await stream.aclose()
+    assert s.state.step.value == "EXECUTION" and "cancelled by the person" in s.state.decision_log[-1]
+    rest = [c async for c in s.stream_continue()]
+    assert rest[-1].type == "done" and "Seen it." in rest[-1].data.text

@@ -87,7 +87,7 @@ class DualLoop:
         if kind == "stop":
             await self.pause()
         elif kind == "question":
-            task = asyncio.create_task(sidechat.answer_question(self.session, text))
+            task = asyncio.create_task(self.session.ask(text))
             self.side.add(task)
             task.add_done_callback(self.side.discard)
         else:

@@ -44,6 +44,7 @@ class LiveMixin:
         def state(self) -> AgentState: ...
         def _emit(self, chunk: AnyChunk) -> None: ...
         async def handle_message(self, text: str) -> TurnResult: ...
+        async def continue_task(self, *, observed: bool) -> TurnResult: ...
         async def answer_approval(self, granted: bool, *, by: str = "user",
                                   note: str | None = None) -> TurnResult: ...
         def _transition(self, to: Step, reason: str, source: Source,
@@ -71,6 +72,13 @@ class LiveMixin:
         """The person's answer to the pending approval, then the task goes on: as `stream()`."""
         async for chunk in self._stream(lambda: self.answer_approval(granted, by=by, note=note),
                                         max_turns, auto_approve_workspace):
+            yield chunk
+
+    async def stream_continue(self, *, max_turns: int = 12, auto_approve_workspace: bool = False
+                              ) -> AsyncIterator[AnyChunk]:
+        """Go on with a paused or interrupted task from its state (nothing is replayed): as `stream()`."""
+        async for chunk in self._stream(lambda: self.continue_task(observed=True), max_turns,
+                                        auto_approve_workspace):
             yield chunk
 
     async def _stream(self, first: Callable[[], Awaitable[TurnResult]], max_turns: int,
@@ -104,6 +112,15 @@ class LiveMixin:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
+
+    async def ask(self, text: str) -> str:
+        """A question while a task runs: Main answers from the live state, read-only, in parallel.
+
+        Its words stream as `delta` chunks of agent `companion.chat` (to every listener of the
+        running `stream()`), then a `reply` chunk; nothing in the task moves."""
+        from duckflow.companion.sidechat import answer_question
+
+        return await answer_question(cast("CompanionSession", self), text)
 
     def note_session(self) -> None:
         """One line about this session into the workspace's long-term memory (on close)."""
