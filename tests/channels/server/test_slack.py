@@ -27,7 +27,8 @@ def _event(text: str, *, ts: str = "1700000000.000100", thread_ts: str | None = 
 
 def test_a_thread_is_a_session_replies_go_to_the_thread_and_buttons_approve(live: Any, fake_api: Any) -> None:
     slack = fake_api()
-    srv = live(slack_signing_secret=SLACK, slack_bot_token="xoxb-test", slack_api_url=slack.url + "/api/")
+    srv = live(slack_signing_secret=SLACK, slack_bot_token="xoxb-test", slack_api_url=slack.url + "/api/",
+               slack_allowed=frozenset({"U9", "U6"}))
     body = _event("<@UBOT> make hello.py")
     t0 = time.monotonic()
     r = httpx.post(srv.url + "/slack/events", content=body, headers=slack_headers(body))
@@ -68,7 +69,8 @@ def test_a_thread_is_a_session_replies_go_to_the_thread_and_buttons_approve(live
 
 def test_a_forged_button_click_changes_nothing(live: Any, fake_api: Any) -> None:
     slack = fake_api()
-    srv = live(slack_signing_secret=SLACK, slack_bot_token="xoxb-test", slack_api_url=slack.url + "/api/")
+    srv = live(slack_signing_secret=SLACK, slack_bot_token="xoxb-test", slack_api_url=slack.url + "/api/",
+               slack_allowed=frozenset({"U9", "U6"}))
     body = _event("make hello.py", event_id="Ev2")
     httpx.post(srv.url + "/slack/events", content=body, headers=slack_headers(body))
     posts = slack.wait_for("/api/chat.postMessage")
@@ -106,3 +108,13 @@ def test_a_long_reply_goes_to_the_thread_in_parts_within_slacks_limit(fake_api: 
     assert all(p["body"]["thread_ts"] == "1.2" for p in posts)
     assert "".join("".join(p["body"]["text"].split()) for p in posts) == "".join(text.split())  # nothing lost
     assert "blocks" in posts[-1]["body"] and all("blocks" not in p["body"] for p in posts[:-1])
+
+
+def test_a_user_not_on_the_allow_list_is_not_heard(live: Any, fake_api: Any) -> None:
+    slack = fake_api()
+    srv = live(slack_signing_secret=SLACK, slack_bot_token="xoxb-test", slack_api_url=slack.url + "/api/",
+               slack_allowed=frozenset({"U1"}))
+    body = _event("make hello.py", event_id="Ev9")  # from U9
+    assert httpx.post(srv.url + "/slack/events", content=body, headers=slack_headers(body)).status_code == 200
+    time.sleep(0.5)
+    assert slack.calls == [] and httpx.get(srv.url + "/v1/sessions", headers=srv.auth).json()["sessions"] == []

@@ -66,6 +66,13 @@ def run(args: argparse.Namespace) -> int:
                                        ("LINE /line/webhook", settings.line_channel_secret)) if on]
     if webhooks:
         print(f"webhooks on: {', '.join(webhooks)}", file=out)
+    for name, secret, people, var in (("Slack", settings.slack_signing_secret, settings.slack_allowed,
+                                       "SLACK_ALLOWED_USERS"),
+                                      ("LINE", settings.line_channel_secret, settings.line_allowed,
+                                       "LINE_ALLOWED_USERS")):
+        if secret and not people:
+            print(f"note: {name} hears nobody yet: set {var}=ID1,ID2 (or * for anyone who reaches the bot); "
+                  "ignored ids are logged", file=out)
     if args.host not in ("127.0.0.1", "::1", "localhost"):
         print("warning: listening beyond this machine; put TLS in front of it", file=out)
     redact_access_log()

@@ -47,6 +47,14 @@ class ServerSettings:
     line_api_url: str | None = None
     line_data_url: str | None = None
     state_dir: str | None = None
+    # who may talk to the companion (and approve) from a chat channel: user ids, "*" = anyone
+    # who can reach the bot; empty = nobody yet (a webhook reaches the workspace: opt in)
+    slack_allowed: frozenset[str] = frozenset()
+    line_allowed: frozenset[str] = frozenset()
+
+    def allowed(self, channel: str, user: str) -> bool:
+        people = self.slack_allowed if channel == "slack" else self.line_allowed
+        return "*" in people or (bool(user) and user in people)
 
     @classmethod
     def from_env(cls, token: str, environ: dict[str, str] | None = None, **kw: Any) -> ServerSettings:
@@ -59,7 +67,13 @@ class ServerSettings:
                    line_access_token=env.get("LINE_CHANNEL_ACCESS_TOKEN") or None,
                    line_api_url=env.get("LINE_API_URL") or None,
                    line_data_url=env.get("LINE_DATA_API_URL") or None,
+                   slack_allowed=_ids(env.get("SLACK_ALLOWED_USERS")),
+                   line_allowed=_ids(env.get("LINE_ALLOWED_USERS")),
                    **kw)
+
+
+def _ids(value: str | None) -> frozenset[str]:
+    return frozenset(x.strip() for x in (value or "").split(",") if x.strip())
 
 
 def tune_gc() -> None:

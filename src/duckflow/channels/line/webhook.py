@@ -5,7 +5,8 @@ Fails closed: without LINE_CHANNEL_SECRET every request is refused (503); a body
 X-Line-Signature gets 401. Each text message becomes a message of the session of its source
 (`line:user:U…`, `line:group:C…`, `line:room:R…`) and always starts at CHAT (seed 003 §2.6);
 images are downloaded to temporary files and passed on; approval buttons come back as
-postbacks (`duckflow:grant:JOB` / `duckflow:deny:JOB`) in the same signed webhook.
+postbacks (`duckflow:grant:JOB` / `duckflow:deny:JOB`) in the same signed webhook. Only users in
+LINE_ALLOWED_USERS ("*" = anyone who reaches the bot) are heard: a message reaches the workspace.
 """
 
 from __future__ import annotations
@@ -60,6 +61,10 @@ def line_router(settings: Any, manager: Any) -> APIRouter:
         if found is None:
             return
         identity, to = found
+        user = str((event.get("source") or {}).get("userId") or "")
+        if not settings.allowed("line", user):
+            log.warning("a LINE event from %s was ignored: not in LINE_ALLOWED_USERS", user or "(no user id)")
+            return
         target = LineTarget(to, str(event.get("replyToken") or ""), time.monotonic())
         sid = manager.session_for("line", identity)
         kind = event.get("type")
@@ -67,8 +72,7 @@ def line_router(settings: Any, manager: Any) -> APIRouter:
             data = str((event.get("postback") or {}).get("data", ""))
             parts = data.split(":")
             if len(parts) == 3 and parts[0] == "duckflow" and parts[1] in ("grant", "deny"):
-                who = str((event.get("source") or {}).get("userId") or identity)
-                manager.submit_answer(sid, parts[2], parts[1] == "grant", by=f"line:{who}",
+                manager.submit_answer(sid, parts[2], parts[1] == "grant", by=f"line:{user}",
                                       channel="line", target=target)
             return
         if kind != "message":

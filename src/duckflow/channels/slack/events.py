@@ -4,7 +4,8 @@ Only when SLACK_SIGNING_SECRET is set do these endpoints accept anything (503 ot
 request's signature and timestamp are checked before its body is read as JSON. A message (or
 an app mention) becomes a message of the session of its thread (`slack:{channel}:{thread_ts}`);
 Slack's retries of an event already taken are acknowledged and dropped. Approval buttons come
-back as interactions, verified the same way, and answer the session's pending job.
+back as interactions, verified the same way, and answer the session's pending job. Only users
+in SLACK_ALLOWED_USERS ("*" = anyone in the channel) are heard: a message reaches the workspace.
 """
 
 from __future__ import annotations
@@ -80,6 +81,9 @@ def slack_router(settings: Any, manager: Any) -> APIRouter:
         return body
 
     async def take_message(event: dict[str, Any]) -> None:
+        if not settings.allowed("slack", str(event.get("user", ""))):
+            log.warning("a Slack message from %s was ignored: not in SLACK_ALLOWED_USERS", event.get("user"))
+            return
         channel, ts = str(event.get("channel", "")), str(event.get("ts", ""))
         thread = str(event.get("thread_ts") or ts)
         text = _MENTION.sub("", str(event.get("text", ""))).strip()
@@ -114,7 +118,10 @@ def slack_router(settings: Any, manager: Any) -> APIRouter:
         channel = str((payload.get("channel") or {}).get("id", ""))
         message = payload.get("message") or {}
         thread = str(message.get("thread_ts") or message.get("ts") or "")
-        user = str((payload.get("user") or {}).get("id", "someone"))
+        user = str((payload.get("user") or {}).get("id", ""))
+        if not settings.allowed("slack", user):
+            log.warning("a Slack approval by %s was ignored: not in SLACK_ALLOWED_USERS", user)
+            return
         sid = manager.identities.get(f"slack:{channel}:{thread}")
         if sid is None or not job_id:
             log.warning("a Slack approval for an unknown thread or job was ignored")
