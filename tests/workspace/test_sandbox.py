@@ -100,6 +100,11 @@ async def test_environment_is_an_allow_list_and_secret_values_are_dropped(
     assert home != os.path.expanduser("~") and not Path(home).exists()  # a temp dir, removed
 
 
+def test_sandbox_env_keeps_the_git_identity_but_not_lc_secrets() -> None:
+    env = sandbox_env({"GIT_AUTHOR_NAME": "Ann", "LC_AUTH_TOKEN": "x1", "LC_TIME": "C"}, home="/h")
+    assert env["GIT_AUTHOR_NAME"] == "Ann" and env["LC_TIME"] == "C" and "LC_AUTH_TOKEN" not in env
+
+
 def test_sandbox_env_keeps_locale_and_path() -> None:
     env = sandbox_env({"PATH": "/usr/bin", "LC_ALL": "C", "LANG": "ja_JP.UTF-8", "X": "y"},
                       home="/h")

@@ -36,6 +36,8 @@ ENV_ALLOW = frozenset({
     "CC", "CXX", "CFLAGS", "CXXFLAGS", "CPPFLAGS", "LDFLAGS", "MAKEFLAGS", "PKG_CONFIG_PATH",
     "JAVA_HOME", "GOPATH", "GOFLAGS", "GOCACHE", "CARGO_HOME", "RUSTUP_HOME", "RUSTFLAGS",
     "VIRTUAL_ENV", "NODE_ENV", "PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED", "SOURCE_DATE_EPOCH",
+    "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "PAGER",
+    "GIT_PAGER",
 })
 _SECRET_NAME = re.compile(
     r"KEY|TOKEN|SECRET|PASS|_PW$|^PW_|CREDENTIAL|AUTH|PRIVATE|COOKIE|SESSION|SIGNATURE|JWT|"
@@ -70,9 +72,9 @@ def sandbox_env(environ: dict[str, str] | None = None, *, extra_allow: Iterable[
     extra = frozenset(extra_allow)
     out: dict[str, str] = {}
     for name, value in env.items():
-        allowed = name in ENV_ALLOW or name.startswith("LC_") or name in extra or (
-            name == "HOME" and home is None)
-        if not allowed or (name not in extra and _SECRET_NAME.search(name)):
+        allowed = name in ENV_ALLOW or name in extra or (name == "HOME" and home is None) or (
+            name.startswith("LC_") and not _SECRET_NAME.search(name))
+        if not allowed:
             continue
         if _flagged(value):
             continue
