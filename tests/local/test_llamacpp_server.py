@@ -24,7 +24,7 @@ from duckflow.llm.types import Message, ModelSettings, TextDelta, UsageEvent, co
 from tests.local.conftest import needs_llama
 
 pytestmark = [
-    pytest.mark.local_model, needs_llama,
+    pytest.mark.local_model, needs_llama, pytest.mark.timeout(1800),
     pytest.mark.skipif(importlib.util.find_spec("uvicorn") is None or importlib.util.find_spec("sse_starlette") is None,
                        reason="llama-cpp-python[server] is not installed (make test installs it)"),
 ]

@@ -16,7 +16,7 @@ from duckflow.llm.types import Message, TextDelta, complete
 from duckflow.protocols.grammar import json_string_rule
 from tests.local.conftest import needs_llama
 
-pytestmark = [pytest.mark.local_model, needs_llama]
+pytestmark = [pytest.mark.local_model, needs_llama, pytest.mark.timeout(1800)]
 
 
 def smol() -> LocalModel:

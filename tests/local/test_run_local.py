@@ -12,7 +12,7 @@ import pytest
 from duckflow.channels.cli.main import main as cli
 from tests.local.conftest import needs_llama
 
-pytestmark = [pytest.mark.local_model, needs_llama]
+pytestmark = [pytest.mark.local_model, needs_llama, pytest.mark.timeout(1800)]
 
 
 def test_run_creates_and_runs_a_script(default_model_home: Path, tmp_path: Path,

@@ -166,7 +166,9 @@ class LocalModel:
         stop = threading.Event()
 
         def put(item: Any) -> None:
-            loop.call_soon_threadsafe(queue.put_nowait, item)
+            if not loop.is_closed():  # the consumer's loop may be gone after a cancel
+                with contextlib.suppress(RuntimeError):
+                    loop.call_soon_threadsafe(queue.put_nowait, item)
 
         def work() -> None:
             try:
