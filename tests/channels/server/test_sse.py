@@ -103,10 +103,20 @@ def test_idle_streams_get_heartbeats_and_streams_need_the_token(live: Any) -> No
 
 
 def test_a_message_beyond_the_running_limit_is_routed_at_once_and_told_it_waits(live: Any) -> None:
+    import asyncio
+
     from duckflow.channels.runner import SessionRunner
+
+    class SlowStart(SessionRunner):  # each task holds its slot a moment longer, so the second must wait
+        async def _guard(self, stream: Any) -> Any:
+            await asyncio.sleep(0.8)
+            async for c in super()._guard(stream):
+                yield c
 
     srv = live(runner=None, max_running=1)
     assert isinstance(srv.app.state.runner, SessionRunner) and srv.app.state.runner._slots._value == 1
+    ws = srv.workspace
+    srv = live(runner=SlowStart(ws, model_name="scripted:demo", max_running=1))
     a, b = _new_session(srv), _new_session(srv)
     for sid in (a, b):
         assert httpx.post(f"{srv.url}/v1/sessions/{sid}/messages", headers=srv.auth,
