@@ -20,6 +20,7 @@ from pydantic import (
     PrivateAttr,
     ValidationError,
     ValidatorFunctionWrapHandler,
+    field_validator,
     model_validator,
 )
 
@@ -224,6 +225,20 @@ class CompanionConfig(_Section):
     single_call_below_b: float = 4.0
     transitions_file: str | None = None
     max_recovery_retries: int = 2
+    # regular expressions a message or a reply must not match (core Guardrails on both)
+    block_patterns: list[str] = Field(default_factory=list)
+
+    @field_validator("block_patterns")
+    @classmethod
+    def _patterns_compile(cls, value: list[str]) -> list[str]:
+        import re
+
+        for pattern in value:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(f"{pattern!r} is not a regular expression ({exc})") from None
+        return value
 
 
 class TokenGuardConfig(_Section):

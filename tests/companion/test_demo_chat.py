@@ -93,3 +93,18 @@ def test_chat_resumes_a_cancelled_task_with_continue(
     assert main(["status", "-w", str(tmp_path)]) == 0
     status = capsys.readouterr().out
     assert "done · 2/2 actions done" in status and "2. [done] create hello.py" in status
+
+
+def test_configured_block_patterns_guard_chat_messages(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    cfg = tmp_path / "config.toml"
+    cfg.write_text('[companion]\nblock_patterns = ["(?i)drop table"]\n')
+    monkeypatch.setenv("DUCKFLOW_CONFIG", str(cfg))
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    code, out = _chat(monkeypatch, capsys, ws, "please DROP TABLE users\ncreate hello.py\nyes\n")
+    assert code == 0 and "I can't take that request" in out and "companion.block_patterns" in out
+    assert (ws / "hello.py").exists(), out  # the next message goes through
+    cfg.write_text('[companion]\nblock_patterns = ["["]\n')
+    assert main(["run", "hi", "-w", str(ws), "--model", "scripted:demo"]) == 1
+    assert "'[' is not a regular expression" in capsys.readouterr().err

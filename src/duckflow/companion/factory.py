@@ -125,6 +125,10 @@ def open_session(
     runner = ActionRunner(root, tools, gate, owner.state.session_id)
     budget = LayerBudget(cfg.budget.base_tokens, cfg.budget.main_tokens, cfg.budget.specialized_tokens)
     builder = PromptBuilder(comp.language, read_workspace_persona(root))
+    if comp.block_patterns and not guardrails:  # the config's patterns guard messages and replies
+        from duckflow.core.guardrails import Guardrail
+
+        guardrails = [Guardrail(name="companion.block_patterns", regex_blocks=list(comp.block_patterns))]
     if token_guard is None:
         from duckflow.core.token_guard import TokenGuard
 

@@ -147,6 +147,8 @@ class CompanionSession(LiveMixin, StepsMixin):
             return self._stopped(f"I can't take that request: {tripped.message}", "guardrail")
         self.owner.new_utterance()
         self.owner.change("the person is back", vitals.rest)
+        if self.state.status in (Status.REQUIRES_USER_INPUT, Status.ERROR) and not self.state.pending_gate:
+            self.owner.set_status(Status.IN_PROGRESS, "the person answered")
         if self.state.recovery_retries:  # the person stepped in: the recovery budget starts again
             self.owner.change("recovery retries reset", lambda s: setattr(s, "recovery_retries", 0))
         fresh = not self.state.task
