@@ -18,6 +18,7 @@ import json
 import random
 import time
 import tracemalloc
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -161,8 +162,8 @@ def _stage_row(results: list[tuple[Any, list[Any], list[tuple[str, str]], list[s
     """One row: per stage, the share of replies well-formed there and the share whose intended
     actions were obtained exactly by then; runnable guesses over every reply read.
 
-    strict / repaired: runnable actions equal the intended ones; fuzzy: the runnable ones, or
-    the proposals a person would confirm, equal them; self-correct: the first reply of the
+    strict / repaired: every intended action is among the runnable ones; fuzzy: among the
+    runnable ones or the proposals a person would confirm; self-correct: the first reply of the
     re-asks that reads cleanly (only when re-asked replies were recorded). A runnable guess is a
     runnable action whose line in the reply does not declare it (verb and target); actions the
     model declared beyond the intended ones are counted apart (`extra_declared`)."""
@@ -175,6 +176,10 @@ def _stage_row(results: list[tuple[Any, list[Any], list[tuple[str, str]], list[s
 
     def runnable(res: Any) -> list[tuple[str, str]]:
         return sorted((a.type, a.path or "") for a in res.actions if a.executable)
+
+    def has(got: list[tuple[str, str]], want: list[tuple[str, str]]) -> bool:
+        """Every intended action is there, as written (extra declared ones are counted apart)."""
+        return not (Counter(want) - Counter(got))
 
     extra_declared = 0
     for res, reasks, intended, texts in results:
@@ -194,12 +199,12 @@ def _stage_row(results: list[tuple[Any, list[Any], list[tuple[str, str]], list[s
         well["strict"] += stage == "strict"
         well["repaired"] += stage in ("strict", "repaired") and res.ok
         well["fuzzy"] += stage != "failed"
-        exact["strict"] += stage == "strict" and runnable(res) == want
-        exact["repaired"] += stage in ("strict", "repaired") and runnable(res) == want
-        exact["fuzzy"] += runnable(res) == want or proposed == want
+        exact["strict"] += stage == "strict" and has(runnable(res), want)
+        exact["repaired"] += stage in ("strict", "repaired") and has(runnable(res), want)
+        exact["fuzzy"] += has(runnable(res), want) or has(proposed, want)
         used = next((r for r in (res, *reasks) if r.ok), (res, *reasks)[-1])
         well["self_correct"] += used.ok
-        exact["self_correct"] += used.ok and runnable(used) == want
+        exact["self_correct"] += used.ok and has(runnable(used), want)
 
     def share(k: int) -> float | None:
         return round(k / n, 3) if n else None

@@ -47,6 +47,14 @@ async def _ask(model: Any, messages: Sequence[Any]) -> str:
     return "".join(parts)
 
 
+def _save(stem: Path, source: str, model: str, request: str, intended: list[tuple[str, str]], reasks: int) -> None:
+    """The `.json` of one task, written after every reply (a run cut short leaves usable data)."""
+    meta = {"source": source, "model": model, "settings": "temperature 0.2, seed 0, max_tokens 400, no grammar",
+            "recorded": time.strftime("%Y-%m-%d"), "request": request, "reasks": reasks,
+            "intended": [{"type": t, "path": p} for t, p in intended]}  # fmt: skip
+    stem.with_suffix(".json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+
+
 async def record(name: str, out: Path) -> None:
     from duckflow.config import load_config
     from duckflow.llm.registry import get_model
@@ -59,10 +67,15 @@ async def record(name: str, out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     for n, (slug, request, intended) in enumerate(TASKS, 1):
         stem = out / f"{n:02d}_{slug}"
+        if stem.with_suffix(".json").exists():
+            continue  # recorded already (a run cut short goes on where it stopped)
         messages = [Message("system", system), Message("user", request)]
         reply = await _ask(model, messages)
         stem.with_suffix(".txt").write_text(reply, encoding="utf-8")
         reasks = 0
+
+        source = f"recorded from {model.name} with `python -m duckflow.bench._record {name} {out}`"
+        _save(stem, source, model.name, request, intended, 0)
         result = parse(reply, request=request)
         while not result.ok and reasks < 2:
             reasks += 1
@@ -70,12 +83,8 @@ async def record(name: str, out: Path) -> None:
             asked = [*messages, Message("assistant", reply), Message("user", correction_message(errors))]
             reply = await _ask(model, asked)
             (out / f"{stem.name}.reask{reasks}.txt").write_text(reply, encoding="utf-8")
+            _save(stem, source, model.name, request, intended, reasks)
             result = parse(reply, request=request)
-        meta = {"source": f"recorded from {model.name} with `python -m duckflow.bench._record {name} {out}`",
-                "model": model.name, "settings": "temperature 0.2, seed 0, max_tokens 400, no grammar",
-                "recorded": time.strftime("%Y-%m-%d"), "request": request, "reasks": reasks,
-                "intended": [{"type": t, "path": p} for t, p in intended]}  # fmt: skip
-        stem.with_suffix(".json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
         print(f"{stem.name}: stage {parse(stem.with_suffix('.txt').read_text('utf-8')).stage}, re-asks {reasks}")
 
 
