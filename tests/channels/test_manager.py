@@ -107,6 +107,7 @@ def test_messages_of_one_session_run_in_order_and_chunks_get_one_seq(tmp_path: P
         mgr.submit(sid, "two")
         assert mgr.busy(sid)
         await mgr.drain()
+        assert not mgr.busy(sid) and mgr._queues == {} and mgr._workers == {}  # idle: nothing kept
         import json
 
         rows = log.since(sid, 0)

@@ -214,6 +214,8 @@ class ChannelManager:
                     self.chunks.publish(session_id, {"agent": channel, "type": "error", "data": {
                         "code": "send_failed", "message": f"could not send the reply to {channel}: {exc}"}})
         self._workers.pop(session_id, None)
+        if q.empty():  # an idle session keeps no queue (the next message makes a new one)
+            self._queues.pop(session_id, None)
 
     async def _run(self, session_id: str, job: Job) -> Reply:
         texts: list[str] = []
