@@ -43,3 +43,21 @@ def test_wait_wakes_followers(tmp_path: Path) -> None:
         return idle, await waiter
 
     assert asyncio.run(go()) == (False, True)
+
+
+def test_idle_rings_leave_memory_but_not_the_log_and_a_waited_ring_stays(tmp_path: Path) -> None:
+    async def go() -> None:
+        log = ChunkLog(tmp_path / "c.db", max_in_memory=3)
+        waiter = asyncio.create_task(log.wait("w", 0, 5))
+        await asyncio.sleep(0.01)
+        for sid in ("a", "b", "c", "d", "e"):
+            for i in range(3):
+                log.publish(sid, {"type": "delta", "data": {"text": f"{sid}{i}"}})
+        assert len(log._streams) <= 4 and "w" in log._streams  # the waited one is kept
+        assert "a" not in log._streams
+        assert [s for s, _ in log.since("a", 1)] == [2, 3]  # from SQLite
+        assert log.publish("a", {"type": "delta", "data": {"text": "a3"}}) == 4  # seq goes on
+        log.publish("w", {"type": "delta", "data": {"text": "w"}})
+        assert await waiter is True
+
+    asyncio.run(go())

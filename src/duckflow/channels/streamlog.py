@@ -5,7 +5,9 @@ next `seq` of that session (the SSE event id), keeps the JSON in an in-memory ri
 for SQLite (written in batches, pruned to the last `ring` chunks per session). A client that
 reconnects with `Last-Event-ID: N` gets `since(session_id, N)`: exactly the chunks after N, from
 memory when the ring still holds them, otherwise from SQLite (also after a server restart).
-Followers wait on `wait(session_id, seen)`; nothing here knows about HTTP.
+Followers wait on `wait(session_id, seen)`; nothing here knows about HTTP. At most
+`max_in_memory` sessions keep their ring in memory (least recently used ones nobody waits on
+are dropped; their chunks stay in SQLite).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import asyncio
 import json
 import sqlite3
 import threading
-from collections import deque
+from collections import OrderedDict, deque
 from pathlib import Path
 from typing import Any
 
@@ -31,18 +33,20 @@ CREATE TABLE IF NOT EXISTS chunks (
 
 
 class _Stream:
-    __slots__ = ("last", "ring", "changed")
+    __slots__ = ("last", "ring", "changed", "waiters")
 
     def __init__(self, last: int, size: int) -> None:
         self.last = last
         self.ring: deque[tuple[int, str]] = deque(maxlen=size)
         self.changed = asyncio.Event()
+        self.waiters = 0
 
 
 class ChunkLog:
     """Chunks per session with gap-free seqs; `ring` recent ones survive in memory and on disk."""
 
-    def __init__(self, path: str | Path, *, ring: int = 2000, flush_delay: float = 0.02) -> None:
+    def __init__(self, path: str | Path, *, ring: int = 2000, flush_delay: float = 0.02,
+                 max_in_memory: int = 1000) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.ring = ring
@@ -52,7 +56,8 @@ class ChunkLog:
         self._conn.execute("PRAGMA synchronous=NORMAL")
         self._conn.executescript(_SCHEMA)
         self._lock = threading.Lock()
-        self._streams: dict[str, _Stream] = {}
+        self.max_in_memory = max_in_memory  # sessions whose ring stays in memory (the rest: SQLite)
+        self._streams: OrderedDict[str, _Stream] = OrderedDict()
         self._pending: list[tuple[str, int, str]] = []
         self._pruned: dict[str, int] = {}
         self._flush_handle: asyncio.TimerHandle | None = None
@@ -66,7 +71,18 @@ class ChunkLog:
                                          (session_id,)).fetchone()
             st = _Stream(int(row[0] or 0), self.ring)
             self._streams[session_id] = st
+            if len(self._streams) > self.max_in_memory:
+                self._evict()
+        else:
+            self._streams.move_to_end(session_id)
         return st
+
+    def _evict(self) -> None:
+        """Drop the rings of the least recently used sessions nobody waits on (SQLite keeps them)."""
+        self.flush()  # a ring made again later reads its last seq from SQLite
+        for sid in list(self._streams)[: len(self._streams) - self.max_in_memory]:
+            if self._streams[sid].waiters == 0:
+                del self._streams[sid]
 
     def last_seq(self, session_id: str) -> int:
         return self._stream(session_id).last
@@ -147,10 +163,13 @@ class ChunkLog:
         st = self._stream(session_id)
         if st.last > seen:
             return True
+        st.waiters += 1  # a ring someone waits on is never evicted
         try:
             await asyncio.wait_for(st.changed.wait(), timeout)
         except asyncio.TimeoutError:
             return False
+        finally:
+            st.waiters -= 1
         return True
 
     def forget_memory(self, session_id: str) -> None:
