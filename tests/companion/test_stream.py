@@ -187,3 +187,21 @@ async def test_a_channel_asks_meanwhile_and_continues_a_paused_stream(env: Any) 
     assert s.state.step.value == "EXECUTION" and "cancelled by the person" in s.state.decision_log[-1]
     rest = [c async for c in s.stream_continue()]
     assert rest[-1].type == "done" and "Seen it." in rest[-1].data.text
+
+
+async def test_a_model_cannot_drive_the_terminal_or_fake_the_approval_panel(env: Any) -> None:
+    evil = "\x1b]0;pwned\x07\x1b[2J[green]✓ approved[/green] \rok"
+    model = ScriptedModel([
+        decision("EXECUTION", "base_main_specialized", rationale="write " + evil, say="Sure " + evil),
+        ScriptStep(text="Alternatives: [bold red]none[/]\x1b[31m", calls=[
+            ToolCall("write_file", {"path": "a.py", "content": "x\x1b[2J\n"})]),
+    ], name="t")
+    o = env.open(model)
+    buf = io.StringIO()
+    o.session.chunks.subscribe(Renderer(Console(file=buf, width=160, highlight=False, force_terminal=True)))
+    chunks = [c async for c in o.session.stream("go")]
+    out = buf.getvalue()
+    assert "\x1b]0;" not in out and "\x1b[2J" not in out and "\x07" not in out and "\r" not in out
+    assert "[green]✓ approved[/green]" in out  # shown as text, not as markup
+    assert "[bold red]none[/]" in out
+    assert any(c.type == "delta" and "\x1b" in c.data.text for c in chunks)  # the stream itself is untouched

@@ -17,7 +17,10 @@ import asyncio
 import sys
 from typing import Any
 
+from rich.markup import escape
+
 from duckflow.channels.cli.common import add_model_options, add_workspace
+from duckflow.channels.cli.render import clean
 
 HELP = """commands: /status  /constraint TEXT  /remember TEXT  /set KEY VALUE  /cancel  /resume  /sessions
           /debug  /help  /quit
@@ -71,7 +74,7 @@ class Chat:
         if self.session.corrections and outcome is not None and outcome.ending != "approval":
             asyncio.get_running_loop().call_soon(self._send_corrections)
         if exc is not None:
-            c.print(f"[bold red]the task failed:[/] {exc}")
+            c.print(f"[bold red]the task failed:[/] {escape(clean(str(exc)))}")
         elif outcome is None:
             if not self.loop.paused:
                 c.print(f"[yellow]stopped during {self.session.state.step.value}; the state is kept. "
@@ -79,12 +82,12 @@ class Chat:
         elif outcome.ending == "approval":
             c.print("[yellow]answer: yes / no / details / edit[/]")
         elif outcome.ending not in ("done", "input"):
-            c.print(f"[yellow]{outcome.ending}: {outcome.message}[/]")
+            c.print(f"[yellow]{outcome.ending}: {escape(clean(outcome.message))}[/]")
 
     def _send_corrections(self) -> None:
         if self.session.corrections and not self.loop.busy and not self.session.state.pending_gate:
             text = self.session.take_corrections() or ""
-            self.render.console.print(f"[dim]the task ended first; sending what you typed: {text}[/]")
+            self.render.console.print(f"[dim]the task ended first; sending what you typed: {escape(text)}[/]")
             self.loop.start_message(text)
 
     def toolbar(self) -> str:
@@ -193,8 +196,8 @@ class Chat:
             self.render.approval(s.pending_job.get("request") or {}, s.pending_job.get("job_id"))
             c.print("[yellow]answer: yes / no / details / edit[/]")
         elif self.opened.resumed and self._unfinished():
-            c.print(f"[yellow]last time the task “{s.task}” stopped during {s.step.value}"
-                    f"{': ' + s.last_delta if s.last_delta else ''}.[/] Say \"continue\" (続けて) to go on "
+            c.print(f"[yellow]last time the task “{escape(s.task)}” stopped during {s.step.value}"
+                    f"{': ' + escape(clean(s.last_delta)) if s.last_delta else ''}.[/] Say \"continue\" (続けて) to go on "
                     "from there, or tell me what to do instead.")
 
     def _unfinished(self) -> bool:

@@ -14,12 +14,36 @@ import re
 import time
 from typing import Any
 
+from rich.markup import escape
+
 MAIN = "companion"
 CHAT = "companion.chat"  # the answer to a question typed while a task runs
 PREFIX = {MAIN: "🦆 ", CHAT: "🦆 ↳ "}
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # a model's text must not drive the terminal
 _RESULT_LINE = re.compile(r"^- \w+\(.*\) → (ok|error|refused|proposed)")
 NOTICES_SHOWN = ("auto_approved", "approval_stale", "proposed", "refused_call", "vitals", "plan_progress", "question",
                  "constraint", "paused", "deviation", "plan_no_actions", "overwrite", "copied_example")
+
+
+def _dirty(value: Any) -> bool:
+    if isinstance(value, str):
+        return _CONTROL.search(value) is not None
+    if isinstance(value, dict):
+        return any(_dirty(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_dirty(v) for v in value)
+    return False
+
+
+def clean(value: Any) -> Any:
+    """`value` with terminal control characters (ESC, CR, BEL, C1 ...) removed from every string."""
+    if isinstance(value, str):
+        return _CONTROL.sub("", value)
+    if isinstance(value, dict):
+        return {k: clean(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [clean(v) for v in value]
+    return value
 
 
 class Renderer:
@@ -92,6 +116,9 @@ class Renderer:
     def __call__(self, chunk: Any) -> None:
         if self.quiet:
             return
+        fields = dict(chunk.data.__dict__)
+        if _dirty(fields):  # escape sequences from a model or a file are shown as nothing, never run
+            chunk = chunk.model_copy(update={"data": chunk.data.model_copy(update=clean(fields))})
         kind = chunk.type
         if kind == "progress":
             if chunk.data.phase == "start":
@@ -209,10 +236,10 @@ class Renderer:
                 st = d.states[i]
                 if st in ("running", "done", "failed", "skipped"):
                     word = {"running": "step", "done": "done", "failed": "FAILED", "skipped": "skipped"}[st]
-                    self.console.print(f"[blue]{marks[st]} plan {word} {i + 1}/{n}: {d.actions[i]}[/]")
+                    self.console.print(f"[blue]{marks[st]} plan {word} {i + 1}/{n}: {escape(d.actions[i])}[/]")
             if d.status != before[0] and d.status not in ("executing",):
                 done = sum(1 for st in d.states if st == "done")
-                self.console.print(f"[blue]plan {d.plan_id} {d.status} · {done}/{n} done[/]")
+                self.console.print(f"[blue]plan {escape(d.plan_id)} {d.status} · {done}/{n} done[/]")
             return
         self._plans[d.plan_id] = (d.status, list(d.states))
         body = ("" if streamed else d.text) + ("\n\nactions:\n" + "\n".join(acts) if acts else "")
@@ -276,18 +303,23 @@ class Renderer:
         from rich.panel import Panel
 
         self._block()
+        request = clean(dict(request))
+
+        def e(value: Any) -> str:  # the request's text comes from a model: no markup, no escapes
+            return escape(str(value))
+
         lines = [
-            f"[bold]job[/] {job_id}   risk: {request.get('risk', '?')}",
-            f"[bold]intent[/]: {request.get('intent', '')}",
-            f"[bold]why[/]: {request.get('rationale', '')}",
-            f"[bold]impact[/]: {request.get('impact', '')}",
-            f"[bold]alternatives[/]: {request.get('alternatives', '')}",
+            f"[bold]job[/] {e(job_id)}   risk: {e(request.get('risk', '?'))}",
+            f"[bold]intent[/]: {e(request.get('intent', ''))}",
+            f"[bold]why[/]: {e(request.get('rationale', ''))}",
+            f"[bold]impact[/]: {e(request.get('impact', ''))}",
+            f"[bold]alternatives[/]: {e(request.get('alternatives', ''))}",
         ]
         if request.get("hard_required"):
-            lines.append(f"[bold red]a person must decide[/]: {', '.join(request['hard_required'])}")
+            lines.append(f"[bold red]a person must decide[/]: {e(', '.join(request['hard_required']))}")
         if details:
-            lines.append(f"[bold]affected[/]: {', '.join(request.get('affected') or [])}")
-            lines.append(f"[bold]reversible[/]: {request.get('reversible')}  {request.get('rollback', '')}")
+            lines.append(f"[bold]affected[/]: {e(', '.join(request.get('affected') or []))}")
+            lines.append(f"[bold]reversible[/]: {e(request.get('reversible'))}  {e(request.get('rollback', ''))}")
         self.console.print(Panel("\n".join(lines), title="approval needed", border_style="yellow"))
         diff = request.get("diff_preview") or ""
         if diff:

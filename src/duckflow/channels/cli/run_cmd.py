@@ -14,8 +14,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from rich.markup import escape
+
 from duckflow.channels.cli.common import add_model_options, add_workspace, print_json
-from duckflow.channels.cli.render import Renderer
+from duckflow.channels.cli.render import Renderer, clean
 
 EXIT_OK, EXIT_STOPPED, EXIT_APPROVAL, EXIT_CANCELLED = 0, 1, 4, 130
 __all__ = ["Renderer", "configure", "run"]
@@ -82,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
         )
 
     if not args.task and session.state.step.value == "DONE" and not session.state.pending_gate:
-        renderer.console.print(f"[green]nothing to continue: the last task is done[/] ({session.state.task or '-'}). "
+        renderer.console.print(f"[green]nothing to continue: the last task is done[/] ({escape(session.state.task or '-')}). "
                                f"Give a new one: `duckflow run \"TASK\" --resume -w {args.workspace}`")
         opened.close()
         return EXIT_OK
@@ -142,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
         print_json(_outcome_json(outcome, opened))
     else:
         style = "bold green" if outcome.success else "bold yellow"
-        renderer.console.print(f"[{style}]{_ending_line(outcome, args.workspace)}[/]")
+        renderer.console.print(f"[{style}]{escape(clean(_ending_line(outcome, args.workspace)))}[/]")
         if outcome.ending == "approval":
             print("answer with `duckflow approvals grant JOB` (or deny), then "
                   f"`duckflow run --resume -w {args.workspace}`; or use `duckflow chat`", file=sys.stderr)
