@@ -9,7 +9,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -20,6 +22,9 @@ _ALTERNATIVES = re.compile(r"^\s*[-*]?\s*(?:\*\*)?(?:alternatives?|代替案?)(?
 _NONE = {"none", "なし", "no", "n/a", "-"}
 UNDOABLE = {"write_file", "edit_file", "delete_path", "move_path", "create_directory"}
 TESTS_SCANNED = 300
+DIRS_VISITED = 2000
+WALK_SECONDS = 0.2
+SKIP_DIRS = {"node_modules", "__pycache__", "venv", "site-packages", "dist", "build"}
 
 
 def alternatives_in(text: str) -> list[str]:
@@ -54,21 +59,36 @@ def tests_touching(root: Path, path: str) -> list[str]:
     pattern = re.compile(rf"^\s*(?:from\s+[\w.]*\b{re.escape(stem)}\b|import\s+[\w.]*\b{re.escape(stem)}\b)",
                          re.MULTILINE)
     hits: list[str] = []
-    try:
-        candidates = [f for i, f in zip(range(TESTS_SCANNED), root.rglob("test_*.py"), strict=False)]
-    except OSError:
-        return []
-    for f in candidates:
-        if ".duckflow" in f.parts or not f.is_file() or f.is_symlink():
-            continue
+    for f in _test_files(root):
         try:
-            if pattern.search(f.read_text(encoding="utf-8", errors="replace")[:50_000]):
-                hits.append(f.relative_to(root).as_posix())
+            with f.open("r", encoding="utf-8", errors="replace") as fh:
+                head = fh.read(50_000)  # a huge file is not read whole
         except OSError:
             continue
-        if len(hits) >= 5:
-            break
+        if pattern.search(head):
+            hits.append(f.relative_to(root).as_posix())
+            if len(hits) >= 5:
+                break
     return hits
+
+
+def _test_files(root: Path) -> list[Path]:
+    """`test_*.py` files under `root`: no symlinks followed, hidden and vendor folders skipped,
+    bounded in folders visited and time (a gate request never waits on a huge tree)."""
+    found: list[Path] = []
+    deadline = time.monotonic() + WALK_SECONDS
+    visited = 0
+    for top, dirs, files in os.walk(root, followlinks=False):
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d not in SKIP_DIRS]
+        visited += 1
+        for name in files:
+            if name.startswith("test_") and name.endswith(".py"):
+                f = Path(top) / name
+                if not f.is_symlink() and f.is_file():
+                    found.append(f)
+        if len(found) >= TESTS_SCANNED or visited >= DIRS_VISITED or time.monotonic() > deadline:
+            break
+    return found
 
 
 def impact_of(call: ToolCall, root: Path, diff: str) -> str:
