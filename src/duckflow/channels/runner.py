@@ -55,8 +55,9 @@ class SessionRunner:
         self.max_turns = max_turns
         self._open: OrderedDict[str, Any] = OrderedDict()
         self._shared: dict[str, Any] | None = None
-        self._flags: dict[str, Any] = {}
         self._router: Any = None
+        self._events: Any = None
+        self._ostate: Any = None
         self._slots = asyncio.Semaphore(max_running)
 
     # -- sessions -------------------------------------------------------------------------
@@ -182,18 +183,40 @@ class SessionRunner:
             yield chunk("done", text="the task failed", ending="error")
 
     async def _route(self, session_id: str, text: str, channel: str) -> Any:
-        from duckflow.orchestra import InputMessage, SessionFlags
-        from duckflow.orchestra.router import build_router
+        from duckflow.orchestra import InputMessage
 
-        if self._router is None:  # the same policy as `orchestra.route_async`, built once per server
-            self._router = build_router(self._shared_parts()["config"])
-        flags = self._flags.setdefault(session_id, SessionFlags())
-        msg = InputMessage(channel=channel if channel in ("cli", "line", "slack", "http") else "http",
-                           session_id=session_id, user_text=text)
-        return await self._router.decide(msg, flags)
+        if self._router is None:  # the orchestra's router, its session flags and event log, once per server
+            from duckflow.orchestra.events import EventLog
+            from duckflow.orchestra.router import build_router
+            from duckflow.orchestra.state import OrchestraState
+
+            cfg = self._shared_parts()["config"]
+            self._events = EventLog(cfg.routing.events_path)
+            self._ostate = OrchestraState()
+            self._router = build_router(cfg, on_event=self._router_event)
+        channel = channel if channel in ("cli", "line", "slack", "http") else "http"
+        flags = self._ostate.flags(channel, session_id)  # /local survives a restart, as in the CLI
+        msg = InputMessage(channel=channel, session_id=session_id, user_text=text)
+        before = (flags.local_only, flags.prev_route)
+        decision = await self._router.decide(msg, flags)
+        if (flags.local_only, flags.prev_route) != before:  # a write only when the mode or route moved
+            self._ostate.save_flags(channel, session_id, flags)
+        return decision
+
+    def _router_event(self, kind: str, data: dict[str, Any]) -> None:
+        """The router's decisions into the orchestra's event log (seed 003 §7), as `Orchestrator` writes them."""
+        if kind == "router.decision":
+            fields = {k: v for k, v in data.items() if k != "session_id"}
+            fields.setdefault("final_route", fields.get("primary_route"))
+            self._events.emit("router.decision", str(data.get("session_id", "")), **fields)
+        elif kind == "classifier.error":
+            self._events.emit("classifier.error", error_reason=data.get("error"), raw=data.get("raw", ""))
 
     def close(self) -> None:
         self._open.clear()
+        if self._ostate is not None:
+            self._ostate.close()
+            self._ostate = None
         if self._shared is not None:
             trace = self._shared["trace"]
             if hasattr(trace, "close"):

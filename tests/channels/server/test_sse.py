@@ -145,3 +145,24 @@ def test_the_streamed_message_checks_token_body_and_session_like_every_endpoint(
     assert httpx.post(url, headers=auth, json={"text": "x" * 6000}).status_code == 413
     assert httpx.post(f"{srv.url}/v1/sessions/nope/messages", headers=auth, json={"text": "hi"}).status_code == 404
     assert httpx.get(f"{srv.url}/v1/sessions/{sid}", headers=srv.auth).json()["last_seq"] == 0  # nothing ran
+
+
+def test_local_mode_is_the_routers_answer_is_remembered_and_logged(live: Any) -> None:
+    import os
+
+    srv = live()
+    sid = _new_session(srv)
+    with httpx.stream("POST", f"{srv.url}/v1/sessions/{sid}/messages", json={"text": "/local"},
+                      headers={**srv.auth, "Accept": "text/event-stream"}, timeout=30) as r:
+        chunks = _chunks(list(sse_events(r.iter_lines())))
+    assert [c["type"] for c in chunks] == ["notice", "notice", "done"]  # the router answered, no model ran
+    assert chunks[0]["data"]["details"]["flags"]["local_only"] is True
+    with httpx.stream("POST", f"{srv.url}/v1/sessions/{sid}/messages", json={"text": "/code write hello.py"},
+                      headers={**srv.auth, "Accept": "text/event-stream"}, timeout=30) as r:
+        chunks = _chunks(list(sse_events(r.iter_lines())))
+    assert chunks[0]["data"]["details"]["flags"]["local_only"] is True  # the session's mode was kept
+    assert chunks[-1]["data"]["ending"] == "input" and not (srv.workspace / "hello.py").exists()
+    events = Path(os.environ["DUCKFLOW_HOME"]) / "events" / "events.jsonl"
+    logged = [json.loads(line) for line in events.read_text().splitlines()]
+    assert [e["channel"] for e in logged if e.get("type") == "router.decision" and e.get("session_id") == sid] \
+        == ["http", "http"]
