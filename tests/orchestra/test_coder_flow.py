@@ -122,3 +122,18 @@ async def test_coder3_gets_its_limits_and_retries_a_bad_reply(make_orch: Any) ->
     assert turn.action == "approval" and len(coder3.requests) == 3  # 1 call + retry_max 2
     settings = coder3.requests[0].settings
     assert settings is not None and settings.max_tokens == 16000 and settings.timeout_s == 60.0
+
+
+async def test_on_channels_chat_writes_the_final_answer_and_may_propose_one_more_loop(make_orch: Any) -> None:
+    chat = ScriptedModel([reply("DELEGATE: ANALYZE\nTASK: sum the numbers"), reply("合計は42だよ！")])
+    worker = ScriptedModel([reply(worker_json("sum = 42"))])
+    turn = await make_orch({"chat": chat, "worker": worker}, channel="line", companion=False).handle("足して")
+    assert turn.text == "合計は42だよ！" and "sum = 42" in chat.requests[1].messages[0].content
+
+    proposing = ScriptedModel([reply('{"propose_next_loop": true, "route": "RESEARCH", "reason": "needs sources", '
+                                     '"confidence": 0.8}')])
+    worker = ScriptedModel([reply(worker_json("draft plan")), reply(worker_json("sources: a, b"))])
+    orch = make_orch({"chat": proposing, "worker": worker}, channel="slack", companion=False, session="s9")
+    turn = await orch.handle("/plan the study")
+    assert turn.loop is not None and turn.loop.final_route == "RESEARCH" and turn.text.startswith("sources")
+    assert [e["source"] for e in events_of(orch, "route.override")] == ["chat_propose"]

@@ -169,7 +169,39 @@ class Orchestrator:
             turn = await self._code(decision, result.final_route, task, local_only, decl)
             turn.loop = result
             return turn
+        if not self.companion and result.last is not None and self._has_model("chat"):
+            return await self._final_by_chat(decision, task, result, local_only, decl)
         return Turn(decision, "reply", result.reply(), decl, loop=result)
+
+    async def _final_by_chat(self, decision: RoutingDecision, task: str, result: LoopResult, local_only: bool,
+                             decl: str) -> Turn:
+        """§1: the final answer comes from the conversation model; its §3.4 proposal may add one loop."""
+        from duckflow.orchestra.roles import RoleUnavailable, prompt
+
+        try:
+            agent = self.roles.agent("chat", route="CHAT", local_only=local_only,
+                                     instructions=prompt("chat_final", alias=self.roles.alias("chat"),
+                                                         route=result.final_route, result=result.reply()))
+            await self.roles.ready("chat")
+        except RoleUnavailable:
+            return Turn(decision, "reply", result.reply(), decl, loop=result)
+        answer = await agent.run(task, raise_errors=False)
+        if not answer.ok or not answer.text.strip():
+            return Turn(decision, "reply", result.reply(), decl, loop=result)
+        proposal = read_proposal(answer.text)
+        if proposal is None:
+            return Turn(decision, "reply", answer.text.strip(), decl, loop=result)
+        allowed = (self.config.loop.allow_chat_propose_reroute_once and not result.reroute_used
+                   and proposal.route in WORKER_ROUTES and proposal.route != result.final_route
+                   and proposal.confidence >= self.config.routing.classifier.min_confidence)
+        if not allowed:
+            return Turn(decision, "reply", result.reply(), decl, loop=result)
+        self.emit("route.override", initial_route=result.initial_route, final_route=proposal.route,
+                  source="chat_propose", reason=proposal.reason, reroute_used=True)
+        again = await self.loop.run(proposal.route, task, session_id=self.session_id, local_only=local_only,
+                                    reroute_used=True, initial_route=result.initial_route,
+                                    reroute_source="chat", images=self._images)
+        return Turn(decision, "reply", again.reply(), decl, loop=again)
 
     async def _code(self, decision: RoutingDecision, route: str, task: str, local_only: bool, decl: str) -> Turn:
         if local_only:  # insurance behind the router (§5)
