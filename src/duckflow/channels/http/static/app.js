@@ -4,6 +4,9 @@
 "use strict";
 
 const $ = (id) => document.getElementById(id);
+const SHOWN_NOTICES = new Set(["auto_approved", "approval_stale", "proposed", "refused_call", "vitals",
+  "plan_progress", "question", "constraint", "paused", "deviation", "plan_no_actions", "overwrite",
+  "copied_example", "router", "queued", "images", "approval_refused", "approval"]);
 const state = { token: sessionStorage.getItem("duckflow-token") || "", sid: "", lastSeq: 0,
   abort: null, bubble: null, streamed: false, retry: 0, cards: new Map(), plans: new Map() };
 
@@ -127,9 +130,9 @@ function show(c) {
   timeline(c);
   const d = c.data || {};
   switch (c.type) {
-    case "notice":
+    case "notice":  // the chat shows what the CLI shows by default; the timeline keeps every notice
       if (d.code === "route") addLine(`route ${d.details && d.details.primary_route} (${d.details && d.details.source})`, "route");
-      else addLine("ℹ " + d.message);
+      else if (SHOWN_NOTICES.has(d.code) || String(d.message).includes("could not")) addLine("ℹ " + d.message);
       break;
     case "delta": bubble().textContent += d.text; state.streamed = true; scroll(); break;
     case "reply": { const b = bubble(); b.textContent = d.text; b.classList.remove("streaming"); state.bubble = null; state.streamed = false; break; }
