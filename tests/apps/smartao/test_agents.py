@@ -185,3 +185,16 @@ def test_reflexion_batch_writes_lessons_once_and_draft_uses_them(tmp_path: Path)
 
     asyncio.run(DraftAgent(model, lessons=store.lessons()).run(texts.ESSAY_EN, session="s", log=AgentLog()))
     assert "the programme is not mentioned" in model.requests[0].messages[0].content
+
+
+def test_json_settings_constrain_local_backends_and_leave_others_bounded() -> None:
+    from duckflow.apps.smartao.ask import json_settings
+    from duckflow.apps.smartao.rubric import _Scores
+    from duckflow.llm.openai_compat import OpenAICompatModel
+
+    server = OpenAICompatModel("qwen", provider="openai", base_url="http://127.0.0.1:9/v1", api_key=None)
+    local = json_settings(server, _Scores, 500)
+    assert local.max_tokens == 500 and local.temperature is not None and local.temperature <= 0.1
+    assert local.extra["response_format"]["schema"]["properties"]["scores"]
+    scripted = json_settings(ScriptedModel([]), _Scores, 300, temperature=0.0)
+    assert (scripted.max_tokens, scripted.temperature, scripted.extra) == (300, 0.0, {})

@@ -56,14 +56,15 @@ def _field(data: Any, name: str) -> Any:
     return getattr(data, name, None)
 
 
-def json_settings(schema: type[BaseModel], max_tokens: int, temperature: float = 0.2) -> ModelSettings:
-    """Low temperature and a bounded reply; the schema is attached for backends that constrain."""
-    settings = ModelSettings(temperature=temperature, max_tokens=max_tokens)
-    try:
-        settings.json_schema = schema.model_json_schema()  # type: ignore[attr-defined]
-    except AttributeError:  # ModelSettings without schema support: the prompt alone carries it
-        pass
-    return settings
+def json_settings(model: Any, schema: type[BaseModel], max_tokens: int,
+                  temperature: float = 0.2) -> ModelSettings:
+    """A bounded, low-temperature call; for local backends the answer is constrained to the
+    schema's grammar (`llm.constrain`: llama.cpp grammar, Ollama `format`, `response_format`)."""
+    from duckflow.llm.constrain import constrained
+
+    local = constrained(model, max_tokens=max_tokens, json_schema=schema.model_json_schema(),
+                        temperature=min(temperature, 0.1))
+    return local or ModelSettings(temperature=temperature, max_tokens=max_tokens)
 
 
 async def ask_json(agent: Any, prompt: str, schema: type[T], *, session: str, log: AgentLog,

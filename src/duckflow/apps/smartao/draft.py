@@ -74,7 +74,7 @@ class DraftAgent:
         if self.lessons:
             system += ("\n過去の評価からの教訓:\n" if lang == "ja" else "\nLessons from past evaluations:\n")
             system += "\n".join(f"- {x}" for x in self.lessons[:5])
-        return Agent(self.name, system, model=self.model, settings=json_settings(_Body, budget),
+        return Agent(self.name, system, model=self.model, settings=json_settings(self.model, _Body, budget),
                      token_guard=self.token_guard, max_turns=1)
 
     async def run(self, text: str, *, session: str, log: AgentLog) -> DraftResult:

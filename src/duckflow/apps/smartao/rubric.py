@@ -184,7 +184,7 @@ class EvalAgent:
         if lang == "ja":
             system += " Write the reasons in Japanese."
         agent = Agent(self.name, system, model=self.model,
-                      settings=json_settings(_Scores, 150 + 120 * len(rubric.criteria), temperature=0.0),
+                      settings=json_settings(self.model, _Scores, 150 + 120 * len(rubric.criteria), temperature=0.0),
                       token_guard=self.token_guard, max_turns=1)
         prompt = (rubric.prompt_text() + "\n\nEssay:\n<<<\n" + text + "\n>>>\n"
                   'Answer as {"scores": [{"criterion": <id>, "level": <number>, "reason": <sentence>}]} '

@@ -161,7 +161,7 @@ class StyleAgent:
 
         if lang not in self._agents:
             self._agents[lang] = Agent(self.name, _PROMPTS[lang], model=self.model,
-                                       settings=json_settings(_ModelIssues, 1200),
+                                       settings=json_settings(self.model, _ModelIssues, 1200),
                                        token_guard=self.token_guard, max_turns=1)
         return self._agents[lang]
 
