@@ -12,7 +12,7 @@ from duckflow.llm.registry import get_model
 from tests.apps.smartao import texts
 from tests.local.conftest import needs_llama
 
-pytestmark = [pytest.mark.local_model, needs_llama]
+pytestmark = [pytest.mark.local_model, needs_llama, pytest.mark.timeout(900)]
 
 
 async def test_eval_agent_scores_every_criterion_with_the_bundled_model(default_model_home: Path) -> None:

@@ -198,3 +198,17 @@ def test_json_settings_constrain_local_backends_and_leave_others_bounded() -> No
     assert local.extra["response_format"]["schema"]["properties"]["scores"]
     scripted = json_settings(ScriptedModel([]), _Scores, 300, temperature=0.0)
     assert (scripted.max_tokens, scripted.temperature, scripted.extra) == (300, 0.0, {})
+
+
+def test_rubric_answer_schema_enumerates_ids_and_levels_and_reads_capitalised_ids() -> None:
+    from duckflow.apps.smartao.rubric import _Scores, check_scores, scores_schema
+
+    rubric, _ = RUBRICS.load(DEFAULT_RUBRIC)
+    schema = scores_schema(rubric).model_json_schema()
+    item = schema["$defs"]["RubricScore"]["properties"]
+    assert item["criterion"]["enum"] == [c.id for c in rubric.criteria]
+    assert item["level"]["enum"] == [1, 2, 3, 4]
+    assert schema["properties"]["scores"]["minItems"] == schema["properties"]["scores"]["maxItems"] == 5
+    answer = _Scores.model_validate({"scores": [{"criterion": c.id.title(), "level": 2, "reason": "shown in para 2"}
+                                                for c in rubric.criteria]})
+    assert check_scores(rubric, answer) == []

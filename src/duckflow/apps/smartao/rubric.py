@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field, ValidationError, model_validator
+from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
 from duckflow.apps.smartao.ask import AgentLog, EssayError, ask_json, json_settings
 from duckflow.apps.smartao.text import language
@@ -112,9 +112,34 @@ class _Score(BaseModel):
     level: int
     reason: str = Field(min_length=3, max_length=400)
 
+    @field_validator("criterion", mode="before")
+    @classmethod
+    def _id(cls, value: Any) -> Any:
+        return value.strip().lower() if isinstance(value, str) else value  # "Motivation" is motivation
+
 
 class _Scores(BaseModel):
     scores: list[_Score]
+
+
+def scores_schema(rubric: Rubric) -> type[_Scores]:
+    """The answer's model for this rubric: criterion ids and levels as enums, one entry per
+    criterion — so a constrained decoder can only write ids and levels the rubric defines."""
+    from typing import Literal
+
+    from pydantic import create_model
+
+    ids = tuple(c.id for c in rubric.criteria)
+    levels = tuple(sorted({lv.score for c in rubric.criteria for lv in c.levels}))
+    criterion_t: Any = Literal[ids]
+    level_t: Any = Literal[levels]
+    score: Any = create_model("RubricScore", __base__=_Score, criterion=(criterion_t, ...),
+                              level=(level_t, ...), reason=(str, Field(min_length=3, max_length=200)))
+    n = len(ids)
+    items_t: Any = list[score]
+    model: type[_Scores] = create_model("RubricScores", __base__=_Scores,
+                                        scores=(items_t, Field(min_length=n, max_length=n)))
+    return model
 
 
 @dataclass
@@ -184,13 +209,14 @@ class EvalAgent:
         if lang == "ja":
             system += " Write the reasons in Japanese."
         agent = Agent(self.name, system, model=self.model,
-                      settings=json_settings(self.model, _Scores, 150 + 120 * len(rubric.criteria), temperature=0.0),
+                      settings=json_settings(self.model, scores_schema(rubric), 100 + 90 * len(rubric.criteria),
+                                             temperature=0.0),
                       token_guard=self.token_guard, max_turns=1)
         prompt = (rubric.prompt_text() + "\n\nEssay:\n<<<\n" + text + "\n>>>\n"
                   'Answer as {"scores": [{"criterion": <id>, "level": <number>, "reason": <sentence>}]} '
                   "with one entry for each of: " + ", ".join(c.id for c in rubric.criteria) + ".")
         answer = await ask_json(agent, prompt, _Scores, session=session, log=log,
-                                check=lambda a: check_scores(rubric, a))
+                                check=lambda a: check_scores(rubric, a))  # tolerant read, exact check
         levels = {s.criterion: s.level for s in answer.scores}
         scores = [{"criterion": c.id, "name": c.name, "level": levels[c.id], "max": c.max_score,
                    "weight": c.weight, "reason": next(s.reason for s in answer.scores if s.criterion == c.id)}
