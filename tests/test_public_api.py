@@ -60,6 +60,22 @@ def test_importing_duckflow_imports_nothing_heavy() -> None:
     assert out.stdout.strip() == "[]"
 
 
+def test_the_public_import_defines_no_pydantic_model_until_an_agent_runs() -> None:
+    # pydantic.main (the first BaseModel class) and importlib.metadata are what once made
+    # `from duckflow import Agent, tool` cost 2x `import asyncio, pydantic` (issue 12); a tool
+    # and an agent run still work, importing them on first use
+    heavy = "('pydantic.main', 'duckflow.core.chunks', 'duckflow.llm.types', 'importlib.metadata')"
+    code = ("import sys\nfrom duckflow import Agent, tool\n"
+            f"print(sorted(m for m in {heavy} if m in sys.modules))\n"
+            "from duckflow import ScriptedModel, reply\n"
+            "@tool\ndef add(a: int, b: int) -> int:\n    return a + b\n"
+            "r = Agent('a', model=ScriptedModel([reply('hi')]), tools=[add]).run_sync('x')\n"
+            "print(r.text, add.spec.parameters['required'], type(r.chunks[-1]).__name__)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "PYTHONPATH": str(SRC)}, check=True)
+    assert out.stdout.splitlines() == ["[]", "hi ['a', 'b'] DoneChunk"]
+
+
 def test_py_typed_ships_in_the_package_the_wheel_is_built_from() -> None:
     assert (SRC / "duckflow" / "py.typed").is_file()
     wheel = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["hatch"]["build"]["targets"]["wheel"]

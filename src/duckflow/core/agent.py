@@ -23,43 +23,50 @@ from collections.abc import (
     Mapping,
     Sequence,
 )
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from duckflow.core.chunks import (
-    AnyChunk,
-    DoneChunk,
-    DoneData,
-    UsageChunk,
-    UsageData,
-    delta,
-    warning,
-)
-from duckflow.core.codecs import resolve_codec
-from duckflow.core.correction import Corrected, needs_correction, self_correct
+from duckflow._lazy import lazy_getattr
 from duckflow.core.errors import (
     GuardrailTripped,
     InternalError,
     MaxTurnsExceeded,
     ModelCallError,
 )
-from duckflow.core.guardrails import Guardrail, checks_output
-from duckflow.core.handoffs import handoff
-from duckflow.core.model_call import ModelReply, call_model
-from duckflow.core.recall import History, Recall, load_history, recall, remember, save_history
 from duckflow.core.registry import ToolRegistry
-from duckflow.core.resolve import ModelResolver, registry_resolver
-from duckflow.core.results import AgentOutcome, RunResult
 from duckflow.core.run import RunAborted, RunContext, TraceSink, null_trace
 from duckflow.core.session import MemorySessions, Session, SessionStore
-from duckflow.core.text_stream import FreeTextStreamer, HeldText, action_notice
-from duckflow.core.token_guard import TokenGuard
-from duckflow.core.tool_runner import run_tool_calls
 from duckflow.core.tools import Tool, as_tool
 from duckflow.errors import DuckflowError, UserError
-from duckflow.llm.types import Message, Model, ModelSettings, ToolCall, ToolSpec, Usage
-from duckflow.protocols.codec import Codec, Decoded
 
-AgentInput = str | Sequence[Message]
+# What only a run needs (the chunk models, codecs, the model call, tools' runner, memory ...)
+# is imported inside the methods that run: `from duckflow import Agent` then costs no more than
+# the classes an Agent is made of (bench startup: the public import ≤ 1.2× asyncio + pydantic).
+if TYPE_CHECKING:
+    from duckflow.core.chunks import AnyChunk
+    from duckflow.core.correction import Corrected
+    from duckflow.core.guardrails import Guardrail
+    from duckflow.core.model_call import ModelReply
+    from duckflow.core.recall import History, Recall
+    from duckflow.core.resolve import ModelResolver
+    from duckflow.core.results import AgentOutcome, RunResult
+    from duckflow.core.text_stream import FreeTextStreamer, HeldText
+    from duckflow.core.token_guard import TokenGuard
+    from duckflow.llm.types import Message, Model, ModelSettings, ToolCall, ToolSpec, Usage
+    from duckflow.protocols.codec import Codec, Decoded
+
+AgentInput = str | Sequence["Message"]
+
+# names this module imported eagerly before, still importable from it (on first use)
+_C = "duckflow.core."
+_LAZY = {
+    "AgentOutcome": _C + "results", "RunResult": _C + "results", "AnyChunk": _C + "chunks",
+    "Guardrail": _C + "guardrails", "handoff": _C + "handoffs", "TokenGuard": _C + "token_guard",
+    "History": _C + "recall", "Recall": _C + "recall", "ModelResolver": _C + "resolve",
+    "Message": "duckflow.llm.types", "Model": "duckflow.llm.types", "ModelSettings": "duckflow.llm.types",
+    "ToolCall": "duckflow.llm.types", "ToolSpec": "duckflow.llm.types", "Usage": "duckflow.llm.types",
+    "Codec": "duckflow.protocols.codec", "Decoded": "duckflow.protocols.codec",
+}
+__getattr__ = lazy_getattr(globals(), _LAZY)
 
 
 class Agent:
@@ -119,7 +126,12 @@ class Agent:
         items = [*tools, *handoffs]
         self._tools = ToolRegistry(cache_size=max(256, len(items)))
         for item in items:
-            t = handoff(item) if isinstance(item, Agent) else as_tool(item)
+            if isinstance(item, Agent):
+                from duckflow.core.handoffs import handoff
+
+                t = handoff(item)
+            else:
+                t = as_tool(item)
             if t.name in self._tools:
                 raise UserError(f"agent '{name}' has two tools named '{t.name}'",
                                 hint="give one of them another name (Tool.from_function(fn, name=...))")
@@ -156,6 +168,8 @@ class Agent:
     def _preprocess_messages(self, input: AgentInput, history: list[Message],
                              system: str) -> list[Message]:
         """Stage 1: the messages of the first model call (system, history, the input)."""
+        from duckflow.llm.types import Message
+
         messages = [Message("system", system)] if system else []
         messages.extend(history)
         if isinstance(input, str):
@@ -191,6 +205,10 @@ class Agent:
         calling code, a `CoreError` or `ConfigError` otherwise); with `raise_errors=False` it
         is returned in `RunResult.error` instead.
         """
+        from duckflow.core.chunks import UsageChunk
+        from duckflow.core.results import RunResult
+        from duckflow.llm.types import Usage
+
         top = _TopRun(self, input, session)
         chunks = [c async for c in top.chunks()]
         usage = Usage()
@@ -214,6 +232,8 @@ class Agent:
 
     async def execute(self, input: AgentInput, run: RunContext) -> AgentOutcome:
         """Run this agent inside `run` (used by `stream()` and by handoffs)."""
+        from duckflow.core.results import AgentOutcome
+
         started = time.perf_counter()
         run.trace_event("agent_start", input=_input_text(input)[:500], depth=run.depth)
         outcome = AgentOutcome()
@@ -230,6 +250,16 @@ class Agent:
         return outcome
 
     async def _execute(self, input: AgentInput, run: RunContext) -> AgentOutcome:
+        from duckflow.core.chunks import DoneChunk, DoneData, delta, warning
+        from duckflow.core.codecs import resolve_codec
+        from duckflow.core.correction import needs_correction
+        from duckflow.core.guardrails import checks_output
+        from duckflow.core.recall import load_history, recall, remember, save_history
+        from duckflow.core.results import AgentOutcome
+        from duckflow.core.text_stream import FreeTextStreamer, HeldText, action_notice
+        from duckflow.core.tool_runner import run_tool_calls
+        from duckflow.llm.types import Message, Usage
+
         text_in = _input_text(input)
         for guard in self.guardrails:  # input guardrails finish before any model call
             verdict = await guard.validate_input(text_in)
@@ -341,6 +371,9 @@ class Agent:
     async def _call(self, run: RunContext, model: Model, messages: list[Message], specs: list[ToolSpec],
                     streamer: FreeTextStreamer | HeldText | None, turn: int) -> ModelReply:
         """One model call with its usage counted; a failure is reported and raised."""
+        from duckflow.core.chunks import UsageChunk, UsageData
+        from duckflow.core.model_call import call_model
+
         await run.before_call(f"model call {turn}")
         try:
             reply = await call_model(run, model, messages, specs, self.settings, streamer=streamer, turn=turn)
@@ -365,6 +398,11 @@ class Agent:
         The re-asks stream nothing (their text is shown once decoded) and are not kept in
         `messages`: the caller keeps only the reply finally used.
         """
+        from duckflow.core.chunks import warning
+        from duckflow.core.correction import self_correct
+        from duckflow.core.text_stream import FreeTextStreamer
+        from duckflow.llm.types import Usage
+
         spent = Usage()
         count = 0
 
@@ -398,6 +436,8 @@ class Agent:
                 self.trace.emit(event, agent=self._name, **fields)
 
             # a name gets the resolver's retries, fallbacks and circuit breaker; retries traced
+            from duckflow.core.resolve import registry_resolver
+
             resolve = self.model_resolver or registry_resolver()
             self._resolved = (self.model, resolve(self.model, on_event=on_event))
         return self._resolved[1]
@@ -407,6 +447,8 @@ class _TopRun:
     """One top-level run: `chunks()` streams its chunks; `outcome` holds how it ended."""
 
     def __init__(self, agent: Agent, input: AgentInput, session: Session | str | None) -> None:
+        from duckflow.core.results import AgentOutcome
+
         self.agent = agent
         self.input = input
         # a Session object is the caller's; an id is loaded from (and saved to) the agent's
@@ -421,6 +463,8 @@ class _TopRun:
         self.outcome = AgentOutcome()
 
     async def chunks(self) -> AsyncGenerator[AnyChunk, None]:
+        from duckflow.core.results import AgentOutcome
+
         queue: asyncio.Queue[AnyChunk | None] = asyncio.Queue()
         agent = self.agent
         run = RunContext(self.session, agent, queue.put_nowait, agent.trace, agent.token_guard,
@@ -462,6 +506,8 @@ def _input_text(input: AgentInput) -> str:
 
 
 def _with_id(call: ToolCall, call_id: str) -> ToolCall:
+    from duckflow.llm.types import ToolCall
+
     return ToolCall(call.name, call.arguments, call_id, call.executable, call.confidence,
                     call.source, call.raw)
 

@@ -11,11 +11,12 @@ handoffs and parallel tool calls; a gap means a chunk was lost (clients can resu
 
 from __future__ import annotations
 
-import itertools
 from datetime import datetime, timezone
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from duckflow.core.sequence import SessionSequence as SessionSequence  # re-exported here
 
 
 def now_iso() -> str:
@@ -260,20 +261,6 @@ def parse_chunk(value: dict[str, Any] | str | bytes) -> AnyChunk:
     if isinstance(value, (str, bytes)):
         return _adapter.validate_json(value)
     return _adapter.validate_python(value)
-
-
-class SessionSequence:
-    """The per-session chunk counter; nested runs (handoffs, parallel tools) share one."""
-
-    __slots__ = ("_counter", "last")
-
-    def __init__(self, start: int = 1) -> None:
-        self._counter = itertools.count(start)
-        self.last = start - 1
-
-    def stamp(self, chunk: AnyChunk) -> AnyChunk:
-        chunk.seq = self.last = next(self._counter)
-        return chunk
 
 
 def delta(agent: str, text: str) -> DeltaChunk:

@@ -13,14 +13,16 @@ from __future__ import annotations
 import json
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from importlib.metadata import EntryPoint
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from duckflow.core.errors import ToolNotFoundError
-from duckflow.core.plugins import tool_entry_points, tools_from_entry_point
 from duckflow.core.tools import Tool, as_tool
 from duckflow.errors import UserError
-from duckflow.llm.types import ToolSpec
+
+if TYPE_CHECKING:  # plugins (importlib.metadata) and llm.types are imported where first used
+    from importlib.metadata import EntryPoint
+
+    from duckflow.llm.types import ToolSpec
 
 
 class LoadedTool(NamedTuple):
@@ -57,6 +59,8 @@ class ToolRegistry(Mapping[str, Tool]):
 
     def discover_plugins(self) -> list[str]:
         """Add the tools of installed plugins (group `duckflow.tools`) without importing them."""
+        from duckflow.core.plugins import tool_entry_points
+
         added = []
         for name, ep in tool_entry_points().items():
             if name not in self._sources:
@@ -94,6 +98,8 @@ class ToolRegistry(Mapping[str, Tool]):
         if isinstance(source, Tool):
             tool = source
         else:
+            from duckflow.core.plugins import tools_from_entry_point
+
             provided = {t.name: t for t in tools_from_entry_point(source)}
             tool = provided.get(name) or next(iter(provided.values()))
         loaded = LoadedTool(tool, json.dumps(tool.json_schema, ensure_ascii=False, sort_keys=True))

@@ -13,12 +13,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
-from duckflow.core.chunks import AnyChunk, WarningChunk, warning
 from duckflow.core.session import Session
 from duckflow.errors import DuckflowError
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the chunk models are imported where a chunk is made (see core/tools.py)
     from duckflow.core.agent import Agent
+    from duckflow.core.chunks import AnyChunk, WarningChunk
     from duckflow.core.token_guard import TokenGuard
 
 
@@ -100,6 +100,8 @@ class RunContext:
             announce(status.total)
         if status.level != "ok" and not self.session.token_warned:
             self.session.token_warned = True
+            from duckflow.core.chunks import warning
+
             chunk: WarningChunk = warning(self.agent.name, "token_budget", status.message,
                                           total=status.total, warn_at=status.warn_at,
                                           block_at=status.block_at)

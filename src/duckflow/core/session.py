@@ -13,10 +13,12 @@ from __future__ import annotations
 import uuid
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from duckflow.core.chunks import SessionSequence
-from duckflow.llm.types import Message
+from duckflow.core.sequence import SessionSequence
+
+if TYPE_CHECKING:
+    from duckflow.llm.types import Message
 
 MESSAGE_OVERHEAD = 120  # bytes a Message costs beyond its text (object, dict, list slot), roughly
 

@@ -19,13 +19,17 @@ import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
-
-from duckflow.core.docstrings import parse_docstring
 from duckflow.core.errors import ToolValidationError
-from duckflow.llm.types import ToolSpec
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from duckflow.llm.types import ToolSpec
+
+# pydantic's models are imported where a tool is first made or called, not here: defining the
+# first model class imports pydantic.main, which would double the cost of `from duckflow import tool`
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -44,8 +48,15 @@ class ToolContext:
     run: Any = field(default=None, repr=False)
 
 
-class _ArgsBase(BaseModel):
-    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+@functools.cache
+def _args_base() -> type[BaseModel]:
+    """The base of every generated arguments model (defined on first use, see above)."""
+    from pydantic import BaseModel, ConfigDict
+
+    class _ArgsBase(BaseModel):
+        model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+    return _ArgsBase
 
 
 @dataclass(frozen=True, eq=False)
@@ -82,6 +93,8 @@ class Tool:
 
     @cached_property
     def spec(self) -> ToolSpec:
+        from duckflow.llm.types import ToolSpec
+
         return ToolSpec(self.name, self.description, self.json_schema)
 
     @classmethod
@@ -96,6 +109,10 @@ class Tool:
         timeout_s: float | None = None,
     ) -> Tool:
         """Wrap `fn`; its signature and docstring become the arguments model and description."""
+        from pydantic import BaseModel, Field, create_model
+
+        from duckflow.core.docstrings import parse_docstring
+
         raw_doc = inspect.getdoc(fn)
         if not raw_doc and not (inspect.isfunction(fn) or inspect.ismethod(fn)):
             raw_doc = inspect.getdoc(type(fn).__call__)  # a callable object: its __call__'s doc
@@ -130,7 +147,7 @@ class Tool:
             params[field_name] = pname
         if args_model is None:
             model_name = "".join(p.title() for p in tool_name.split("_")) + "Args"
-            args_model = create_model(model_name, __base__=_ArgsBase, **fields)
+            args_model = create_model(model_name, __base__=_args_base(), **fields)
         else:
             params = {} if instance_param else {f: f for f in args_model.model_fields}
         is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
@@ -150,6 +167,8 @@ class Tool:
 
     def validate(self, arguments: Mapping[str, Any] | None) -> BaseModel:
         """Check arguments against the model; `ToolValidationError` names each bad field."""
+        from pydantic import ValidationError
+
         try:
             return self.args_model.model_validate(dict(arguments or {}))
         except ValidationError as exc:
@@ -251,6 +270,8 @@ def result_to_text(value: Any) -> str:
         return value
     if value is None:
         return "null"
+    from pydantic import BaseModel
+
     if isinstance(value, BaseModel):
         return value.model_dump_json()
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
