@@ -1,13 +1,14 @@
 """The one seam between channels and the engine: a person's message in, a stream of chunks out.
 
-`SessionRunner.run_message(session_id, text, channel)` routes the message through the
-orchestra's router (`duckflow.orchestra.route_async`; LINE always starts at CHAT, seed 003
-§2.6), then streams the companion's task (`CompanionSession.stream`) until it finishes, needs
-the person or waits for an approval, yielding core Chunks as dicts (the chunk log restamps
-`seq`). `answer(...)` does the same for a yes/no on a pending approval (`stream_answer`).
-Companion sessions are opened on demand and share one session store, gate, token guard and
-trace per server; at most `max_running` companion tasks run at once (a person whose message
-waits is told so; the route is decided and shown before the wait).
+`SessionRunner.run_message(session_id, text, channel)` hands the message to the session's
+`Orchestrator.handle()` (seed 003's router — LINE always starts at CHAT, §2.6 — then the
+Worker loop or a Coder job when the route is theirs), and streams the companion's task
+(`CompanionSession.stream`) when the route is the companion's, yielding core Chunks as dicts
+(the chunk log restamps `seq`). `answer(...)` does the same for a yes/no on a pending approval
+(the companion's `stream_answer`, or the orchestra's Coder job). Companion sessions are opened
+on demand and share one session store, gate, token guard and trace per server; at most
+`max_running` companion tasks run at once (a person whose message waits is told so; the route
+is decided and shown before the wait).
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ class SessionRunner:
         max_open: int = 2000,
         max_turns: int = 12,
         max_running: int = 16,
+        role_models: dict[str, Any] | None = None,
     ) -> None:
         self.workspace = Path(workspace).expanduser().resolve()
         self.model_name = model_name
@@ -58,6 +60,9 @@ class SessionRunner:
         self._router: Any = None
         self._events: Any = None
         self._ostate: Any = None
+        self.role_models = role_models
+        self._orchs: OrderedDict[tuple[str, str], Any] = OrderedDict()
+        self._coder_jobs: dict[str, tuple[str, str]] = {}
         self._slots = asyncio.Semaphore(max_running)
 
     # -- sessions -------------------------------------------------------------------------
@@ -119,19 +124,29 @@ class SessionRunner:
         """Route the message (orchestra), then stream the companion's task; yields chunk dicts."""
         try:
             session = self._session(session_id)
-            decision = await self._route(session_id, text, channel)
+            orch = self._orchestrator(session_id, channel)
+            turn = await orch.handle(text, images=images)
         except DuckflowError as exc:
             yield chunk("error", code="session_error", message=exc.message, hint=exc.hint)
             yield chunk("done", text=exc.message, ending="error")
             return
+        decision = turn.decision
         yield as_dict(NoticeChunk(agent="router", data=NoticeData(
             code="route", message=decision.declaration or f"route: {decision.primary_route}",
             details=decision.public())))
-        if decision.notice:  # e.g. `/local` switched on, or `/code` refused: the router answers
-            yield as_dict(NoticeChunk(agent="router", data=NoticeData(code="router", message=decision.notice)))
-            yield chunk("done", agent="router", text=decision.notice, ending="input")
+        if turn.action != "companion":  # the router, the Worker loop or a Coder job answered
+            for c in self._orchestra_turn(session, session_id, channel, text, turn):
+                yield c
             return
-        text = decision.text or text
+        model = getattr(session, "model", None)
+        if decision.flags.local_only and not getattr(model, "is_local", True):  # seed 003 §7, as the CLI
+            msg = (f"local-only mode is on and the companion's model {getattr(model, 'name', '?')} is a cloud "
+                   "model, so nothing was sent. Send /cloud to allow it, or set a local model.")
+            yield as_dict(NoticeChunk(agent="router", data=NoticeData(code="router", message=msg)))
+            yield chunk("done", agent="router", text=msg, ending="input")
+            return
+        await orch.roles.health.ensure(model)  # the Chat role's Ollama model is checked (cached)
+        text = turn.text or text
         if images:
             yield as_dict(NoticeChunk(agent=AGENT, data=NoticeData(
                 code="images", message=f"{len(images)} image(s) received; the companion reads text only "
@@ -151,6 +166,14 @@ class SessionRunner:
         """A person's yes/no on the session's pending approval, then the task goes on."""
         session = self._session(session_id)
         job = session.state.pending_job or {}
+        coder = self._coder_jobs.get(job_id)
+        if coder is not None and coder[1] == session_id:  # a Coder job: on yes the Worker applies it
+            del self._coder_jobs[job_id]
+            yield chunk("approval", phase="answer", job_id=job_id, granted=granted, by=by)
+            report = await self._orchestrator(session_id, coder[0]).answer(job_id, granted, approver=by)
+            yield chunk("reply", agent="worker", text=report)
+            yield chunk("done", agent="worker", text=report, ending="done" if granted else "input")
+            return
         if not session.state.pending_gate or job.get("job_id") != job_id:
             # a chat button answers only the job its own session waits on: nothing else is decided
             yield as_dict(NoticeChunk(agent=AGENT, data=NoticeData(
@@ -182,9 +205,61 @@ class SessionRunner:
             yield chunk("error", code="internal_error", message=f"{type(exc).__name__}: {exc}")
             yield chunk("done", text="the task failed", ending="error")
 
-    async def _route(self, session_id: str, text: str, channel: str) -> Any:
-        from duckflow.orchestra import InputMessage
+    def _orchestrator(self, session_id: str, channel: str) -> Any:
+        """The session's `Orchestrator` (companion=True, as the CLI's), sharing router, state, log, gate."""
+        from duckflow.orchestra.orchestrator import Orchestrator
 
+        channel = channel if channel in ("cli", "line", "slack", "http") else "http"
+        key = (channel, session_id)
+        orch = self._orchs.get(key)
+        if orch is None:
+            self._route_parts()
+            parts = self._shared_parts()
+            orch = Orchestrator(parts["config"], workspace=self.workspace, session_id=session_id, channel=channel,
+                                models=self.role_models, gate=parts["gate"], state=self._ostate,
+                                events=self._events, companion=True, router=self._router)
+            self._orchs[key] = orch
+            while len(self._orchs) > self.max_open:
+                self._orchs.popitem(last=False)
+        else:
+            self._orchs.move_to_end(key)
+        return orch
+
+    def _orchestra_turn(self, session: Any, session_id: str, channel: str, text: str,
+                        turn: Any) -> list[dict[str, Any]]:
+        """A turn the orchestra answered itself, as chunks; what it said joins the companion's exchanges."""
+        route = turn.loop.final_route if turn.loop is not None else turn.decision.primary_route
+        if turn.action == "notice":
+            return [as_dict(NoticeChunk(agent="router", data=NoticeData(code="router", message=turn.text))),
+                    chunk("done", agent="router", text=turn.text, ending="input")]
+        session.owner.change(f"orchestra {route} reply", lambda st: st.add_exchange(text, f"[{route}] {turn.text}"))
+        if turn.action == "approval" and turn.job_id:
+            self._coder_jobs[turn.job_id] = (channel, session_id)
+            job = self._ostate.job(turn.job_id) or {}
+            proposal = job.get("proposal") or {}
+            request = {"intent": turn.text.splitlines()[0] if turn.text else f"{route} proposal",
+                       "summary": turn.text, "rationale": str(proposal.get("plan", "")),
+                       "impact": str(proposal.get("risk", "")), "risk": str(proposal.get("risk_level", "medium")),
+                       "alternatives": "deny, and say what to do instead",
+                       "diff_preview": str(proposal.get("patch", ""))}
+            return [chunk("reply", agent="coder", text=turn.text),
+                    chunk("approval", agent="coder", phase="request", job_id=turn.job_id, request=request),
+                    chunk("done", agent="coder", text=turn.text, ending="approval")]
+        agent = "worker" if turn.loop is not None else "chat"
+        return [chunk("reply", agent=agent, text=turn.text), chunk("done", agent=agent, text=turn.text, ending="done")]
+
+    def waiting_on(self, job_id: str) -> str | None:
+        """The session that waits on this job (a companion approval or a Coder job), if any."""
+        coder = self._coder_jobs.get(job_id)
+        if coder is not None:
+            return coder[1]
+        for sid, session in list(self._open.items()):
+            job = session.state.pending_job or {}
+            if session.state.pending_gate and job.get("job_id") == job_id:
+                return str(sid)
+        return None
+
+    def _route_parts(self) -> None:
         if self._router is None:  # the orchestra's router, its session flags and event log, once per server
             from duckflow.orchestra.events import EventLog
             from duckflow.orchestra.router import build_router
@@ -194,14 +269,6 @@ class SessionRunner:
             self._events = EventLog(cfg.routing.events_path)
             self._ostate = OrchestraState()
             self._router = build_router(cfg, on_event=self._router_event)
-        channel = channel if channel in ("cli", "line", "slack", "http") else "http"
-        flags = self._ostate.flags(channel, session_id)  # /local survives a restart, as in the CLI
-        msg = InputMessage(channel=channel, session_id=session_id, user_text=text)
-        before = (flags.local_only, flags.prev_route)
-        decision = await self._router.decide(msg, flags)
-        if (flags.local_only, flags.prev_route) != before:  # a write only when the mode or route moved
-            self._ostate.save_flags(channel, session_id, flags)
-        return decision
 
     def _router_event(self, kind: str, data: dict[str, Any]) -> None:
         """The router's decisions into the orchestra's event log (seed 003 §7), as `Orchestrator` writes them."""

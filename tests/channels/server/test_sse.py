@@ -166,3 +166,52 @@ def test_local_mode_is_the_routers_answer_is_remembered_and_logged(live: Any) ->
     logged = [json.loads(line) for line in events.read_text().splitlines()]
     assert [e["channel"] for e in logged if e.get("type") == "router.decision" and e.get("session_id") == sid] \
         == ["http", "http"]
+
+
+def test_a_plan_route_runs_the_worker_when_one_is_configured_and_joins_the_conversation(live: Any) -> None:
+    from duckflow.channels.runner import SessionRunner
+    from duckflow.llm.scripted import ScriptedModel, reply
+
+    out = {"result": "1. freeze 2. tag 3. publish", "needs_next_loop": False, "why": "a release plan",
+           "next_actions": [], "questions_for_user": [], "confidence": 0.9, "risk": "low"}
+    worker = ScriptedModel([reply(json.dumps(out))], name="worker-test")
+    srv = live()
+    runner = SessionRunner(srv.workspace, model_name="scripted:demo", role_models={"worker": worker})
+    srv = live(runner=runner)
+    sid = _new_session(srv)
+    with httpx.stream("POST", f"{srv.url}/v1/sessions/{sid}/messages", json={"text": "/plan the release"},
+                      headers={**srv.auth, "Accept": "text/event-stream"}, timeout=30) as r:
+        chunks = _chunks(list(sse_events(r.iter_lines())))
+    assert chunks[0]["data"]["details"]["primary_route"] == "PLAN"
+    assert [c["type"] for c in chunks[1:]] == ["reply", "done"]  # the Worker answered; no companion turn
+    assert "freeze" in chunks[1]["data"]["text"] and chunks[1]["agent"] == "worker"
+    state = httpx.get(f"{srv.url}/v1/sessions/{sid}", headers=srv.auth).json()
+    assert "freeze" in json.dumps(state)  # the Worker's answer is in the companion's exchanges
+
+
+def test_a_coder_job_waits_for_the_page_and_the_worker_applies_it_on_yes(live: Any) -> None:
+    from duckflow.channels.runner import SessionRunner
+    from duckflow.llm.scripted import ScriptedModel, reply
+
+    patch = "--- /dev/null\n+++ b/notes.txt\n@@ -0,0 +1,2 @@\n+first line\n+second line\n"
+    out = {"job_id": "job-1", "plan": "add notes.txt", "patch": patch, "risk": "low: one new file",
+           "need_approval": True}
+    coder = ScriptedModel([reply(json.dumps(out))], name="coder-test")
+    srv = live()
+    srv = live(runner=SessionRunner(srv.workspace, model_name="scripted:demo", role_models={"coder1": coder}))
+    sid = _new_session(srv)
+    with httpx.stream("POST", f"{srv.url}/v1/sessions/{sid}/messages", json={"text": "/code1 add notes.txt"},
+                      headers={**srv.auth, "Accept": "text/event-stream"}, timeout=30) as r:
+        chunks = _chunks(list(sse_events(r.iter_lines())))
+    approvals = [c for c in chunks if c["type"] == "approval"]
+    assert approvals, [(c["type"], c["data"]) for c in chunks]
+    approval = approvals[0]["data"]
+    assert chunks[-1]["data"]["ending"] == "approval" and "+first line" in approval["request"]["diff_preview"]
+    assert not (srv.workspace / "notes.txt").exists()
+    r = httpx.post(f"{srv.url}/v1/approvals/{approval['job_id']}/grant", headers=srv.auth, json={"by": "t"})
+    assert r.status_code == 200 and r.json()["session_id"] == sid
+    with httpx.stream("GET", f"{srv.url}/v1/sessions/{sid}/events?after={r.json()['after']}&until_done=true",
+                      headers=srv.auth, timeout=30) as s:
+        more = _chunks(list(sse_events(s.iter_lines())))
+    assert [c["type"] for c in more] == ["approval", "reply", "done"]
+    assert (srv.workspace / "notes.txt").read_text() == "first line\nsecond line\n"

@@ -292,12 +292,9 @@ def api_router() -> APIRouter:
 
 
 def _session_of(runner: Any, manager: Any, job_id: str) -> str | None:
-    """The open session whose pending job this is (None when no session waits on it)."""
-    for sid, session in list(runner._open.items()):
-        job = session.state.pending_job or {}
-        if session.state.pending_gate and job.get("job_id") == job_id:
-            return str(sid)
-    return None
+    """The session that waits on this job (None when none does)."""
+    found: str | None = runner.waiting_on(job_id)
+    return found
 
 
 def _checkpoints(request: Request) -> Any:
