@@ -10,7 +10,6 @@ thousand runs). Give several agents one store to let them share sessions by id.
 
 from __future__ import annotations
 
-import uuid
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
@@ -19,6 +18,13 @@ from duckflow.core.sequence import SessionSequence
 
 if TYPE_CHECKING:
     from duckflow.llm.types import Message
+
+def _new_id() -> str:
+    """A fresh session id (uuid4 hex); uuid is imported here, not with `from duckflow import Agent`."""
+    import uuid
+
+    return uuid.uuid4().hex
+
 
 MESSAGE_OVERHEAD = 120  # bytes a Message costs beyond its text (object, dict, list slot), roughly
 
@@ -32,7 +38,7 @@ class Session:
     memory); `token_warned` makes the token guard's warning appear once.
     """
 
-    id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    id: str = field(default_factory=_new_id)
     seq: SessionSequence = field(default_factory=SessionSequence)
     history: list[Message] = field(default_factory=list)
     token_warned: bool = False
