@@ -14,6 +14,7 @@ sandbox (workspace/shell.py) is what bounds a command a person did approve.
 
 from __future__ import annotations
 
+import posixpath
 import re
 import shlex
 
@@ -40,6 +41,8 @@ _MOVERS = {
     "ln": "ln can replace existing files",
     "tee": "tee overwrites the files it names",
     "patch": "patch changes files in place",
+    "rename": "rename renames files and can replace existing ones",
+    "mmv": "mmv moves files and can replace existing ones",
 }
 # Programs that reach the network: what they send cannot be recalled (the sandbox has no
 # network; plain mode does). Package managers only for the subcommands that download or publish.
@@ -58,6 +61,7 @@ _IN_PLACE = {"sed": ("-i", "--in-place"), "perl": ("-i", "-pi"), "ruby": ("-i",)
 _INLINE = {  # interpreters given code inline: what they run is not visible to the gate
     "sh": "-c", "bash": "-c", "zsh": "-c", "dash": "-c", "ksh": "-c", "fish": "-c",
     "python": "-c", "python3": "-c", "node": "-e", "perl": "-e", "ruby": "-e", "php": "-r",
+    "lua": "-e", "Rscript": "-e", "emacs": "--eval", "vim": "-c", "vi": "-c", "nvim": "-c",
 }
 _GIT_RISKY = {
     "reset": "git reset can throw away work", "clean": "git clean deletes untracked files",
@@ -93,20 +97,26 @@ _SCRIPT_RUNNERS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "fish", "source
                              "powershell", "cmd", "wscript", "cscript", "java"})
 
 
+def _tokens(command: str) -> list[str]:
+    """Shell words and operators; a newline ends a command as `;` does (raises ValueError)."""
+    lex = shlex.shlex(command, posix=True, punctuation_chars=";&|()<>\n")
+    lex.whitespace_split = True
+    lex.commenters = ""
+    lex.whitespace = " \t\r"
+    return list(lex)
+
+
 def programs_run(command: str) -> list[str]:
     """The files a command runs by path: `./x.sh`, `sub/tool`, `sh x.sh`, `bash -e x`,
     `source env.sh`, `java -jar a.jar` (best effort; [] when it cannot be parsed)."""
     try:
-        lex = shlex.shlex(command, posix=True, punctuation_chars=";&|()<>")
-        lex.whitespace_split = True
-        lex.commenters = ""
-        tokens = list(lex)
+        tokens = _tokens(command)
     except ValueError:
         return []
     out: list[str] = []
     simple: list[str] = []
     for tok in [*tokens, ";"]:
-        if tok and set(tok) <= set(";&|()<>"):
+        if tok and set(tok) <= set(";&|()<>\n"):
             name, args = _program(simple)
             first = next((w for w in simple if not _ASSIGNMENT.match(w)), "")
             if "/" in first and name:
@@ -131,15 +141,12 @@ def _parsed_hazard(command: str, depth: int) -> str | None:
         if why is not None:
             return why
     try:
-        lex = shlex.shlex(command, posix=True, punctuation_chars=";&|()<>")
-        lex.whitespace_split = True
-        lex.commenters = ""
-        tokens = list(lex)
+        tokens = _tokens(command)
     except ValueError as exc:
         return f"the command cannot be analysed ({exc})"
     simple: list[str] = []
     for i, tok in enumerate(tokens):
-        if tok in _SEPARATORS or set(tok) <= set(";&|()"):
+        if tok in _SEPARATORS or set(tok) <= set(";&|()\n"):
             why = _simple_hazard(simple, depth)
             if why is not None:
                 return why
@@ -177,6 +184,11 @@ def _clobbers(op: str, target: str) -> bool:
     return target not in _HARMLESS_TARGETS
 
 
+# Reserved words that start or continue a compound command: the program comes after them.
+_KEYWORDS = frozenset({"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "for",
+                       "in", "case", "esac", "select", "function", "{", "}", "!", "[[", "]]"})
+
+
 def _program(words: list[str]) -> tuple[str, list[str]]:
     """The program a simple command runs (wrappers and assignments skipped) and its arguments."""
     i = 0
@@ -184,6 +196,9 @@ def _program(words: list[str]) -> tuple[str, list[str]]:
         w = words[i]
         if _ASSIGNMENT.match(w) or (w.isdigit() and i + 1 < len(words)):
             i += 1
+            continue
+        if w in _KEYWORDS:  # `if x; then rm …; fi`, `do rm …`, `{ rm …; }`, `! rm …`
+            i += 2 if w in ("function", "for", "select", "case") else 1  # and the name they take
             continue
         name = w.rsplit("/", 1)[-1]
         if name in _WRAPPERS:
@@ -261,12 +276,45 @@ def _simple_hazard(words: list[str], depth: int) -> str | None:
     if name == "git":
         return _git_hazard(args)
     flag = _INLINE.get(re.sub(r"[0-9.]+$", "", name) or name) or _INLINE.get(name)
-    if flag and flag in args:
-        idx = args.index(flag)
-        code = args[idx + 1] if idx + 1 < len(args) else ""
+    idx = _inline_flag(name, flag, args) if flag else None
+    if idx is not None:
+        code = next((a for a in args[idx + 1:] if a != "--"), "")
         if name in ("sh", "bash", "zsh", "dash", "ksh", "fish"):
-            return _parsed_hazard(code, depth + 1)
-        return f"`{name} {flag}` runs inline code the gate cannot see into"
+            return _parsed_hazard(code, depth + 1) if code else None
+        return f"`{name} {args[idx]}` runs inline code the gate cannot see into"
+    if name in ("awk", "gawk", "mawk", "nawk", "busybox-awk") and any(
+            _AWK_EFFECTS.search(a) or a.startswith("-i") for a in args):
+        return f"{name} runs commands or writes files from its program"
+    if name in ("tar", "bsdtar", "gtar") and any(
+            a in ("--extract", "--get", "--remove-files", "--overwrite", "--unlink-first")
+            or (re.fullmatch(r"-?[A-Za-z]+", a) and "x" in a and a == args[0]) for a in args):
+        return f"{name} extracting or removing can overwrite or delete files"
+    if name == "unzip" and any(a.startswith("-") and "o" in a for a in args):
+        return "unzip -o overwrites existing files"
+    return None
+
+
+_AWK_EFFECTS = re.compile(r"system\s*\(|\|\s*(getline|\")|>\s*\"|print[^;}]*>\s*[A-Za-z\"]")
+# Long forms and other letters that also take inline code.
+_INLINE_MORE = {"perl": ("-E",), "node": ("-p", "--eval", "--print"), "ruby": (),
+                "python": (), "python3": (), "php": ("--run",), "bash": ("--command",)}
+
+
+def _inline_flag(name: str, flag: str, args: list[str]) -> int | None:
+    """Where the option that gives inline code is: `-c`, also inside a cluster (`-ec`,
+    `-Sc`, `-le`, `-pe`) or as a long form; only among the options before the first operand."""
+    base = re.sub(r"[0-9.]+$", "", name) or name
+    more = _INLINE_MORE.get(base, ()) + _INLINE_MORE.get(name, ())
+    letters = {flag[1]} | {m[1] for m in more if len(m) == 2}
+    if flag in args:
+        return args.index(flag)
+    for i, a in enumerate(args):
+        if a == "--" or not a.startswith("-") or a == "-":
+            return None
+        if a == flag or a in more or a.split("=", 1)[0] in more:
+            return i
+        if not a.startswith("--") and letters & set(a[1:]):
+            return i
     return None
 
 
@@ -281,4 +329,156 @@ def _git_hazard(args: list[str]) -> str | None:
         return _GIT_RISKY[sub]
     if sub in _GIT_SAFE_FLAGS and any(a in _GIT_SAFE_FLAGS[sub] for a in rest):
         return f"git {sub} {' '.join(a for a in rest if a in _GIT_SAFE_FLAGS[sub])} drops or replaces work"
+    return None
+
+
+# --------------------------------------------------------------- scripts a command runs
+# A command that runs a workspace file (`sh notes.txt`, `./tidy`, `python3 clean.py`) does what
+# the file says: the model can write the file in one call and run it in the next, so the file's
+# text is judged like a command's (a shell script by the analysis above, others by the calls
+# that delete, overwrite, move or run programs).
+_INTERPRETERS = {"python": "python", "python3": "python", "pypy3": "python", "node": "node",
+                 "nodejs": "node", "deno": "node", "bun": "node", "perl": "perl", "ruby": "ruby",
+                 "php": "php"}
+_SHELL_RUNNERS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "fish", "source", "."})
+# Calls that delete, overwrite, move or run programs whatever object they are called on …
+_PY_EFFECTS = frozenset({
+    "rmtree", "unlink", "rmdir", "removedirs", "renames", "truncate", "ftruncate", "system",
+    "popen", "Popen", "check_call", "check_output", "getoutput", "getstatusoutput", "spawnl",
+    "spawnlp", "spawnv", "spawnvp", "spawnve", "execl", "execle", "execlp", "execv", "execve",
+    "execvp", "execvpe", "startfile", "write_text", "write_bytes", "copyfile", "copytree",
+    "symlink_to", "hardlink_to", "symlink", "exec", "eval", "__import__", "import_module",
+    "CDLL", "PyDLL", "dlopen", "killpg", "posix_spawn", "posix_spawnp", "fork", "forkpty"})
+# … and these only on a module that does so (`os.remove`, `shutil.move`, `subprocess.run`;
+# `items.remove(x)`, `text.replace(a, b)` and `asyncio.run(main())` are ordinary code).
+_PY_MODULE_EFFECTS = frozenset({"remove", "rename", "replace", "move", "run", "call", "copy",
+                                "copy2", "chmod", "chown", "link", "kill", "mkfifo", "open"})
+_PY_MODULES = frozenset({"os", "shutil", "subprocess", "posix", "pty", "ctypes", "pathlib",
+                         "io", "_io", "builtins", "tempfile", "sys"})
+_OPAQUE_EFFECTS = {
+    "node": re.compile(r"\b(unlink|rm|rmdir|rename|truncate|writeFile|copyFile|cp|symlink|chmod)"
+                       r"(Sync)?\s*\(|child_process|\bexec(Sync|File)?\s*\(|\bspawn|\beval\s*\(|"
+                       r"Deno\.(remove|writeTextFile|writeFile|run|Command)|Bun\.(write|spawn)"),
+    "perl": re.compile(r"\b(unlink|rmdir|rmtree|remove_tree|rename|truncate|system|exec|eval|"
+                       r"move|copy|chmod|symlink)\b|`|qx|\bopen\s*\(?[^;]*[>|]"),
+    "ruby": re.compile(r"\b(FileUtils|File\.(delete|unlink|rename|write|truncate|symlink)|"
+                       r"Dir\.(delete|rmdir|unlink)|system|exec|spawn|eval|IO\.popen|Open3)\b|`|%x"),
+    "php": re.compile(r"\b(unlink|rmdir|rename|file_put_contents|fopen|system|exec|shell_exec|"
+                      r"passthru|popen|proc_open|eval|copy|chmod|symlink)\s*\(|`"),
+}
+
+
+def scripts_run(command: str) -> list[tuple[str, str]]:
+    """(language, path) of each workspace file a command hands to a shell or an interpreter:
+    `sh x`, `source x`, `./x` (its `#!` line decides), `python3 x.py`, `node x.js`, … (best effort)."""
+    try:
+        tokens = _tokens(command)
+    except ValueError:
+        return []
+    out: list[tuple[str, str]] = []
+    simple: list[str] = []
+    cwd = ""  # `cd sub && ./run`: later relative paths are inside sub
+    for tok in [*tokens, ";"]:
+        if not (tok and set(tok) <= set(";&|()<>\n")):
+            simple.append(tok)
+            continue
+        name, args = _program(simple)
+        if name in ("cd", "pushd"):
+            dest = next((a for a in args if not a.startswith("-")), "")
+            cwd = "$" if "$" in dest or dest in ("", "-", "~") or "$" in cwd else \
+                dest if dest.startswith("/") else posixpath.normpath(posixpath.join(cwd, dest))
+            simple = []
+            continue
+        before = len(out)
+        first = next((w for w in simple if not _ASSIGNMENT.match(w) and w not in _KEYWORDS), "")
+        lang = _INTERPRETERS.get(name) or _INTERPRETERS.get(re.sub(r"[0-9.]+$", "", name))
+        if "/" in first and name and name not in _INTERPRETERS:
+            out.append(("exec", first))
+        if name in _SHELL_RUNNERS or lang:
+            i = 0
+            while i < len(args) and args[i].startswith("-") and args[i] != "-":
+                if args[i] in ("-m", "-c", "-e", "-E", "-r", "--eval", "--command"):
+                    i = len(args)  # a module or inline code: judged elsewhere
+                    break
+                i += 2 if args[i] in ("-W", "-X", "-o", "-O", "-I", "-r") and lang else 1
+            if i < len(args) and args[i] != "-":
+                out.append(("variable" if "$" in args[i] else lang or "shell", args[i]))
+        if cwd:
+            out[before:] = [(lng if "$" not in cwd else "variable",
+                             p if p.startswith("/") else posixpath.join(cwd, p))
+                            for lng, p in out[before:]]
+        simple = []
+    return out
+
+
+def script_hazard(language: str, text: str) -> str | None:
+    """Why running a script of `language` ("shell", "python", "node", "perl", "ruby", "php",
+    or "exec" for a file run by path) with this text is destructive, or None."""
+    if language == "variable":
+        return "it runs a file named by a variable (the gate cannot read it)"
+    if language == "exec":
+        line = text.split("\n", 1)[0]
+        if line.startswith("#!"):
+            words = line[2:].split()
+            prog = words[0].rsplit("/", 1)[-1] if words else ""
+            if prog == "env" and len(words) > 1:
+                prog = next((w for w in words[1:] if not w.startswith("-")), "")
+            base = re.sub(r"[0-9.]+$", "", prog)
+            language = _INTERPRETERS.get(prog) or _INTERPRETERS.get(base) or (
+                "shell" if base in _SHELL_RUNNERS or base.endswith("sh") else "unknown")
+        else:
+            language = "shell"  # a text file without `#!` is run by /bin/sh
+    if language == "shell":
+        body = "\n".join(ln for ln in text.splitlines() if not ln.lstrip().startswith("#"))
+        return destructive_text(body)
+    if language == "python":
+        return _python_hazard(text)
+    pattern = _OPAQUE_EFFECTS.get(language)
+    if pattern is None:
+        return "it runs a program the gate cannot read"
+    m = pattern.search(text)
+    return f"it calls `{m.group(0).strip()}`" if m else None
+
+
+def destructive_text(body: str) -> str | None:
+    """`command_hazard` for a whole script (the shell tool's list, then the parsed look)."""
+    return command_hazard(body)
+
+
+def _python_hazard(text: str) -> str | None:
+    import ast
+
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None if len(text) < 100_000 else "it is too large to be analysed"
+    modules = set(_PY_MODULES)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            modules |= {a.asname or a.name for a in node.names if a.name.split(".")[0] in _PY_MODULES}
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in _PY_MODULES:
+            bad = [a.name for a in node.names
+                   if a.name in _PY_EFFECTS or a.name in _PY_MODULE_EFFECTS or a.name == "*"]
+            if bad and node.module != "pathlib":
+                return f"it imports `{', '.join(bad)}` from {node.module}"
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        owner = func.value.id if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) else ""
+        called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if called in _PY_EFFECTS or (called in _PY_MODULE_EFFECTS and owner in modules and called != "open"):
+            return f"it calls `{called}(…)`, which deletes, overwrites, moves or runs programs"
+        if called in ("getattr", "__getattribute__", "vars") and node.args and isinstance(
+                node.args[0], ast.Name) and node.args[0].id in modules:
+            return "it looks functions of a system module up by name (the gate cannot see what it calls)"
+        if called in ("open", "fdopen") and (owner in modules or not owner):
+            mode = node.args[1] if len(node.args) > 1 else next(
+                (k.value for k in node.keywords if k.arg == "mode"), None)
+            if mode is not None and not (isinstance(mode, ast.Constant) and isinstance(mode.value, str)
+                                         and not set(mode.value) & set("w+")):
+                return "it opens a file for writing (overwrites what is there)"
+        if called == "open" and owner not in modules and owner and node.args and isinstance(
+                node.args[0], ast.Constant) and isinstance(node.args[0].value, str) and set(node.args[0].value) & set("w+"):
+            return "it opens a file for writing (overwrites what is there)"  # Path(x).open("w")
     return None

@@ -57,6 +57,8 @@ def guarded_operation(
             verdict = guard.check(script, "execute")
             if verdict.allowed and verdict.needs_approval and verdict.code == "dangerous_extension":
                 dangerous = True
+        if destructive is None:  # `sh notes.txt`, `python3 clean.py`: the file's text is judged
+            destructive = _script_hazard(guard, op.command)
     raw = tool_paths(arguments) if "paths" not in fields else list(op.paths)
     for i, path in enumerate(raw):
         if op.kind in ("rename", "move"):
@@ -88,3 +90,30 @@ def guarded_operation(
         targets=tuple(t for t in dict.fromkeys(targets) if t not in op.paths),
         destructive=destructive,
     )
+
+
+_SCRIPT_LIMIT = 512_000
+
+
+def _script_hazard(guard: WorkspaceGuard, command: str) -> str | None:
+    """Why a workspace file the command runs is destructive (gate/commands.py judges its text)."""
+    from duckflow.gate.commands import script_hazard, scripts_run
+    from duckflow.workspace.fsops import read_bytes
+    from duckflow.workspace.guard import PathRefused
+
+    for language, path in scripts_run(command):
+        if language == "variable":
+            return f"`{path}`: {script_hazard(language, '')}"
+        try:
+            with guard.locate(path, "read") as target:
+                if target.dir_fd is None or not target.exists or target.is_dir:
+                    continue  # nothing there to run (or not a file): the command fails by itself
+                data = read_bytes(target.dir_fd, target.name, _SCRIPT_LIMIT)
+        except (PathRefused, OSError):
+            continue  # outside or unreadable: the guard and the sandbox answer for it
+        except ValueError:
+            return f"`{path}` is too large for the gate to read what it runs"
+        why = script_hazard(language, data.decode("utf-8", "replace"))
+        if why is not None:
+            return f"`{path}`: {why}"
+    return None
