@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import time
 from collections.abc import (
     AsyncGenerator,
@@ -38,35 +39,69 @@ from duckflow.core.session import MemorySessions, Session, SessionStore
 from duckflow.core.tools import Tool, as_tool
 from duckflow.errors import DuckflowError, UserError
 
-# What only a run needs (the chunk models, codecs, the model call, tools' runner, memory ...)
-# is imported inside the methods that run: `from duckflow import Agent` then costs no more than
-# the classes an Agent is made of (bench startup: the public import ≤ 1.2× asyncio + pydantic).
-if TYPE_CHECKING:
-    from duckflow.core.chunks import AnyChunk
-    from duckflow.core.correction import Corrected
-    from duckflow.core.guardrails import Guardrail
-    from duckflow.core.model_call import ModelReply
-    from duckflow.core.recall import History, Recall
-    from duckflow.core.resolve import ModelResolver
+if TYPE_CHECKING:  # bound at run time by _load_run_path (below)
+    from duckflow.core.chunks import (
+        AnyChunk,
+        DoneChunk,
+        DoneData,
+        UsageChunk,
+        UsageData,
+        delta,
+        warning,
+    )
+    from duckflow.core.codecs import resolve_codec
+    from duckflow.core.correction import Corrected, needs_correction, self_correct
+    from duckflow.core.guardrails import Guardrail, checks_output
+    from duckflow.core.handoffs import handoff
+    from duckflow.core.model_call import ModelReply, call_model
+    from duckflow.core.recall import History, Recall, load_history, recall, remember, save_history
+    from duckflow.core.resolve import ModelResolver, registry_resolver
     from duckflow.core.results import AgentOutcome, RunResult
-    from duckflow.core.text_stream import FreeTextStreamer, HeldText
+    from duckflow.core.text_stream import FreeTextStreamer, HeldText, action_notice
     from duckflow.core.token_guard import TokenGuard
+    from duckflow.core.tool_runner import run_tool_calls
     from duckflow.llm.types import Message, Model, ModelSettings, ToolCall, ToolSpec, Usage
     from duckflow.protocols.codec import Codec, Decoded
 
-AgentInput = str | Sequence["Message"]
-
-# names this module imported eagerly before, still importable from it (on first use)
+# What only a run needs (the chunk models, codecs, the model call, the tool runner, memory ...)
+# is imported by the first run, not with `from duckflow import Agent`: the first pydantic model
+# class alone costs about as much as `import asyncio, pydantic` (bench startup: the public import
+# ≤ 1.2× that). `_load_run_path` binds these names into this module's globals once, so the
+# methods below use them as plain globals (no import statement per call); other modules may
+# still import them from here (the module `__getattr__`).
 _C = "duckflow.core."
-_LAZY = {
-    "AgentOutcome": _C + "results", "RunResult": _C + "results", "AnyChunk": _C + "chunks",
-    "Guardrail": _C + "guardrails", "handoff": _C + "handoffs", "TokenGuard": _C + "token_guard",
-    "History": _C + "recall", "Recall": _C + "recall", "ModelResolver": _C + "resolve",
-    "Message": "duckflow.llm.types", "Model": "duckflow.llm.types", "ModelSettings": "duckflow.llm.types",
-    "ToolCall": "duckflow.llm.types", "ToolSpec": "duckflow.llm.types", "Usage": "duckflow.llm.types",
+_RUN_PATH = {
+    **dict.fromkeys(["AnyChunk", "DoneChunk", "DoneData", "UsageChunk", "UsageData", "delta", "warning"],
+                    _C + "chunks"),
+    "resolve_codec": _C + "codecs",
+    **dict.fromkeys(["Corrected", "needs_correction", "self_correct"], _C + "correction"),
+    "Guardrail": _C + "guardrails", "checks_output": _C + "guardrails", "handoff": _C + "handoffs",
+    "ModelReply": _C + "model_call", "call_model": _C + "model_call",
+    **dict.fromkeys(["History", "Recall", "load_history", "recall", "remember", "save_history"], _C + "recall"),
+    "ModelResolver": _C + "resolve", "registry_resolver": _C + "resolve",
+    "AgentOutcome": _C + "results", "RunResult": _C + "results",
+    **dict.fromkeys(["FreeTextStreamer", "HeldText", "action_notice"], _C + "text_stream"),
+    "TokenGuard": _C + "token_guard", "run_tool_calls": _C + "tool_runner",
+    **dict.fromkeys(["Message", "Model", "ModelSettings", "ToolCall", "ToolSpec", "Usage"], "duckflow.llm.types"),
     "Codec": "duckflow.protocols.codec", "Decoded": "duckflow.protocols.codec",
 }
-__getattr__ = lazy_getattr(globals(), _LAZY)
+_run_path_loaded = False
+
+
+def _load_run_path() -> None:
+    """Import what a run needs and bind it into this module's globals (once)."""
+    global _run_path_loaded
+    if _run_path_loaded:
+        return
+    namespace = globals()
+    for name, module in _RUN_PATH.items():
+        namespace[name] = getattr(importlib.import_module(module), name)
+    _run_path_loaded = True
+
+
+__getattr__ = lazy_getattr(globals(), _RUN_PATH)
+
+AgentInput = str | Sequence["Message"]
 
 
 class Agent:
@@ -127,8 +162,7 @@ class Agent:
         self._tools = ToolRegistry(cache_size=max(256, len(items)))
         for item in items:
             if isinstance(item, Agent):
-                from duckflow.core.handoffs import handoff
-
+                _load_run_path()
                 t = handoff(item)
             else:
                 t = as_tool(item)
@@ -168,8 +202,7 @@ class Agent:
     def _preprocess_messages(self, input: AgentInput, history: list[Message],
                              system: str) -> list[Message]:
         """Stage 1: the messages of the first model call (system, history, the input)."""
-        from duckflow.llm.types import Message
-
+        _load_run_path()
         messages = [Message("system", system)] if system else []
         messages.extend(history)
         if isinstance(input, str):
@@ -205,10 +238,6 @@ class Agent:
         calling code, a `CoreError` or `ConfigError` otherwise); with `raise_errors=False` it
         is returned in `RunResult.error` instead.
         """
-        from duckflow.core.chunks import UsageChunk
-        from duckflow.core.results import RunResult
-        from duckflow.llm.types import Usage
-
         top = _TopRun(self, input, session)
         chunks = [c async for c in top.chunks()]
         usage = Usage()
@@ -232,8 +261,7 @@ class Agent:
 
     async def execute(self, input: AgentInput, run: RunContext) -> AgentOutcome:
         """Run this agent inside `run` (used by `stream()` and by handoffs)."""
-        from duckflow.core.results import AgentOutcome
-
+        _load_run_path()
         started = time.perf_counter()
         run.trace_event("agent_start", input=_input_text(input)[:500], depth=run.depth)
         outcome = AgentOutcome()
@@ -250,16 +278,6 @@ class Agent:
         return outcome
 
     async def _execute(self, input: AgentInput, run: RunContext) -> AgentOutcome:
-        from duckflow.core.chunks import DoneChunk, DoneData, delta, warning
-        from duckflow.core.codecs import resolve_codec
-        from duckflow.core.correction import needs_correction
-        from duckflow.core.guardrails import checks_output
-        from duckflow.core.recall import load_history, recall, remember, save_history
-        from duckflow.core.results import AgentOutcome
-        from duckflow.core.text_stream import FreeTextStreamer, HeldText, action_notice
-        from duckflow.core.tool_runner import run_tool_calls
-        from duckflow.llm.types import Message, Usage
-
         text_in = _input_text(input)
         for guard in self.guardrails:  # input guardrails finish before any model call
             verdict = await guard.validate_input(text_in)
@@ -371,9 +389,6 @@ class Agent:
     async def _call(self, run: RunContext, model: Model, messages: list[Message], specs: list[ToolSpec],
                     streamer: FreeTextStreamer | HeldText | None, turn: int) -> ModelReply:
         """One model call with its usage counted; a failure is reported and raised."""
-        from duckflow.core.chunks import UsageChunk, UsageData
-        from duckflow.core.model_call import call_model
-
         await run.before_call(f"model call {turn}")
         try:
             reply = await call_model(run, model, messages, specs, self.settings, streamer=streamer, turn=turn)
@@ -398,11 +413,6 @@ class Agent:
         The re-asks stream nothing (their text is shown once decoded) and are not kept in
         `messages`: the caller keeps only the reply finally used.
         """
-        from duckflow.core.chunks import warning
-        from duckflow.core.correction import self_correct
-        from duckflow.core.text_stream import FreeTextStreamer
-        from duckflow.llm.types import Usage
-
         spent = Usage()
         count = 0
 
@@ -431,13 +441,12 @@ class Agent:
         if not isinstance(self.model, str):
             return self.model
         if self._resolved is None or self._resolved[0] != self.model:
+            _load_run_path()
 
             def on_event(event: str, fields: dict[str, Any]) -> None:
                 self.trace.emit(event, agent=self._name, **fields)
 
             # a name gets the resolver's retries, fallbacks and circuit breaker; retries traced
-            from duckflow.core.resolve import registry_resolver
-
             resolve = self.model_resolver or registry_resolver()
             self._resolved = (self.model, resolve(self.model, on_event=on_event))
         return self._resolved[1]
@@ -447,8 +456,7 @@ class _TopRun:
     """One top-level run: `chunks()` streams its chunks; `outcome` holds how it ended."""
 
     def __init__(self, agent: Agent, input: AgentInput, session: Session | str | None) -> None:
-        from duckflow.core.results import AgentOutcome
-
+        _load_run_path()
         self.agent = agent
         self.input = input
         # a Session object is the caller's; an id is loaded from (and saved to) the agent's
@@ -463,8 +471,6 @@ class _TopRun:
         self.outcome = AgentOutcome()
 
     async def chunks(self) -> AsyncGenerator[AnyChunk, None]:
-        from duckflow.core.results import AgentOutcome
-
         queue: asyncio.Queue[AnyChunk | None] = asyncio.Queue()
         agent = self.agent
         run = RunContext(self.session, agent, queue.put_nowait, agent.trace, agent.token_guard,
@@ -506,8 +512,6 @@ def _input_text(input: AgentInput) -> str:
 
 
 def _with_id(call: ToolCall, call_id: str) -> ToolCall:
-    from duckflow.llm.types import ToolCall
-
     return ToolCall(call.name, call.arguments, call_id, call.executable, call.confidence,
                     call.source, call.raw)
 
