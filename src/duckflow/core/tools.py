@@ -15,6 +15,7 @@ import dataclasses
 import functools
 import inspect
 import json
+import sys
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -167,11 +168,13 @@ class Tool:
 
     def validate(self, arguments: Mapping[str, Any] | None) -> BaseModel:
         """Check arguments against the model; `ToolValidationError` names each bad field."""
-        from pydantic import ValidationError
-
         try:
             return self.args_model.model_validate(dict(arguments or {}))
-        except ValidationError as exc:
+        except Exception as exc:
+            from pydantic import ValidationError  # here, not per call: a call pays no import
+
+            if not isinstance(exc, ValidationError):
+                raise
             problems = []
             fields = []
             for err in exc.errors():
@@ -270,10 +273,9 @@ def result_to_text(value: Any) -> str:
         return value
     if value is None:
         return "null"
-    from pydantic import BaseModel
-
-    if isinstance(value, BaseModel):
-        return value.model_dump_json()
+    pydantic_main = sys.modules.get("pydantic.main")  # loaded if `value` can be a model at all
+    if pydantic_main is not None and isinstance(value, pydantic_main.BaseModel):
+        return str(value.model_dump_json())
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         value = dataclasses.asdict(value)
     try:
