@@ -266,7 +266,9 @@ class SessionRunner:
             from duckflow.orchestra.state import OrchestraState
 
             cfg = self._shared_parts()["config"]
-            self._events = EventLog(cfg.routing.events_path)
+            from duckflow.channels.eventqueue import BackgroundEvents
+
+            self._events = BackgroundEvents(EventLog(cfg.routing.events_path))
             self._ostate = OrchestraState()
             self._router = build_router(cfg, on_event=self._router_event)
 
@@ -284,6 +286,8 @@ class SessionRunner:
         if self._ostate is not None:
             self._ostate.close()
             self._ostate = None
+        if self._events is not None:
+            self._events.close()
         if self._shared is not None:
             trace = self._shared["trace"]
             if hasattr(trace, "close"):
