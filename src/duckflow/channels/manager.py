@@ -5,6 +5,7 @@ session run one after another (a queue and a worker per session); every chunk of
 into the chunk log (what SSE and the web page read). Chat channels register an `Outbox`: when a
 run ends (or stops at an approval) its text goes out through the outbox's sender, split to the
 channel's length limit, paced by a per-channel rate limit and retried with backoff on errors.
+What goes out to a chat service is masked by the sanitizer first (a chat service is a cloud).
 """
 
 from __future__ import annotations
@@ -80,6 +81,26 @@ class RateLimiter:
                 await asyncio.sleep((1 - self._tokens) / self.rate)
 
 
+def masked_for_cloud(text: str, approval: dict[str, Any] | None) -> tuple[str, dict[str, Any] | None]:
+    """`text` and every string of `approval` through the sanitizer (one numbering for both);
+    the job id and the button values are kept as they are (they come back in clicks)."""
+    from duckflow.security.sanitizer import default_sanitizer
+
+    san = default_sanitizer()
+    mapping: dict[str, str] = {}
+
+    def mask(value: Any, key: str = "") -> Any:
+        if isinstance(value, str):
+            return value if key in ("job_id", "status", "session_id") else san.mask(value, mapping).text
+        if isinstance(value, dict):
+            return {k: mask(v, k) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [mask(v) for v in value]
+        return value
+
+    return mask(text), mask(approval) if approval is not None else None
+
+
 @dataclass
 class Outbox:
     """How one chat channel sends: its sender, length limit, pace and retry policy."""
@@ -96,9 +117,12 @@ class Outbox:
         self.limiter = RateLimiter(self.rate, self.burst)
 
     async def deliver(self, target: Any, reply: Reply) -> None:
-        parts = split_text(reply.text, self.limit) or ([""] if reply.approval else [])
+        # a chat service is a cloud: the reply (placeholders restored after the model call) and
+        # the approval card (diff, rationale) are masked again before they leave, as for a model
+        text, approval_masked = masked_for_cloud(reply.text, reply.approval)
+        parts = split_text(text, self.limit) or ([""] if approval_masked else [])
         for i, part in enumerate(parts):
-            approval = reply.approval if i == len(parts) - 1 else None
+            approval = approval_masked if i == len(parts) - 1 else None
             await self._send_one(target, part, approval)
 
     async def _send_one(self, target: Any, part: str, approval: dict[str, Any] | None) -> None:
