@@ -358,15 +358,24 @@ def _confine_paths(root: Path, path: Path, data: dict[str, Any]) -> None:
 # A workspace may ship its own `.duckflow/config.toml` (a cloned repository can carry one), so it
 # may only tune how the companion talks — never the guard, the gate, models, traces or limits,
 # which would let a repository loosen the protections of the person who opened it.
+# Inside those sections, only the keys of how it talks: `companion.block_patterns` are your
+# guardrails (a workspace `block_patterns = []` would wipe them, a backtracking pattern would hang
+# every message) and `max_recovery_retries` bounds what a failing task may spend.
 WORKSPACE_SECTIONS = frozenset({"budget", "companion"})
+WORKSPACE_KEYS: dict[str, frozenset[str]] = {
+    "budget": frozenset({"base_tokens", "main_tokens", "specialized_tokens"}),
+    "companion": frozenset({"language", "codec", "mode", "single_call_below_b", "transitions_file"}),
+}
 
 
 def _refuse_loosening(path: Path, data: dict[str, Any]) -> None:
     bad = sorted(set(data) - WORKSPACE_SECTIONS)
+    bad += sorted(f"{section}.{key}" for section, keys in WORKSPACE_KEYS.items()
+                  if isinstance(data.get(section), dict) for key in set(data[section]) - keys)
     if bad:
         raise ConfigError(
-            f"{path}: section(s) {', '.join(bad)} may only be set in your own config file, "
-            "not in a workspace (a repository must not loosen the guard, gate or models).",
+            f"{path}: {', '.join(bad)} may only be set in your own config file, not in a "
+            "workspace (a repository must not loosen the guard, gate, guardrails or models).",
             hint=f"move them to {config_file()} or delete them from {path}",
         )
 
