@@ -345,9 +345,18 @@ class CompanionSession(LiveMixin, StepsMixin):
             self.state, evidence=self.state.evidence,
             allowed=allowed_next(self.state, self.owner.controller.table), tools=tools_text,
         )
-        built = build_prompts(self.builder, inputs, self.budget, specialized_step=specialized_step)
+        built = build_prompts(self.builder, inputs, self.budget, specialized_step=specialized_step,
+                              counter=self._own_counter())
         self.last_tokens = dict(built.report.tokens)
         return built
+
+    def _own_counter(self) -> Any:
+        """The model's own tokenizer when it has one (in-process local models), else None (tiktoken)."""
+        inner: Any = self.model
+        while getattr(inner, "models", None):
+            inner = inner.models[0]
+        count = getattr(inner, "count_tokens", None)
+        return count if callable(count) else None
 
     def _transition(self, to: Step, reason: str, source: Any, status: Status | None = None) -> TransitionRecord:
         if to == Step.DONE and status is None:
