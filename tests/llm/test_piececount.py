@@ -84,3 +84,27 @@ def test_patterns_read_from_source_equal_tiktokens_own() -> None:
         stub = types.FunctionType(constructor.__code__, {**constructor.__globals__, "load_tiktoken_bpe": lambda *a, **k: {}},
                                   name, constructor.__defaults__, constructor.__closure__)
         assert pat_str(name) == stub()["pat_str"]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(list("aZ09 '\t\n\r\x0b\x0c.,!?-_()sdmtlvre") + ["ll", "'s", "'ve", "  "]),
+                max_size=40).map("".join))
+def test_the_ascii_splitter_equals_tiktokens_pattern_on_ascii_text(text: str) -> None:
+    from duckflow.llm.piececount import ascii_pre_tokenizer, pre_tokenizer
+
+    fast = ascii_pre_tokenizer("cl100k_base")
+    assert fast is not None
+    assert fast.findall(text) == pre_tokenizer("cl100k_base").findall(text)
+
+
+def test_english_text_is_split_without_importing_regex(tmp_path: Path) -> None:
+    code = ("import sys\nfrom duckflow.llm.tokens import token_bound\n"
+            "token_bound('Plan the next step, then write hello.py.')\n"
+            "token_bound('日本語のテキスト')\nprint('after-ja', 'regex' in sys.modules)")
+    code_en = ("import sys\nfrom duckflow.llm.tokens import token_bound\n"
+               "token_bound('Plan the next step, then write hello.py.')\nprint('regex' in sys.modules)")
+    env = {**os.environ, "DUCKFLOW_HOME": str(tmp_path)}
+    en = subprocess.run([sys.executable, "-c", code_en], capture_output=True, text=True, env=env, timeout=60)
+    ja = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert en.stdout.split() == ["False"], en.stderr
+    assert ja.stdout.split() == ["after-ja", "True"], ja.stderr
