@@ -63,6 +63,8 @@ WRITTEN = [
      "python3 tools/tidy"),
     ("tidy.js", "require('fs').rmSync('src', {recursive: true})\n", "node tidy.js"),
     ("tools/run", "#!/bin/sh\nrm -rf ../*\n", "cd tools && ./run"),
+    ("Makefile", "all: build\n\nbuild:\n\t@echo building\n\t@$(RM) -r src keep.txt\n", "make"),
+    ("package.json", '{"scripts": {"pretest": "rm -rf src", "test": "node -v"}}', "npm test"),
 ]
 
 
@@ -84,6 +86,16 @@ def test_a_harmless_script_written_then_run_still_runs_under_auto_approve(
     """The companion's own loop (write hello.py, run it) stays auto-approvable."""
     content = "items = [1, 2]\nitems.remove(1)\nprint('a'.replace('a', 'b'), items)\n"
     model["script"] = _write_then_run("hello.py", content, "python3 hello.py")
+    rc, out = _run(capsys, ws, "--auto-approve-workspace")
+    assert rc == 0, out
+    assert _intact(ws)
+
+
+def test_a_makefile_with_a_clean_target_still_builds_under_auto_approve(
+        ws: Path, model: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """Only the targets `make` runs are judged: a `clean` recipe elsewhere does not matter."""
+    content = "all: out.txt\n\nout.txt:\n\techo built >> out.txt\n\nclean:\n\t$(RM) out.txt\n"
+    model["script"] = _write_then_run("Makefile", content, "make")
     rc, out = _run(capsys, ws, "--auto-approve-workspace")
     assert rc == 0, out
     assert _intact(ws)

@@ -96,24 +96,50 @@ _SCRIPT_LIMIT = 512_000
 
 
 def _script_hazard(guard: WorkspaceGuard, command: str) -> str | None:
-    """Why a workspace file the command runs is destructive (gate/commands.py judges its text)."""
-    from duckflow.gate.commands import script_hazard, scripts_run
-    from duckflow.workspace.fsops import read_bytes
-    from duckflow.workspace.guard import PathRefused
+    """Why a workspace file the command runs is destructive (gate/scripts.py judges its text):
+    a script (`sh x`, `./x`, `python3 x.py`) or a build file (`make` → Makefile, `npm test` →
+    package.json)."""
+    from duckflow.gate.scripts import (
+        build_file_hazard,
+        build_files_run,
+        script_hazard,
+        scripts_run,
+    )
 
     for language, path in scripts_run(command):
         if language == "variable":
             return f"`{path}`: {script_hazard(language, '')}"
-        try:
-            with guard.locate(path, "read") as target:
-                if target.dir_fd is None or not target.exists or target.is_dir:
-                    continue  # nothing there to run (or not a file): the command fails by itself
-                data = read_bytes(target.dir_fd, target.name, _SCRIPT_LIMIT)
-        except (PathRefused, OSError):
-            continue  # outside or unreadable: the guard and the sandbox answer for it
-        except ValueError:
-            return f"`{path}` is too large for the gate to read what it runs"
-        why = script_hazard(language, data.decode("utf-8", "replace"))
+        text = _read_text(guard, path)
+        if text is None:
+            continue
+        why = script_hazard(language, text) if text != _TOO_LARGE else "it is too large for the gate to read"
+        if why is not None:
+            return f"`{path}`: {why}"
+    for kind, path, targets in build_files_run(command):
+        text = _read_text(guard, path)
+        if text is None:
+            continue
+        why = build_file_hazard(kind, text, targets) if text != _TOO_LARGE else "it is too large for the gate to read"
         if why is not None:
             return f"`{path}`: {why}"
     return None
+
+
+_TOO_LARGE = "\0too large\0"
+
+
+def _read_text(guard: WorkspaceGuard, path: str) -> str | None:
+    """A workspace file's text through the guard (None: absent, a folder, outside, unreadable)."""
+    from duckflow.workspace.fsops import read_bytes
+    from duckflow.workspace.guard import PathRefused
+
+    try:
+        with guard.locate(path, "read") as target:
+            if target.dir_fd is None or not target.exists or target.is_dir:
+                return None  # nothing there to run (or not a file): the command fails by itself
+            data = read_bytes(target.dir_fd, target.name, _SCRIPT_LIMIT)
+    except (PathRefused, OSError):
+        return None  # outside or unreadable: the guard and the sandbox answer for it
+    except ValueError:
+        return _TOO_LARGE
+    return data.decode("utf-8", "replace")
