@@ -183,25 +183,32 @@ def api_router() -> APIRouter:
     @r.get("/approvals")
     async def approvals(request: Request, all: bool = False, limit: int = 20) -> dict[str, Any]:
         gate = request.app.state.runner.gate
+        root = request.app.state.runner.workspace
         jobs = gate.history(limit=max(1, min(limit, 200))) if all else gate.pending()
-        return {"jobs": [_job_dict(j) for j in jobs]}
+        return {"jobs": [_job_dict(j) for j in jobs if _in_workspace(j, root)]}
 
-    def _job(gate: Any, job_id: str) -> Any:
+    def _job(runner: Any, job_id: str) -> Any:
+        """The job, only when it was asked in this server's workspace (the gate's database in
+        DUCKFLOW_HOME holds every workspace's jobs: a job of another one is answered there)."""
         try:
-            return gate.get(job_id)
+            job = runner.gate.get(job_id)
         except DuckflowError as exc:
             raise HTTPException(404, exc.message) from None
+        if not _in_workspace(job, runner.workspace):
+            raise HTTPException(404, f"job {job_id[:8]} belongs to another workspace: answer it "
+                                     "there (`duckflow approvals` in that folder)")
+        return job
 
     @r.get("/approvals/{job_id}")
     async def approval(request: Request, job_id: str) -> dict[str, Any]:
-        job = _job(request.app.state.runner.gate, job_id)
+        job = _job(request.app.state.runner, job_id)
         data = _job_dict(job)
         data["rendered"] = job.request.render()
         return data
 
     async def _decide(request: Request, job_id: str, granted: bool, body: DecisionIn) -> dict[str, Any]:
         runner, manager, _ = _parts(request)
-        job = _job(runner.gate, job_id)
+        job = _job(runner, job_id)
         if job.status != "pending":
             raise HTTPException(409, f"job {job.job_id[:8]} is already {job.status}")
         by = f"web:{body.by}" if body.by else "web"
@@ -289,6 +296,14 @@ def api_router() -> APIRouter:
         return {"records": read_trace(request.app.state.runner, session, max(1, min(limit, 2000)))}
 
     return r
+
+
+def _in_workspace(job: Any, root: Any) -> bool:
+    """True when the job is bound to `root` (or to no workspace at all)."""
+    from duckflow.gate.binding import WORKSPACE_KEY
+
+    where = job.request.operation.extra.get(WORKSPACE_KEY)
+    return where is None or str(where) == str(root)
 
 
 def _session_of(runner: Any, manager: Any, job_id: str) -> str | None:
