@@ -215,7 +215,8 @@ def _stage_row(results: list[tuple[Any, list[Any], list[tuple[str, str]], list[s
     if recorded_reasks or all(res.ok for res, _r, _i, _t in results):
         row["stages"]["self_correct"] = {"well_formed": share(well["self_correct"]),
                                          "exact_intended": share(exact["self_correct"])}  # fmt: skip
-        row["self_correct"] = "≤ 2 recorded re-asks (SelfCorrector message)"
+        row["self_correct"] = ("what the live loop runs: a reply with errors is re-asked (≤ 2, recorded); "
+                               "one still unreadable runs nothing")
     else:
         row["self_correct"] = "not measured: needs the model's re-asked replies (none recorded)"
     return row
