@@ -205,14 +205,17 @@ def checked_call(make: Callable[[], ToolCall], provider: str) -> ToolCall:
         call = make()
     except RecursionError:
         raise _too_deep(provider) from None
-    if depth(call.arguments) > MAX_DEPTH or (call.raw and _raw_depth(call.raw) > MAX_DEPTH):
+    if depth(call.arguments) > MAX_DEPTH or (call.raw and nests_deeper(call.raw)):
         raise _too_deep(provider)
     return call
 
 
-def _raw_depth(raw: str) -> int:
-    """Bracket nesting of a JSON text (outside strings), cheaply, without parsing it."""
-    level = deepest = 0
+def nests_deeper(raw: str, limit: int = MAX_DEPTH) -> bool:
+    """Brackets nested deeper than `limit` outside JSON strings, without parsing (a text with
+    fewer brackets than that in all is not scanned)."""
+    if raw.count("[") + raw.count("{") <= limit:
+        return False
+    level = 0
     in_str = esc = False
     for ch in raw:
         if in_str:
@@ -226,10 +229,8 @@ def _raw_depth(raw: str) -> int:
             in_str = True
         elif ch in "[{":
             level += 1
-            if level > deepest:
-                deepest = level
-                if deepest > MAX_DEPTH:
-                    return deepest
-        elif ch in "]}":
+            if level > limit:
+                return True
+        elif ch in "]}" and level:
             level -= 1
-    return deepest
+    return False

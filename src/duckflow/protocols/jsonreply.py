@@ -195,9 +195,10 @@ MAX_NESTING = 200  # far beyond any real reply; 100,000 brackets would overflow 
 
 
 def _nests_deeper(text: str, limit: int) -> bool:
-    """Brackets nested deeper than `limit` outside JSON strings (cheap: most replies skip the scan)."""
-    if text.count("[") + text.count("{") <= limit:
-        return False
+    """Brackets nested deeper than `limit` outside JSON strings (the providers' own scan)."""
+    from duckflow.llm.payloads import nests_deeper
+
+    return nests_deeper(text, limit)
     level = 0
     in_str = esc = False
     for ch in text:
