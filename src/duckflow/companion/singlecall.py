@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from duckflow.companion.decision import MainDecision
 from duckflow.companion.engine import SPECIALIZED_AGENT
+from duckflow.companion.singlecall_protocol import dml_step, is_dml, step_protocol
 from duckflow.companion.state import Status, Step
 from duckflow.core.chunks import DecisionChunk, DecisionData, delta
 from duckflow.llm.types import Message, ToolCall
@@ -150,6 +151,8 @@ def build_step(session: CompanionSession, user_text: str | None) -> StepPrompt:
             spec.extra["test"] = f"\"$ test @ \" ( {' | '.join(_lit(t) for t in tests)} ) \"\\n\""
     grammar = _with_test(symops_grammar(spec), bool(spec.extra))
     count = _counter(session)
+    if is_dml(session):  # the same step in DML: its templates, grammar and codec
+        return dml_step(session, user, spec, count, max_tokens=700)
     tokens = {"system": count(system), "examples": count(ex_task) + count(ex_reply), "task": count(user)}
     return StepPrompt(msgs, grammar, tokens, max_tokens=700)
 
@@ -234,18 +237,13 @@ async def single_turn(session: CompanionSession, user_text: str | None) -> TurnR
         session._reply(text)
         return session._result(text, None, [], "pending_user")
     raw = reply.text
-    codec = session.codec
-    if codec is None or codec.name != "symops":
-        from duckflow.protocols.symops.codec import SymOpsCodec
-
-        codec = SymOpsCodec()
+    proto = step_protocol(session)  # Sym-Ops, or DML for a DML session: codec, marker, thought
+    codec = proto.codec
     decoded = codec.decode(raw, session.runner.specs)
     for msg in decoded.errors + decoded.warnings:
-        session.chunks.notice("codec", f"symops: {msg}")
-    marker = MARKER.findall(raw)
-    done_said = bool(marker) and marker[-1] == "DONE"
-    thought = next((ln[2:].strip() for ln in raw.splitlines()
-                    if ln.startswith("~ ") and not MARKER.match(ln)), "") or "(no thought given)"
+        session.chunks.notice("codec", f"{codec.name}: {msg}")
+    done_said = proto.said(raw) == "DONE"
+    thought = proto.thought_of(raw) or "(no thought given)"
     calls = list(decoded.calls)
     if copied_example(calls, state.task):
         session.chunks.notice("copied_example", "the reply copied the prompt's example; nothing was run")

@@ -21,6 +21,8 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from duckflow.llm.types import ToolSpec
+
 # the verbs of the single-call reply and the workspace tool each one needs
 VERB_TOOLS = {"create": "write_file", "edit": "write_file", "run": "execute_shell",
               "test": "run_tests", "delete": "delete_path", "read": "read_file"}
@@ -145,3 +147,113 @@ def symops_grammar(spec: SymOpsGrammarSpec) -> str:
     lines = [f"root ::= {' '.join(root)}", f"action ::= {' | '.join(act_rules)}", *head, *rules, *block]
     lines += [f"{k} ::= {v}" for k, v in spec.extra.items()]
     return "\n".join(lines) + "\n"
+
+
+# -- DML (docs/protocols/dml.md) ---------------------------------------------------------------
+DML_OPEN, DML_CLOSE = "\U0001f986\u25b6\ufe0f[", "]\u25c0\ufe0f\U0001f986"
+DML_MARKER = "Next: "
+_DUCK = "\\U0001F986"  # the duck is in both delimiters: text without it can neither open nor close a macro
+_PATHLIKE = re.compile(r"(^|_)(path|src|dst|file|dir|directory|source|destination|target)$")
+CREATING = {"write_file", "create_directory"}  # their path may be a new file; other tools need an existing one
+
+
+@dataclass
+class DmlGrammarSpec:
+    """What one DML reply (Thought, Action and T macros, a step marker) may contain."""
+
+    tools: Sequence[ToolSpec] = ()  # the session's tools the reply may call (required parameters only)
+    create_paths: Sequence[str] = ()  # files a creating tool may name (task-named or new)
+    existing: Sequence[str] = ()  # files that exist (the other path parameters)
+    commands: Sequence[str] = ()  # exact commands for a `command` parameter
+    aliases: Sequence[tuple[str, str]] = ()  # (alias, path) the session's DML codec knows: `{{F:alias}}`
+    new_names: bool = True
+    min_actions: int = 1
+    max_actions: int = 3
+    max_block_lines: int = 150
+    thought_chars: int = 200
+    marker: bool = True
+
+
+def _text_rules() -> list[str]:
+    """A text character that cannot start a macro, a reasoning tag (`<think>`, `</think>`,
+    `<reasoning>`: the reader skips what they enclose) or an alias reference (`{{F:x}}`)."""
+    plain = f"[^\\n{_DUCK}<{{]"
+
+    def but(extra: str) -> str:
+        return f"[^\\n{_DUCK}<{{{extra}]"
+
+    after = f'( {but("tTrR/")} | [tT] {but("hH")} | [rR] {but("eE")} )'
+    return [
+        f'dchar ::= {plain} | "<" ( {after} | "/" {after} ) | "{{" {but("")}',
+        'dline ::= dchar* ( "<" | "{" )? "\\n"',
+    ]
+
+
+def _param_rule(spec: ToolSpec, pname: str, paths: dict[str, str], commands: str) -> str | None:
+    """The GBNF of one required parameter, or None when nothing plausible can fill it."""
+    from duckflow.protocols.dml.arguments import schema_types
+
+    kinds = schema_types(spec.parameters.get("properties", {}).get(pname, {}))
+    if _PATHLIKE.search(pname):
+        return paths["new" if spec.name in CREATING or pname == "dst" else "old"] or None
+    if pname == "command":
+        return commands or None
+    if "string" in kinds:
+        # the tool's last parameter takes the rest of the macro: content on its own lines
+        return "dblock" if pname == spec.param_names[-1] else "dword"
+    if "boolean" in kinds:
+        return '( "true" | "false" )'
+    if "integer" in kinds or "number" in kinds:
+        return "[0-9]{1,6}"
+    return None
+
+
+def dml_grammar(spec: DmlGrammarSpec) -> str:
+    """The GBNF grammar of one DML reply for `spec`; what it yields, `DMLCodec.decode` reads strictly.
+
+    `Thought: ONE LINE`, `Action:`, 0..N T macros of the spec's tools with only their required
+    parameters (paths from the task and workspace or `{{F:alias}}` of the codec's table,
+    commands from a list, content on its own lines, bounded), and `Next: DONE|CONTINUE`. DML
+    has no escapes: text can hold `|` (the last parameter takes the rest) but never the duck
+    of the delimiters, so the grammar leaves it out.
+    """
+    refs = [f"{{{{F:{a}}}}}" for a, p in spec.aliases]
+    alias_of = {p: f"{{{{F:{a}}}}}" for a, p in spec.aliases}
+    old = list(dict.fromkeys([*spec.existing, *(alias_of[p] for p in spec.existing if p in alias_of)]))
+    new = list(dict.fromkeys([*spec.create_paths, *spec.existing, *refs]))
+    paths = {"old": f"( {alternatives(old)} )" if old else "",
+             "new": " | ".join(x for x in (f"( {alternatives(new)} )" if new else "",
+                                           "newname" if spec.new_names else "") if x)}
+    if paths["new"]:
+        paths["new"] = f"( {paths['new']} )"
+    commands = f"( {alternatives(spec.commands)} )" if spec.commands else ""
+    rules: list[str] = []
+    acts: list[str] = []
+    for tool in spec.tools:
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", tool.name):
+            continue
+        names = [p for p in tool.param_names if p in tool.required]
+        parts = [_param_rule(tool, p, paths, commands) for p in names]
+        if any(x is None for x in parts):
+            continue
+        body = "".join(f' "|" {x}' for x in parts)
+        name = f"t-{tool.name.replace('_', '-')}"
+        rules.append(f"{name} ::= {literal(DML_OPEN + 'T:' + tool.name)}{body} {literal(DML_CLOSE)} \"\\n\"")
+        acts.append(name)
+    if not acts:
+        raise ValueError("no tool can be called with these tools, paths and commands")
+    lo, hi = max(0, spec.min_actions), max(spec.min_actions, spec.max_actions, 1)
+    root = ['"Thought: "', f"dchar{{1,{spec.thought_chars}}}", '"\\nAction:\\n"', f"action{{{lo},{hi}}}"]
+    lines = [f"action ::= {' | '.join(acts)}", *rules, *_text_rules(),
+             # content starts on its own line (one newline is dropped by the reader), ends at a line
+             f"dblock ::= \"\\n\" dline{{1,{spec.max_block_lines}}}",
+             # one line of text between pipes: starts and ends with a visible character (the reader strips)
+             'dword ::= wchar ( [^|\\n\\U0001F986<{]{0,78} wchar )?',
+             "wchar ::= [A-Za-z0-9_.()'/-]"]
+    if spec.marker:
+        root.append("marker")
+        lines.append(f"marker ::= {literal(DML_MARKER)} ( {alternatives(MARKERS)} ) \"\\n\"")
+    if spec.new_names:
+        lines.append('newname ::= [a-z_] [a-z0-9_]{0,30} ( "/" [a-z_] [a-z0-9_]{0,30} )? '
+                     '"." ( "py" | "txt" | "md" | "json" | "csv" | "toml" )')
+    return "\n".join([f"root ::= {' '.join(root)}", *lines]) + "\n"

@@ -102,7 +102,7 @@ def _tidy_args(args: list[str], params: list[str]) -> list[str]:
     out = []
     for value, name in zip(args, params, strict=False):
         m = re.match(rf"{re.escape(name)}[ \t]*[=:][ \t]*", value)
-        if m and "\n" not in value[: m.end()]:
+        if m and "\n" not in value:  # multi-line content is text: `content = 1` is its first line
             value = value[m.end() :]
         q = _QUOTED.match(value)
         if q and _PATHLIKE.search(name):
