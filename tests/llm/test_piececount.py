@@ -97,12 +97,25 @@ def test_the_ascii_splitter_equals_tiktokens_pattern_on_ascii_text(text: str) ->
     assert fast.findall(text) == pre_tokenizer("cl100k_base").findall(text)
 
 
+@settings(max_examples=800, deadline=None)
+@given(st.lists(st.sampled_from(list("aZ09 '\t\n.,-sdmt") + ["ll", "'s", "  ", "·", "—", "…", "→", "🦆", "✓",
+                                                          "\u0301", "é", "ſ", "K", "²", "٣", "\u00a0", "\u3000",
+                                                          "\x1c", "日本", "Ⅷ"]),
+                max_size=40).map("".join))
+def test_split_equals_tiktokens_pattern_on_any_text(text: str) -> None:
+    """The `re` fast path is taken only where it splits as tiktoken's own pattern does."""
+    from duckflow.llm.piececount import pre_tokenizer, split
+
+    assert split("cl100k_base", text) == pre_tokenizer("cl100k_base").findall(text)
+
+
 def test_english_text_is_split_without_importing_regex(tmp_path: Path) -> None:
     code = ("import sys\nfrom duckflow.llm.tokens import token_bound\n"
             "token_bound('Plan the next step, then write hello.py.')\n"
             "token_bound('日本語のテキスト')\nprint('after-ja', 'regex' in sys.modules)")
     code_en = ("import sys\nfrom duckflow.llm.tokens import token_bound\n"
-               "token_bound('Plan the next step, then write hello.py.')\nprint('regex' in sys.modules)")
+               "token_bound('Plan the next step, then write hello.py.')\n"
+               "token_bound('Step: PLANNING · Status: IN_PROGRESS — 🦆 done → next')\nprint('regex' in sys.modules)")
     env = {**os.environ, "DUCKFLOW_HOME": str(tmp_path)}
     en = subprocess.run([sys.executable, "-c", code_en], capture_output=True, text=True, env=env, timeout=60)
     ja = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)

@@ -150,6 +150,25 @@ def test_rule_dictionary_is_a_data_file_and_a_broken_one_is_a_clear_error(tmp_pa
         load_rules(tmp_path / "missing.toml")
 
 
+def test_shipped_rules_compile_when_tried_and_all_of_them_are_valid(tmp_path: Path) -> None:
+    import re
+
+    from duckflow.orchestra.router import _load_rules
+
+    shipped = _load_rules(None)  # a fresh copy: the process-wide one may be compiled already
+    patterns = [p for rule in shipped.rules for p in rule._compiled]
+    assert patterns and not any(p.is_compiled for p in patterns)  # type: ignore[union-attr]
+    assert shipped.match("Create hello.py").route == "CODE"  # type: ignore[union-attr]
+    assert 0 < sum(p.is_compiled for p in patterns) < len(patterns)  # type: ignore[union-attr]
+    for rule in shipped.rules:  # every shipped pattern is a valid regex (a person's file is checked at load)
+        for source in rule.patterns:
+            re.compile(source, re.I | re.A)
+    bad = tmp_path / "rules.toml"
+    bad.write_text('[[rule]]\nroute = "OPS"\npatterns = ["(unclosed"]\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match="invalid regular expression"):
+        load_rules(bad)
+
+
 def _cli(*args: str, env_home: Path) -> subprocess.CompletedProcess[str]:
     import os
 

@@ -18,9 +18,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, StrictInt, StrictStr, ValidationError, field_validator
 
 from duckflow.llm.errors import LLMProviderError
+from duckflow.llm.nesting import MAX_DEPTH as MAX_DEPTH  # re-exported here
+from duckflow.llm.nesting import nests_deeper as nests_deeper
 from duckflow.llm.types import ToolCall
-
-MAX_DEPTH = 64  # nesting of one event or of one tool call's arguments
 
 
 class _Wire(BaseModel):
@@ -208,29 +208,3 @@ def checked_call(make: Callable[[], ToolCall], provider: str) -> ToolCall:
     if depth(call.arguments) > MAX_DEPTH or (call.raw and nests_deeper(call.raw)):
         raise _too_deep(provider)
     return call
-
-
-def nests_deeper(raw: str, limit: int = MAX_DEPTH) -> bool:
-    """Brackets nested deeper than `limit` outside JSON strings, without parsing (a text with
-    fewer brackets than that in all is not scanned)."""
-    if raw.count("[") + raw.count("{") <= limit:
-        return False
-    level = 0
-    in_str = esc = False
-    for ch in raw:
-        if in_str:
-            if esc:
-                esc = False
-            elif ch == "\\":
-                esc = True
-            elif ch == '"':
-                in_str = False
-        elif ch == '"':
-            in_str = True
-        elif ch in "[{":
-            level += 1
-            if level > limit:
-                return True
-        elif ch in "]}" and level:
-            level -= 1
-    return False

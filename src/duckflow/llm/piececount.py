@@ -96,9 +96,21 @@ def ascii_pre_tokenizer(name: str) -> re.Pattern[str] | None:
     return None if "\\p{" in pattern else re.compile(pattern)
 
 
+def _plain(text: str) -> bool:
+    """Whether the `re` pattern splits `text` as tiktoken's does: plain ASCII, plus characters
+    outside ASCII that are neither letters, numbers nor spaces (`·`, `—`, `→`, emoji: prompts
+    carry a few), which both dialects put in the same class (`[^\\s\\p{L}\\p{N}]`)."""
+    if text.isascii():
+        return not _NOT_PLAIN_ASCII.search(text)
+    for ch in set(_NOT_PLAIN_ASCII.findall(text)):
+        if ch.isascii() or ch.isalpha() or ch.isnumeric() or ch.isspace() or ch.isdecimal():
+            return False
+    return True
+
+
 def split(name: str, text: str) -> list[str]:
     """The encoding's pre-tokenizer pieces of `text`."""
-    if text.isascii() and not _NOT_PLAIN_ASCII.search(text):
+    if _plain(text):
         fast = ascii_pre_tokenizer(name)
         if fast is not None:
             return fast.findall(text)

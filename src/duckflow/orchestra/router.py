@@ -149,7 +149,7 @@ def _load_rules(path: str | Path | None) -> RuleRouter:
     rules = data.get("rule", [])
     if not isinstance(rules, list):
         raise ConfigError(f"rule dictionary {path or 'built-in'}: [[rule]] entries expected")
-    return RuleRouter.from_dicts(rules)
+    return RuleRouter.from_dicts(rules, lazy=path is None)  # the shipped file: compiled as tried
 
 
 class MessageRouter:

@@ -196,7 +196,7 @@ MAX_NESTING = 200  # far beyond any real reply; 100,000 brackets would overflow 
 
 def _nests_deeper(text: str, limit: int) -> bool:
     """Brackets nested deeper than `limit` outside JSON strings (the providers' own scan)."""
-    from duckflow.llm.payloads import nests_deeper
+    from duckflow.llm.nesting import nests_deeper
 
     return nests_deeper(text, limit)
     level = 0

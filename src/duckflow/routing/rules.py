@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from duckflow._lazyre import LazyPattern, Regex
 from duckflow.errors import ConfigError
 from duckflow.routing.route import RouteDecision
 
@@ -29,12 +30,19 @@ class Rule:
     priority: int = 0
     name: str = ""
     confidence: float = 1.0
-    _compiled: list[re.Pattern[str]] = field(default_factory=list, init=False, repr=False)
+    # compile the patterns when the rule is first tried, not now: for the shipped dictionary
+    # (a test compiles all of it); a person's own rules file is compiled at once, so a bad
+    # pattern is reported when it is loaded
+    lazy: bool = field(default=False, repr=False)
+    _compiled: list[Regex] = field(default_factory=list, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if not (self.keywords or self.patterns or self.predicate):
             raise ConfigError(f"rule {self.label!r} has no keywords, patterns or predicate",
                               hint="give the rule at least one way to match")
+        if self.lazy:
+            self._compiled = [LazyPattern(p, re.I | re.A) for p in self.patterns]
+            return
         try:
             # ASCII word boundaries: `\bcsv\b` must match in 'CSVを集計して' (kana are \w in Unicode mode)
             self._compiled = [re.compile(p, re.I | re.A) for p in self.patterns]
@@ -66,8 +74,9 @@ class RuleRouter:
         self.rules = [r for _, r in sorted(indexed, key=lambda ir: (-ir[1].priority, ir[0]))]
 
     @classmethod
-    def from_dicts(cls, items: Iterable[Mapping[str, Any]]) -> RuleRouter:
-        """Rules from plain data (e.g. a TOML table list): route, keywords, patterns, priority, name."""
+    def from_dicts(cls, items: Iterable[Mapping[str, Any]], *, lazy: bool = False) -> RuleRouter:
+        """Rules from plain data (e.g. a TOML table list): route, keywords, patterns, priority, name;
+        `lazy`: compile each rule's patterns when it is first tried (see `Rule.lazy`)."""
         rules = []
         for item in items:
             unknown = set(item) - {"route", "keywords", "patterns", "priority", "name", "confidence"}
@@ -76,7 +85,8 @@ class RuleRouter:
                                   hint="allowed: route, keywords, patterns, priority, name, confidence")
             rules.append(Rule(route=str(item["route"]), keywords=tuple(item.get("keywords", ())),
                               patterns=tuple(item.get("patterns", ())), priority=int(item.get("priority", 0)),
-                              name=str(item.get("name", "")), confidence=float(item.get("confidence", 1.0))))
+                              name=str(item.get("name", "")), confidence=float(item.get("confidence", 1.0)),
+                              lazy=lazy))
         return cls(rules)
 
     def match(self, text: str, context: Mapping[str, Any] | None = None) -> RouteDecision | None:

@@ -11,14 +11,15 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from duckflow._lazyre import LazyPattern, Regex
 from duckflow.security.checks import char_classes, shannon_entropy
 from duckflow.security.rules import P_ASSIGN, SECRET, Candidate, Hay
 
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-$")
-_QUOTED = re.compile(r"[bBrRuU]{0,2}([\"'`])((?:\\.|(?!\1)[^\\\n]){1,400})\1")
-_BARE = re.compile(r"(?:[^\s\"'`,;&<>()\[\]{}]|&(?![A-Za-z_][\w.\-]*=)){1,400}")
-_WORD_SPLIT = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
-_JP_KEY = re.compile(
+_QUOTED = LazyPattern(r"[bBrRuU]{0,2}([\"'`])((?:\\.|(?!\1)[^\\\n]){1,400})\1")
+_BARE = LazyPattern(r"(?:[^\s\"'`,;&<>()\[\]{}]|&(?![A-Za-z_][\w.\-]*=)){1,400}")
+_WORD_SPLIT = LazyPattern(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+_JP_KEY = LazyPattern(
     r"(?:パスワード|暗証番号|パスフレーズ|トークン|シークレット|API\s?キー|アクセスキー|秘密鍵)"
     r"\s*(?:[:：=＝]|は)\s*([!-~]{4,200})"
 )
@@ -49,8 +50,8 @@ _ENV_PLACEHOLDERS = frozenset({"none", "null", "nil", "undefined", "true", "fals
 # For tokens and keys also words that only name the thing (a password may well be "secret").
 _TOKEN_PLACEHOLDERS = _PLACEHOLDERS | {"secret", "token", "apikey", "api_key", "key", "example",
                                        "sample", "dummy", "test", "todo", "tbd"}
-_TEMPLATE = re.compile(r"^(?:\$\{?[\w.\-]+\}?|%\(?\w*\)?[sdr]|\{\{?[^{}]*\}?\}|<[^<>]*>|\*{3,}|[xX]{4,}|\.{3,}|_+)$")
-_EXPRESSION = re.compile(
+_TEMPLATE = LazyPattern(r"^(?:\$\{?[\w.\-]+\}?|%\(?\w*\)?[sdr]|\{\{?[^{}]*\}?\}|<[^<>]*>|\*{3,}|[xX]{4,}|\.{3,}|_+)$")
+_EXPRESSION = LazyPattern(
     r"^(?:[A-Za-z_][\w]*\.)+[A-Za-z_]\w*$"  # attribute access: settings.SECRET_KEY
     r"|^(?:os|env|process|config|settings|self|cls|request|args|opts|options|kwargs)\b"
 )
@@ -113,9 +114,9 @@ def classify_name(name: str) -> str | None:
     return None
 
 
-_WORDY = re.compile(r"_*[A-Za-z]+(?:[_\-.][A-Za-z]+)*_*[.,;:!?]?")  # identifiers, words, Types
+_WORDY = LazyPattern(r"_*[A-Za-z]+(?:[_\-.][A-Za-z]+)*_*[.,;:!?]?")  # identifiers, words, Types
 # parts of names: "types-pywin32", "admin_api_keys", "openai:gpt-4o-mini", "claude-3-5-haiku"
-_NAME_PARTS = re.compile(r"[a-z]{2,}\d{0,3}|[a-z]?\d{1,2}[a-z]?")
+_NAME_PARTS = LazyPattern(r"[a-z]{2,}\d{0,3}|[a-z]?\d{1,2}[a-z]?")
 _REGEX_HINTS = ("(?", "\\s", "\\d", "\\w", "[^", ".*", ".+", "\\b")
 _NAME_WORDS = ("password", "passwd", "secret", "token", "apikey", "api_key", "credential")
 
@@ -142,8 +143,8 @@ def _looks_random(value: str, *, min_len: int, min_entropy: float) -> bool:
     return shannon_entropy(value) >= min_entropy
 
 
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z_]*")
-_IDENTIFIER_DIGITS = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_IDENTIFIER = LazyPattern(r"[A-Za-z_][A-Za-z_]*")
+_IDENTIFIER_DIGITS = LazyPattern(r"[A-Za-z_][A-Za-z0-9_]*")
 _PROSE_WORDS = frozenset({"enter", "your", "please", "the", "is", "for", "password", "a", "an", "my", "not",
                           "no", "this", "that", "some", "secret", "here", "new", "old", "same"})
 
@@ -287,20 +288,20 @@ def find_assignments(text: str, lowered: str, hay: Hay | None = None) -> Iterato
 # A secret-sounding name and its value as a pair of string literals or an XML element:
 # define('DB_PASSWORD', 'x'); headers.set("X-Api-Key", "x"); <add key="ApiKey" value="x"/>;
 # <password>x</password>.
-_PAIR = re.compile(
+_PAIR = LazyPattern(
     r"""(["'])([\w.\-]{0,40}(?:pass|pwd|secret|token|key|cred)[\w.\-]{0,40})\1[ \t]*,[ \t]*"""
     r"""(?:value[ \t]*=[ \t]*)?[bru]?(["'])([^"'\n]{3,300})\3"""
 )
-_XML_VALUE = re.compile(
+_XML_VALUE = LazyPattern(
     r"""key\s*=\s*(["'])([\w.\-]{0,40}(?:pass|pwd|secret|token|key|cred)[\w.\-]{0,40})\1\s+value\s*=\s*(["'])([^"'\n]{3,300})\3"""
 )
-_XML_ELEMENT = re.compile(r"<([\w:.\-]{0,40}(?:pass|pwd|secret|token|key|cred)[\w.\-]{0,40})>([^<>\s]{3,300})</\1>")
+_XML_ELEMENT = LazyPattern(r"<([\w:.\-]{0,40}(?:pass|pwd|secret|token|key|cred)[\w.\-]{0,40})>([^<>\s]{3,300})</\1>")
 
 
 def _pairs(text: str, hay: Hay) -> Iterator[Candidate]:
     lowered = hay.lowered
     if not (hay.has("'") or hay.has('"')):
-        rxs: tuple[re.Pattern[str], ...] = ()
+        rxs: tuple[Regex, ...] = ()
     else:
         rxs = (_PAIR, _XML_VALUE) if hay.has(",") else (_XML_VALUE,)
     for rx in rxs:

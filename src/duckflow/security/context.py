@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from duckflow._lazyre import LazyPattern, Regex
 from duckflow.security.checks import char_classes
 from duckflow.security.rules import (
     _E,
@@ -44,7 +45,7 @@ def find_url_passwords(text: str) -> Iterator[Candidate]:
 
 # Passwords on command lines people paste: curl -u user:pw, mysql -pPW, docker login -p PW,
 # redis-cli -a PW, sshpass -p PW, --password PW.
-_CLI: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = (
+_CLI: tuple[tuple[tuple[str, ...], Regex], ...] = (
     (("curl", "wget", "http "), _r(r"(?:curl|wget|http)\b[^\n]*?\s(?:-u|--user)[ =]?[\"']?[^\s:\"']+:([^\s\"']+)")),
     (("mysql",), _r(r"mysql(?:dump|admin)?\b[^\n]*?\s-p([^\s\"']+)")),
     (("login",), _r(r"(?:docker|podman|nerdctl|helm|buildah|skopeo)\b[^\n]*?\blogin\b[^\n]*?\s(?:-p|--password)[ =]([^\s\"']+)")),
@@ -99,7 +100,7 @@ def find_cookies(text: str, hay: Hay | None = None) -> Iterator[Candidate]:
 
 
 _MAILCHIMP = _r(r"-us\d{1,2}" + _E)
-_HEX32 = re.compile(r"[0-9a-f]{32}")
+_HEX32 = LazyPattern(r"[0-9a-f]{32}")
 
 
 def find_mailchimp(text: str) -> Iterator[Candidate]:

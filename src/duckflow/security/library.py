@@ -18,6 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from duckflow._lazyre import LazyPattern, Regex
 from duckflow.security.checks import char_classes, jwt_like
 from duckflow.security.rules import (
     P_LIBRARY,
@@ -62,26 +63,26 @@ class Gate:
 
     needles: tuple[str, ...] = ()
     lower: bool = False
-    lines: re.Pattern[str] | None = None
+    lines: Regex | None = None
     keyword_lines: bool = False
 
 
 # Assignment-style plugins (Cloudant, IBM, SoftLayer) need a keyword and an operator.
 _KEYWORD_LINES = Gate(keyword_lines=True)
 _GATES: dict[tuple[str, int], Gate] = {
-    ("ArtifactoryDetector", 0): Gate(lines=re.compile(r"AKC[a-zA-Z0-9]{10}")),
-    ("ArtifactoryDetector", 1): Gate(lines=re.compile(r"AP[0-9A-F][a-zA-Z0-9]{8}")),
-    ("AWSKeyDetector", 0): Gate(lines=re.compile(r"A(?:KIA|SIA|BIA|CCA|3T)[A-Z0-9]{16}")),
-    ("AWSKeyDetector", 1): Gate(needles=("aws",), lower=True, lines=re.compile("aws")),
+    ("ArtifactoryDetector", 0): Gate(lines=LazyPattern(r"AKC[a-zA-Z0-9]{10}")),
+    ("ArtifactoryDetector", 1): Gate(lines=LazyPattern(r"AP[0-9A-F][a-zA-Z0-9]{8}")),
+    ("AWSKeyDetector", 0): Gate(lines=LazyPattern(r"A(?:KIA|SIA|BIA|CCA|3T)[A-Z0-9]{16}")),
+    ("AWSKeyDetector", 1): Gate(needles=("aws",), lower=True, lines=LazyPattern("aws")),
     ("AzureStorageKeyDetector", 0): Gate(needles=("AccountKey=",)),
     ("BasicAuthDetector", 0): Gate(needles=("://",)),
     ("CloudantDetector", 0): _KEYWORD_LINES,
     ("CloudantDetector", 1): _KEYWORD_LINES,
     ("CloudantDetector", 2): Gate(needles=("cloudant.com",), lower=True),
     ("CloudantDetector", 3): Gate(needles=("cloudant.com",), lower=True),
-    ("DiscordBotTokenDetector", 0): Gate(lines=re.compile(r"\.[a-zA-Z0-9_\-]{6}\.[a-zA-Z0-9_\-]{27}")),
-    ("GitHubTokenDetector", 0): Gate(lines=re.compile(r"gh[pousr]_")),
-    ("GitLabTokenDetector", 0): Gate(lines=re.compile(r"gl(?:pat|dt|ft|soat|rt)-")),
+    ("DiscordBotTokenDetector", 0): Gate(lines=LazyPattern(r"\.[a-zA-Z0-9_\-]{6}\.[a-zA-Z0-9_\-]{27}")),
+    ("GitHubTokenDetector", 0): Gate(lines=LazyPattern(r"gh[pousr]_")),
+    ("GitLabTokenDetector", 0): Gate(lines=LazyPattern(r"gl(?:pat|dt|ft|soat|rt)-")),
     ("GitLabTokenDetector", 1): Gate(needles=("GR1348941",)),
     ("GitLabTokenDetector", 2): Gate(needles=("glcbt-",)),
     ("GitLabTokenDetector", 3): Gate(needles=("glimt-",)),
@@ -91,26 +92,26 @@ _GATES: dict[tuple[str, int], Gate] = {
     ("IbmCloudIamDetector", 0): _KEYWORD_LINES,
     ("IbmCosHmacDetector", 0): Gate(needles=("secret",), lower=True, keyword_lines=True),
     ("JwtTokenDetector", 0): Gate(needles=("eyJ",)),
-    ("MailchimpDetector", 0): Gate(lines=re.compile(r"-us[0-9]")),
+    ("MailchimpDetector", 0): Gate(lines=LazyPattern(r"-us[0-9]")),
     ("NpmDetector", 0): Gate(needles=("_authToken",)),
     ("OpenAIDetector", 0): Gate(needles=("T3BlbkFJ",)),
     ("PypiTokenDetector", 0): Gate(needles=("pypi-AgE",)),
     ("PypiTokenDetector", 1): Gate(needles=("pypi-AgE",)),
     ("SendGridDetector", 0): Gate(needles=("SG.",)),
-    ("SlackDetector", 0): Gate(lines=re.compile(r"xox[abposr]-")),
+    ("SlackDetector", 0): Gate(lines=LazyPattern(r"xox[abposr]-")),
     ("SlackDetector", 1): Gate(needles=("hooks.slack.com",)),
     ("SoftlayerDetector", 0): _KEYWORD_LINES,
     ("SoftlayerDetector", 1): Gate(needles=("api.softlayer.com",)),
     ("SquareOAuthDetector", 0): Gate(needles=("sq0csp-",)),
     ("StripeDetector", 0): Gate(needles=("k_live_",)),
-    ("TelegramBotTokenDetector", 0): Gate(lines=re.compile(r":AA[0-9A-Za-z_\-]{33}")),
+    ("TelegramBotTokenDetector", 0): Gate(lines=LazyPattern(r":AA[0-9A-Za-z_\-]{33}")),
 }
 
 
 @dataclass(frozen=True)
 class LibraryPattern:
     kind: str
-    pattern: re.Pattern[str]
+    pattern: Regex
     plugin: str
     gate: Gate | None = None
 
@@ -151,7 +152,7 @@ def library_patterns() -> tuple[LibraryPattern, ...]:
     for plugin in data["plugins"]:
         name = plugin["plugin"]
         for index, item in enumerate(plugin["patterns"]):
-            pattern = re.compile(item["pattern"], item["flags"] & ~re.UNICODE)
+            pattern = LazyPattern(item["pattern"], item["flags"] & ~re.UNICODE)
             kind = "aws_secret_key" if name == "AWSKeyDetector" and index == 1 else _KINDS[name]
             out.append(LibraryPattern(kind, pattern, name, _GATES.get((name, index))))
     return tuple(out)
@@ -171,7 +172,7 @@ def _plausible(kind: str, value: str) -> bool:
     return True
 
 
-def _line_windows(text: str, hay: str, gate: re.Pattern[str]) -> list[tuple[int, int]]:
+def _line_windows(text: str, hay: str, gate: Regex) -> list[tuple[int, int]]:
     windows: list[tuple[int, int]] = []
     for m in gate.finditer(hay):
         a = text.rfind("\n", 0, m.start()) + 1

@@ -10,11 +10,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from duckflow._lazyre import LazyPattern, Regex
 from duckflow.security.checks import card_brand, luhn_valid, my_number_valid
 from duckflow.security.rules import P_CHECKED, P_PII, PII, Candidate
 
 _LOCAL_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._%+-'")
-_EMAIL_DOMAIN = re.compile(
+_EMAIL_DOMAIN = LazyPattern(
     r"@((?:[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,24})(?![A-Za-z0-9\-]|\.[A-Za-z0-9])",
     re.ASCII,
 )
@@ -45,33 +46,33 @@ def _digits(s: str) -> str:
 
 
 # International numbers: "+" country code, then groups; 8-15 digits in all (ITU-T E.164).
-_PHONE_INTL = re.compile(
+_PHONE_INTL = LazyPattern(
     r"\+\d{1,3}(?:[ .\-]?\(0?\d{1,4}\))?(?:[ .\-]?\d{1,5}){1,5}(?![\w\-]|\.\d)",
     re.ASCII,
 )
 # Japanese domestic numbers (総務省 電気通信番号計画): 0 + area/mobile code, 10 or 11 digits.
-_PHONE_JP = re.compile(
+_PHONE_JP = LazyPattern(
     r"(?:0\d{1,4}([- .])\d{1,4}\1\d{3,4}|\(0\d{1,4}\)\s?\d{1,4}-\d{4}|0\d{1,4}\(\d{1,4}\)\d{4}|0[5789]0\d{8})(?![\w\-.])",
     re.ASCII,
 )
 # A domestic number written without separators (0312345678) is a phone only after a word that
 # says so (電話, TEL, FAX, 携帯, phone) a few characters before it.
-_PHONE_JP_BARE = re.compile(r"0\d{9,10}(?![\w\-.]|\.\d)", re.ASCII)
-_PHONE_CONTEXT = re.compile(r"(?i)(?:電話|携帯|連絡先|tel|fax|phone|mobile)")
+_PHONE_JP_BARE = LazyPattern(r"0\d{9,10}(?![\w\-.]|\.\d)", re.ASCII)
+_PHONE_CONTEXT = LazyPattern(r"(?i)(?:電話|携帯|連絡先|tel|fax|phone|mobile)")
 # North American numbers (NANP): [1-](NXX) NXX-XXXX, NXX-NXX-XXXX, NXX.NXX.XXXX, NXX NXX XXXX.
-_PHONE_US = re.compile(
+_PHONE_US = LazyPattern(
     r"(?:1[-. ])?(?:\([2-9]\d{2}\)\s?|[2-9]\d{2}([-. ]))[2-9]\d{2}(?(1)\1|[-. ])\d{4}(?![\w\-.]|\.\d)",
     re.ASCII,
 )
 # US Social Security numbers: AAA-GG-SSSS, area not 000/666/9xx, group not 00, serial not 0000
 # (SSA, "Social Security Number Randomization").
-_SSN = re.compile(r"(?!000|666|9)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\w\-]|\.\d)", re.ASCII)
+_SSN = LazyPattern(r"(?!000|666|9)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\w\-]|\.\d)", re.ASCII)
 # Full-width digits and signs, as typed in Japanese text, mapped one-to-one to ASCII.
 _FULLWIDTH = str.maketrans("０１２３４５６７８９－‐−ー（）＋　", "0123456789----()+ ")
-_HAS_FULLWIDTH_DIGIT = re.compile("[０-９]")
+_HAS_FULLWIDTH_DIGIT = LazyPattern("[０-９]")
 
 
-_GROUP_SPLIT = re.compile(r"[ .\-()]+")
+_GROUP_SPLIT = LazyPattern(r"[ .\-()]+")
 _WORDISH = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 _NOT_BEFORE_INTL = _WORDISH | frozenset(")]+")
 _NOT_BEFORE_NUM = _WORDISH | frozenset("-.+/")
@@ -85,7 +86,7 @@ def _free(text: str, start: int, banned: frozenset[str]) -> bool:
 
 # Every numeric PII pattern lies inside a run of digits and separators; one cheap scan finds
 # those runs and the precise patterns only look inside them.
-_NUMERIC = re.compile(r"\d[\d \-.()]{3,40}\d")
+_NUMERIC = LazyPattern(r"\d[\d \-.()]{3,40}\d")
 Windows = list[tuple[int, int]]
 
 
@@ -102,7 +103,7 @@ def numeric_windows(text: str) -> Windows:
     return out
 
 
-def _in_windows(rx: re.Pattern[str], text: str, windows: Windows, min_len: int) -> Iterator[re.Match[str]]:
+def _in_windows(rx: Regex, text: str, windows: Windows, min_len: int) -> Iterator[re.Match[str]]:
     for a, b in windows:
         if b - a >= min_len:
             yield from rx.finditer(text, a, b)
@@ -139,7 +140,7 @@ def find_ssns(text: str, windows: Windows | None = None) -> Iterator[Candidate]:
             yield Candidate(m.start(), m.end(), "ssn", PII, P_PII)
 
 
-_CARD = re.compile(
+_CARD = LazyPattern(
     r"(?:"
     r"\d{4}([ \-])\d{4}\1\d{4}\1\d{4}(?:\1\d{1,3})?"  # 4-4-4-4(-1..3)
     r"|3[47]\d{2}([ \-])\d{6}\2\d{5}"  # Amex 4-6-5
@@ -162,10 +163,10 @@ def find_cards(text: str, windows: Windows | None = None) -> Iterator[Candidate]
 
 # A bare 12-digit number is a My Number only with a word that says so close before it, or
 # alone on its line.
-_MY_NUMBER_CONTEXT = re.compile(
+_MY_NUMBER_CONTEXT = LazyPattern(
     r"(?i)(?:マイナンバー|個人番号|my[ _\-]?number|kojin[ _\-]?bango|individual[ _\-]number)"
 )
-_MY_NUMBER = re.compile(r"\d{4}([ \-]?)\d{4}\1\d{4}(?![\w\-]|\.\d|[ \-]\d)", re.ASCII)
+_MY_NUMBER = LazyPattern(r"\d{4}([ \-]?)\d{4}\1\d{4}(?![\w\-]|\.\d|[ \-]\d)", re.ASCII)
 
 
 def _csv_column_named(text: str, start: int, end: int, headers: dict[int, str]) -> bool:
@@ -206,7 +207,7 @@ def find_my_numbers(text: str, windows: Windows | None = None) -> Iterator[Candi
 
 
 # A Japanese postal code after the word 郵便番号 (with 〒 it is part of an address, below).
-_POSTAL_JP = re.compile(r"郵便番号[ \t　]*[:：]?[ \t　]*(\d{3}-\d{4}|\d{7})(?![\w\-]|\.\d)")
+_POSTAL_JP = LazyPattern(r"郵便番号[ \t　]*[:：]?[ \t　]*(\d{3}-\d{4}|\d{7})(?![\w\-]|\.\d)")
 
 
 def find_postal_codes(text: str) -> Iterator[Candidate]:
@@ -228,7 +229,7 @@ _JP_STREET = (
     rf"{_JP_NUM}(?:(?:丁目|番地|番|号|条|線|[\-－‐ー−の])[東西南北]?{_JP_NUM})*(?:号|番地|番|丁目)?"
     r"(?:[ 　]?[^\s\"'<>、。,]{1,30}?[0-9０-９]{2,4}(?:号室)?)?"
 )
-_JP_ADDRESS = re.compile(
+_JP_ADDRESS = LazyPattern(
     rf"〒\s?[0-9０-９]{{3}}[\-－‐ー−][0-9０-９]{{4}}(?:[ 　]*{_JP_STREET}|[ 　]*(?:{_PREFS})[^\n\"'<>]{{0,40}})?"
     rf"|{_JP_STREET}"
 )
@@ -236,13 +237,13 @@ _US_SUFFIX = (
     r"(?:Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr|Court|Ct|Way|Place|Pl|"
     r"Terrace|Ter|Parkway|Pkwy|Highway|Hwy|Circle|Cir|Square|Sq|Trail|Trl)"
 )
-_US_ADDRESS = re.compile(
+_US_ADDRESS = LazyPattern(
     r"\d{1,6}(?: [NSEW]\.?)?(?: [A-Z][A-Za-z0-9'\-]*){1,4} " + _US_SUFFIX + r"\.?(?: (?:N|S|E|W|NE|NW|SE|SW)\.?)?"
     r"(?:,? (?:Apt|Apartment|Suite|Ste|Unit|Fl|Floor|#) ?[A-Za-z0-9\-]+)?"
     r",?(?: [A-Z][A-Za-z]+){1,3},? [A-Z]{2},? \d{5}(?:-\d{4})?\b"
 )
-_US_ZIP = re.compile(r"\d{5}(?:-\d{4})?(?![\w\-])", re.ASCII)
-_US_STATE = re.compile(r"[A-Z]{2},? $")
+_US_ZIP = LazyPattern(r"\d{5}(?:-\d{4})?(?![\w\-])", re.ASCII)
+_US_STATE = LazyPattern(r"[A-Z]{2},? $")
 
 
 def find_addresses(text: str, windows: Windows | None = None) -> Iterator[Candidate]:

@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+from duckflow._lazyre import LazyPattern, Regex
 from duckflow.security.checks import char_classes, jwt_like
 
 SECRET = "SECRET"
@@ -39,14 +40,14 @@ class Candidate:
 
 
 # Found in the lower-cased text: a secret word inside a name, then an assignment operator.
-KEY_SEP = re.compile(
+KEY_SEP = LazyPattern(
     r"((?:pass|pwd|secret|token|key|cred|auth)[a-z0-9_\-]*)[\"'`]?\]?[ \t]*"
     r"(:=|=>|=(?![=>~])|:(?![:/\\])|[ \t]is[ \t]+(?!not\b))[ \t]*",
     re.ASCII,
 )
 
 
-_LONG_VALUE = re.compile(r"[\"']?[A-Za-z0-9_\-]{24}")
+_LONG_VALUE = LazyPattern(r"[\"']?[A-Za-z0-9_\-]{24}")
 
 
 class Hay:
@@ -105,7 +106,7 @@ class RegexRule:
     """A compiled pattern; `group` selects the secret part; `needles` gate it cheaply."""
 
     kind: str
-    pattern: re.Pattern[str]
+    pattern: Regex
     priority: int = P_FORMAT
     category: str = SECRET
     group: int = 0
@@ -117,9 +118,15 @@ class RegexRule:
     not_after: frozenset[str] = frozenset()
     # made only of [A-Za-z0-9_-] for its first 16+ characters: found through token runs
     run_anchored: bool = False
+    # the pattern's own literal start: while the pattern is not compiled yet, a text without it
+    # cannot match, so it is not compiled for that text (once compiled, its prefix scan is as fast)
+    prefix: str = ""
 
     def find(self, hay: Hay) -> Iterator[Candidate]:
         if self.needles and not hay.any(self.needles, self.lower_needles):
+            return
+        pattern = self.pattern
+        if self.prefix and isinstance(pattern, LazyPattern) and not pattern.is_compiled and not hay.has(self.prefix):
             return
         text = hay.text
         for m in self.pattern.finditer(text):
@@ -133,8 +140,8 @@ class RegexRule:
             yield Candidate(start, end, self.kind, self.category, self.priority)
 
 
-def _r(pattern: str, flags: int = 0) -> re.Pattern[str]:
-    return re.compile(pattern, flags | re.ASCII)
+def _r(pattern: str, flags: int = 0) -> Regex:
+    return LazyPattern(pattern, flags | re.ASCII)
 
 
 def _jwt_ok(token: str) -> bool:
@@ -152,7 +159,7 @@ def _random_enough(value: str) -> bool:
     return char_classes(value) >= 2 and not value.isalpha()
 
 
-_PLACEHOLDER_PW = re.compile(r"^(?:%\(?\w*\)?s|\{\w*\}|\$\{?\w+\}?|<[^>]*>|\*+|x+|\.+)$", re.I)
+_PLACEHOLDER_PW = LazyPattern(r"^(?:%\(?\w*\)?s|\{\w*\}|\$\{?\w+\}?|<[^>]*>|\*+|x+|\.+)$", re.I)
 
 
 def inside_string_literal(text: str, pos: int) -> bool:
@@ -184,11 +191,12 @@ def _t(kind: str, pattern: str, needles: tuple[str, ...], priority: int = P_FORM
     A needle that is the pattern's own literal start is dropped: the regex engine's prefix
     scan is as fast as `in`, so checking both would scan the text twice.
     """
+    prefix = ""
     if len(needles) == 1 and pattern.startswith(re.escape(needles[0])):
-        needles = ()
+        prefix, needles = needles[0], ()
     anchored = not any(c in pattern for c in ("\\.", "/", "\\$", "+", "=", "%"))
     return RegexRule(kind, _r(pattern + _E), priority, needles=needles, validate=validate,
-                     not_after=_TOKEN_CHARS, run_anchored=anchored)
+                     not_after=_TOKEN_CHARS, run_anchored=anchored, prefix=prefix)
 
 PEM_BLOCK = _r(
     r"-{4,5} ?BEGIN ((?:[A-Z0-9]+ )*)PRIVATE KEY(?: BLOCK)? ?-{4,5}"
@@ -197,9 +205,9 @@ PEM_BLOCK = _r(
     re.S,
 )
 
-_PEM_BODY = re.compile(r"[A-Za-z0-9+/=]{24,}")
-_PEM_MARKERS = re.compile(r"-{4,5} ?(?:BEGIN|END) [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)? ?-{4,5}")
-_PEM_BODY_CHARS = re.compile(r"(?:\\[nr]|[\sA-Za-z0-9+/=:,\-.])+")
+_PEM_BODY = LazyPattern(r"[A-Za-z0-9+/=]{24,}")
+_PEM_MARKERS = LazyPattern(r"-{4,5} ?(?:BEGIN|END) [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)? ?-{4,5}")
+_PEM_BODY_CHARS = LazyPattern(r"(?:\\[nr]|[\sA-Za-z0-9+/=:,\-.])+")
 
 
 def _pem_has_body(block: str) -> bool:
@@ -372,8 +380,8 @@ RUN_RULES: tuple[RegexRule, ...] = tuple(
     sorted((r for r in SECRET_RULES if r.run_anchored), key=lambda r: -r.priority)
 )
 SCAN_RULES: tuple[RegexRule, ...] = tuple(r for r in SECRET_RULES if not r.run_anchored)
-_RUN = re.compile(r"[A-Za-z0-9_\-]{16,}")
-_RUN_ALTERNATION = re.compile(
+_RUN = LazyPattern(r"[A-Za-z0-9_\-]{16,}")
+_RUN_ALTERNATION = LazyPattern(
     "|".join(f"(?P<r{i}>{r.pattern.pattern})" for i, r in enumerate(RUN_RULES)), re.ASCII
 )
 

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from duckflow._lazyre import LazyPattern
 from duckflow.security.assign import find_assignments
 from duckflow.security.context import (
     aws_secret_near_key_ids,
@@ -31,12 +32,12 @@ from duckflow.security.context import (
 from duckflow.security.pii import find_pii
 from duckflow.security.rules import SCAN_RULES, SECRET, Candidate, Hay, find_run_tokens
 
-PLACEHOLDER_RE = re.compile(r"\[(SECRET|PII):([a-z0-9_]+)#(\d+)\]")
+PLACEHOLDER_RE = LazyPattern(r"\[(SECRET|PII):([a-z0-9_]+)#(\d+)\]")
 # Placeholder-like text already in the input is escaped so it can never collide with a real
 # placeholder: `[PII:email#1]` is sent as `[PII\:email#1]`, `[PII\:email#1]` as
 # `[PII\\:email#1]`, and so on; restore() removes one backslash again.
-_TOKEN_RE = re.compile(r"\[(SECRET|PII)(\\*):([a-z0-9_]+)#(\d+)\]")
-_PARTIAL_RE = re.compile(
+_TOKEN_RE = LazyPattern(r"\[(SECRET|PII)(\\*):([a-z0-9_]+)#(\d+)\]")
+_PARTIAL_RE = LazyPattern(
     r"\[(?:S(?:E(?:C(?:R(?:E(?:T(?P<a>\\*(?::[a-z0-9_]*(?:#\d*)?)?)?)?)?)?)?)?"
     r"|P(?:I(?:I(?P<b>\\*(?::[a-z0-9_]*(?:#\d*)?)?)?)?)?)?"
 )

@@ -10,11 +10,13 @@ import os
 import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
-
-import pathspec
+from typing import TYPE_CHECKING
 
 from duckflow.workspace import fsops
 from duckflow.workspace.lexical import name_key
+
+if TYPE_CHECKING:
+    import pathspec
 
 ALWAYS_SKIPPED = frozenset({".git", ".duckflow"})
 MAX_GITIGNORE_BYTES = 1_000_000
@@ -40,6 +42,8 @@ class IgnoreRules:
             data = fsops.read_bytes(dir_fd, ".gitignore", MAX_GITIGNORE_BYTES)
         except (OSError, ValueError):
             return
+        import pathspec  # only where a .gitignore exists (33 modules: not on every start)
+
         lines = data.decode("utf-8", "replace").splitlines()
         self._specs[dir_rel] = pathspec.GitIgnoreSpec.from_lines(lines)
 

@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from duckflow._lazyre import LazyPattern
 from duckflow.errors import DuckflowError
 from duckflow.workspace.sandbox import (
     bwrap_argv,
@@ -39,8 +40,9 @@ __all__ = ["CommandResult", "HeadTail", "bwrap_argv", "bwrap_usable", "destructi
 Mode = Literal["bwrap", "plain"]
 
 # (pattern, why). Matched against the command with runs of whitespace collapsed.
-_DESTRUCTIVE: tuple[tuple[re.Pattern[str], str], ...] = tuple(
-    (re.compile(p, re.IGNORECASE), why) for p, why in (
+# compiled when a command is first checked (a run that runs no command never needs them)
+_DESTRUCTIVE: tuple[tuple[LazyPattern, str], ...] = tuple(
+    (LazyPattern(p, re.IGNORECASE), why) for p, why in (
         (r"\brm\s+(-[^\s]*\s+)*(--no-preserve-root\s+)?(-[^\s]*\s+)*(/|/\*|~/?|\$HOME/?|\*|\.|\.\./?)(\s|;|&|\||$)",
          "rm on the root, the home folder, the whole workspace or a wildcard"),
         (r"--no-preserve-root", "rm --no-preserve-root"),
