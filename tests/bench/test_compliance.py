@@ -45,3 +45,22 @@ def test_stages_score_a_messy_reply_and_the_live_path(tmp_path: Path, monkeypatc
     live = cells["+grammar"]
     assert live["well_formed"] == 1 and live["exact"] == 1 and live["passed"] == 1
     assert "| symops | single-call | +grammar | 1/1 | 1/1 | 1/1 | 0 |" in table(bench.result())
+
+
+class LocalScripted(ScriptedModel):
+    provider = "llamacpp"  # looks like llama.cpp's server on this machine: grammars are sent
+
+
+DML_GOOD = ('Thought: write it\nAction:\n🦆▶️[T:write_file|hello.py|\nprint("Hello, World!")\n]◀️🦆\n'
+            "🦆▶️[T:execute_shell|python3 hello.py]◀️🦆\nNext: DONE\n")
+
+
+def test_the_dml_live_single_call_cell_runs_with_the_dml_grammar() -> None:
+    model = LocalScripted([reply(DML_GOOD)], name="bench")
+    bench = Bench("scripted:bench", ["dml"], ["single-call"], [HELLO], stages="live")
+    asyncio.run(bench.run(model, lambda _: None))
+    (cell,) = bench.result()["cells"]
+    assert (cell["protocol"], cell["mode"], cell["stage"]) == ("dml", "single-call", "+grammar")
+    assert cell["well_formed"] == 1 and cell["exact"] == 1 and cell["passed"] == 1
+    (req,) = model.requests
+    assert req.settings is not None and '"🦆▶️[T:write_file"' in req.settings.extra["grammar"]

@@ -9,7 +9,11 @@ code in a scratch workspace) and each protocol and loop mode, the figures per st
   re-ask naming the errors; the live loop allows two), `+grammar` (the live path: `duckflow run`'s
   session in single-call mode with the GBNF grammar, driven to its end with auto-approve);
 - two-call mode (Main JSON decision + Specialized reply, the live session): `+self-correction`
-  (the live pipeline, unconstrained) and `+grammar` (the decision constrained by its schema).
+  (the live pipeline, unconstrained) and `+grammar` (the decision constrained by its schema,
+  the Specialized reply by the grammar of its protocol, `companion.replygrammar`).
+
+Both protocols (`--protocols symops,dml`) run every cell: DML's single-call cells use the DML
+templates and `dml_grammar`, read by the session's DMLCodec.
 
 Per cell: well-formed share (replies read without repair / fuzzy guesses, per stage), exact
 intended actions, check-passing share, runnable guesses (guessed actions that would run: must
@@ -202,8 +206,7 @@ class Bench:
             msgs = step.messages
             codec = session.codec
             specs = session.runner.specs
-            if protocol != "symops":  # the same task, with that protocol's own instructions
-                msgs = [Message("system", codec.system_prompt(specs)), msgs[-1]]
+            # the single-call prompt of the session's protocol (Sym-Ops or DML templates)
             settings = ModelSettings(temperature=0.0, max_tokens=RAW_MAX_TOKENS, extra={"seed": 0})
             t0 = time.perf_counter()
             first = (await complete(rec.models[0], msgs, settings=settings)).text
@@ -314,8 +317,7 @@ class Bench:
                     if "single-call" in self.modes and self.stages == "all":
                         await self.single_reply_stages(task, protocol, model, tmp)
                     if "single-call" in self.modes:
-                        if protocol == "symops":
-                            await self.live(task, protocol, "single-call", model, tmp, True, "+grammar")
+                        await self.live(task, protocol, "single-call", model, tmp, True, "+grammar")
                     if "two-call" in self.modes:
                         if self.stages == "all":
                             await self.live(task, protocol, "two-call", model, tmp, False, "+self-correction")

@@ -29,11 +29,12 @@ from duckflow.companion.plan import (
     specs_for_calls,
 )
 from duckflow.companion.reply import outcome_text
+from duckflow.companion.replygrammar import specialized_settings
 from duckflow.companion.state import AgentState, Status, Step
 from duckflow.core.chunks import ApprovalChunk, ApprovalData, PlanChunk, PlanData, delta
 from duckflow.core.correction import Corrected, self_correct
 from duckflow.core.text_stream import FreeTextStreamer
-from duckflow.llm.types import Message, ToolCall, ToolSpec
+from duckflow.llm.types import Message, ModelSettings, ToolCall, ToolSpec
 from duckflow.protocols.codec import Decoded
 
 if TYPE_CHECKING:
@@ -113,14 +114,16 @@ class StepsMixin:
             feed = Silent()
         elif not native and self.codec is not None:
             feed = FreeTextStreamer(self.codec, specs, lambda t: self._emit(delta(SPECIALIZED_AGENT, t)))
+        # local models: bounded and constrained by the codec's grammar (companion.replygrammar)
+        settings = specialized_settings(self, step)
         resp = await self.engine.call(step.value.lower(), msgs, specs if native else [],
-                                      streamer=feed, specialized=True)
+                                      streamer=feed, specialized=True, settings=settings)
         reply_text = resp.text
         decoded: Decoded | None = None
         if not native and self.codec is not None:
             # the reading made while the reply streamed, not a second parse
             first = feed.decode(resp.text) if isinstance(feed, FreeTextStreamer) else self.codec.decode(resp.text, specs)
-            fixed = await self._self_correct(step.value.lower(), msgs, specs, resp.text, first)
+            fixed = await self._self_correct(step.value.lower(), msgs, specs, resp.text, first, settings)
             if fixed.failed:  # not readable after two re-asks: the person is told, nothing runs
                 self.chunks.notice("codec", f"The model's {self.codec.name} reply could not be read after "
                                    f"{fixed.rounds} correction(s); nothing was run: "
@@ -131,14 +134,15 @@ class StepsMixin:
         return self._decode(reply_text, list(resp.calls), specs, native, decoded)
 
     async def _self_correct(self, layer: str, msgs: list[Message], specs: list[ToolSpec], text: str,
-                            decoded: Decoded) -> Corrected:
+                            decoded: Decoded, settings: ModelSettings | None = None) -> Corrected:
         """core's SelfCorrector on a text-codec Specialized reply (≤ 2 silent re-asks)."""
         assert self.codec is not None
         codec = self.codec
 
         async def ask(asked: list[Message]) -> str:
             self.chunks.notice("codec", f"The {codec.name} reply could not be read; asking again.")
-            again = await self.engine.call(layer, asked, [], streamer=Silent(), specialized=True)
+            again = await self.engine.call(layer, asked, [], streamer=Silent(), specialized=True,
+                                           settings=settings)
             return again.text
 
         return await self_correct(ask, codec, specs, msgs, text, decoded)

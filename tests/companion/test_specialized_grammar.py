@@ -1,0 +1,63 @@
+"""The two-call turn with a local backend: the Specialized reply is constrained by the grammar of
+the session's protocol (Sym-Ops or DML), the Main decision by its schema; switchable off."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from duckflow.companion.state import Step
+from duckflow.llm.scripted import ScriptedModel, reply
+from tests.helpers.companion import decision, env  # noqa: F401
+from tests.helpers.gbnf_walk import Walker
+
+
+class LocalScripted(ScriptedModel):
+    """Looks like llama.cpp's server on this machine: grammars and schemas are sent."""
+
+    provider = "llamacpp"
+
+
+REPLY = {"symops": "~ write the greeting\n#c0.8 #m0.8 #f0.8 #s0.8\n$ create @ hi.txt\n---\nhello\n---\n",
+         "dml": "Thought: write the greeting\nAction:\n🦆▶️[T:write_file|hi.txt|\nhello\n]◀️🦆\n"}
+SHAPE = {"symops": ('root ::= thought vitals action{1,4}', 'create ::= "$ create @ " ( "hi.txt"'),
+         "dml": ('root ::= "Thought: " dchar{1,200} "\\nAction:\\n" action{1,4}\n',
+                 '"🦆▶️[T:write_file" "|" ( ( "hi.txt" ) | newname ) "|" dblock')}
+
+
+@pytest.mark.parametrize("codec", ["symops", "dml"])
+async def test_the_specialized_reply_is_grammar_constrained(env: Any, codec: str) -> None:  # noqa: F811
+    model = LocalScripted([decision("EXECUTION", "base_main_specialized"), reply(REPLY[codec])],
+                          supports_tools=False)
+    o = env.open(model, codec=codec, mode="two-call")
+    r = await o.session.handle_message("write hi.txt with a greeting")
+    assert [x.status for x in r.outcomes] == ["pending"]  # read by the codec, gated as before
+    main, special = model.requests
+    assert main.settings is not None and "response_format" in main.settings.extra  # the decision: schema
+    assert special.settings is not None and special.settings.max_tokens
+    grammar = special.settings.extra["grammar"]
+    for part in SHAPE[codec]:
+        assert part in grammar, grammar
+    assert "next" not in grammar.lower()  # the step marker is single-call only
+    for seed in range(30):  # what the grammar allows, the session's codec reads without error
+        text = Walker(grammar, seed=seed).sample()
+        decoded = o.session.codec.decode(text, o.session.runner.specs)
+        assert decoded.calls and not decoded.errors, (text, decoded.errors)
+    await o.session.answer_approval(True)
+    assert (env.root / "hi.txt").read_text() == "hello\n"
+
+
+async def test_no_grammar_when_constrained_decoding_is_off_or_the_model_is_cloud(env: Any) -> None:  # noqa: F811
+    model = LocalScripted([decision("EXECUTION", "base_main_specialized"), reply(REPLY["dml"])],
+                          supports_tools=False)
+    o = env.open(model, codec="dml", mode="two-call")
+    o.session.constrained_decoding = False
+    await o.session.handle_message("write hi.txt with a greeting")
+    special = model.requests[1].settings
+    assert special is not None and "grammar" not in special.extra and special.max_tokens  # bounds stay
+    cloud = ScriptedModel([decision("EXECUTION", "base_main_specialized"), reply(REPLY["dml"])],
+                          supports_tools=False, is_local=False)
+    o2 = env.open(cloud, codec="dml", mode="two-call")
+    await o2.session.handle_message("write hi.txt with a greeting")
+    assert cloud.requests[1].settings is None and o2.session.state.step == Step.AWAITING_APPROVAL
