@@ -61,3 +61,28 @@ def test_chat_piped_runs_the_demo_with_an_inline_approval(tmp_path: Path) -> Non
     assert proc.returncode == 0, proc.stderr
     assert "approval needed" in proc.stdout and "step DONE · status SUCCESS" in proc.stdout
     assert (tmp_path / "hello.py").exists()
+
+
+def test_run_pauses_the_collector_only_while_it_sets_up(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    import gc
+
+    from duckflow.companion import factory
+
+    seen: list[bool] = []
+    real = factory.open_session
+
+    def spy(*a, **k):  # type: ignore[no-untyped-def]
+        seen.append(gc.isenabled())
+        return real(*a, **k)
+
+    monkeypatch.setattr(factory, "open_session", spy)
+    try:
+        assert cli(["run", "Create hello.py", "-w", str(tmp_path), "--model", "scripted:demo",
+                    "--auto-approve-workspace", "--json"]) == 0
+        assert seen == [False] and gc.isenabled()  # paused while setting up, collecting again after
+        assert cli(["run", "-w", str(tmp_path / "none")]) == 1  # an error during the set-up
+        assert gc.isenabled()
+    finally:
+        gc.enable()
+        capsys.readouterr()

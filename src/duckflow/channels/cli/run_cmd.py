@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 from rich.markup import escape
@@ -60,6 +61,16 @@ def _ending_line(outcome: Any, workspace: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from duckflow._gc import pause_for_startup
+
+    started = pause_for_startup()  # collecting resumes (what exists frozen) once the session is set up
+    try:
+        return _run(args, started)
+    finally:
+        started()  # on every way out, an error before the set-up included
+
+
+def _run(args: argparse.Namespace, started: Callable[[], None]) -> int:
     import asyncio
 
     from duckflow.companion.factory import open_session
@@ -91,6 +102,7 @@ def run(args: argparse.Namespace) -> int:
     from duckflow.channels.cli.routed import RoutedInput
 
     routed = RoutedInput(opened, renderer.console, quiet=args.json)
+    started()
 
     async def go() -> Any:
         if session.state.pending_gate and not args.task:
