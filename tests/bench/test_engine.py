@@ -27,6 +27,10 @@ def test_bench_engine_json_reports_figures_and_ratio_bars(capsys: pytest.Capture
     results = {b["bar"]: b["result"] for b in report["bars"]}
     assert len(results) == 3 and set(results.values()) <= {"PASS", "FAIL", "not measured"}
     assert rc == (1 if "FAIL" in results.values() else 0)
+    assert report["ratios"] == report["bars"][:2]  # the ratio bars, in the shape `bench repeat` reads
+    for bar in report["ratios"]:
+        if bar["value"] is not None:
+            assert bar["min"] <= bar["value"] <= bar["max"] and bar["fastest_peer_ms"] > 0
 
 
 def _without_peers(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -55,3 +59,28 @@ def test_require_peers_fails_when_they_are_missing(monkeypatch: pytest.MonkeyPat
     report = json.loads(out.out)
     assert all(b["result"] == "not measured" for b in report["bars"][:2])
     assert "peers missing" in out.err
+
+
+def _contender(name: str, run: list[float], stream: list[float]) -> engine.Contender:
+    c = engine.Contender(name)
+    c.rounds = {"run": run, "stream": stream}
+    c.times = {"run": list(run), "stream": list(stream)}
+    return c
+
+
+def test_turn_ratio_is_the_median_of_per_round_ratios_against_the_fastest_peer_of_each_round() -> None:
+    ours = _contender("duckflow", [0.3, 0.3, 0.9, 0.3], [0.3] * 4)
+    a = _contender("a", [4.0, 3.0, 3.0, 5.0], [4.0] * 4)
+    b = _contender("b", [3.0, 6.0, 3.0, 3.0], [2.0] * 4)
+    bar = engine.turn_ratio("run", ours, [a, b])
+    # per round: 0.3/3, 0.3/3, 0.9/3, 0.3/3 -> median 0.1; the slow third round does not decide it
+    assert (bar["value"], bar["min"], bar["max"]) == (0.1, 0.1, 0.3)
+    assert bar["pass"] is True and bar["result"] == "PASS" and bar["limit"] == engine.TURN_RATIO
+    assert bar["fastest_peer"] == "b" and bar["duckflow_ms"] == 300.0
+    worse = engine.turn_ratio("stream", ours, [a, b])  # 0.3 / 2.0 = 0.15 > 0.10
+    assert worse["value"] == 0.15 and worse["pass"] is False and worse["result"] == "FAIL"
+
+
+def test_turn_ratio_without_peers_is_not_measured() -> None:
+    bar = engine.turn_ratio("run", _contender("duckflow", [0.3], [0.3]), [])
+    assert bar["result"] == "not measured" and bar["pass"] is None and bar["value"] is None

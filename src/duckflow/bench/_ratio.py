@@ -8,6 +8,7 @@ apart) and reports the median, which a burst of load in one round cannot move.
 
 from __future__ import annotations
 
+import gc
 import os
 import random
 import statistics
@@ -17,8 +18,13 @@ from typing import Any
 Case = Callable[[], float]  # runs once, returns the seconds (or bytes) it measured
 
 
-def interleave(cases: Mapping[str, Case], rounds: int, *, warmup: int = 1, seed: int = 0) -> dict[str, list[float]]:
-    """`rounds` measurements of every case, shuffled within each round (after `warmup` rounds)."""
+def interleave(cases: Mapping[str, Case], rounds: int, *, warmup: int = 1, seed: int = 0,
+               collect: bool = False) -> dict[str, list[float]]:
+    """`rounds` measurements of every case, shuffled within each round (after `warmup` rounds).
+
+    With `collect`, a full garbage collection runs before every case (outside its clock), so no
+    case pays for the garbage the one before it left.
+    """
     rng = random.Random(seed)
     names = list(cases)
     for _ in range(warmup):
@@ -28,6 +34,8 @@ def interleave(cases: Mapping[str, Case], rounds: int, *, warmup: int = 1, seed:
     for _ in range(rounds):
         rng.shuffle(names)
         for name in names:
+            if collect:
+                gc.collect()
             out[name].append(cases[name]())
     return out
 
@@ -53,6 +61,22 @@ def machine() -> dict[str, Any]:
     except OSError:
         load = []
     return {"load_avg": load, "cpus": os.cpu_count()}
+
+
+def ratio_bar(name: str, ratios: Mapping[str, float], limit: float, **absolute: Any) -> dict[str, Any]:
+    """One ratio bar as every bench reports it (`ratios` in its JSON, read by `bench repeat`).
+
+    `ratios` is a `paired_ratio` result: its median is held against `limit` (value <= limit),
+    min and max are shown beside it, and so are the `absolute` figures it was made of.
+    """
+    value = ratios["median"]
+    return {"bar": name, "value": value, "limit": limit, "pass": value <= limit,
+            "min": ratios.get("min", value), "max": ratios.get("max", value), **absolute}
+
+
+def exit_code(passes: list[bool | None]) -> int:
+    """0 when no bar failed (a bar not measured is None, not a failure), else 1."""
+    return 1 if any(p is False for p in passes) else 0
 
 
 def verdict(bars: Mapping[str, bool]) -> str:

@@ -7,15 +7,18 @@ for turns that make the Specialized call, Base + Specialized; and the time the c
 spends per turn (prompt building, token budget, JSON reading, transitions, state persistence
 after every change, chunks) — outside the model, the tools, the gate and the TokenGuard, whose times are
 reported next to it (the gate's risk/audit/SQLite work belongs to the gate; its share is shown
-so nothing is hidden). Bars (issue 5): Base + Main ≤ 1,300 tokens per turn; overhead < 5 ms
-per turn (mean over the measured runs, after one warm-up run).
+so nothing is hidden). Bars: Base + Main ≤ 1,300 tokens per turn (issue 5); and, as a ratio
+against a baseline measured in the same run (issue 12), the overhead per turn ≤ 20 engine turns
+(`Agent.run` with the same ScriptedModel, one tool call): conversations and blocks of engine
+turns run in interleaved rounds, the median of the per-round ratios is held against the bar.
 
 Streaming: the same conversation runs again against the scripted model behind a fixed
 first-token latency (`TTFT_S`, then `PIECE_S` per streamed piece). Per turn that calls a
 model, the time from the turn's start to the first streamed character a listener of
 `CompanionSession.stream` receives is divided by the model's own first-token time in that
-turn: 1.0 would mean the person sees text the moment the model produces it. Bar: ratio ≤ 1.5
-(the Main decision's `reply` comes first in its JSON, so its first words stream at once).
+turn: 1.0 would mean the person sees text the moment the model produces it. Bar: for every
+turn, the median of its ratios over the runs ≤ 1.5 (the Main decision's `reply` comes first in
+its JSON, so its first words stream at once).
 """
 
 from __future__ import annotations
@@ -30,7 +33,11 @@ from pathlib import Path
 from typing import Any
 
 TOKENS_BAR = 1300
-OVERHEAD_BAR_MS = 5.0
+# Issue 5's bar was "overhead < 5 ms per turn"; issue 12 makes it a ratio against an engine turn
+# with the same model, measured in the same run. On this 2-core machine an engine turn took
+# 0.22-0.26 ms at load 3-6 (2026-11-26), so 5 ms is ~20 engine turns: the bar keeps that meaning.
+OVERHEAD_RATIO_BAR = 20.0
+ENGINE_TURNS = 30  # engine turns per round (the baseline block)
 TTFC_RATIO_BAR = 1.5
 TTFT_S = 0.05  # the scripted model's own time to its first token
 PIECE_S = 0.002  # and per further streamed piece
@@ -188,27 +195,62 @@ def _run_once() -> list[dict[str, Any]]:
         return asyncio.run(_conversation(root, home))
 
 
-def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="duckflow bench companion")
-    parser.add_argument("--json", action="store_true")
-    parser.add_argument("--runs", type=int, default=5, help="measured runs after one warm-up (default 5)")
-    args = parser.parse_args(argv)
+def _engine_turns(n: int) -> list[float]:
+    """The baseline: `n` engine turns (`Agent.run`) with the same ScriptedModel — one tool call
+    (a sync `add`), then the answer — after three warm-up turns; seconds per turn."""
+    from duckflow.bench.engine import add
+    from duckflow.core.agent import Agent
+    from duckflow.llm.scripted import ScriptedModel, reply, tool_call
 
+    async def go() -> list[float]:
+        model = ScriptedModel(name="bench")
+        agent = Agent("bench", "Add the numbers.", model=model, tools=[add])
+        out: list[float] = []
+        for _ in range(n + 3):
+            model.add(tool_call("add", a=2, b=3), reply("5"))
+            t0 = time.perf_counter()
+            result = await agent.run("2+3?")
+            out.append(time.perf_counter() - t0)
+            if result.text != "5":
+                raise RuntimeError(f"the baseline engine turn failed: {result.error}")
+        return out[3:]
+
+    return asyncio.run(go())
+
+
+def measure(runs: int) -> dict[str, Any]:
+    """Conversations and engine blocks in interleaved rounds; the figures and bars of one run."""
+    from duckflow.bench._ratio import interleave, machine, paired_ratio, ratio_bar, summary
     from duckflow.prompts.budget import token_counter
 
     _, exact, method = token_counter()
     _run_once()  # warm-up: templates compiled, tokenizer loaded, databases created
-    runs = [_run_once() for _ in range(max(1, args.runs))]
-    first = runs[0]
+    conversations: list[list[dict[str, Any]]] = []
+    engine_medians: list[float] = []
+
+    def conversation() -> float:
+        conversations.append(_run_once())
+        return statistics.mean(t["overhead_ms"] for t in conversations[-1]) / 1000
+
+    def engine_block() -> float:
+        engine_medians.append(statistics.median(_engine_turns(ENGINE_TURNS)))
+        return engine_medians[-1]
+
+    times = interleave({"companion": conversation, "engine": engine_block}, max(1, runs), warmup=0, collect=True)
+    overhead_ratio = paired_ratio(times["companion"], times["engine"])
+    walls = [statistics.mean(t["wall_ms"] for t in r) / 1000 for r in conversations]
+    first = conversations[0]
     base_main = [t["tokens"]["base"] + t["tokens"]["main"] for t in first if "main" in t["tokens"]]
     spec = [t["tokens"]["base"] + t["tokens"]["specialized"] for t in first if "specialized" in t["tokens"]]
-    per_turn_overhead = [statistics.mean(r[i]["overhead_ms"] for r in runs) for i in range(len(first))]
+    per_turn_overhead = [statistics.mean(r[i]["overhead_ms"] for r in conversations) for i in range(len(first))]
     mean_overhead = statistics.mean(per_turn_overhead)
-    gate_per_turn = statistics.mean(statistics.mean(t["gate_ms"] for t in r) for r in runs)
-    tools_per_turn = statistics.mean(statistics.mean(t["tools_ms"] for t in r) for r in runs)
-    guard_per_turn = statistics.mean(statistics.mean(t["guard_ms"] for t in r) for r in runs)
-    result = {
-        "turns": len(first),
+
+    def per_turn(key: str) -> float:
+        return statistics.mean(statistics.mean(t[key] for t in r) for r in conversations)
+
+    engine_ms = statistics.median(engine_medians) * 1000
+    result: dict[str, Any] = {
+        "machine": machine(), "turns": len(first), "runs": len(conversations),
         "tokenizer": {"exact": exact, "method": method},
         "base_main_tokens": {"max": max(base_main), "mean": round(statistics.mean(base_main), 1),
                              "per_turn": base_main},
@@ -217,51 +259,78 @@ def main(argv: list[str]) -> int:
                                     "per_turn": spec},
         "base_main_plus_specialized_max": max(base_main) + (max(spec) if spec else 0),
         "overhead_ms": {"mean": round(mean_overhead, 3), "max": round(max(per_turn_overhead), 3),
+                        "per_round": summary(times["companion"], 1000, 3),
                         "per_turn": {t["turn"]: round(v, 3) for t, v in zip(first, per_turn_overhead, strict=True)}},
-        "gate_ms_per_turn": round(gate_per_turn, 3),
-        "tools_ms_per_turn": round(tools_per_turn, 3),
-        "token_guard_ms_per_turn": round(guard_per_turn, 3),
-        "overhead_with_gate_ms": round(mean_overhead + gate_per_turn, 3),
-        "runs": len(runs),
-        "bars": {
-            "base_main_tokens_le_1300": {"value": max(base_main), "bar": TOKENS_BAR,
-                                         "pass": max(base_main) <= TOKENS_BAR},
-            "overhead_ms_lt_5": {"value": round(mean_overhead, 3), "bar": OVERHEAD_BAR_MS,
-                                 "pass": mean_overhead < OVERHEAD_BAR_MS},
-        },
+        "engine_turn_ms": summary(times["engine"], 1000, 4),
+        "companion_turn_vs_engine_turn": paired_ratio(walls, times["engine"]),
+        "gate_ms_per_turn": round(per_turn("gate_ms"), 3),
+        "tools_ms_per_turn": round(per_turn("tools_ms"), 3),
+        "token_guard_ms_per_turn": round(per_turn("guard_ms"), 3),
+        "overhead_with_gate_ms": round(mean_overhead + per_turn("gate_ms"), 3),
     }
-    streamed = [_ttfc_once() for _ in range(max(1, min(3, args.runs)))]
-    ratios = [statistics.mean(r[i]["ratio"] for r in streamed) for i in range(len(streamed[0]))]
+    ratios = [ratio_bar("companion overhead per turn / engine turn", overhead_ratio, OVERHEAD_RATIO_BAR,
+                        overhead_ms=round(mean_overhead, 3), engine_turn_ms=round(engine_ms, 4))]
+    streamed = [_ttfc_once() for _ in range(max(1, runs))]
+    per_turn_ratio = [statistics.median(r[i]["ratio"] for r in streamed) for i in range(len(streamed[0]))]
+    worst = max(per_turn_ratio)
     result["time_to_first_char"] = {
-        "model_ttft_ms": TTFT_S * 1000, "per_turn": [
-            {**t, "ratio": round(v, 3)} for t, v in zip(streamed[0], ratios, strict=True)],
-        "ratio_mean": round(statistics.mean(ratios), 3), "ratio_max": round(max(ratios), 3)}
-    result["bars"]["ttfc_ratio_le_1_5"] = {"value": round(max(ratios), 3), "bar": TTFC_RATIO_BAR,
-                                           "pass": max(ratios) <= TTFC_RATIO_BAR}
-    ok = all(b["pass"] for b in result["bars"].values())
-    result["pass"] = ok
+        "model_ttft_ms": TTFT_S * 1000, "runs": len(streamed), "per_turn": [
+            {**t, "ratio": round(v, 3)} for t, v in zip(streamed[0], per_turn_ratio, strict=True)],
+        "ratio_median": round(statistics.median(per_turn_ratio), 3), "ratio_max": round(worst, 3)}
+    ratios.append({"bar": "first streamed character / model's first token (worst turn)", "value": round(worst, 3),
+                   "limit": TTFC_RATIO_BAR, "pass": worst <= TTFC_RATIO_BAR,
+                   "min": round(min(per_turn_ratio), 3), "max": round(worst, 3)})
+    result["ratios"] = ratios
+    result["bars"] = {
+        "base_main_tokens_le_1300": {"value": max(base_main), "bar": TOKENS_BAR, "pass": max(base_main) <= TOKENS_BAR},
+        "overhead_ratio": {"value": ratios[0]["value"], "bar": OVERHEAD_RATIO_BAR, "pass": ratios[0]["pass"]},
+        "ttfc_ratio_le_1_5": {"value": ratios[1]["value"], "bar": TTFC_RATIO_BAR, "pass": ratios[1]["pass"]},
+    }
+    result["pass"] = all(b["pass"] for b in result["bars"].values())
+    return result
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="duckflow bench companion")
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--runs", type=int, default=7, help="interleaved rounds after one warm-up (default 7)")
+    args = parser.parse_args(argv)
+    result = measure(args.runs)
+    ok = bool(result["pass"])
     if args.json:
         print(json.dumps(result))
         return 0 if ok else 1
-    tok = "exact" if exact else "estimated"
-    print(f"companion bench: {len(first)}-turn scripted conversation, {len(runs)} runs after a warm-up")
-    print(f"  tokens ({tok}, {method})")
-    print(f"    Base + Main per turn: max {max(base_main)}, mean {result['base_main_tokens']['mean']}")
-    if spec:
-        print(f"    Base + Specialized (turns with the Specialized call): max {max(spec)}, "
-              f"mean {result['specialized_call_tokens']['mean']}")
-    print(f"  companion overhead (outside model, tools, gate): mean {mean_overhead:.3f} ms/turn, "
-          f"max {max(per_turn_overhead):.3f} ms")
-    print(f"  reported next to it: gate {gate_per_turn:.3f} ms/turn, tools {tools_per_turn:.3f} ms/turn, "
-          f"TokenGuard around model calls {guard_per_turn:.3f} ms/turn "
-          f"(companion + gate: {mean_overhead + gate_per_turn:.3f} ms/turn)")
-    for t, v in zip(first, per_turn_overhead, strict=True):
-        print(f"    {t['turn']:<15} {v:7.3f} ms   {t['step']}")
-    ttfc = result["time_to_first_char"]
-    print(f"  time to first streamed character / the model's own first-token time ({TTFT_S * 1000:.0f} ms): "
-          f"mean {ttfc['ratio_mean']}, max {ttfc['ratio_max']}")
-    for t in ttfc["per_turn"]:
-        print(f"    {t['turn']:<15} {t['ttfc_ms']:8.2f} ms / {t['model_ttft_ms']:6.2f} ms = {t['ratio']}")
-    for name, b in result["bars"].items():
-        print(f"  {'PASS' if b['pass'] else 'FAIL'}  {name}: {b['value']} (bar {b['bar']})")
+    _print(result)
     return 0 if ok else 1
+
+
+def _print(r: dict[str, Any]) -> None:
+    tok = "exact" if r["tokenizer"]["exact"] else "estimated"
+    print(f"companion bench: {r['turns']}-turn scripted conversation, {r['runs']} interleaved rounds after a "
+          f"warm-up; load {r['machine']['load_avg']} on {r['machine']['cpus']} cpus")
+    print(f"  tokens ({tok}, {r['tokenizer']['method']})")
+    print(f"    Base + Main per turn: max {r['base_main_tokens']['max']}, mean {r['base_main_tokens']['mean']}")
+    if r["specialized_call_tokens"]["max"]:
+        print(f"    Base + Specialized (turns with the Specialized call): max {r['specialized_call_tokens']['max']}, "
+              f"mean {r['specialized_call_tokens']['mean']}")
+    o, e = r["overhead_ms"], r["engine_turn_ms"]
+    print(f"  companion overhead (outside model, tools, gate): mean {o['mean']:.3f} ms/turn "
+          f"(per round {o['per_round']['min']}–{o['per_round']['max']} ms)")
+    print(f"  baseline: an engine turn (Agent.run, same ScriptedModel, one tool call): median {e['median']} ms "
+          f"(per round {e['min']}–{e['max']} ms); a whole companion turn is "
+          f"{r['companion_turn_vs_engine_turn']['median']}× an engine turn")
+    print(f"  reported next to it: gate {r['gate_ms_per_turn']:.3f} ms/turn, tools {r['tools_ms_per_turn']:.3f} ms/turn, "
+          f"TokenGuard around model calls {r['token_guard_ms_per_turn']:.3f} ms/turn "
+          f"(companion + gate: {r['overhead_with_gate_ms']:.3f} ms/turn)")
+    for turn, v in o["per_turn"].items():
+        print(f"    {turn:<15} {v:7.3f} ms")
+    ttfc = r["time_to_first_char"]
+    print(f"  time to first streamed character / the model's own first-token time ({TTFT_S * 1000:.0f} ms), "
+          f"median of {ttfc['runs']} runs per turn: median {ttfc['ratio_median']}, worst turn {ttfc['ratio_max']}")
+    for t in ttfc["per_turn"]:
+        print(f"    {t['turn']:<15} {t['ttfc_ms']:8.2f} ms / {t['model_ttft_ms']:6.2f} ms; median ratio {t['ratio']}")
+    for b in r["ratios"]:
+        print(f"  {'PASS' if b['pass'] else 'FAIL'}  {b['bar']}: {b['value']} (min {b['min']}, max {b['max']}; "
+              f"bar <= {b['limit']})")
+    b = r["bars"]["base_main_tokens_le_1300"]
+    print(f"  {'PASS' if b['pass'] else 'FAIL'}  Base + Main tokens per turn: {b['value']} (bar <= {b['bar']})")

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from duckflow.bench._ratio import exit_code, machine
+
 
 @dataclass(frozen=True)
 class Act:
@@ -248,12 +250,27 @@ def corpus(path: Path) -> dict[str, Any]:
     return {"report": data, "pass": data.get("pass") if isinstance(data, dict) else None}
 
 
+def ratios(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """The ratio bars of a result (for `bench repeat` and a reader of the JSON), one shape."""
+    out = []
+    for name, v in result["speed"].items():
+        bar = str(v.get("bar", ""))
+        if bar.startswith("<= ") and isinstance(v.get("value"), (int, float)):
+            out.append({"bar": name, "value": v["value"], "limit": float(bar[3:]), "pass": v["pass"],
+                        "min": v.get("min", v["value"]), "max": v.get("max", v["value"])})
+    tok = result["tokens"]["bars"]["symops_le_quarter_json"]
+    out.append({"bar": "Sym-Ops tokens per action / JSON tool calls'", "value": tok["value"], "limit": 0.25,
+                "pass": tok["pass"], "min": tok["value"], "max": tok["value"]})
+    return out
+
+
 def _status(p: bool | None) -> str:
     return "not measured" if p is None else ("PASS" if p else "FAIL")
 
 
 def _print(result: dict[str, Any]) -> None:
     tok = result["tokens"]
+    print(f"load {result['machine']['load_avg']} on {result['machine']['cpus']} cpus")
     print(f"Token overhead per action ({tok['actions']} actions in {tok['replies']} replies, {tok['tokenizer']}):")
     for k, v in tok["per_action"].items():
         print(f"  {k:7s} {v:7.2f} tokens/action")
@@ -265,6 +282,8 @@ def _print(result: dict[str, Any]) -> None:
         shown = v.get("note") or f"{v['value']} (bar {v['bar']}) {_status(v['pass'])}"
         if v.get("bar") == "information":
             shown = f"{v['value']} (for information)"
+        if "min" in v and v.get("bar") not in (None, "0"):
+            shown += f"  [min {v['min']}, max {v['max']}; best/best {v.get('best_ratio')}]"
         print(f"  {name}: {shown}")
         for row_name, row in (v.get("rows") or {}).items():
             print(f"    {row_name} ({row['replies']} real replies; {', '.join(row['sources'])}):")
@@ -313,9 +332,11 @@ def main(argv: list[str]) -> int:
                                          "note": f"not measured: {type(err).__name__}: {err}"}
     passes = [b["pass"] for b in result["tokens"]["bars"].values()]
     passes += [v["pass"] for v in result["speed"].values()] + [result["corpus"]["pass"]]
-    result["pass"] = all(p is not False for p in passes)
+    result["pass"] = exit_code(passes) == 0
+    result["machine"] = machine()
+    result["ratios"] = ratios(result)
     if args.json:
         print(json.dumps(result, ensure_ascii=False))
     else:
         _print(result)
-    return 0 if result["pass"] else 1
+    return exit_code(passes)
