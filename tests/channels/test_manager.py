@@ -116,3 +116,53 @@ def test_messages_of_one_session_run_in_order_and_chunks_get_one_seq(tmp_path: P
 
     texts = asyncio.run(go())
     assert texts[:3] == ["start one", "answer one", ""] and texts[3:5] == ["start two", "answer two"]
+
+
+class BusyRunner:
+    """Each run routes (its first chunk), then works on the event loop without yielding (like a
+    companion turn building its prompt); `order` records what happened in which order."""
+
+    def __init__(self, order: list[str], fail: set[str] | None = None) -> None:
+        self.order = order
+        self.fail = fail or set()
+
+    def exists(self, sid: str) -> bool:
+        return True
+
+    async def run_message(self, sid: str, text: str, channel: str, images: Any) -> Any:
+        if text in self.fail:  # ends before its first chunk: no one must keep waiting for it
+            raise RuntimeError("broken before routing")
+        self.order.append(f"route {text}")
+        yield {"type": "notice", "data": {"message": f"route {text}"}}
+        self.order.append(f"work {text}")
+        yield {"type": "done", "data": {"ending": "input"}}
+
+
+def test_a_burst_of_messages_is_routed_before_any_run_goes_on_to_its_work(tmp_path: Path) -> None:
+    """First chunks first: under a burst, the 50th person's route chunk does not wait behind 49
+    companion turns (what `duckflow bench server` measures as time to first chunk)."""
+    order: list[str] = []
+
+    async def go() -> bool:
+        mgr = ChannelManager(BusyRunner(order, fail={"m3"}), ChunkLog(tmp_path / "c.db"),
+                             IdentityMap(tmp_path / "i.db"))
+        for i in range(50):
+            mgr.submit(f"s{i}", f"m{i}")
+        await mgr.drain()
+        return mgr._routed.is_set()
+
+    nobody_waits = asyncio.run(go())
+    routes = [i for i, e in enumerate(order) if e.startswith("route")]
+    works = [i for i, e in enumerate(order) if e.startswith("work")]
+    assert len(routes) == len(works) == 49  # m3 failed before routing, and held nobody up
+    assert max(routes) < min(works)
+    assert nobody_waits  # the failed run no longer counts as one to wait for
+    order.clear()
+
+    async def one() -> None:  # a lone message goes straight on to its work
+        mgr = ChannelManager(BusyRunner(order), ChunkLog(tmp_path / "d.db"), IdentityMap(tmp_path / "j.db"))
+        mgr.submit("s", "alone")
+        await mgr.drain()
+
+    asyncio.run(one())
+    assert order == ["route alone", "work alone"]

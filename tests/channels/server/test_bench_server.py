@@ -13,7 +13,8 @@ SRC = str(Path(__file__).resolve().parents[3] / "src")
 
 def test_bench_server_reports_every_figure_with_no_errors_and_no_gaps() -> None:
     env = {**os.environ, "PYTHONPATH": SRC}
-    proc = subprocess.run([sys.executable, "-m", "duckflow", "bench", "server", "--levels", "2,6", "--json"],
+    proc = subprocess.run([sys.executable, "-m", "duckflow", "bench", "server", "--levels", "2,6", "--rounds", "2",
+                           "--json"],
                           capture_output=True, text=True, timeout=240, env=env)
     data = json.loads(proc.stdout)
     assert [lv["sessions"] for lv in data["levels"]] == [2, 6]
@@ -21,6 +22,12 @@ def test_bench_server_reports_every_figure_with_no_errors_and_no_gaps() -> None:
         assert lv["errors"] == 0 and lv["seq_gaps"] == 0, lv
         assert lv["chunks"] >= lv["sessions"] * 5 and lv["ttfc_p99_ms"] > 0 and lv["ttft_p50_ms"] >= lv["ttfc_p50_ms"]
     assert data["memory_per_idle_session_kb"] > 0 and data["ratio_bar"] == 10.0
+    # two rounds, each session one message per round (seq carried across them: no false gaps)
+    assert len(data["rounds"]) == 2 and len(data["round_ratios"]) == 2
+    bar = data["ratios"][0]
+    assert bar["limit"] == 10.0 and bar["min"] <= bar["value"] <= bar["max"] and bar["value"] == data["ttfc_p99_ratio"]
+    assert data["machine"]["cpus"] >= 1 and data["passed"] == (bar["pass"] and all(
+        lv["errors"] == 0 and lv["seq_gaps"] == 0 for lv in data["levels"]))
     assert proc.returncode == (0 if data["passed"] else 1)
     bad = subprocess.run([sys.executable, "-m", "duckflow", "bench", "server", "--levels", "x"],
                          capture_output=True, text=True, timeout=60, env=env)
