@@ -221,3 +221,42 @@ async def test_a_blocked_session_stays_blocked_after_a_restart(tmp_path: Path) -
                           token_guard=TokenGuard.from_config(cfg)).run("again", session="persist",
                                                                         raise_errors=False)
     assert isinstance(blocked.error, TokenBudgetExceeded) and [c.type for c in blocked.chunks] == ["error"]
+
+
+async def test_sqlite_counter_answers_inline_and_waits_in_a_thread_when_the_database_is_busy(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sqlite3
+    import time
+
+    db = tmp_path / "t.db"
+    counter = SQLiteCounter(db)
+    real_to_thread = asyncio.to_thread
+    handed: list[str] = []
+
+    async def spy(fn, *args):  # type: ignore[no-untyped-def]
+        handed.append(fn.__name__)
+        return await real_to_thread(fn, *args)
+
+    monkeypatch.setattr(asyncio, "to_thread", spy)
+    assert await counter.add("s", 5) == 5 and await counter.get("s") == 5
+    assert handed == []  # nothing to wait for: answered in the loop's thread
+
+    other = sqlite3.connect(db, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # another process holds the write lock
+    other.execute("UPDATE token_usage SET n = n + 100 WHERE session = 's'")
+    ticks = 0
+
+    async def ticker() -> None:
+        nonlocal ticks
+        for _ in range(10):
+            ticks += 1
+            await asyncio.sleep(0.02)
+        other.execute("COMMIT")
+
+    started = time.monotonic()
+    total, _ = await asyncio.gather(counter.add("s", 1), ticker())
+    assert total == 106 and handed == ["_add"]  # waited for the lock in a worker thread, counted exactly
+    assert ticks == 10 and time.monotonic() - started >= 0.15  # the loop kept running meanwhile
+    assert await counter.get("s") == 106
+    other.close()
+    counter.close()
