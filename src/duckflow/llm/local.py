@@ -1,12 +1,15 @@
 """In-process llama.cpp models (the `[local]` extra): `local:default`, `local:smollm2`, `local:/x.gguf`.
 
 llama-cpp-python loads the GGUF once per process (`_LOADED`, keyed by file, context and
-threads) and keeps it warm; its prompt cache (`LlamaRAMCache`) plus llama.cpp's own longest-
-prefix reuse mean that the calls of a session, which share their system prompt, only evaluate
-what is new. The chat template is the one stored in the GGUF (`tokenizer.chat_template`,
-which llama-cpp-python applies when no `chat_format` is given). Generation runs in a worker
-thread and streams deltas back to the event loop; cancelling the consumer stops generation
-at the next token.
+threads) and keeps it warm; `Llama.generate` keeps the evaluated tokens of the last call and
+evaluates only what follows the longest shared prefix, so the calls of a session, which share
+their system prompt and example, only evaluate what is new. No `LlamaRAMCache`: in llama-cpp-
+python 0.3.36 each cached state also copies its prompt's logits (n_tokens × n_vocab float32:
+0.5 GB for an 800-token prompt with Qwen2.5's 151,936-token vocabulary) outside the cache's
+byte count, so a 256 MB cache grew a bench process past 5 GB. The chat template is the one
+stored in the GGUF (`tokenizer.chat_template`, which llama-cpp-python applies when no
+`chat_format` is given). Generation runs in a worker thread and streams deltas back to the
+event loop; cancelling the consumer stops generation at the next token.
 
 Constraints come in `ModelSettings.extra`: `grammar` (GBNF text) or `json_schema` (a JSON
 schema, turned into a grammar by llama.cpp's own converter), and `stop` (strings).
@@ -75,7 +78,6 @@ def load_llama(path: str, n_ctx: int, n_threads: int) -> Any:
             except (ValueError, RuntimeError, OSError) as exc:
                 raise LocalModelUnavailable(f"llama.cpp could not load {path}: {exc}",
                                             hint="check that the file is a GGUF model") from exc
-            llm.set_cache(llama_cpp.LlamaRAMCache(capacity_bytes=256 << 20))
             _LOADED[key] = llm
         return llm
 
