@@ -133,3 +133,19 @@ def test_operation_for_tool_maps_workspace_tools() -> None:
     odd = operation_for_tool("mystery_tool", {}, outside_workspace=True)
     assert odd.kind == "execute" and odd.outside_workspace
     assert operation_for_tool("read_file", {"path": "a"}).read_only
+
+
+def test_path_matching_answers_as_fnmatch_does() -> None:
+    """The plain-string shortcuts (`name`, `*.ext`, `prefix*`) give fnmatchcase's answers."""
+    import fnmatch
+    import itertools
+
+    from duckflow.gate.risk import _matcher
+
+    patterns = [".env", ".env.*", "*.pem", "id_rsa*", ".*", "*", "Makefile", "docker-compose*", ".github/workflows/*",
+                "*.tar.gz", "a?c", "[ab]*", "*x*", "", "**.py", "x**"]
+    names = ["", ".env", ".env.local", "x.pem", "x.PEM", "id_rsa.pub", "id_rsa", ".github/workflows/ci.yml",
+             ".github/workflows/", "Makefile", "makefile", "docker-compose.yml", "abc", "a.tar.gz", "bx", "*", "a*b",
+             ".x", "x.py", "dir/x.pem"]
+    for pattern, name in itertools.product(patterns, names):
+        assert _matcher(pattern)(name) == fnmatch.fnmatchcase(name, pattern), (pattern, name)

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import fnmatch
+import functools
 import tomllib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
@@ -48,9 +49,30 @@ class RiskRule:
 
 def path_matches(path: str, pattern: str) -> bool:
     """A pattern with "/" matches the whole path; without, any one segment of it."""
+    match = _matcher(pattern)
     if "/" in pattern:
-        return fnmatch.fnmatchcase(path, pattern)
-    return any(fnmatch.fnmatchcase(seg, pattern) for seg in path.split("/") if seg not in ("", "."))
+        return match(path)
+    return any(match(seg) for seg in path.split("/") if seg not in ("", "."))
+
+
+def _plain(text: str) -> bool:
+    return not any(c in "*?[" for c in text)
+
+
+@functools.lru_cache(maxsize=4096)
+def _matcher(pattern: str) -> Callable[[str], bool]:
+    """`fnmatch.fnmatchcase(s, pattern)` as a function; the table's usual shapes (`name`, `*.ext`,
+    `prefix*`) as plain string tests, which give the same answers without compiling a regex
+    (`*` matches any characters, "/" included, as in fnmatch)."""
+    if _plain(pattern):
+        return lambda s: s == pattern
+    if pattern.startswith("*") and _plain(pattern[1:]):
+        tail = pattern[1:]
+        return lambda s: s.endswith(tail)
+    if pattern.endswith("*") and _plain(pattern[:-1]):
+        head = pattern[:-1]
+        return lambda s: s.startswith(head)
+    return lambda s: fnmatch.fnmatchcase(s, pattern)
 
 
 @dataclass(frozen=True)

@@ -386,7 +386,53 @@ _RUN_ALTERNATION = LazyPattern(
 )
 
 
-def find_run_tokens(text: str) -> Iterator[Candidate]:
+def literal_head(pattern: str) -> str:
+    """The literal text every match of `pattern` starts with ('' when it starts with a class,
+    a group or an escape; a last literal that a quantifier may repeat zero times is left out)."""
+    head = ""
+    for ch in pattern:
+        if ch in ".^$*+?{}[]\\|()":
+            if ch in "*+?{" and head:
+                head = head[:-1]
+            return head
+        head += ch
+    return head
+
+
+# The few token runs of a short text are tried rule by rule, each rule only where the run starts
+# with the rule's literal head (so most rules are never compiled); the alternation (all rules in
+# one pattern, slower to compile than the few a short text needs) is compiled once the process
+# has met many runs, and then serves every text. Both find the same first rule that matches.
+_HEADS: tuple[str, ...] = tuple(literal_head(r.pattern.pattern) for r in RUN_RULES)
+_BY_FIRST: dict[str, tuple[tuple[RegexRule, str], ...]] = {
+    c: tuple((r, h) for r, h in zip(RUN_RULES, _HEADS, strict=True) if not h or h[0] == c)
+    for c in {h[0] for h in _HEADS if h}
+}
+_HEADLESS: tuple[tuple[RegexRule, str], ...] = tuple((r, h) for r, h in zip(RUN_RULES, _HEADS, strict=True) if not h)
+_RULE_BY_RULE_RUNS = 2000  # runs met before the alternation pays for its compile
+_RULE_BY_RULE_CHARS = 50_000  # a longer text goes to the alternation at once
+_runs_met = 0
+
+
+def _accept(rule: RegexRule, m: re.Match[str] | None) -> bool:
+    return m is not None and len(set(m.group(0))) > 8 and (rule.validate is None or rule.validate(m.group(0)))
+
+
+def run_tokens_rule_by_rule(text: str) -> Iterator[Candidate]:
+    global _runs_met
+    for run in _RUN.finditer(text):
+        _runs_met += 1
+        a = run.start()
+        for rule, head in _BY_FIRST.get(text[a], _HEADLESS):
+            if head and not text.startswith(head, a):
+                continue
+            mm = rule.pattern.match(text, a)
+            if mm is not None and _accept(rule, mm):
+                yield Candidate(a, mm.end(), rule.kind, rule.category, rule.priority)
+                break
+
+
+def run_tokens_alternation(text: str) -> Iterator[Candidate]:
     for run in _RUN.finditer(text):
         a = run.start()
         m = _RUN_ALTERNATION.match(text, a)
@@ -395,6 +441,12 @@ def find_run_tokens(text: str) -> Iterator[Candidate]:
         first = next(int(k[1:]) for k, v in m.groupdict().items() if v is not None)
         for rule in RUN_RULES[first:]:  # the first alternative, or a later one if it fails validation
             mm = m if rule is RUN_RULES[first] else rule.pattern.match(text, a)
-            if mm is not None and len(set(mm.group(0))) > 8 and (rule.validate is None or rule.validate(mm.group(0))):
+            if mm is not None and _accept(rule, mm):
                 yield Candidate(a, mm.end(), rule.kind, rule.category, rule.priority)
                 break
+
+
+def find_run_tokens(text: str) -> Iterator[Candidate]:
+    if _RUN_ALTERNATION.is_compiled or _runs_met >= _RULE_BY_RULE_RUNS or len(text) > _RULE_BY_RULE_CHARS:
+        return run_tokens_alternation(text)
+    return run_tokens_rule_by_rule(text)
