@@ -16,7 +16,7 @@ def _fake_child(seconds: dict[str, float], seen_env: list[dict[str, str]]) -> An
 
     def child(argv: list[str], env: dict[str, str], cwd: str | None = None) -> tuple[float, float]:
         seen_env.append(env)
-        code = argv[-1] if argv[1] == "-c" else "run"
+        code = "run" if "run" in argv else argv[-1]
         jitter = 1.0 + 0.01 * (next(tick) % 3)
         key = {"run": "run", startup.FLOOR_CLI: "floor_cli", startup.FLOOR_IMPORT: "floor_import"}.get(code, "public")
         return seconds[key] * jitter, 45.0

@@ -30,6 +30,9 @@ RSS_BAR_MB = 60.0
 FLOOR_CLI = "import asyncio, pydantic, rich.console, sqlite3"
 FLOOR_IMPORT = "import asyncio, pydantic"
 PUBLIC_IMPORT = "from duckflow import Agent, tool"
+# what the installed `duckflow` command runs (pip's console-script wrapper for
+# [project.scripts] duckflow = "duckflow.channels.cli.main:main"); `python -m duckflow` would add runpy
+CONSOLE_SCRIPT = "import sys\nfrom duckflow.channels.cli.main import main\nsys.exit(main())"
 # until every install exports from the top package, the engine's own module is the public import
 _IMPORT_CODE = ("try:\n    from duckflow import Agent, tool\n"
                 "except ImportError:\n    from duckflow.core import Agent, tool\nAgent, tool")
@@ -63,7 +66,7 @@ def measure(rounds: int) -> dict[str, Any]:
     def run_demo() -> float:
         work = tempfile.mkdtemp(prefix="duckflow-bench-run-")
         try:
-            wall, peak = _child([py, "-m", "duckflow", "run", "Create hello.py", "--model", "scripted:demo",
+            wall, peak = _child([py, "-c", CONSOLE_SCRIPT, "run", "Create hello.py", "--model", "scripted:demo",
                                  "-w", work, "--auto-approve-workspace"], env)
         finally:
             shutil.rmtree(work, ignore_errors=True)
