@@ -26,6 +26,8 @@ import types
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from duckflow._lazyre import LazyPattern
+
 CL100K = "cl100k_base"
 O200K = "o200k_base"
 
@@ -37,7 +39,7 @@ _CJK_TOKENS_PER_CHAR = 1.25
 _OTHER_TOKENS_PER_CHAR = 1.0
 ESTIMATE_METHOD = "estimate:chars(ascii/4,cjk*1.25,other*1)"
 
-_CJK = re.compile(r"[\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
+_CJK = LazyPattern(r"[\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
 _O200K_FAMILY = re.compile(r"^(gpt-4o|chatgpt-4o|gpt-4\.1|gpt-4\.5|gpt-5|gpt-oss|o1|o3|o4)")
 _CL100K_FAMILY = re.compile(r"^(gpt-4|gpt-3\.5|gpt-35|text-embedding-3|text-embedding-ada-002)")
 

@@ -55,6 +55,11 @@ class Renderer:
         from rich.console import Console
 
         self.console = console or Console(highlight=False)
+        # our own console on a pipe or file (no terminal, no colours, nothing recorded): plain
+        # streamed text is written as it is, which is what rich prints there, without its
+        # per-print rendering (a run streams ~90 pieces); see `_write_plain`
+        self._plain_ok = (console is None and not self.console.is_terminal
+                          and self.console.color_system is None and not self.console.record)
         self.debug = debug
         self.quiet = quiet
         self.spinner = spinner and self.console.is_terminal
@@ -165,13 +170,28 @@ class Renderer:
             return
         if not before:
             self._close_line()
-            self.console.print(Text(PREFIX.get(agent, "  "), style="bold"), end="")
+            prefix = PREFIX.get(agent, "  ")
+            if not self._write_plain(prefix):
+                self.console.print(Text(prefix, style="bold"), end="")
         self._streamed[agent] = before + text
-        self.console.print(Text(text, style="" if agent in PREFIX else "dim"), end="")
+        if not self._write_plain(text):
+            self.console.print(Text(text, style="" if agent in PREFIX else "dim"), end="")
         self._line_open = not text.endswith("\n")
         file = getattr(self.console, "file", None)
         if file is not None and hasattr(file, "flush"):
             file.flush()
+
+    def _write_plain(self, text: str) -> bool:
+        """Write `text` unchanged where rich would print exactly that (no terminal and no colours,
+        so styles add nothing; printable characters only, as rich strips control codes; every
+        line well within the width, so nothing wraps); False: print it through rich instead."""
+        if not self._plain_ok or not text.replace("\n", "").isprintable():
+            return False
+        width = self.console.width
+        if any(2 * len(line) >= width for line in text.split("\n")):  # a character is at most 2 cells
+            return False
+        self.console.file.write(text)
+        return True
 
     def _on_reply(self, chunk: Any) -> None:
         from rich.panel import Panel
