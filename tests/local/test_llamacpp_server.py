@@ -136,3 +136,19 @@ def test_duckflow_run_creates_and_runs_a_script_against_the_server(coder_server:
     assert done.returncode == 0 and result["ok"], done.stdout[-2000:] + done.stderr[-2000:]
     out = subprocess.run([sys.executable, "hello.py"], cwd=ws, capture_output=True, text=True, timeout=30)
     assert out.returncode == 0 and "hello" in out.stdout.lower()
+
+
+def test_duckflow_run_in_dml_against_the_server(coder_server: str, tmp_path: Path) -> None:
+    """The DML single-call grammar (emoji delimiters in GBNF) goes through the server's `grammar`."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    env = {**os.environ, "OPENAI_BASE_URL": coder_server, "PYTHONPATH": os.pathsep.join(sys.path)}
+    env.pop("OPENAI_API_KEY", None)
+    task = "Create hello.py that prints Hello, World! and run it"
+    done = subprocess.run([sys.executable, "-m", "duckflow", "run", task, "-w", str(ws), "--codec", "dml",
+                           "--mode", "single-call", "--auto-approve-workspace", "--json"],
+                          capture_output=True, text=True, env=env, timeout=900)
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert done.returncode == 0 and result["ok"], done.stdout[-2000:] + done.stderr[-2000:]
+    out = subprocess.run([sys.executable, "hello.py"], cwd=ws, capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0 and "hello" in out.stdout.lower()
