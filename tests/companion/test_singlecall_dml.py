@@ -85,3 +85,21 @@ async def test_constrained_decoding_off_sends_no_grammar(env: Any) -> None:  # n
     await o.session.handle_message("Create add.py that prints 2+3 using add(), run it")
     settings = model.requests[0].settings
     assert settings is not None and "grammar" not in settings.extra and settings.max_tokens  # bounds stay
+
+
+async def test_consecutive_steps_share_the_longest_prefix(env: Any) -> None:  # noqa: F811
+    """KV-cache reuse: rules and example first, the task next, what changes (files, results) last."""
+    for codec in ("symops", "dml"):
+        o = env.open(LocalScripted([], name="t"), codec=codec, mode="single-call")
+        task = "Create hello.py that prints hi and run it"
+        o.session.owner.change("task", lambda s: setattr(s, "task", task))
+        one = build_step(o.session, task)
+        (env.root / "hello.py").write_text("print('hi')\n")
+        o.session.owner.change("evidence", lambda s: s.evidence.append('execute_shell: {"exit_code": 0}'))
+        two = build_step(o.session, None)
+        assert [m.content for m in one.messages[:3]] == [m.content for m in two.messages[:3]]
+        first, second = one.messages[3].content, two.messages[3].content
+        assert second.startswith(f"Task: {task}\nFiles: ") and first.startswith(f"Task: {task}\nFiles: ")
+        head = len(f"Task: {task}\nFiles: ")  # the new parts (the file, the results) come after the task
+        assert second.index("File hello.py:") > head and second.index("Results so far") > head
+        (env.root / "hello.py").unlink()
