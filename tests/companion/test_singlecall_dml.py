@@ -89,9 +89,9 @@ async def test_constrained_decoding_off_sends_no_grammar(env: Any) -> None:  # n
 
 async def test_consecutive_steps_share_the_longest_prefix(env: Any) -> None:  # noqa: F811
     """KV-cache reuse: rules and example first, the task next, what changes (files, results) last."""
+    task = "Create hello.py that prints hi and run it"
     for codec in ("symops", "dml"):
         o = env.open(LocalScripted([], name="t"), codec=codec, mode="single-call")
-        task = "Create hello.py that prints hi and run it"
         o.session.owner.change("task", lambda s: setattr(s, "task", task))
         one = build_step(o.session, task)
         (env.root / "hello.py").write_text("print('hi')\n")
