@@ -2,8 +2,8 @@
 
 The in-process model (`llm.local`) keeps llama.cpp's evaluated tokens between calls: a prompt
 that starts with the tokens of the previous call only evaluates its new suffix (llama-cpp-python
-0.3.36, `Llama.generate`'s longest-prefix match), and `LlamaRAMCache` restores the closest saved
-state when another prompt came in between. The single-call prompt is ordered for this: system
+0.3.36, `Llama.generate`'s longest-prefix match; a state cache, when one is set, is emptied for
+the cold figure too). The single-call prompt is ordered for this: system
 rules and the example first, then the task, the files and the results, the parts that change.
 
 Measured on the live path's prompts (`companion.singlecall.build_step` for a real session):
@@ -49,13 +49,13 @@ async def _first_token(model: Any, messages: Any, settings: Any) -> float:
 
 
 def _forget(model: Any) -> None:
-    """Empty the model's evaluated tokens and its state cache: the next call starts cold."""
-    import llama_cpp
-
+    """Empty the model's evaluated tokens (and its state cache, if it has one): the next call starts cold."""
     llm = model.llama
     with model._lock:  # after the generation a cut-off call leaves running has stopped
         llm.reset()
-        llm.set_cache(llama_cpp.LlamaRAMCache(capacity_bytes=256 << 20))
+        cache = getattr(llm, "cache", None)
+        if cache is not None:  # a fresh, empty cache of the same kind and size
+            llm.set_cache(type(cache)(capacity_bytes=cache.capacity_bytes))
 
 
 def _shared_prefix(model: Any, a: list[dict[str, str]], b: list[dict[str, str]]) -> tuple[int, int]:
