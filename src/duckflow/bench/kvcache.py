@@ -85,7 +85,7 @@ def _prompt_tokens(llm: Any, chat: list[dict[str, str]]) -> list[int]:
     return list(llm.tokenize(text.encode("utf-8"), add_bos=True, special=True))
 
 
-async def measure(model_name: str, codec: str, rounds: int) -> dict[str, Any]:
+async def measure(model_name: str, codec: str, rounds: int, grammar: bool = True) -> dict[str, Any]:
     from duckflow.companion.factory import open_session
     from duckflow.companion.models import load_model
     from duckflow.companion.singlecall import build_step
@@ -118,8 +118,8 @@ async def measure(model_name: str, codec: str, rounds: int) -> dict[str, Any]:
             step2 = build_step(session, None)
         finally:
             opened.close()
-    s1 = constrained(model, max_tokens=STEP1_TOKENS, grammar=step1.grammar)
-    s2 = constrained(model, max_tokens=STEP1_TOKENS, grammar=step2.grammar)
+    s1 = constrained(model, max_tokens=STEP1_TOKENS, grammar=step1.grammar, enabled=grammar)
+    s2 = constrained(model, max_tokens=STEP1_TOKENS, grammar=step2.grammar, enabled=grammar)
     model.llama  # noqa: B018 - loaded once (build_step counted tokens with it), outside the figures
     shared, total = _shared_prefix(model, to_chat_messages(step1.messages), to_chat_messages(step2.messages))
     warm: list[float] = []
@@ -132,7 +132,7 @@ async def measure(model_name: str, codec: str, rounds: int) -> dict[str, Any]:
         cold.append(await _first_token(model, step2.messages, s2))
         print(f"kvcache: round {len(cold)}: warm {warm[-1]:.2f} s, cold {cold[-1]:.2f} s", file=sys.stderr, flush=True)
     ratios = [w / c for w, c in zip(warm, cold, strict=True)]
-    return {"model": model_name, "codec": codec, "rounds": rounds,
+    return {"model": model_name, "codec": codec, "grammar": grammar, "rounds": rounds,
             "prompt_tokens": total, "shared_prefix_tokens": shared,
             "evaluated_tokens": {"warm": total - shared, "cold": total},
             "warm_ttft_s": [round(x, 3) for x in warm], "cold_ttft_s": [round(x, 3) for x in cold],
@@ -145,10 +145,11 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--model", default="local:default", help="an in-process model (default: local:default)")
     parser.add_argument("--codec", choices=["symops", "dml"], default="symops")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--no-grammar", action="store_true", help="unconstrained calls (the grammar's own cost)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     try:
-        out = asyncio.run(measure(args.model, args.codec, max(1, args.rounds)))
+        out = asyncio.run(measure(args.model, args.codec, max(1, args.rounds), not args.no_grammar))
     except Exception as exc:  # a missing llama-cpp-python or model: one line, no traceback
         from duckflow.errors import DuckflowError
 
