@@ -30,15 +30,17 @@ class OpenedSession:
     store: SessionStore
 
     def close(self) -> None:
+        from duckflow.store.sqlite import close_all
+
         self.session.note_session()
+        closers = [self.session.runner.gate.close, self.store.close]
         trace = self.session.trace
         if trace is not None and hasattr(trace, "close"):
-            trace.close()
-        self.session.runner.gate.close()
+            closers.append(trace.close)
         counter = getattr(self.session.engine.token_guard, "counter", None)
         if counter is not None and hasattr(counter, "close"):
-            counter.close()
-        self.store.close()
+            closers.append(counter.close)
+        close_all(*closers)  # together: each store's checkpoint waits for the disk
 
 
 def open_session(

@@ -144,9 +144,10 @@ def _run(args: argparse.Namespace, started: Callable[[], None]) -> int:
     except KeyboardInterrupt:
         cancelled = True
     finally:
+        from duckflow.store.sqlite import close_all
+
         renderer.stop_spinner()
-        routed.close()
-        opened.close()
+        close_all(routed.close, opened.close)  # the stores close (and checkpoint) together
     if cancelled:
         renderer.console.print(f"[yellow]cancelled during {session.state.step.value}; the session is kept. "
                                f"Continue with `duckflow run --resume -w {args.workspace}` "
