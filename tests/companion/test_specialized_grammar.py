@@ -21,13 +21,16 @@ class LocalScripted(ScriptedModel):
 
 REPLY = {"symops": "~ write the greeting\n#c0.8 #m0.8 #f0.8 #s0.8\n$ create @ hi.txt\n---\nhello\n---\n",
          "dml": "Thought: write the greeting\nAction:\n🦆▶️[T:write_file|hi.txt|\nhello\n]◀️🦆\n"}
-SHAPE = {"symops": ('root ::= thought vitals action{1,4}', 'create ::= "$ create @ " ( "hi.txt"'),
+SHAPE = {"symops": ('root ::= thought vitals action{1,4}', 'create ::= "$ create @ " ( "notes.txt" | "hi.txt" |',
+                    'edit ::= "$ edit @ " ( "notes.txt" )'),
          "dml": ('root ::= "Thought: " dchar{1,200} "\\nAction:\\n" action{1,4}\n',
-                 '"🦆▶️[T:write_file" "|" ( ( "hi.txt" ) | newname ) "|" dblock')}
+                 '"🦆▶️[T:write_file" "|" ( ( "notes.txt" | "hi.txt" ) | newname ) "|" dblock',
+                 '"🦆▶️[T:edit_file" "|" ( "notes.txt" ) "|" dblock', '"🦆▶️[T:read_file" "|" ( "notes.txt" )')}
 
 
 @pytest.mark.parametrize("codec", ["symops", "dml"])
 async def test_the_specialized_reply_is_grammar_constrained(env: Any, codec: str) -> None:  # noqa: F811
+    (env.root / "notes.txt").write_text("old\n")  # an existing file: edit (and read in DML) are offered
     model = LocalScripted([decision("EXECUTION", "base_main_specialized"), reply(REPLY[codec])],
                           supports_tools=False)
     o = env.open(model, codec=codec, mode="two-call")
@@ -40,10 +43,11 @@ async def test_the_specialized_reply_is_grammar_constrained(env: Any, codec: str
     for part in SHAPE[codec]:
         assert part in grammar, grammar
     assert "next" not in grammar.lower()  # the step marker is single-call only
-    for seed in range(30):  # what the grammar allows, the session's codec reads without error
-        text = Walker(grammar, seed=seed).sample()
+    for seed in range(60):  # what the grammar allows, the session's codec reads strictly
+        text = Walker(grammar, seed=seed, star_max=8).sample()
         decoded = o.session.codec.decode(text, o.session.runner.specs)
-        assert decoded.calls and not decoded.errors, (text, decoded.errors)
+        assert decoded.calls and not (decoded.errors or decoded.warnings or decoded.repairs), (text, decoded)
+        assert all(c.executable for c in decoded.calls)
     await o.session.answer_approval(True)
     assert (env.root / "hi.txt").read_text() == "hello\n"
 

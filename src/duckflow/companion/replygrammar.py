@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from duckflow.companion.session import CompanionSession
     from duckflow.llm.types import ModelSettings
 
-MAX_TOKENS = 900
+MAX_TOKENS = 1024  # what a local call without a bound got before
 GRAMMAR_BACKENDS = ("local", "llamacpp-http")  # the backends that read a GBNF grammar
 _TOOLS = {"create": "write_file", "edit": "edit_file", "run": "execute_shell", "delete": "delete_path",
           "read": "read_file"}
@@ -58,9 +58,9 @@ def specialized_grammar(session: CompanionSession, step: Step) -> str | None:
     verbs, paths, existing, commands = _choices(session)
     least = 0 if step == Step.REVIEW else 1  # a review may answer without acting
     try:
-        if name == "symops":
+        if name == "symops":  # Sym-Ops has no `read` verb (the codec would only warn and guess)
             return symops_grammar(SymOpsGrammarSpec(
-                verbs=verbs, create_paths=paths, existing=existing, commands=commands,
+                verbs=[v for v in verbs if v != "read"], create_paths=paths, existing=existing, commands=commands,
                 min_actions=least, max_actions=4, marker=False))
         wanted = {_TOOLS[v] for v in verbs}
         aliases: Any = getattr(session.codec, "aliases", None)
