@@ -64,7 +64,8 @@ async def test_dml_continue_then_done_and_the_failed_run_is_evidence(env: Any) -
     assert (env.root / "calc.py").read_text() == "print(1/1)\n"
     third = model.requests[2].messages[-1].content
     assert "Results so far" in third and "Next: DONE" in third and "~ next" not in third
-    assert "{{F:calc}}" in model.requests[2].settings.extra["grammar"]  # the created file has an alias now
+    grammar = model.requests[2].settings.extra["grammar"]
+    assert '"calc.py"' in grammar and "{{F:" not in grammar  # the prompt shows no alias table: plain paths
 
 
 async def test_a_copied_dml_example_is_not_run(env: Any) -> None:  # noqa: F811

@@ -3,8 +3,8 @@
 `companion.singlecall` builds one step for Sym-Ops; for a session opened with `--codec dml`
 this module turns the same step (the task message, the verbs, paths and commands the grammar
 may offer) into DML: the templates in `data/singlecall/dml/`, a grammar from
-`protocols.grammar.dml_grammar` over the session's tools, and the session's own DMLCodec (its
-alias table) to read the reply — one grammar, one reader. The step marker is
+`protocols.grammar.dml_grammar` over the session's tools (plain paths: the short prompt shows
+no alias table), and the session's own DMLCodec to read the reply — one grammar, one reader. The step marker is
 `~ next: DONE|CONTINUE` in Sym-Ops and `Next: DONE|CONTINUE` in DML.
 """
 
@@ -77,17 +77,17 @@ def dml_spec(session: CompanionSession, spec: SymOpsGrammarSpec) -> DmlGrammarSp
     """The Sym-Ops step's choices (verbs, paths, commands, bounds) as a DML grammar spec."""
     from duckflow.companion.dml_context import refresh_dml
 
-    refresh_dml(session.codec, session.state)  # aliases of the task's files, stable for the session
+    refresh_dml(session.codec, session.state)  # the session's alias table stays the same as in two-call
     wanted = {VERB_TOOLS[v] for v in spec.verbs if v in VERB_TOOLS and v != "test"}
     if "edit" in spec.verbs:
         wanted.add("edit_file")
     if "test" in spec.extra:
         wanted.add("run_tests")
     tools = [t for t in session.runner.specs if t.name in wanted]
-    aliases: Any = getattr(session.codec, "aliases", None)
+    # plain paths only: the short single-call prompt shows no alias table, so it offers no `{{F:x}}`
     return DmlGrammarSpec(
         tools=tools, create_paths=spec.create_paths, existing=spec.existing, commands=spec.commands,
-        aliases=aliases.items() if aliases is not None else (), new_names=spec.new_names,
+        new_names=spec.new_names,
         min_actions=spec.min_actions, max_actions=spec.max_actions,
         max_block_lines=spec.max_block_lines, thought_chars=spec.thought_chars, marker=spec.marker)
 
