@@ -88,6 +88,8 @@ def _at_most_three(value: Any) -> Any:
 class WorkerInput(BaseModel):
     """What a Worker (or Coder) gets for one loop (seed 003 §4.3)."""
 
+    model_config = ConfigDict(defer_build=True)  # built on first use: a plain run never needs it
+
     route: str
     task: str
     session_id: str = "cli"
@@ -100,6 +102,8 @@ class WorkerInput(BaseModel):
 
 class WorkerOutput(BaseModel):
     """A Worker's JSON reply (seed 003 §4.4). `ok=False` marks a failed worker (never loops on)."""
+
+    model_config = ConfigDict(defer_build=True)  # built on first use: a plain run never needs it
 
     result: str
     needs_next_loop: bool
@@ -136,6 +140,8 @@ class WorkerOutput(BaseModel):
 class CoderOutput(BaseModel):
     """A Coder's proposal (seed 003 §5.1): plan + unified-diff patch; it never executes anything."""
 
+    model_config = ConfigDict(defer_build=True)  # built on first use: a plain run never needs it
+
     job_id: str = Field(default_factory=lambda: "job-" + uuid.uuid4().hex[:10])
     plan: str
     patch: str
@@ -169,6 +175,8 @@ class CoderOutput(BaseModel):
 
 class ChatProposal(BaseModel):
     """Chat's reroute proposal (seed 003 §3.4)."""
+
+    model_config = ConfigDict(defer_build=True)  # built on first use: a plain run never needs it
 
     propose_next_loop: bool = False
     route: str = "CHAT"
