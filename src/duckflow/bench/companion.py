@@ -8,9 +8,11 @@ spends per turn (prompt building, token budget, JSON reading, transitions, state
 after every change, chunks) — outside the model, the tools, the gate and the TokenGuard, whose times are
 reported next to it (the gate's risk/audit/SQLite work belongs to the gate; its share is shown
 so nothing is hidden). Bars: Base + Main ≤ 1,300 tokens per turn (issue 5); and, as a ratio
-against a baseline measured in the same run (issue 12), the overhead per turn ≤ 20 engine turns
+against a baseline measured in the same run (issue 12), the overhead per turn ≤ 10 engine turns
 (`Agent.run` with the same ScriptedModel, one tool call): conversations and blocks of engine
-turns run in interleaved rounds, the median of the per-round ratios is held against the bar.
+turns run in interleaved rounds; per round, the mean overhead per turn over the mean engine
+turn (the same statistic on both sides, over about the same time); the median of the
+per-round ratios is held against the bar.
 
 Streaming: the same conversation runs again against the scripted model behind a fixed
 first-token latency (`TTFT_S`, then `PIECE_S` per streamed piece). Per turn that calls a
@@ -34,10 +36,13 @@ from typing import Any
 
 TOKENS_BAR = 1300
 # Issue 5's bar was "overhead < 5 ms per turn"; issue 12 makes it a ratio against an engine turn
-# with the same model, measured in the same run. On this 2-core machine an engine turn took
-# 0.22-0.26 ms at load 3-6 (2026-11-26), so 5 ms is ~20 engine turns: the bar keeps that meaning.
-OVERHEAD_RATIO_BAR = 20.0
-ENGINE_TURNS = 30  # engine turns per round (the baseline block)
+# with the same model, measured in the same run. On this 2-core machine the mean engine turn was
+# 0.51 ms at load 3 (median 0.26 ms; `duckflow bench engine`, 2026-11-26), so 5 ms is ~10 mean
+# engine turns: the bar keeps that meaning.
+OVERHEAD_RATIO_BAR = 10.0
+# engine turns per round: a block about as long as a conversation's summed overhead (~30 ms),
+# so a pause of the process (the machine is shared) is as likely to land in either
+ENGINE_TURNS = 150
 TTFC_RATIO_BAR = 1.5
 TTFT_S = 0.05  # the scripted model's own time to its first token
 PIECE_S = 0.002  # and per further streamed piece
@@ -226,15 +231,15 @@ def measure(runs: int) -> dict[str, Any]:
     _, exact, method = token_counter()
     _run_once()  # warm-up: templates compiled, tokenizer loaded, databases created
     conversations: list[list[dict[str, Any]]] = []
-    engine_medians: list[float] = []
+    engine_means: list[float] = []
 
     def conversation() -> float:
         conversations.append(_run_once())
         return statistics.mean(t["overhead_ms"] for t in conversations[-1]) / 1000
 
-    def engine_block() -> float:
-        engine_medians.append(statistics.median(_engine_turns(ENGINE_TURNS)))
-        return engine_medians[-1]
+    def engine_block() -> float:  # the mean, as the overhead per turn is a mean over the turns
+        engine_means.append(statistics.mean(_engine_turns(ENGINE_TURNS)))
+        return engine_means[-1]
 
     times = interleave({"companion": conversation, "engine": engine_block}, max(1, runs), warmup=0, collect=True)
     overhead_ratio = paired_ratio(times["companion"], times["engine"])
@@ -248,7 +253,7 @@ def measure(runs: int) -> dict[str, Any]:
     def per_turn(key: str) -> float:
         return statistics.mean(statistics.mean(t[key] for t in r) for r in conversations)
 
-    engine_ms = statistics.median(engine_medians) * 1000
+    engine_ms = statistics.median(engine_means) * 1000
     result: dict[str, Any] = {
         "machine": machine(), "turns": len(first), "runs": len(conversations),
         "tokenizer": {"exact": exact, "method": method},
@@ -316,8 +321,8 @@ def _print(r: dict[str, Any]) -> None:
     o, e = r["overhead_ms"], r["engine_turn_ms"]
     print(f"  companion overhead (outside model, tools, gate): mean {o['mean']:.3f} ms/turn "
           f"(per round {o['per_round']['min']}–{o['per_round']['max']} ms)")
-    print(f"  baseline: an engine turn (Agent.run, same ScriptedModel, one tool call): median {e['median']} ms "
-          f"(per round {e['min']}–{e['max']} ms); a whole companion turn is "
+    print(f"  baseline: an engine turn (Agent.run, same ScriptedModel, one tool call): mean {e['median']} ms "
+          f"(median of the rounds; per round {e['min']}–{e['max']} ms); a whole companion turn is "
           f"{r['companion_turn_vs_engine_turn']['median']}× an engine turn")
     print(f"  reported next to it: gate {r['gate_ms_per_turn']:.3f} ms/turn, tools {r['tools_ms_per_turn']:.3f} ms/turn, "
           f"TokenGuard around model calls {r['token_guard_ms_per_turn']:.3f} ms/turn "

@@ -47,6 +47,7 @@ def ratios_of(name: str, report: dict[str, Any]) -> dict[str, dict[str, Any]]:
             ratio = part.get("ratio_to_floor") or {}
             if "median" in ratio:
                 out[bar] = {"bar": bar, "value": ratio["median"], "limit": part.get("bar"),
+                            "min": ratio.get("min"), "max": ratio.get("max"),
                             "pass": part.get("bar") is None or ratio["median"] <= part["bar"]}
     return out
 
