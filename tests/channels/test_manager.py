@@ -166,3 +166,43 @@ def test_a_burst_of_messages_is_routed_before_any_run_goes_on_to_its_work(tmp_pa
 
     asyncio.run(one())
     assert order == ["route alone", "work alone"]
+
+
+class SlowRouteRunner(BusyRunner):
+    """`slow` reaches its first chunk only when the test says so (a classifier taking its time)."""
+
+    def __init__(self, order: list[str], release: asyncio.Event) -> None:
+        super().__init__(order)
+        self.release = release
+
+    async def run_message(self, sid: str, text: str, channel: str, images: Any) -> Any:
+        if text == "slow":
+            await self.release.wait()
+        async for c in super().run_message(sid, text, channel, images):
+            yield c
+
+
+def test_a_routed_run_does_not_wait_on_a_run_whose_routing_stalls(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from duckflow.channels import manager
+
+    monkeypatch.setattr(manager, "FIRST_CHUNK_WAIT_S", 3600.0)  # only the stall rule can let `fast` go on
+    order: list[str] = []
+
+    async def go() -> None:
+        release = asyncio.Event()
+        mgr = ChannelManager(SlowRouteRunner(order, release), ChunkLog(tmp_path / "c.db"),
+                             IdentityMap(tmp_path / "i.db"))
+        mgr.submit("a", "slow")
+        mgr.submit("b", "fast")
+
+        async def fast_worked() -> None:
+            while "work fast" not in order:
+                await asyncio.sleep(0.005)
+
+        await asyncio.wait_for(fast_worked(), 30)  # liveness: without the stall rule it waits an hour
+        release.set()
+        await mgr.drain()
+
+    asyncio.run(go())
+    assert order == ["route fast", "work fast", "route slow", "work slow"]

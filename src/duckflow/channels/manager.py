@@ -9,7 +9,8 @@ What goes out to a chat service is masked by the sanitizer first (a chat service
 
 First chunks first: a run that has published its first chunk (the route) waits, at most
 `FIRST_CHUNK_WAIT_S`, until every run started meanwhile has published its own, before it goes
-on to the model work. Under a burst of messages every person sees their message routed before
+on to the model work — as long as routing makes progress: when no run was routed for
+`ROUTE_STALL_S` (one waits on a slow classifier), it goes on. Under a burst of messages every person sees their message routed before
 any one run's companion turn takes the event loop (measured with `duckflow bench server`: the
 500th first chunk no longer waits behind 499 companion turns).
 """
@@ -31,6 +32,7 @@ from duckflow.channels.streamlog import ChunkLog
 
 log = logging.getLogger("duckflow.channels")
 FIRST_CHUNK_WAIT_S = 0.5  # the longest a routed run yields to runs not routed yet
+ROUTE_STALL_S = 0.05  # ... and only while some run got routed within this long
 
 
 @dataclass
@@ -193,6 +195,8 @@ class ChannelManager:
         self._unrouted = 0  # runs started (or about to) that have not published a chunk yet
         self._routed = asyncio.Event()
         self._routed.set()
+        self._last_routed = 0.0  # time.monotonic() of the last first chunk
+        self._watcher: asyncio.Task[None] | None = None
 
     # -- sessions -------------------------------------------------------------------------
     def session_for(self, channel: str, identity: str) -> str:
@@ -240,6 +244,7 @@ class ChannelManager:
     def _route_done(self) -> bool:
         """One run fewer to wait for; True when none is left."""
         self._unrouted = max(0, self._unrouted - 1)
+        self._last_routed = time.monotonic()
         if self._unrouted == 0:
             self._routed.set()
         return self._unrouted == 0
@@ -248,8 +253,19 @@ class ChannelManager:
         """A run published its first chunk: let the runs not routed yet publish theirs first."""
         if self._route_done():
             return
-        with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(self._routed.wait(), FIRST_CHUNK_WAIT_S)
+        if self._watcher is None or self._watcher.done():
+            self._watcher = asyncio.create_task(self._watch_routing())
+        with contextlib.suppress(asyncio.TimeoutError):  # the watcher ends every wait; this is a backstop
+            await asyncio.wait_for(self._routed.wait(), FIRST_CHUNK_WAIT_S + ROUTE_STALL_S)
+
+    async def _watch_routing(self) -> None:
+        """One timer for all waiting runs: release them when routing stalls or the wait is up."""
+        deadline = time.monotonic() + FIRST_CHUNK_WAIT_S
+        while not self._routed.is_set():
+            await asyncio.sleep(ROUTE_STALL_S)
+            now = time.monotonic()
+            if now - self._last_routed >= ROUTE_STALL_S or now >= deadline:
+                self._routed.set()  # the runs not routed yet wait on something slow: go on
 
     async def _work(self, session_id: str, q: asyncio.Queue[tuple[Job, str, Any]]) -> None:
         first = True
