@@ -23,6 +23,8 @@ def test_table_counts_passes_and_spreads_each_ratio_over_the_runs() -> None:
     assert "`duckflow bench engine --json --require-peers` × 3: **2/3 passed**, load average 3.0–12.2" in text
     assert "| run | 0.1 | 0.08 | 0.09 | 0.12 | 2/3 |" in text
     assert "Failed: run 2: exit 1" in text
+    row = repeat.summary_row("engine", ["--require-peers"], runs)
+    assert row == "| engine --require-peers | **2/3** | 3.0–12.2 | run (≤ 0.1): 0.08 / 0.09 / 0.12 |"
 
 
 def test_ratios_are_read_from_every_report_shape() -> None:

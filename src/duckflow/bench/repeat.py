@@ -93,6 +93,25 @@ def table(name: str, extra: list[str], runs: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def summary_row(name: str, extra: list[str], runs: list[dict[str, Any]]) -> str:
+    """One row of the summary table (docs/benchmarks.md, "5 runs under load")."""
+    loads = [x for r in runs for x in r["load"]]
+    names: list[str] = []
+    for r in runs:
+        names += [n for n in r["ratios"] if n not in names]
+    cells = []
+    for bar in names:
+        values = [r["ratios"][bar]["value"] for r in runs
+                  if bar in r["ratios"] and isinstance(r["ratios"][bar].get("value"), (int, float))]
+        limit = next(r["ratios"][bar].get("limit") for r in runs if bar in r["ratios"])
+        if values:
+            cells.append(f"{bar} (≤ {limit:g}): {min(values):g} / {statistics.median(values):g} / {max(values):g}"
+                         if isinstance(limit, (int, float)) else f"{bar}: {statistics.median(values):g}")
+    label = " ".join([name, *extra])
+    return (f"| {label} | **{sum(r['passed'] for r in runs)}/{len(runs)}** | {min(loads):.1f}–{max(loads):.1f} | "
+            + "; ".join(cells) + " |")
+
+
 class TestLoop:
     """The test suite in a loop in the background (its own process group, stopped at the end)."""
 
@@ -149,6 +168,9 @@ def main(argv: list[str]) -> int:
     print(f"{args.times} runs per bench, {under}, {os.cpu_count()} cores\n")
     for name, runs in results.items():
         print(f"### {name}\n\n{table(name, extra, runs)}\n")
+    print("| bench | passed | load average | ratio bar (limit): min / median / max over the runs |\n|---|---|---|---|")
+    for name, runs in results.items():
+        print(summary_row(name, extra, runs))
     return 0 if all(r["passed"] for runs in results.values() for r in runs) else 1
 
 
