@@ -9,7 +9,7 @@ BIN    := $(VENV)/bin
 DUCKFLOW_WHEELS ?= $(HOME)/.cache/duckflow/wheels
 export DUCKFLOW_WHEELS
 
-.PHONY: run run-demo test test-local lint typecheck unit bench clean
+.PHONY: run run-demo test test-local lint typecheck unit bench bytecode clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -27,10 +27,16 @@ $(VENV)/.local: scripts/setup_local.py | $(VENV)/.runtime
 	$(BIN)/python scripts/setup_local.py
 	touch $@
 
-run: $(VENV)/.runtime $(VENV)/.local
+# an editable install compiles nothing, and under PYTHONDONTWRITEBYTECODE=1 Python writes no .pyc
+# either: every start would compile Duckflow's sources again. compileall writes what is missing or
+# stale and skips the rest (a no-op after the first time)
+bytecode: $(VENV)/.runtime
+	$(BIN)/python -m compileall -q src
+
+run: $(VENV)/.runtime $(VENV)/.local bytecode
 	$(BIN)/python -m duckflow.demo
 
-run-demo: $(VENV)/.runtime
+run-demo: $(VENV)/.runtime bytecode
 	$(BIN)/python -m duckflow.demo --model scripted:demo
 
 lint: $(VENV)/.dev
@@ -39,7 +45,7 @@ lint: $(VENV)/.dev
 typecheck: $(VENV)/.dev
 	$(BIN)/mypy src
 
-unit: $(VENV)/.dev $(VENV)/.local
+unit: $(VENV)/.dev $(VENV)/.local bytecode
 	$(BIN)/pytest; rc=$$?; if [ $$rc -eq 5 ]; then echo "pytest: no tests collected"; exit 0; fi; exit $$rc
 
 test: lint typecheck unit
@@ -53,7 +59,7 @@ $(VENV)/.bench: pyproject.toml | $(BIN)/python
 	touch $@
 
 # every bar is a ratio against a baseline measured in the same run (see docs/benchmarks.md)
-bench: $(VENV)/.runtime $(VENV)/.bench
+bench: $(VENV)/.runtime $(VENV)/.bench bytecode
 	$(BIN)/duckflow bench engine --require-peers --concurrency 100,500
 	$(BIN)/duckflow bench startup
 	$(BIN)/duckflow bench security

@@ -60,3 +60,48 @@ def test_pathspec_is_loaded_where_a_gitignore_exists(tmp_path: Path) -> None:
     result = json.loads(out.stdout)
     assert result["pathspec"] is True
     assert "kept.txt" in result["listing"] and "secret.txt" not in result["listing"]
+
+
+def _spy_plugin(site: Path, marker: Path) -> None:
+    """An installed distribution whose `pydantic` entry point records that it was loaded."""
+    info = site / "spyplug-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: spyplug\nVersion: 1.0\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text("[pydantic]\nspy = spyplug:plugin\n", encoding="utf-8")
+    (site / "spyplug.py").write_text(
+        f"open({str(marker)!r}, 'a').write('loaded\\n')\n"
+        "class _Plugin:\n"
+        "    def new_schema_validator(self, *args, **kwargs):\n"
+        "        return None, None, None\n"
+        "plugin = _Plugin()\n", encoding="utf-8")
+
+
+def test_a_demo_run_loads_no_pydantic_plugin_unless_the_user_asks(tmp_path: Path) -> None:
+    site, marker = tmp_path / "site", tmp_path / "plugin-loaded"
+    _spy_plugin(site, marker)
+    code = ("import os, sys\nsys.path.insert(0, os.environ['SPY_SITE'])\n"
+            "from duckflow.channels.cli.main import main\nsys.exit(main(sys.argv[1:]))")
+    for label, user_value in (("default", None), ("user", "some_other_plugin")):
+        work = tmp_path / f"w-{label}"
+        work.mkdir()
+        env = {**os.environ, "SPY_SITE": str(site), "DUCKFLOW_HOME": str(tmp_path / f"h-{label}"),
+               "DUCKFLOW_CONFIG": str(tmp_path / "none.toml"), "DUCKFLOW_DEMO_DELAY": "0"}
+        env.pop("PYDANTIC_DISABLE_PLUGINS", None)
+        if user_value is not None:
+            env["PYDANTIC_DISABLE_PLUGINS"] = user_value
+        out = subprocess.run([sys.executable, "-c", code, "run", "Create hello.py", "--model", "scripted:demo",
+                              "-w", str(work), "--auto-approve-workspace"], capture_output=True, text=True,
+                             env=env, timeout=120)
+        assert out.returncode == 0, out.stderr
+        assert (work / "hello.py").exists()
+        if user_value is None:  # no entry point of another package runs inside the command
+            assert not marker.exists()
+        else:  # the user's own setting is kept: their plugins load
+            assert marker.read_text(encoding="utf-8") == "loaded\n"
+
+
+def test_a_mistyped_command_still_gets_a_suggestion(tmp_path: Path) -> None:
+    out = _py("import sys\nfrom duckflow.channels.cli.main import main\nsys.exit(main(sys.argv[1:]))",
+              "rnu", home=tmp_path)
+    assert out.returncode == 2
+    assert "Did you mean `duckflow run`?" in out.stderr
