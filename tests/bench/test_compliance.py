@@ -64,3 +64,45 @@ def test_the_dml_live_single_call_cell_runs_with_the_dml_grammar() -> None:
     assert cell["well_formed"] == 1 and cell["exact"] == 1 and cell["passed"] == 1
     (req,) = model.requests
     assert req.settings is not None and '"🦆▶️[T:write_file"' in req.settings.extra["grammar"]
+
+
+# a right answer for every held-out task: each check must pass on it and fail on the untouched workspace
+HELDOUT_ANSWERS = {
+    "h_greet": {"greet.py": "def greet(name):\n    return f'Hello, {name}!'\n"},
+    "h_count": {"count.py": "for i in range(1, 11):\n    print(i)\n"},
+    "h_fix_add": {"calc.py": "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"},
+    "h_double": {"mathutils.py": "def square(x):\n    return x * x\n\n\ndef double(x):\n    return x * 2\n"},
+    "h_test_slug": {"test_slug.py": "from slug import slugify\n\n\ndef test_it():\n    assert slugify(' A b') == 'a-b'\n"},
+    "h_show_data": {"main.py": "print(open('data.txt').read())\n"},
+    "h_japanese": {"hello.py": "print('こんにちは')\n"},
+    "h_subfolder": {"src/app.py": "def main():\n    return 42\n"},
+    "h_no_name": {"squares.py": "for i in range(1, 6):\n    print(i * i)\n"},
+    "h_mean": {"stats.py": "def mean(numbers):\n    return sum(numbers) / len(numbers)\n"},
+    "h_goodbye": {"hello.py": "print('Goodbye')\n"},
+    "h_shout": {"shout.py": "import sys\nprint(sys.argv[1].upper())\n"},
+    "h_counter": {"counter.py": "class Counter:\n    def __init__(self):\n        self.value = 0\n\n"
+                                "    def increment(self):\n        self.value += 1\n"},
+    "h_syntax": {"main.py": "print('ready')\n"},
+    "h_notes": {"notes.txt": "buy milk\n"},
+    "h_fix_tests": {"temp.py": "def c_to_f(c):\n    return c * 9 / 5 + 32\n"},
+    "h_is_even_ja": {"utils.py": "def clamp(x, lo, hi):\n    return max(lo, min(x, hi))\n\n\n"
+                                 "def is_even(n):\n    return n % 2 == 0\n"},
+    "h_countdown": {"countdown.py": "for i in (3, 2, 1):\n    print(i)\nprint('Liftoff!')\n"},
+}
+
+
+def test_heldout_checks_fail_untouched_and_pass_on_a_right_answer(tmp_path: Path) -> None:
+    from duckflow.bench._compliance_tasks import HELDOUT, SETS
+
+    assert len(HELDOUT) >= 15 and SETS["heldout"] is HELDOUT
+    assert not {t.text for t in HELDOUT} & {t.text for t in TASKS}  # a different set
+    assert set(HELDOUT_ANSWERS) == {t.name for t in HELDOUT}
+    for task in HELDOUT:
+        root = tmp_path / task.name
+        setup(task, root)
+        assert not check(task, root), task.name
+        calls = [ToolCall("write_file", {"path": p, "content": c}) for p, c in HELDOUT_ANSWERS[task.name].items()]
+        apply_calls(root, calls)
+        assert check(task, root), task.name
+        if not any(n == "execute_shell" for n, _ in task.intended):
+            assert exact_intended(calls, task), task.name

@@ -102,3 +102,84 @@ TASKS: tuple[Task, ...] = (
          "assert pathlib.Path('keep.txt').exists()\n", ((D, "old_notes.txt"),),
          {"old_notes.txt": "old\n", "keep.txt": "keep\n"}),
 )
+
+
+def _run(script: str, check: str, *args: str) -> str:
+    """A check: run `script` (with `args`), then `check` (Python using `out`, its stdout)."""
+    return ("import subprocess, sys\n"
+            f"r = subprocess.run([sys.executable, {script!r}, *{list(args)!r}], capture_output=True, "
+            "text=True, timeout=10)\nassert r.returncode == 0, r.stderr\nout = r.stdout\n"
+            f"{check}\n")
+
+
+def _pytest(test_file: str) -> str:
+    """A check: `test_file` holds a test and pytest passes on it."""
+    return ("import pathlib, subprocess, sys\n"
+            f"assert 'def test' in pathlib.Path({test_file!r}).read_text()\n"
+            f"r = subprocess.run([sys.executable, '-m', 'pytest', '-q', '-p', 'no:cacheprovider', {test_file!r}],"
+            " capture_output=True, text=True, timeout=100)\nassert r.returncode == 0, r.stdout[-500:]\n"
+            "assert ' passed' in r.stdout, r.stdout[-500:]\n")
+
+
+# A second list, kept apart from TASKS (which the prompts were tuned on): small tasks in the
+# style a person (or a hidden checker) writes them — no "run it" hints, a missing file name,
+# a subfolder, a task in Japanese, fixes and additions to files that exist, tests to write.
+HELDOUT: tuple[Task, ...] = (
+    Task("h_greet", "Create greet.py with a function greet(name) that returns 'Hello, NAME!' "
+         "with the name in place of NAME.",
+         _fn("greet", "m.greet('Bob') == 'Hello, Bob!'", "m.greet('Ann') == 'Hello, Ann!'"),
+         ((W, "greet.py"),)),
+    Task("h_count", "Write count.py that prints the numbers 1 to 10, one per line.",
+         _out("count.py", "\n".join(str(i) for i in range(1, 11))), ((W, "count.py"), (R, "count.py"))),
+    Task("h_fix_add", "Fix the bug in calc.py so that add returns the sum.",
+         _fn("calc", "m.add(2, 3) == 5", "m.add(-4, 4) == 0", "m.sub(5, 3) == 2"), ((W, "calc.py"),),
+         {"calc.py": "def add(a, b):\n    return a - b\n\n\ndef sub(a, b):\n    return a - b\n"}),
+    Task("h_double", "Add a function double(x) to mathutils.py.",
+         _fn("mathutils", "m.double(4) == 8", "m.double(-1) == -2", "m.square(3) == 9"),
+         ((W, "mathutils.py"),), {"mathutils.py": "def square(x):\n    return x * x\n"}),
+    Task("h_test_slug", "Create test_slug.py with pytest tests for slug.py and run them.",
+         _pytest("test_slug.py"), ((W, "test_slug.py"), (R, "test_slug.py")),
+         {"slug.py": "def slugify(text):\n    return text.strip().lower().replace(' ', '-')\n"}),
+    Task("h_show_data", "Make main.py print the contents of data.txt.",
+         _run("main.py", "assert out.split() == ['apples', 'pears', 'plums'], out"),
+         ((W, "main.py"), (R, "main.py")), {"data.txt": "apples\npears\nplums\n"}),
+    Task("h_japanese", "hello.py を作成して、こんにちは と表示するようにしてください。",
+         _run("hello.py", "assert 'こんにちは' in out, out"), ((W, "hello.py"), (R, "hello.py"))),
+    Task("h_subfolder", "Create src/app.py with a function main() that returns 42.",
+         ("import importlib.util\nspec = importlib.util.spec_from_file_location('app', 'src/app.py')\n"
+          "m = importlib.util.module_from_spec(spec)\nspec.loader.exec_module(m)\nassert m.main() == 42\n"),
+         ((W, "src/app.py"),)),
+    Task("h_no_name", "Write a Python script that prints the first five square numbers (1, 4, 9, 16, 25), "
+         "one per line.",
+         ("import pathlib, re, subprocess, sys\nok = False\nfor p in pathlib.Path('.').rglob('*.py'):\n"
+          "    r = subprocess.run([sys.executable, str(p)], capture_output=True, text=True, timeout=10)\n"
+          "    ok = ok or re.findall(r'\\d+', r.stdout) == ['1', '4', '9', '16', '25']\nassert ok\n"),
+         ((W, "*.py"),)),
+    Task("h_mean", "Create stats.py with a function mean(numbers) that returns the average of a list "
+         "of numbers.", _fn("stats", "m.mean([1, 2, 3]) == 2", "m.mean([2.5, 3.5]) == 3.0"), ((W, "stats.py"),)),
+    Task("h_goodbye", "Change hello.py so that it prints Goodbye instead of Hello.",
+         _out("hello.py", "Goodbye"), ((W, "hello.py"),), {"hello.py": 'print("Hello")\n'}),
+    Task("h_shout", "Create shout.py that prints its first command-line argument in upper case.",
+         _run("shout.py", "assert out.strip() == 'HEY', out", "hey"), ((W, "shout.py"),)),
+    Task("h_counter", "Create counter.py with a class Counter: value starts at 0 and increment() adds 1 "
+         "to it.", _fn("counter", "(c := m.Counter()).value == 0", "(c.increment(), c.value)[1] == 1",
+                       "(c.increment(), c.value)[1] == 2"), ((W, "counter.py"),)),
+    Task("h_syntax", "main.py does not run: fix its syntax error.",
+         _out("main.py", "ready"), ((W, "main.py"), (R, "main.py")), {"main.py": 'print("ready"\n'}),
+    Task("h_notes", "Create notes.txt containing the line: buy milk",
+         "import pathlib\nassert pathlib.Path('notes.txt').read_text().strip() == 'buy milk'\n",
+         ((W, "notes.txt"),)),
+    Task("h_fix_tests", "The tests in test_temp.py fail. Fix temp.py so that they pass.",
+         _pytest("test_temp.py") + "import pathlib\nassert 'def test_boil' in pathlib.Path('test_temp.py').read_text()\n",
+         ((W, "temp.py"),),
+         {"temp.py": "def c_to_f(c):\n    return c * 9 / 5\n",
+          "test_temp.py": "from temp import c_to_f\n\n\ndef test_boil():\n    assert c_to_f(100) == 212\n\n\n"
+                          "def test_freeze():\n    assert c_to_f(0) == 32\n"}),
+    Task("h_is_even_ja", "utils.py に、偶数なら True を返す関数 is_even(n) を追加してください。",
+         _fn("utils", "m.is_even(4)", "not m.is_even(7)", "m.clamp(5, 0, 3) == 3"), ((W, "utils.py"),),
+         {"utils.py": "def clamp(x, lo, hi):\n    return max(lo, min(x, hi))\n"}),
+    Task("h_countdown", "Create countdown.py that prints 3, 2, 1 and then Liftoff!, each on its own line.",
+         _out("countdown.py", "3\n2\n1\nLiftoff!"), ((W, "countdown.py"), (R, "countdown.py"))),
+)
+
+SETS = {"default": TASKS, "heldout": HELDOUT}
