@@ -135,3 +135,59 @@ async def test_the_raw_reply_is_traced_and_shown_under_debug(env: Any) -> None: 
         console = Console(record=True, width=200)
         Renderer(console, debug=debug)(raw[0])
         assert ("$ create @ add.py" in console.export_text()) is debug
+
+
+APPEND_DOUBLE = ("~ add double at the end\n#c0.9 #m0.8 #f0.9 #s0.9\n$ edit @ utils.py\n---\n<<<<<<< SEARCH\n"
+                 "=======\n\n\ndef double(x):\n    return x * 2\n>>>>>>> REPLACE\n---\n~ next: DONE\n")
+
+
+async def test_an_edit_with_hunks_changes_a_shown_file_and_keeps_the_rest(env: Any, steps_of: Any) -> None:  # noqa: F811
+    (env.root / "utils.py").write_text("def half(x):\n    return x / 2\n")
+    o = env.open([reply(APPEND_DOUBLE)], codec="symops", mode="single-call")
+    o.session.owner.change("task", lambda s: setattr(s, "task", "Add a function double(x) to utils.py"))
+    step = build_step(o.session, None)
+    assert 'f0x0 ::= "def half(x):\\n" f0x1?' in step.grammar  # SEARCH can only hold the file's lines
+    assert "edit ::= edit0" in step.grammar and '"python3 utils.py"' in step.grammar
+    assert any("zeta_demo_twice" in m.content for m in step.messages[1:-1])  # the edit example is shown
+    o.session.owner.change("task", lambda s: setattr(s, "task", ""))
+    out = await drive(o.session, o.session.handle_message("Add a function double(x) to utils.py"),
+                      auto_approve_workspace=True)
+    assert out.success, out.message
+    assert (env.root / "utils.py").read_text() == (
+        "def half(x):\n    return x / 2\n\n\ndef double(x):\n    return x * 2\n")
+    edits = [x for r in out.results for x in r.outcomes if x.call.name == "edit_file"]
+    assert edits and edits[-1].status == "ok" and '"hunks"' in edits[-1].content
+
+
+async def test_a_hunk_that_does_not_match_is_fed_back_and_the_next_step_fixes_it(env: Any) -> None:  # noqa: F811
+    (env.root / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    wrong = ("~ fix it\n#c0.9 #m0.8 #f0.9 #s0.9\n$ edit @ calc.py\n---\n<<<<<<< SEARCH\n    return a -- b\n"
+             "=======\n    return a + b\n>>>>>>> REPLACE\n---\n~ next: DONE\n")
+    right = wrong.replace("a -- b", "a - b")
+    o = env.open([reply(wrong), reply(right)], codec="symops", mode="single-call")
+    out = await drive(o.session, o.session.handle_message("Fix the bug in calc.py so that add returns the sum"),
+                      auto_approve_workspace=True)
+    assert out.success, out.message
+    assert (env.root / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
+    model = o.session.model
+    assert isinstance(model, ScriptedModel) and len(model.requests) == 2
+    second = model.requests[1].messages[-1].content
+    assert "Results so far" in second and "calc.py" in second and "return a - b" in second
+
+
+async def test_a_test_file_runs_with_pytest(env: Any) -> None:  # noqa: F811
+    (env.root / "slug.py").write_text("def slugify(t):\n    return t.lower().replace(' ', '-')\n")
+    write_and_test = ("~ test slugify\n#c0.9 #m0.8 #f0.9 #s0.9\n$ create @ test_slug.py\n---\n"
+                      "from slug import slugify\n\n\ndef test_slugify():\n    assert slugify('A b') == 'a-b'\n---\n"
+                      "$ run @ python3 -m pytest -q test_slug.py\n~ next: DONE\n")
+    o = env.open([reply(write_and_test)], codec="symops", mode="single-call")
+    task = "Create test_slug.py with pytest tests for slug.py and run them"
+    o.session.owner.change("task", lambda s: setattr(s, "task", task))
+    g = build_step(o.session, None).grammar
+    assert '"python3 -m pytest -q test_slug.py"' in g and '"python3 test_slug.py"' not in g
+    assert '"$ test @ " ( "test_slug.py" )' in g
+    o.session.owner.change("task", lambda s: setattr(s, "task", ""))
+    out = await drive(o.session, o.session.handle_message(task), auto_approve_workspace=True)
+    ran = [x for r in out.results for x in r.outcomes if x.call.name == "execute_shell"]
+    assert out.success, [x.content[:900] for x in ran]
+    assert ran and '"exit_code": 0' in ran[-1].content and "1 passed" in ran[-1].content

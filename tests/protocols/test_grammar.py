@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 
 from duckflow.protocols.grammar import (
@@ -40,3 +43,50 @@ def test_symops_grammar_has_only_the_allowed_verbs_paths_and_commands() -> None:
 def test_json_strings_allow_escapes() -> None:
     rule = json_string_rule()
     assert '"\\\\" ( ["\\\\/bfnrt]' in rule and rule.startswith("string ::=")
+
+
+ACTION = re.compile(r"^\$ (create|edit|run|delete) @ ", re.M)
+EDITED = {"calc.py": "def add(a, b):\n    return a - b\n\n\ndef sub(a, b):\n    return a - b\n",
+          "odd.md": "---\n<<<<<<< x\nok\n   \n``` py\n--- \n"}
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_every_symops_reply_the_grammar_allows_decodes_strictly(seed: int, tmp_path: Path) -> None:
+    from duckflow.config import WorkspaceConfig
+    from duckflow.protocols.editblocks import apply_hunks, parse_hunks
+    from duckflow.protocols.symops.codec import SymOpsCodec
+    from duckflow.workspace.tools import workspace_tools
+    from tests.helpers.gbnf_walk import Walker
+
+    specs = [t.spec for t in workspace_tools(tmp_path, WorkspaceConfig())]
+    g = symops_grammar(SymOpsGrammarSpec(
+        verbs=("create", "edit", "run", "delete"), create_paths=["calc.py", "a.py"], existing=["calc.py"],
+        commands=["python3 a.py"], min_actions=0, edit_files=EDITED))
+    walker = Walker(g, seed=seed, star_max=6)
+    edits = 0
+    for _ in range(300):
+        text = walker.sample()
+        d = SymOpsCodec().decode(text, specs)
+        assert not (d.repairs or d.warnings or d.errors), (text, d.repairs, d.warnings, d.errors)
+        assert all(c.executable for c in d.calls) and len(d.calls) == len(ACTION.findall(text)), text
+        for c in d.calls:
+            if c.name == "edit_file":  # hunks whose SEARCH is a run of the file's lines (or empty)
+                edits += 1
+                original = EDITED[c.arguments["path"]]
+                hunks = parse_hunks(c.arguments["content"]) or []
+                assert hunks and all(h.complete and h.search in original for h in hunks), text
+                assert apply_hunks(original, hunks).applied or any(original.count(h.search) > 1 for h in hunks)
+    assert edits > 20
+
+
+def test_edit_hunks_search_only_consecutive_file_lines() -> None:
+    g = symops_grammar(SymOpsGrammarSpec(verbs=("edit",), edit_files={"u.py": "a = 1\nb = 2\n---\nc = 3\n"}))
+    assert '$ edit @ " "u.py"' in g and "hunk0{1,3}" in g
+    assert 'f0x0 ::= "a = 1\\n" f0x1?' in g and 'f0x1 ::= "b = 2\\n"\n' in g  # `---` breaks the run
+    assert "f0x2" not in g and 'f0x3 ::= "c = 3\\n"' in g
+    assert "search0? " in g  # empty SEARCH: append at the end
+
+
+def test_file_names_in_a_japanese_task_are_found_without_spaces() -> None:
+    assert plausible_paths("hello.pyを作成して「こんにちは」と表示", []) == ["hello.py"]
+    assert plausible_paths("src/app.pyに関数main()を追加", []) == ["src/app.py"]

@@ -46,6 +46,7 @@ MAX_FILES_SHOWN = 4
 MAX_FILE_CHARS = 2500
 LISTING_LIMIT = 60
 SKIP_DIRS = {".git", ".duckflow", "__pycache__", ".venv", "node_modules", ".pytest_cache", ".mypy_cache"}
+TEST_FILE = re.compile(r"(^|/)test_[^/]*\.py$|_test\.py$")
 MARKER = re.compile(r"^~ next: (DONE|CONTINUE)\s*$", re.M)
 
 
@@ -54,6 +55,13 @@ def templates() -> tuple[str, str, str]:
     """(system, example task, example reply) from the template files."""
     return tuple((DATA / n).read_text(encoding="utf-8").strip() for n in  # type: ignore[return-value]
                  ("system.txt", "example_task.txt", "example_reply.txt"))
+
+
+@functools.lru_cache(maxsize=1)
+def edit_templates() -> tuple[str, str]:
+    """(example task, example reply) of an edit with hunks: shown when a file may be edited."""
+    return tuple((DATA / n).read_text(encoding="utf-8").strip() for n in  # type: ignore[return-value]
+                 ("example_edit_task.txt", "example_edit_reply.txt"))
 
 
 def workspace_files(root: Path, limit: int = LISTING_LIMIT) -> list[str]:
@@ -92,17 +100,23 @@ class LineFeed:
             self.emit(done + "\n")
 
 
-def _file_block(session: CompanionSession, files: list[str], task: str) -> str:
-    """The text of the files the task names (or all, when the workspace is tiny)."""
+def _shown_files(session: CompanionSession, files: list[str], task: str) -> dict[str, str]:
+    """The files the task names (or all, when the workspace is tiny), with their text (cut)."""
     named = set(plausible_paths(task, []))
     chosen = [f for f in files if f in named or Path(f).name in named]
     if not chosen and len(files) <= 2:
         chosen = files
-    parts = []
+    shown: dict[str, str] = {}
     for rel in chosen[:MAX_FILES_SHOWN]:
         text = session.runner.read_text(rel)
-        if text is None:
-            continue
+        if text is not None:
+            shown[rel] = text
+    return shown
+
+
+def _file_block(shown: dict[str, str]) -> str:
+    parts = []
+    for rel, text in shown.items():
         if len(text) > MAX_FILE_CHARS:
             text = text[:MAX_FILE_CHARS] + "\n... (cut)"
         parts.append(f"File {rel}:\n---\n{text.rstrip()}\n---")
@@ -117,9 +131,9 @@ def build_step(session: CompanionSession, user_text: str | None) -> StepPrompt:
     files = workspace_files(root)
     system, ex_task, ex_reply = templates()
     lines = [f"Task: {task}", "Files: " + (", ".join(files) if files else "(none)")]
-    shown = _file_block(session, files, task)
+    shown = _shown_files(session, files, task)
     if shown:
-        lines.append(shown)
+        lines.append(_file_block(shown))
     if state.constraints:
         lines.append("Constraints: " + "; ".join(state.constraints))
     if user_text and user_text.strip() and user_text.strip() != task.strip():
@@ -129,32 +143,45 @@ def build_step(session: CompanionSession, user_text: str | None) -> StepPrompt:
         lines.append("If the results show the task is complete, write one short thought and "
                      "\"~ next: DONE\". Otherwise fix what failed.")
     user = "\n".join(lines)
-    msgs = [Message("system", system), Message("user", ex_task), Message("assistant", ex_reply),
-            Message("user", user)]
     names = set(session.runner.tool_names)
-    verbs = [v for v, tool in (("create", "write_file"), ("run", "execute_shell"), ("test", "run_tests"))
-             if tool in names]
-    if "delete_path" in names and files and re.search(r"\b(delete|remove|rm)\b", task, re.I):
+    # an edit changes a shown file with SEARCH/REPLACE hunks (the grammar holds its lines)
+    asks_delete = bool(re.search(r"\b(delete|remove|rm)\b", task, re.I))
+    editable = {p: t for p, t in shown.items()  # (a delete task: its example would only mislead)
+                if len(t) <= MAX_FILE_CHARS and "edit_file" in names and not asks_delete}
+    examples = [Message("user", ex_task), Message("assistant", ex_reply)]
+    if editable:
+        ed_task, ed_reply = edit_templates()
+        examples += [Message("user", ed_task), Message("assistant", ed_reply)]
+    msgs = [Message("system", system), *examples, Message("user", user)]
+    verbs = [v for v, tool in (("create", "write_file"), ("edit", "edit_file"), ("run", "execute_shell"),
+                               ("test", "run_tests")) if tool in names and (v != "edit" or editable)]
+    if "delete_path" in names and files and asks_delete:
         verbs.append("delete")  # only when asked: a delete always waits for the person
     paths = plausible_paths(task, files)
     new_paths = [p for p in paths if not any(m in p for m in EXAMPLE_MARKERS)]
     spec = SymOpsGrammarSpec(
         verbs=verbs, create_paths=new_paths, existing=[f for f in files if f in paths],
-        commands=[c.replace("python ", "python3 ", 1) for c in run_commands(new_paths)
-                  if c.startswith("python ") and "pytest" not in c],
+        commands=_commands(new_paths),
         new_names=not any(p.endswith(".py") for p in plausible_paths(task, [])),
-        min_actions=0 if state.evidence else 1, max_actions=3,
+        min_actions=0 if state.evidence else 1, max_actions=3, edit_files=editable,
     )
     if "test" in verbs:
-        tests = [p for p in new_paths if re.search(r"(^|/)test_[^/]*\.py$|_test\.py$", p)]
+        tests = [p for p in new_paths if TEST_FILE.search(p)]
         if tests:
             spec.extra["test"] = f"\"$ test @ \" ( {' | '.join(_lit(t) for t in tests)} ) \"\\n\""
     grammar = _with_test(symops_grammar(spec), bool(spec.extra))
     count = _counter(session)
     if is_dml(session):  # the same step in DML: its templates, grammar and codec
         return dml_step(session, user, spec, count, max_tokens=700)
-    tokens = {"system": count(system), "examples": count(ex_task) + count(ex_reply), "task": count(user)}
+    tokens = {"system": count(system), "examples": sum(count(m.content) for m in examples), "task": count(user)}
     return StepPrompt(msgs, grammar, tokens, max_tokens=700)
+
+
+def _commands(paths: list[str]) -> list[str]:
+    """`python3 FILE` for each .py file; a test file runs with pytest (a plain run tests nothing)."""
+    tests = {p for p in paths if TEST_FILE.search(p)}
+    return [c.replace("python ", "python3 ", 1) for c in run_commands(paths)
+            if c.startswith("python ") and c != "python -m pytest -q" and c[7:] not in tests]
 
 
 def _lit(text: str) -> str:

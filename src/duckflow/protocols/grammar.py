@@ -65,7 +65,9 @@ def json_string_rule(name: str = "string") -> str:
 
 def plausible_paths(task: str, existing: Sequence[str]) -> list[str]:
     """File names the task names (`hello.py`, `src/calc.py`) plus the workspace's files."""
-    named = re.findall(r"(?<![\w/.-])((?:[\w-]+/)*[\w-]+\.[A-Za-z0-9]{1,8})(?![\w/-])", task)
+    # ASCII names: a Japanese task writes `hello.pyを作成` with no space around the name
+    named = re.findall(r"(?<![A-Za-z0-9_/.-])((?:[A-Za-z0-9_-]+/)*[A-Za-z0-9_-]+\.[A-Za-z0-9]{1,8})"
+                       r"(?![A-Za-z0-9_/-])", task)
     seen: list[str] = []
     for p in [*named, *existing]:
         p = p.strip().strip("`'\".,;:()")
@@ -98,6 +100,33 @@ class SymOpsGrammarSpec:
     vitals: bool = True
     marker: bool = True
     extra: dict[str, str] = field(default_factory=dict)
+    # files an `edit` may change with SEARCH/REPLACE hunks, with their text: a SEARCH section
+    # can only be a run of consecutive lines of that file (or empty: append at the end)
+    edit_files: dict[str, str] = field(default_factory=dict)
+    max_hunks: int = 3
+
+
+def _hunk_rules(n: int, path: str, text: str, max_lines: int, max_hunks: int) -> list[str]:
+    """Rules of `$ edit @ path` with hunks whose SEARCH lines are consecutive lines of `text`."""
+    lines = text.splitlines()[:400]
+    rules = [f"edit{n} ::= \"$ edit @ \" {literal(path)} \"\\n---\\n\" hunk{n}{{1,{max_hunks}}} \"---\\n\"",
+             f"hunk{n} ::= \"<<<<<<< SEARCH\\n\" search{n}? \"=======\\n\" rline{{0,{max_lines}}} "
+             "\">>>>>>> REPLACE\\n\""]
+    usable = [i for i, ln in enumerate(lines) if not _closes_or_marks(ln)]
+    if not usable:
+        return [rules[0], rules[1].replace(f" search{n}?", "")]
+    starts = [f"f{n}x{i}" for i in usable]
+    rules.append(f"search{n} ::= {' | '.join(starts)}")
+    for i in usable:  # a run starting at line i: that line, then optionally the run from i+1
+        nxt = f" f{n}x{i + 1}?" if i + 1 in usable else ""
+        rules.append(f"f{n}x{i} ::= {literal(lines[i] + chr(10))}{nxt}")
+    return rules
+
+
+def _closes_or_marks(line: str) -> bool:
+    """A file line a SEARCH section cannot hold: it would close the block or look like a marker."""
+    s = line.strip()
+    return s.startswith("---") and not s.strip("-") or bool(re.match(r"^(<{5,9}|={5,9}|>{5,9})", s))
 
 
 def symops_grammar(spec: SymOpsGrammarSpec) -> str:
@@ -111,7 +140,17 @@ def symops_grammar(spec: SymOpsGrammarSpec) -> str:
                                         "newname" if spec.new_names else "") if x)
         rules.append(f"create ::= \"$ create @ \" ( {target} ) \"\\n\" block")
         act_rules.append("create")
-    if "edit" in verbs and spec.existing:
+    if "edit" in verbs and spec.edit_files:
+        names = []
+        for n, (path, text) in enumerate(spec.edit_files.items()):
+            rules += _hunk_rules(n, path, text, spec.max_block_lines, spec.max_hunks)
+            names.append(f"edit{n}")
+        rules.append(f"edit ::= {' | '.join(names)}")
+        rules.append('rline ::= ( [^-`<=>\\n] [^\\n]* | "-" ( [^-\\n] [^\\n]* )? | "--" ( [^-\\n] [^\\n]* )? '
+                     '| "---" [ \\t]* [^ \\t\\n] [^\\n]* | "`" ( [^`\\n] [^\\n]* )? '
+                     '| [<=>] ( [^<=>\\n] [^\\n]* )? ) "\\n"')
+        act_rules.append("edit")
+    elif "edit" in verbs and spec.existing:
         rules.append(f"edit ::= \"$ edit @ \" ( {alternatives(spec.existing)} ) \"\\n\" block")
         act_rules.append("edit")
     if "run" in verbs and spec.commands:
@@ -139,7 +178,7 @@ def symops_grammar(spec: SymOpsGrammarSpec) -> str:
         f"block ::= \"---\\n\" bline{{0,{spec.max_block_lines}}} \"---\\n\"",
         # a content line: never exactly `---` (it would close the block), never a ``` fence
         'bline ::= ( [^-`\\n] [^\\n]* | "-" ( [^-\\n] [^\\n]* )? | "--" ( [^-\\n] [^\\n]* )? '
-        '| "---" [^\\n]+ | "`" ( [^`\\n] [^\\n]* )? ) "\\n"',
+        '| "---" [ \\t]* [^ \\t\\n] [^\\n]* | "`" ( [^`\\n] [^\\n]* )? ) "\\n"',
     ]
     if spec.new_names:
         block.append('newname ::= [a-z_] [a-z0-9_]{0,30} ( "/" [a-z_] [a-z0-9_]{0,30} )? '

@@ -116,10 +116,23 @@ def _protected(root: Path) -> list[Path]:
 _NEVER_WHOLE = ("/", "/root", "/home", "/tmp", "/var", "/etc", "/run", "/proc", "/sys", "/dev")
 
 
+_PYTHON_WORD = re.compile(r"\s*(python3?(?:\.\d+)?)(?=\s|$)")
+
+
+def _shell_python(argv: list[str]) -> str | None:
+    """The python a `sh -c "python3 ..."` command starts, found on PATH (None for other commands)."""
+    if len(argv) != 3 or argv[1] != "-c" or not argv[0].endswith("sh"):
+        return None
+    m = _PYTHON_WORD.match(argv[2])
+    return shutil.which(m.group(1)) if m else None
+
+
 def interpreter_paths(root: Path, argv: list[str]) -> list[str]:
     """Install folders of the interpreters a command needs outside /usr, bound read-only:
     the base of the workspace's `.venv` (its `pyvenv.cfg` home) and the prefix of an absolute
-    program (a pyenv or toolchain python), never a home folder or / itself."""
+    program (a pyenv or toolchain python) or of the python a shell command starts by name
+    (`python3 x.py`: the one on PATH, so a command runs with the packages it has outside), never
+    a home folder or / itself."""
     found: list[Path] = []
     cfg = root / ".venv" / "pyvenv.cfg"
     try:
@@ -131,6 +144,9 @@ def interpreter_paths(root: Path, argv: list[str]) -> list[str]:
         pass
     if argv and os.path.isabs(argv[0]):
         found.append(Path(os.path.realpath(argv[0])).parent.parent)
+    python = _shell_python(argv)
+    if python:  # `python3 x.py` runs the python3 the person's PATH names, as outside the box
+        found.append(Path(os.path.realpath(python)).parent.parent)
     homes = {os.path.realpath(os.path.expanduser("~"))}
     out: list[str] = []
     for p in found:
