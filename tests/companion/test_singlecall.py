@@ -52,7 +52,8 @@ async def test_continue_then_done_and_a_failing_run_goes_back(env: Any, steps_of
     model = o.session.model
     assert isinstance(model, ScriptedModel)
     second = model.requests[1].messages[-1].content
-    assert "ZeroDivisionError" in second or '"exit_code": 1' in second  # the failed run is evidence
+    # the failed run is evidence, with the END of its stderr (where the traceback names the error)
+    assert "exit 1; stderr: …" in second and "ZeroDivisionError: division by zero" in second
     third = model.requests[2].messages[-1].content
     assert "Results so far" in third and "calc.py" in third
     assert "File calc.py:" in third  # the file's text is shown for the next step

@@ -45,8 +45,32 @@ class CallOutcome:
     def line(self, limit: int = 100) -> str:
         args = ", ".join(f"{k}={str(v)[:30]!s}" for k, v in self.call.arguments.items() if k != "content")
         head = f"{self.call.name}({args}) → {self.status}"
-        body = " ".join(self.content.split())
+        body = command_summary(self.content, limit) or " ".join(self.content.split())
         return f"{head}: {body}"[:limit] if body else head[:limit]
+
+
+def command_summary(content: str, limit: int) -> str | None:
+    """A command's result as `exit N; stdout: …; stderr: …` with the ENDS of the outputs (where
+    a traceback names the error), or None when `content` is not a command result."""
+    import json
+
+    if not content.startswith("{") or '"exit_code"' not in content:
+        return None
+    try:
+        data = json.loads(content)
+    except ValueError:
+        return None
+    if not isinstance(data, dict) or "exit_code" not in data:
+        return None
+    parts = ["timed out" if data.get("timed_out") else f"exit {data.get('exit_code')}"]
+    room = max(40, limit // 2 - 30)
+    for key in ("stdout", "stderr"):
+        text = " ".join(str(data.get(key) or "").split())
+        if text:
+            parts.append(f"{key}: " + (text if len(text) <= room else "…" + text[-room:]))
+    if data.get("ran") is False and data.get("note"):
+        parts.append(str(data["note"]))
+    return "; ".join(parts)
 
 
 def call_to_dict(call: ToolCall) -> dict[str, Any]:

@@ -336,9 +336,12 @@ def _finish(session: CompanionSession, done_said: bool, acted: bool, outcomes: l
 
 
 def failed_run(content: str) -> bool:
-    """A command result (JSON from execute_shell / run_tests) that exited non-zero or timed out."""
+    """A command result (JSON from execute_shell / run_tests, or its evidence line
+    `… → ok: exit N; …`) that exited non-zero or timed out."""
     import json
 
+    if re.search(r"→ \w+: (exit (-?[1-9]|None)|timed out)\b", content):
+        return True
     if '"exit_code"' not in content:
         return False
     try:
