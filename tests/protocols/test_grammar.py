@@ -61,7 +61,7 @@ def test_every_symops_reply_the_grammar_allows_decodes_strictly(seed: int, tmp_p
     specs = [t.spec for t in workspace_tools(tmp_path, WorkspaceConfig())]
     g = symops_grammar(SymOpsGrammarSpec(
         verbs=("create", "edit", "run", "delete"), create_paths=["calc.py", "a.py"], existing=["calc.py"],
-        commands=["python3 a.py"], min_actions=0, edit_files=EDITED))
+        commands=["python3 a.py"], min_actions=0, edit_files=EDITED, run_args=True))
     walker = Walker(g, seed=seed, star_max=6)
     edits = 0
     for _ in range(300):
@@ -70,6 +70,8 @@ def test_every_symops_reply_the_grammar_allows_decodes_strictly(seed: int, tmp_p
         assert not (d.repairs or d.warnings or d.errors), (text, d.repairs, d.warnings, d.errors)
         assert all(c.executable for c in d.calls) and len(d.calls) == len(ACTION.findall(text)), text
         for c in d.calls:
+            if c.name == "execute_shell":  # arguments are plain words: nothing else reaches the shell
+                assert re.fullmatch(r"python3 a\.py( [A-Za-z0-9_.,=+/-]+){0,4}", c.arguments["command"]), text
             if c.name == "edit_file":  # hunks whose SEARCH is a run of the file's lines (or empty)
                 edits += 1
                 original = EDITED[c.arguments["path"]]

@@ -164,6 +164,7 @@ def build_step(session: CompanionSession, user_text: str | None) -> StepPrompt:
         commands=_commands(new_paths),
         new_names=not any(p.endswith(".py") for p in plausible_paths(task, [])),
         min_actions=0 if state.evidence else 1, max_actions=3, edit_files=editable,
+        run_args=True,
     )
     if "test" in verbs:
         tests = [p for p in new_paths if TEST_FILE.search(p)]
