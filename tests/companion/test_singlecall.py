@@ -149,7 +149,7 @@ async def test_an_edit_with_hunks_changes_a_shown_file_and_keeps_the_rest(env: A
     step = build_step(o.session, None)
     assert 'f0x0 ::= "def half(x):\\n" f0x1?' in step.grammar  # SEARCH can only hold the file's lines
     assert "edit ::= edit0" in step.grammar and '"python3 utils.py"' in step.grammar
-    assert any("zeta_demo_twice" in m.content for m in step.messages[1:-1])  # the edit example is shown
+    assert any("zeta_demo_twice" in m.content for m in step.messages[1:-1])  # the add example is shown
     o.session.owner.change("task", lambda s: setattr(s, "task", ""))
     out = await drive(o.session, o.session.handle_message("Add a function double(x) to utils.py"),
                       auto_approve_workspace=True)
@@ -192,3 +192,18 @@ async def test_a_test_file_runs_with_pytest(env: Any) -> None:  # noqa: F811
     ran = [x for r in out.results for x in r.outcomes if x.call.name == "execute_shell"]
     assert out.success, [x.content[:900] for x in ran]
     assert ran and '"exit_code": 0' in ran[-1].content and "1 passed" in ran[-1].content
+
+
+def test_the_edit_example_matches_the_kind_of_change(env: Any) -> None:  # noqa: F811
+    (env.root / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    o = env.open([], codec="symops", mode="single-call")
+    shown = {}
+    for task in ("Fix the bug in calc.py", "Add a function mul(a, b) to calc.py", "calc.py に関数を追加して",
+                 "Delete calc.py, it is not needed"):
+        o.session.owner.change("task", lambda s, t=task: setattr(s, "task", t))
+        step = build_step(o.session, None)
+        shown[task] = " ".join(m.content for m in step.messages[1:-1])
+    assert "zeta_demo_twice" in shown["Add a function mul(a, b) to calc.py"]  # an append (empty SEARCH)
+    assert "zeta_demo_twice" in shown["calc.py に関数を追加して"]
+    assert "zeta_number = 5" in shown["Fix the bug in calc.py"] and "zeta_demo_twice" not in shown["Fix the bug in calc.py"]
+    assert "SEARCH" not in shown["Delete calc.py, it is not needed"]  # a delete: no edit, no edit example

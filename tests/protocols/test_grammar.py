@@ -72,6 +72,8 @@ def test_every_symops_reply_the_grammar_allows_decodes_strictly(seed: int, tmp_p
         for c in d.calls:
             if c.name == "execute_shell":  # arguments are plain words: nothing else reaches the shell
                 assert re.fullmatch(r"python3 a\.py( [A-Za-z0-9_.,=+/-]+){0,4}", c.arguments["command"]), text
+            if c.name == "write_file":  # a pasted edit example: no marker line in a file's text
+                assert not re.search(r"(?m)^(<{5}|={5}|>{5})", c.arguments["content"]), text
             if c.name == "edit_file":  # hunks whose SEARCH is a run of the file's lines (or empty)
                 edits += 1
                 original = EDITED[c.arguments["path"]]

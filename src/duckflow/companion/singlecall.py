@@ -57,11 +57,16 @@ def templates() -> tuple[str, str, str]:
                  ("system.txt", "example_task.txt", "example_reply.txt"))
 
 
-@functools.lru_cache(maxsize=1)
-def edit_templates() -> tuple[str, str]:
-    """(example task, example reply) of an edit with hunks: shown when a file may be edited."""
+ADDS = re.compile(r"\b(add|append|insert|extend)\b|追加", re.I)
+
+
+@functools.lru_cache(maxsize=2)
+def edit_templates(kind: str) -> tuple[str, str]:
+    """(example task, example reply) of an edit with one hunk: `add` appends (empty SEARCH),
+    `fix` replaces lines. A small model copies the example's shape, so the step shows the one
+    that matches the task's wording."""
     return tuple((DATA / n).read_text(encoding="utf-8").strip() for n in  # type: ignore[return-value]
-                 ("example_edit_task.txt", "example_edit_reply.txt"))
+                 (f"example_{kind}_task.txt", f"example_{kind}_reply.txt"))
 
 
 def workspace_files(root: Path, limit: int = LISTING_LIMIT) -> list[str]:
@@ -150,7 +155,7 @@ def build_step(session: CompanionSession, user_text: str | None) -> StepPrompt:
                 if len(t) <= MAX_FILE_CHARS and "edit_file" in names and not asks_delete}
     examples = [Message("user", ex_task), Message("assistant", ex_reply)]
     if editable:
-        ed_task, ed_reply = edit_templates()
+        ed_task, ed_reply = edit_templates("add" if ADDS.search(task) else "fix")
         examples += [Message("user", ed_task), Message("assistant", ed_reply)]
     msgs = [Message("system", system), *examples, Message("user", user)]
     verbs = [v for v, tool in (("create", "write_file"), ("edit", "edit_file"), ("run", "execute_shell"),

@@ -111,7 +111,7 @@ def _hunk_rules(n: int, path: str, text: str, max_lines: int, max_hunks: int) ->
     """Rules of `$ edit @ path` with hunks whose SEARCH lines are consecutive lines of `text`."""
     lines = text.splitlines()[:400]
     rules = [f"edit{n} ::= \"$ edit @ \" {literal(path)} \"\\n---\\n\" hunk{n}{{1,{max_hunks}}} \"---\\n\"",
-             f"hunk{n} ::= \"<<<<<<< SEARCH\\n\" search{n}? \"=======\\n\" rline{{0,{max_lines}}} "
+             f"hunk{n} ::= \"<<<<<<< SEARCH\\n\" search{n}? \"=======\\n\" bline{{0,{max_lines}}} "
              "\">>>>>>> REPLACE\\n\""]
     usable = [i for i, ln in enumerate(lines) if not _closes_or_marks(ln)]
     if not usable:
@@ -122,6 +122,11 @@ def _hunk_rules(n: int, path: str, text: str, max_lines: int, max_hunks: int) ->
         nxt = f" f{n}x{i + 1}?" if i + 1 in usable else ""
         rules.append(f"f{n}x{i} ::= {literal(lines[i] + chr(10))}{nxt}")
     return rules
+
+
+def _short_runs(ch: str, most: int = 4) -> str:
+    """GBNF: a line start of 1..`most` `ch` then anything else (so never a run of `most`+1)."""
+    return " | ".join(f'"{ch * k}" ( [^{ch}\\n] [^\\n]* )?' for k in range(1, most + 1))
 
 
 def _closes_or_marks(line: str) -> bool:
@@ -147,9 +152,6 @@ def symops_grammar(spec: SymOpsGrammarSpec) -> str:
             rules += _hunk_rules(n, path, text, spec.max_block_lines, spec.max_hunks)
             names.append(f"edit{n}")
         rules.append(f"edit ::= {' | '.join(names)}")
-        rules.append('rline ::= ( [^-`<=>\\n] [^\\n]* | "-" ( [^-\\n] [^\\n]* )? | "--" ( [^-\\n] [^\\n]* )? '
-                     '| "---" [ \\t]* [^ \\t\\n] [^\\n]* | "`" ( [^`\\n] [^\\n]* )? '
-                     '| [<=>] ( [^<=>\\n] [^\\n]* )? ) "\\n"')
         act_rules.append("edit")
     elif "edit" in verbs and spec.existing:
         rules.append(f"edit ::= \"$ edit @ \" ( {alternatives(spec.existing)} ) \"\\n\" block")
@@ -180,9 +182,10 @@ def symops_grammar(spec: SymOpsGrammarSpec) -> str:
         root.append("marker")
     block = [
         f"block ::= \"---\\n\" bline{{0,{spec.max_block_lines}}} \"---\\n\"",
-        # a content line: never exactly `---` (it would close the block), never a ``` fence
-        'bline ::= ( [^-`\\n] [^\\n]* | "-" ( [^-\\n] [^\\n]* )? | "--" ( [^-\\n] [^\\n]* )? '
-        '| "---" [ \\t]* [^ \\t\\n] [^\\n]* | "`" ( [^`\\n] [^\\n]* )? ) "\\n"',
+        # a content line: never exactly `---` (it would close the block, also with blanks after
+        # it), never a ``` fence, never an edit marker (5+ `<`, `=` or `>`: a pasted example)
+        "bline ::= ( [^-`<=>\\n] [^\\n]* | " + " | ".join(_short_runs(c) for c in "<=>") + ' | "-" ( [^-\\n] [^\\n]* )? '
+        '| "--" ( [^-\\n] [^\\n]* )? | "---" [ \\t]* [^ \\t\\n] [^\\n]* | "`" ( [^`\\n] [^\\n]* )? ) "\\n"',
     ]
     if spec.new_names:
         block.append('newname ::= [a-z_] [a-z0-9_]{0,30} ( "/" [a-z_] [a-z0-9_]{0,30} )? '
