@@ -94,3 +94,11 @@ def test_edit_hunks_search_only_consecutive_file_lines() -> None:
 def test_file_names_in_a_japanese_task_are_found_without_spaces() -> None:
     assert plausible_paths("hello.pyを作成して「こんにちは」と表示", []) == ["hello.py"]
     assert plausible_paths("src/app.pyに関数main()を追加", []) == ["src/app.py"]
+
+
+def test_an_edit_without_the_files_text_may_still_write_hunks() -> None:
+    # the two-call Specialized reply: `edit` of an existing file takes a whole file or hunks
+    g = symops_grammar(SymOpsGrammarSpec(verbs=("create", "edit"), create_paths=["a.py"], existing=["a.py"],
+                                         new_names=False))
+    assert 'edit ::= "$ edit @ " ( "a.py" ) "\\n" eblock' in g and "emark" in g
+    assert 'create ::= "$ create @ " ( "a.py" ) "\\n" block' in g  # a created file holds no marker line

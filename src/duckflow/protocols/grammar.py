@@ -153,8 +153,10 @@ def symops_grammar(spec: SymOpsGrammarSpec) -> str:
             names.append(f"edit{n}")
         rules.append(f"edit ::= {' | '.join(names)}")
         act_rules.append("edit")
-    elif "edit" in verbs and spec.existing:
-        rules.append(f"edit ::= \"$ edit @ \" ( {alternatives(spec.existing)} ) \"\\n\" block")
+    elif "edit" in verbs and spec.existing:  # the whole new file, or hunks with their markers
+        rules.append(f"edit ::= \"$ edit @ \" ( {alternatives(spec.existing)} ) \"\\n\" eblock")
+        rules.append(f"eblock ::= \"---\\n\" ( bline | emark ){{0,{spec.max_block_lines}}} \"---\\n\"")
+        rules.append('emark ::= ( "<<<<<" [^\\n]* | "=====" [^\\n]* | ">>>>>" [^\\n]* ) "\\n"')
         act_rules.append("edit")
     if "run" in verbs and spec.commands:
         args = " runargs?" if spec.run_args else ""
