@@ -207,3 +207,14 @@ def test_the_edit_example_matches_the_kind_of_change(env: Any) -> None:  # noqa:
     assert "zeta_demo_twice" in shown["calc.py に関数を追加して"]
     assert "zeta_number = 5" in shown["Fix the bug in calc.py"] and "zeta_demo_twice" not in shown["Fix the bug in calc.py"]
     assert "SEARCH" not in shown["Delete calc.py, it is not needed"]  # a delete: no edit, no edit example
+
+
+def test_the_edit_example_is_chosen_once_so_the_prefix_is_reused(env: Any) -> None:  # noqa: F811
+    (env.root / "util.py").write_text("x = 1\n")
+    o = env.open([], codec="symops", mode="single-call")
+    o.session.owner.change("task", lambda s: setattr(s, "task", "Add a function f() to util.py"))
+    one = build_step(o.session, None)
+    (env.root / "util.py").unlink()  # the file is gone at the next step: the examples stay
+    two = build_step(o.session, None)
+    assert len(one.messages) == len(two.messages) == 6
+    assert [m.content for m in one.messages[:5]] == [m.content for m in two.messages[:5]]

@@ -154,8 +154,15 @@ def build_step(session: CompanionSession, user_text: str | None) -> StepPrompt:
     editable = {p: t for p, t in shown.items()  # (a delete task: its example would only mislead)
                 if len(t) <= MAX_FILE_CHARS and "edit_file" in names and not asks_delete}
     examples = [Message("user", ex_task), Message("assistant", ex_reply)]
-    if editable:
-        ed_task, ed_reply = edit_templates("add" if ADDS.search(task) else "fix")
+    # the examples are chosen at the first step and kept (the prefix stays the same, so the KV
+    # cache is reused): the edit example when a file the task names already exists then
+    kept = session.__dict__.get("_singlecall_edit_kind")
+    if not kept or kept[0] != task:  # (a new task in a chat chooses again)
+        kept = session.__dict__["_singlecall_edit_kind"] = (
+            task, ("add" if ADDS.search(task) else "fix") if editable else "")
+    kind = kept[1]
+    if kind:
+        ed_task, ed_reply = edit_templates(kind)
         examples += [Message("user", ed_task), Message("assistant", ed_reply)]
     msgs = [Message("system", system), *examples, Message("user", user)]
     verbs = [v for v, tool in (("create", "write_file"), ("edit", "edit_file"), ("run", "execute_shell"),
