@@ -20,14 +20,18 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from duckflow.orchestra.contracts import ChatProposal, InputMessage, RoutingDecision
 from duckflow.orchestra.loop import LoopController, LoopResult
 from duckflow.orchestra.roles import error_text, is_timeout
 from duckflow.orchestra.router import LIFT_LOCAL, MessageRouter, build_router
 from duckflow.orchestra.settings import CODE_ROUTES, ROUTES
+
+if TYPE_CHECKING:
+    from duckflow.orchestra.coder import CoderFlow
 
 Action = Literal["companion", "reply", "approval", "notice"]
 _DELEGATE = re.compile(r"(?im)^[\s>*_`-]*DELEGATE\s*[:：]\s*\**\s*([A-Za-z0-9]+)")
@@ -74,7 +78,6 @@ class Orchestrator:
     def __init__(self, config: Any, *, workspace: str | Path, session_id: str, channel: str = "cli",
                  models: dict[str, Any] | None = None, gate: Any = None, state: Any = None, events: Any = None,
                  companion: bool = True, router: MessageRouter | None = None, classifier_model: Any = None) -> None:
-        from duckflow.orchestra.coder import CoderFlow
         from duckflow.orchestra.events import EventLog
         from duckflow.orchestra.roles import Roles
         from duckflow.orchestra.state import OrchestraState
@@ -98,8 +101,15 @@ class Orchestrator:
         self.roles.health = OllamaReadiness(config.models.ollama.restart_command)
         self.router = router or build_router(config, on_event=self._router_event, classifier_model=classifier_model)
         self.loop = LoopController(self.roles, config.loop, emit=self.emit)
-        self.coder = CoderFlow(self.roles, workspace=self.workspace, gate=gate, state=self.state, emit=self.emit,
-                               default_coder=config.routing.default_coder)
+
+    @cached_property
+    def coder(self) -> CoderFlow:
+        """The Coder flow (orchestra.coder), made when a code route or a patch approval first needs it:
+        a message the companion handles never imports it."""
+        from duckflow.orchestra.coder import CoderFlow
+
+        return CoderFlow(self.roles, workspace=self.workspace, gate=self.gate, state=self.state, emit=self.emit,
+                         default_coder=self.config.routing.default_coder)
 
     def emit(self, type: str, session_id: str = "", **fields: Any) -> None:
         fields.setdefault("channel", self.channel)

@@ -33,7 +33,7 @@ def test_a_demo_run_leaves_the_lazy_parts_unloaded_and_still_routes_and_masks(tm
             "from duckflow.orchestra.router import _builtin_rules\n"
             "tried = sum(p.is_compiled for r in _builtin_rules().rules for p in r._compiled)\n"
             "print(json.dumps({'rc': rc, 'tried': tried, 'loaded': [m for m in ('pathspec', 'regex', "
-            "'duckflow.llm.payloads', 'detect_secrets', 'requests') if m in sys.modules]}))")
+            "'duckflow.llm.payloads', 'detect_secrets', 'requests', 'duckflow.orchestra.coder') if m in sys.modules]}))")
     out = _py(code, "run", "Create hello.py", "--model", "scripted:demo", "-w", str(work),
               "--auto-approve-workspace", "--json", home=tmp_path)
     assert out.returncode == 0, out.stderr
@@ -105,3 +105,17 @@ def test_a_mistyped_command_still_gets_a_suggestion(tmp_path: Path) -> None:
               "rnu", home=tmp_path)
     assert out.returncode == 2
     assert "Did you mean `duckflow run`?" in out.stderr
+
+
+def test_emoji_codes_are_printed_as_written_and_their_table_stays_unloaded(tmp_path: Path) -> None:
+    work = tmp_path / "w:smile:x"  # a workspace path that rich would turn into 😄
+    work.mkdir()
+    code = ("import sys\nfrom duckflow.channels.cli.main import main\nrc = main(sys.argv[1:])\n"
+            "print('emoji table loaded' if 'rich._emoji_codes' in sys.modules else 'no emoji table')\n"
+            "sys.exit(rc)")
+    out = _py(code, "run", "Create hello.py", "--model", "scripted:demo", "-w", str(work),
+              "--auto-approve-workspace", home=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert f"workspace {work}" in out.stdout.replace("\n", "")
+    assert "\N{SMILING FACE WITH OPEN MOUTH AND SMILING EYES}" not in out.stdout
+    assert out.stdout.strip().endswith("no emoji table")

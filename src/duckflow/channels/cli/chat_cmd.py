@@ -270,7 +270,7 @@ def run(args: argparse.Namespace) -> int:
                           session_id=args.session,
                           resume=not args.new and not args.session, codec=args.codec, mode=args.mode)
     tty = sys.stdin.isatty() and sys.stdout.isatty()
-    console = Console(highlight=False, force_terminal=tty or None)
+    console = Console(highlight=False, emoji=False, force_terminal=tty or None)  # as channels.cli.render
     renderer = Renderer(console, debug=args.debug, live_line=tty)
     chat = Chat(opened, renderer)
     from duckflow.channels.cli.routed import RoutedInput

@@ -54,7 +54,9 @@ class Renderer:
         a prompt above the output would otherwise overwrite a half-written line)."""
         from rich.console import Console
 
-        self.console = console or Console(highlight=False)
+        # emoji=False: `:name:` in a path, a file or a model's text is printed as written (and
+        # rich's 60 KB emoji table is not loaded on every start)
+        self.console = console or Console(highlight=False, emoji=False)
         # our own console on a pipe or file (no terminal, no colours, nothing recorded): plain
         # streamed text is written as it is, which is what rich prints there, without its
         # per-print rendering (a run streams ~90 pieces); see `_write_plain`
@@ -218,7 +220,7 @@ class Renderer:
             return  # only tool results, already shown as they ran
         text = kept
         title = "duckflow (while working)" if chunk.agent == CHAT else "duckflow"
-        self.console.print(Panel(Text(text), title=title, border_style="green"))
+        self.console.print(Panel(Text(text), title=Text(title), border_style="green"))
 
     def _on_decision(self, chunk: Any) -> None:
         from rich.text import Text
@@ -240,6 +242,7 @@ class Renderer:
 
     def _on_plan(self, chunk: Any) -> None:
         from rich.panel import Panel
+        from rich.text import Text
 
         self._block()
         d = chunk.data
@@ -263,7 +266,7 @@ class Renderer:
             return
         self._plans[d.plan_id] = (d.status, list(d.states))
         body = ("" if streamed else d.text) + ("\n\nactions:\n" + "\n".join(acts) if acts else "")
-        self.console.print(Panel(body.strip() or "(no actions)", title=f"plan {d.plan_id}", border_style="blue"))
+        self.console.print(Panel(body.strip() or "(no actions)", title=Text(f"plan {d.plan_id}"), border_style="blue"))
 
     def _on_tool_call(self, chunk: Any) -> None:
         from rich.text import Text
@@ -321,6 +324,7 @@ class Renderer:
 
     def approval(self, request: dict[str, Any], job_id: Any, *, details: bool = False) -> None:
         from rich.panel import Panel
+        from rich.text import Text
 
         self._block()
         request = clean(dict(request))
@@ -340,7 +344,7 @@ class Renderer:
         if details:
             lines.append(f"[bold]affected[/]: {e(', '.join(request.get('affected') or []))}")
             lines.append(f"[bold]reversible[/]: {e(request.get('reversible'))}  {e(request.get('rollback', ''))}")
-        self.console.print(Panel("\n".join(lines), title="approval needed", border_style="yellow"))
+        self.console.print(Panel("\n".join(lines), title=Text("approval needed"), border_style="yellow"))
         diff = request.get("diff_preview") or ""
         if diff:
             shown = diff if details else "\n".join(diff.splitlines()[:40])

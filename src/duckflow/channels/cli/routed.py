@@ -122,7 +122,7 @@ class RoutedInput:
 
             title = f"{self.orch.roles.alias('worker')} · {turn.loop.final_route}" if turn.loop else "duckflow"
             if not self.quiet:
-                self.console.print(Panel(Text(turn.text), title=title, border_style="green"))
+                self.console.print(Panel(Text(turn.text), title=Text(title), border_style="green"))
         return None
 
     def _remember(self, text: str, turn: Any) -> None:
