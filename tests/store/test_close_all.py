@@ -1,4 +1,5 @@
-"""`store.sqlite.close_all`: closers run together; every one runs; the first error comes after."""
+"""`store.sqlite`: close_all runs closers together, every one runs, the first error comes after;
+connect makes WAL databases."""
 
 from __future__ import annotations
 
@@ -41,3 +42,18 @@ def test_databases_closed_from_other_threads_are_closed_and_checkpointed(tmp_pat
         assert not (tmp_path / f"{i}.db-wal").exists()  # the last close checkpointed and removed the WAL
         assert sqlite3.connect(tmp_path / f"{i}.db").execute("SELECT x FROM t").fetchone() == (1,)
     close_all()  # nothing to close
+
+
+def test_a_new_database_is_wal_with_normal_sync_and_stays_wal(tmp_path: Path) -> None:
+    db = tmp_path / "sub" / "new.db"
+    conn = connect(db)
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert conn.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
+    conn.execute("CREATE TABLE t (x)")
+    conn.execute("INSERT INTO t VALUES (1)")
+    conn.commit()
+    conn.close()
+    plain = sqlite3.connect(db)  # WAL is a property of the file, not of our connection
+    assert plain.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert plain.execute("SELECT x FROM t").fetchall() == [(1,)]
+    plain.close()

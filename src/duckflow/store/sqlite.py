@@ -17,8 +17,10 @@ def connect(path: str | Path, *, check_same_thread: bool = False) -> sqlite3.Con
         Path(path).parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(str(path), timeout=5.0, check_same_thread=check_same_thread)
     conn.row_factory = sqlite3.Row
-    conn.execute("PRAGMA journal_mode=WAL")
+    # synchronous first: switching a new file to WAL commits once through a rollback journal,
+    # and under NORMAL that commit syncs the journal once, not twice (the same end state)
     conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA foreign_keys=ON")
     conn.execute("PRAGMA busy_timeout=5000")
     return conn
