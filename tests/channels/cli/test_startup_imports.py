@@ -119,3 +119,10 @@ def test_emoji_codes_are_printed_as_written_and_their_table_stays_unloaded(tmp_p
     assert f"workspace {work}" in out.stdout.replace("\n", "")
     assert "\N{SMILING FACE WITH OPEN MOUTH AND SMILING EYES}" not in out.stdout
     assert out.stdout.strip().endswith("no emoji table")
+
+
+def test_commands_the_agent_runs_do_not_inherit_the_plugin_switch() -> None:
+    from duckflow.workspace.sandbox import sandbox_env
+
+    env = sandbox_env({"PYDANTIC_DISABLE_PLUGINS": "__all__", "PATH": "/usr/bin"})
+    assert "PYDANTIC_DISABLE_PLUGINS" not in env and env["PATH"] == "/usr/bin"
