@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from duckflow.companion.replygrammar import specialized_grammar
 from duckflow.companion.state import Step
 from duckflow.llm.scripted import ScriptedModel, reply
 from tests.helpers.companion import decision, env  # noqa: F401
@@ -21,10 +22,10 @@ class LocalScripted(ScriptedModel):
 
 REPLY = {"symops": "~ write the greeting\n#c0.8 #m0.8 #f0.8 #s0.8\n$ create @ hi.txt\n---\nhello\n---\n",
          "dml": "Thought: write the greeting\nAction:\n🦆▶️[T:write_file|hi.txt|\nhello\n]◀️🦆\n"}
-SHAPE = {"symops": ('root ::= thought vitals action{1,4}', 'create ::= "$ create @ " ( "notes.txt" | "hi.txt" |',
+SHAPE = {"symops": ('root ::= thought vitals action{1,4}', 'create ::= "$ create @ " ( "notes.txt" | "hi.txt" )',
                     'edit ::= "$ edit @ " ( "notes.txt" )'),
          "dml": ('root ::= "Thought: " dchar{1,200} "\\nAction:\\n" action{1,4}\n',
-                 '"🦆▶️[T:write_file" "|" ( ( "notes.txt" | "hi.txt" ) | newname ) "|" dblock',
+                 '"🦆▶️[T:write_file" "|" ( ( "notes.txt" | "hi.txt" ) ) "|" dblock',
                  '"🦆▶️[T:edit_file" "|" ( "notes.txt" ) "|" dblock', '"🦆▶️[T:read_file" "|" ( "notes.txt" )')}
 
 
@@ -43,6 +44,9 @@ async def test_the_specialized_reply_is_grammar_constrained(env: Any, codec: str
     for part in SHAPE[codec]:
         assert part in grammar, grammar
     assert "next" not in grammar.lower()  # the step marker is single-call only
+    assert "newname" not in grammar  # the task names its file: no other new name (seen: `src/main.py`)
+    o.session.owner.change("task", lambda st: setattr(st, "task", "write a greeting script"))
+    assert "newname ::=" in (specialized_grammar(o.session, Step.EXECUTION) or "")
     for seed in range(60):  # what the grammar allows, the session's codec reads strictly
         text = Walker(grammar, seed=seed, star_max=8).sample()
         decoded = o.session.codec.decode(text, o.session.runner.specs)

@@ -57,17 +57,19 @@ def specialized_grammar(session: CompanionSession, step: Step) -> str | None:
         return None
     verbs, paths, existing, commands = _choices(session)
     least = 0 if step == Step.REVIEW else 1  # a review may answer without acting
+    task = session.state.task or session.state.goal or ""
+    new_names = not plausible_paths(task, [])  # a task that names its files gets only those
     try:
         if name == "symops":  # Sym-Ops has no `read` verb (the codec would only warn and guess)
             return symops_grammar(SymOpsGrammarSpec(
                 verbs=[v for v in verbs if v != "read"], create_paths=paths, existing=existing, commands=commands,
-                min_actions=least, max_actions=4, marker=False))
+                new_names=new_names, min_actions=least, max_actions=4, marker=False))
         wanted = {_TOOLS[v] for v in verbs}
         aliases: Any = getattr(session.codec, "aliases", None)
         return dml_grammar(DmlGrammarSpec(
             tools=[t for t in session.runner.specs if t.name in wanted], create_paths=paths,
             existing=existing, commands=commands, aliases=aliases.items() if aliases is not None else (),
-            min_actions=least, max_actions=4, marker=False))
+            new_names=new_names, min_actions=least, max_actions=4, marker=False))
     except ValueError:  # nothing the grammar could offer: leave the reply free
         return None
 
