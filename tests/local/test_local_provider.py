@@ -92,3 +92,21 @@ async def test_memory_stays_flat_over_calls_with_different_prompts() -> None:
         await complete(model, [Message("system", f"You only talk about {word}s. " * 40),
                                Message("user", f"Name a {word}.")], settings=settings)
     assert _rss_mb() - before < 60, f"RSS grew {_rss_mb() - before:.0f} MB over 5 calls"
+
+
+def test_a_run_in_process_exits_without_a_traceback(tmp_path: Path, default_model_home: Path) -> None:
+    """`make run` calls the CLI in its own process; at exit llama_cpp's `Llama.__del__` freed the
+    model after the module's globals were gone and printed an ignored TypeError traceback to the
+    person's terminal. The models are now freed by an atexit hook, while everything still exists."""
+    import subprocess
+    import sys
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    code = ("from duckflow.channels.cli.main import main\n"
+            f"rc = main(['run', 'Create hi.py that prints hi.', '-w', {str(ws)!r}, '--model', "
+            "'local:default', '--auto-approve-workspace', '--max-turns', '1'])\n"
+            "print('returned', rc)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=900)
+    assert "returned" in done.stdout, (done.stdout + done.stderr)[-2000:]
+    assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr, done.stderr[-2000:]

@@ -20,6 +20,7 @@ Token counting uses the model's own tokenizer (`count_tokens`); `register_tokeni
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import json
 import os
@@ -42,7 +43,34 @@ from duckflow.llm.types import (
 
 _LOADED: dict[tuple[str, int, int], Any] = {}
 _LOAD_LOCK = threading.Lock()
+_GEN_LOCKS: dict[int, threading.Lock] = {}  # one generation at a time per loaded model
+_STOPS: set[threading.Event] = set()  # the stop flags of the generations running now
 _SENTINEL = object()
+
+
+def _generation_lock(llm: Any) -> threading.Lock:
+    with _LOAD_LOCK:
+        return _GEN_LOCKS.setdefault(id(llm), threading.Lock())
+
+
+def close_all(wait_s: float = 5.0) -> None:
+    """Stop running generations and free every loaded model (registered with atexit).
+
+    Left to `Llama.__del__` at interpreter teardown, freeing runs after llama_cpp's module
+    globals are gone and prints an ignored `TypeError` traceback to the person's terminal."""
+    for stop in list(_STOPS):
+        stop.set()
+    for key, llm in list(_LOADED.items()):
+        lock = _GEN_LOCKS.get(id(llm))
+        if lock is not None and not lock.acquire(timeout=wait_s):
+            continue  # still generating: leave it rather than free memory in use
+        try:
+            with contextlib.suppress(Exception):
+                llm.close()
+        finally:
+            if lock is not None:
+                lock.release()
+        _LOADED.pop(key, None)
 
 
 class LocalModelUnavailable(DuckflowError):
@@ -72,6 +100,8 @@ def load_llama(path: str, n_ctx: int, n_threads: int) -> Any:
         llm = _LOADED.get(key)
         if llm is None:
             llama_cpp = _import_llama()
+            if not _LOADED:
+                atexit.register(close_all)
             try:
                 llm = llama_cpp.Llama(model_path=path, n_ctx=n_ctx, n_threads=n_threads,
                                       n_batch=512, verbose=False)
@@ -109,7 +139,6 @@ class LocalModel:
         self.n_ctx = n_ctx
         self.n_threads = n_threads or default_threads()
         self.seed = seed
-        self._lock = threading.Lock()
         self.last_usage = Usage()
 
     @classmethod
@@ -173,8 +202,9 @@ class LocalModel:
                     loop.call_soon_threadsafe(queue.put_nowait, item)
 
         def work() -> None:
+            _STOPS.add(stop)
             try:
-                with self._lock:
+                with _generation_lock(llm):
                     pieces = llm.create_chat_completion(chat, stream=True, **kw)
                     finish = "stop"
                     for piece in pieces:
@@ -193,6 +223,7 @@ class LocalModel:
             except BaseException as exc:  # noqa: BLE001 - handed to the consumer
                 put(exc)
             finally:
+                _STOPS.discard(stop)
                 put(_SENTINEL)
 
         prompt_tokens = 0
