@@ -35,7 +35,7 @@ STEP1_TOKENS = 24  # step 1's reply (its tokens follow the prompt in llama.cpp's
 
 async def _first_token(model: Any, messages: Any, settings: Any) -> float:
     """Seconds from the call to the first streamed text of `model` (the rest is not generated)."""
-    with model._lock:  # a previous call cut off after its first token may still be stopping
+    with model.generation_lock:  # a previous call cut off after its first token may still be stopping
         pass
     start = time.perf_counter()
     gen = model.stream(messages, settings=settings)
@@ -51,7 +51,7 @@ async def _first_token(model: Any, messages: Any, settings: Any) -> float:
 def _forget(model: Any) -> None:
     """Empty the model's evaluated tokens (and its state cache, if it has one): the next call starts cold."""
     llm = model.llama
-    with model._lock:  # after the generation a cut-off call leaves running has stopped
+    with model.generation_lock:  # after the generation a cut-off call leaves running has stopped
         llm.reset()
         cache = getattr(llm, "cache", None)
         if cache is not None:  # a fresh, empty cache of the same kind and size

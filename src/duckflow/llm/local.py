@@ -156,6 +156,11 @@ class LocalModel:
         register_tokenizer(self.name, self.count_tokens)
         return llm
 
+    @property
+    def generation_lock(self) -> threading.Lock:
+        """Held while this model's llama.cpp generates (one generation at a time per loaded file)."""
+        return _generation_lock(self.llama)
+
     def count_tokens(self, text: str) -> int:
         """Tokens of `text` with the model's own tokenizer."""
         if not text:
