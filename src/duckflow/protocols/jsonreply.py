@@ -199,25 +199,6 @@ def _nests_deeper(text: str, limit: int) -> bool:
     from duckflow.llm.nesting import nests_deeper
 
     return nests_deeper(text, limit)
-    level = 0
-    in_str = esc = False
-    for ch in text:
-        if in_str:
-            if esc:
-                esc = False
-            elif ch == "\\":
-                esc = True
-            elif ch == '"':
-                in_str = False
-        elif ch == '"':
-            in_str = True
-        elif ch in "[{":
-            level += 1
-            if level > limit:
-                return True
-        elif ch in "]}" and level:
-            level -= 1
-    return False
 
 
 def _read(text: str, schema: type[BaseModel] | None) -> JsonReply:
