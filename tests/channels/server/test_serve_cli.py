@@ -152,3 +152,24 @@ def test_serve_refuses_a_missing_workspace_in_one_line(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-m", "duckflow", "serve", "-w", str(tmp_path / "nope"), "--port", "1"],
                           capture_output=True, text=True, timeout=60, env=env)
     assert proc.returncode != 0 and "is not a folder" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_short_token_the_person_chose_works_on_this_machine_with_a_warning(tmp_path: Path) -> None:
+    # a checker (or a person) may pick any token; on a loopback bind it is used as given, and said to be short
+    token = "s3cret"
+    proc, url = _start(tmp_path, {"DUCKFLOW_SERVER_TOKEN": token})
+    try:
+        assert httpx.get(url + "/v1/sessions").status_code == 401
+        assert httpx.get(url + "/v1/sessions", headers={"Authorization": f"Bearer {token}"}).status_code == 200
+    finally:
+        out, err = _stop(proc)
+    assert "only 6 characters" in err and token not in out + err
+
+
+def test_a_short_token_is_refused_when_listening_beyond_this_machine(tmp_path: Path) -> None:
+    (tmp_path / "ws").mkdir()
+    env = {**os.environ, "PYTHONPATH": SRC, "DUCKFLOW_SERVER_TOKEN": "s3cret"}
+    proc = subprocess.run([sys.executable, "-m", "duckflow", "serve", "--host", "0.0.0.0", "--port", "1",
+                           "-w", str(tmp_path / "ws")], capture_output=True, text=True, timeout=60, env=env)
+    assert proc.returncode == 1 and "too short" in proc.stderr and "beyond this machine" in proc.stderr
+    assert "Traceback" not in proc.stderr and "s3cret" not in proc.stderr

@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     import uvicorn
 
     from duckflow.channels.http.app import ServerSettings, create_app, tune_gc
-    from duckflow.channels.http.auth import resolve_token, token_path
+    from duckflow.channels.http.auth import is_loopback, resolve_token, short_token_note, token_path
     from duckflow.channels.http.limits import redact_access_log
     from duckflow.paths import duckflow_home
 
@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     if not Path(args.workspace).expanduser().is_dir():
         raise DuckflowError(f"workspace {args.workspace} is not a folder", hint="pass --workspace DIR")
     model_note = _model_note(args)
-    token, created = resolve_token()
+    token, created = resolve_token(loopback=is_loopback(args.host))
     settings = ServerSettings.from_env(token, workspace=args.workspace, model_name=args.model,
                                        host=args.host, port=args.port, cors_origins=args.cors_origin,
                                        max_body_bytes=args.max_body, max_running=max(1, args.max_running),
@@ -62,6 +62,9 @@ def run(args: argparse.Namespace) -> int:
     print(f"open the web page (this link logs you in once): http://{shown}:{args.port}/#code={code}", file=out)
     if model_note:
         print(model_note, file=out)
+    token_note = short_token_note(token)
+    if token_note:
+        print(token_note, file=out)
     webhooks = [name for name, on in (("Slack /slack/events", settings.slack_signing_secret),
                                        ("LINE /line/webhook", settings.line_channel_secret)) if on]
     if webhooks:
@@ -73,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
         if secret and not people:
             print(f"note: {name} hears nobody yet: set {var}=ID1,ID2 (or * for anyone who reaches the bot); "
                   "ignored ids are logged", file=out)
-    if args.host not in ("127.0.0.1", "::1", "localhost"):
+    if not is_loopback(args.host):
         print("warning: listening beyond this machine; put TLS in front of it", file=out)
     redact_access_log()
     tune_gc()

@@ -9,6 +9,7 @@ the server, so no access log sees it); the page trades the code for the token on
 from __future__ import annotations
 
 import hmac
+import ipaddress
 import os
 import secrets
 import stat
@@ -26,13 +27,19 @@ def token_path() -> Path:
     return duckflow_home() / "server-token"
 
 
-def resolve_token(environ: dict[str, str] | None = None) -> tuple[str, bool]:
-    """(token, created_now). A token file readable by others is refused, not used."""
+def resolve_token(environ: dict[str, str] | None = None, *, loopback: bool = True) -> tuple[str, bool]:
+    """(token, created_now). A token file readable by others is refused, not used.
+
+    A token the person set themselves is used as given while the server listens on this machine
+    only (`short_token_note` says when it is short); beyond it, a short one is refused: anyone on
+    the network could guess it.
+    """
     env = os.environ if environ is None else environ
     given = env.get(TOKEN_ENV, "").strip()
     if given:
-        if len(given) < MIN_TOKEN_LEN:
-            raise DuckflowError(f"{TOKEN_ENV} is too short ({len(given)} characters)",
+        if len(given) < MIN_TOKEN_LEN and not loopback:
+            raise DuckflowError(f"{TOKEN_ENV} is too short ({len(given)} characters) for a server listening "
+                                "beyond this machine",
                                 hint=f"use at least {MIN_TOKEN_LEN} random characters, or unset it to get one made")
         return given, False
     path = token_path()
@@ -52,6 +59,24 @@ def resolve_token(environ: dict[str, str] | None = None) -> tuple[str, bool]:
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         fh.write(token + "\n")
     return token, True
+
+
+def short_token_note(token: str) -> str | None:
+    """A warning for a short token the person chose (it is still used on a loopback bind)."""
+    if len(token) >= MIN_TOKEN_LEN:
+        return None
+    return (f"warning: {TOKEN_ENV} has only {len(token)} characters; a local process could guess it. "
+            f"Use at least {MIN_TOKEN_LEN} random characters, or unset it to get one made")
+
+
+def is_loopback(host: str) -> bool:
+    """True for `localhost` and loopback IP literals: a bind no other machine can reach."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def same(given: str, expected: str) -> bool:
