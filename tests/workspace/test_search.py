@@ -68,3 +68,18 @@ def test_the_index_lives_in_the_state_folder(tmp_path: Path) -> None:
     search_code(tmp_path, "alpha")
     assert (tmp_path / ".duckflow" / "search.db").exists()
     assert search_code(tmp_path, "search")["results"] == []  # its own files are not indexed
+
+
+def test_two_character_japanese_words_are_found_from_the_command_line(tmp_path: Path) -> None:
+    # 接続 and 開く sit inside one unicode61 token and are shorter than a trigram
+    import subprocess
+    import sys
+
+    (tmp_path / "db.py").write_text("# データベース接続を開く\nconn = open_db()\n")
+    (tmp_path / "ui.py").write_text("# 画面を描く\n")
+    src = str(Path(__file__).resolve().parents[2] / "src")
+    proc = subprocess.run([sys.executable, "-m", "duckflow", "workspace", "search", "接続", "-w", str(tmp_path)],
+                          capture_output=True, text=True, timeout=60, env={**os.environ, "PYTHONPATH": src})
+    assert proc.returncode == 0 and proc.stdout.startswith("db.py:1: "), proc.stdout + proc.stderr
+    assert [r["location"] for r in search_code(tmp_path, "開く")["results"]] == ["db.py:1"]
+    assert search_code(tmp_path, "設定")["results"] == []

@@ -3,7 +3,7 @@
 The index lives in `<root>/.duckflow/search.db`. Files are cut into chunks of
 `CHUNK_LINES` lines, indexed twice: with the `unicode61` tokenizer (words; `snake_case`
 becomes a phrase) and with `trigram` (substrings, and Japanese or Chinese text that has no
-spaces). `refresh()` re-reads only new or changed files (mtime or size differs) and drops
+spaces); terms shorter than a trigram (接続) fall back to a substring scan. `refresh()` re-reads only new or changed files (mtime or size differs) and drops
 deleted ones; .gitignore'd, binary and large files are skipped.
 """
 
@@ -168,6 +168,8 @@ class CodeIndex:
             tri = [t for t in terms if len(t) >= 3]
             if tri:
                 rows = self._query("fts_tri", " OR ".join(f'"{t}"' for t in tri), limit)
+        if not rows:
+            rows = self._substring(terms, limit)
         hits: list[Hit] = []
         needles = [t.casefold() for t in terms]
         for r in rows:
@@ -180,6 +182,17 @@ class CodeIndex:
                f"JOIN chunks c ON c.id = {table}.rowid WHERE {table} MATCH ? "
                "ORDER BY score LIMIT ?")
         return list(self._db.execute(sql, (match, limit)).fetchall())
+
+
+    def _substring(self, terms: list[str], limit: int) -> list[Any]:
+        """Terms too short for a trigram (a two-character Japanese word such as 接続 sits inside a
+        longer run that unicode61 keeps as one token): a plain substring scan of the chunks."""
+        short = [t.casefold() for t in terms if len(t) < 3]
+        if not short:
+            return []
+        where = " OR ".join("instr(lower(body), ?) > 0" for _ in short)
+        sql = f"SELECT path, start_line, body, 0.0 AS score FROM chunks WHERE {where} ORDER BY path, start_line LIMIT ?"
+        return list(self._db.execute(sql, (*short, limit)).fetchall())
 
 
 def _best_line(body: str, needles: list[str]) -> tuple[int, str]:
