@@ -5,9 +5,10 @@
   value the sanitizer flags as a secret dropped even when its name is allowed.
 - bubblewrap: every namespace bwrap offers (user, pid, uts, ipc, net, cgroup), all capabilities
   dropped, an unprivileged uid when Duckflow runs as root, a new session, read-only binds of only
-  what a build needs (/usr, the /bin and /lib links, a short list from /etc), private /tmp, /dev
-  and /proc, no /run (no host sockets), the workspace writable but its `.duckflow/` (and `.git/`
-  when present) read-only.
+  what a build needs (/usr, the /bin and /lib links, a short list from /etc, and the bin/ and
+  lib/ of the Python installation a command runs — never its whole folder nor a home folder,
+  see interpreters.py), private /tmp, /dev and /proc, no /run (no host sockets), the workspace
+  writable but its `.duckflow/` (and `.git/` when present) read-only.
 - Deadline: the command runs under `reaper.py`, a subreaper that kills every process the call
   started when the command exits or the timeout passes; Duckflow stops reading the pipes at the
   deadline (plus a short grace) whatever happens.
@@ -113,59 +114,28 @@ def _protected(root: Path) -> list[Path]:
     return out
 
 
-_NEVER_WHOLE = ("/", "/root", "/home", "/tmp", "/var", "/etc", "/run", "/proc", "/sys", "/dev")
+def bwrap_argv(root: Path, argv: list[str], *, ro_paths: Iterable[str] = (),
+               path_env: str | None = None) -> list[str]:
+    """Wrap `argv` in bubblewrap (see the module docstring for what the box allows).
 
+    `path_env` is the PATH the command gets (the caller's when None): `python3` by name is
+    looked up on it, outside the box, to bind that interpreter (interpreters.py)."""
+    from duckflow.workspace.interpreters import PYTHON_NAME, interpreter_for, workspace_venv_binds
 
-_PYTHON_WORD = re.compile(r"\s*(python3?(?:\.\d+)?)(?=\s|$)")
-
-
-def _shell_python(argv: list[str]) -> str | None:
-    """The python a `sh -c "python3 ..."` command starts, found on PATH (None for other commands)."""
-    if len(argv) != 3 or argv[1] != "-c" or not argv[0].endswith("sh"):
-        return None
-    m = _PYTHON_WORD.match(argv[2])
-    return shutil.which(m.group(1)) if m else None
-
-
-def interpreter_paths(root: Path, argv: list[str]) -> list[str]:
-    """Install folders of the interpreters a command needs outside /usr, bound read-only:
-    the base of the workspace's `.venv` (its `pyvenv.cfg` home) and the prefix of an absolute
-    program (a pyenv or toolchain python) or of the python a shell command starts by name
-    (`python3 x.py`: the one on PATH, so a command runs with the packages it has outside), never
-    a home folder or / itself."""
-    found: list[Path] = []
-    cfg = root / ".venv" / "pyvenv.cfg"
-    try:
-        for line in cfg.read_text("utf-8", "replace").splitlines()[:50]:
-            key, _, value = line.partition("=")
-            if key.strip() == "home" and value.strip():
-                found.append(Path(os.path.realpath(value.strip())).parent)
-    except OSError:
-        pass
-    if argv and os.path.isabs(argv[0]):
-        found.append(Path(os.path.realpath(argv[0])).parent.parent)
-    python = _shell_python(argv)
-    if python:  # `python3 x.py` runs the python3 the person's PATH names, as outside the box
-        found.append(Path(os.path.realpath(python)).parent.parent)
-    homes = {os.path.realpath(os.path.expanduser("~"))}
-    out: list[str] = []
-    for p in found:
-        text = str(p)
-        if (text in _NEVER_WHOLE or text in homes or text.startswith("/usr") or not p.is_dir()
-                or p == root or root.is_relative_to(p) or text in out):
-            continue
-        out.append(text)
-    return out
-
-
-def bwrap_argv(root: Path, argv: list[str], *, ro_paths: Iterable[str] = ()) -> list[str]:
-    """Wrap `argv` in bubblewrap (see the module docstring for what the box allows)."""
     root = Path(os.path.realpath(root))
+    path_env = os.environ.get("PATH", "") if path_env is None else path_env
+    interp = interpreter_for(root, argv, path_env)
+    binds = [*workspace_venv_binds(root), *(interp.binds if interp else ())]
+    setenv: list[str] = []
+    if interp is not None and PYTHON_NAME.match(os.path.basename(argv[0])):
+        argv = [interp.executable, *argv[1:]]  # the interpreter itself (a pyenv shim needs ~/.pyenv)
+    elif interp is not None:
+        setenv = ["--setenv", "PATH", f"{os.path.dirname(interp.executable)}{os.pathsep}{path_env}"]
     out = ["bwrap", "--unshare-all", "--unshare-user", "--disable-userns", "--cap-drop", "ALL",
            "--new-session", "--die-with-parent", "--hostname", "duckflow-sandbox"]
     if os.geteuid() == 0:
         out += ["--uid", str(NOBODY), "--gid", str(NOBODY)]
-    for ro in (*SYSTEM_RO, *ro_paths, *interpreter_paths(root, argv)):
+    for ro in (*SYSTEM_RO, *ro_paths, *binds):
         if os.path.isdir(ro) or os.path.isfile(ro):
             out += ["--ro-bind", ro, ro]
     for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
@@ -182,7 +152,7 @@ def bwrap_argv(root: Path, argv: list[str], *, ro_paths: Iterable[str] = ()) -> 
             "--bind", str(root), str(root)]
     for prot in _protected(root):
         out += ["--ro-bind", str(prot), str(prot)]
-    out += ["--setenv", "HOME", "/tmp/home", "--chdir", str(root), "--"]
+    out += ["--setenv", "HOME", "/tmp/home", *setenv, "--chdir", str(root), "--"]
     return out + argv
 
 

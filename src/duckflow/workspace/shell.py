@@ -154,13 +154,13 @@ async def run_command(root: Path, command: str | list[str], *, timeout: float, l
     mode: Mode = "bwrap" if sandbox != "none" and bwrap_usable() else "plain"
     state_dir = root / ".duckflow"
     made_state_dir = mode == "bwrap" and not os.path.lexists(state_dir)
-    if mode == "bwrap":
-        argv = bwrap_argv(root, argv, ro_paths=ro_paths)  # binds .duckflow read-only (made if missing)
     out, err = HeadTail(limit), HeadTail(limit)
     started = time.monotonic()
     home = temporary_home()
     try:
         env_out = sandbox_env(env, extra_allow=env_allow, home=home)
+        if mode == "bwrap":  # binds .duckflow read-only (made if missing)
+            argv = bwrap_argv(root, argv, ro_paths=ro_paths, path_env=env_out.get("PATH", ""))
         outcome = await asyncio.to_thread(run_supervised, root, argv, timeout, env_out, (out, err))
     except OSError as exc:
         raise DuckflowError(f"could not start `{shown}`: {exc.strerror}",
