@@ -54,3 +54,26 @@ async def test_a_local_server_call_is_bounded_even_when_the_caller_names_no_boun
         assert sent["format"] == SCHEMA and sent["options"]["num_predict"] == 9
     finally:
         await server.close()
+
+
+def test_a_long_length_bound_does_not_become_a_grammar_that_overflows_llama_cpp() -> None:
+    # `essay draft` on the bundled model died with SIGSEGV: its body's max_length=20_000 became
+    # 20,000 nested rules, which llama.cpp's recursive grammar parser cannot take
+    import json
+
+    import pytest
+
+    gbnf = pytest.importorskip("llama_cpp.llama_grammar")
+    from duckflow.apps.smartao.ask import json_settings
+    from duckflow.apps.smartao.draft import _Body
+    from duckflow.companion.decision import decision_schema
+
+    local = type("Local", (), {"provider": "local", "is_local": True})()
+    settings = json_settings(local, _Body, 500)
+    schema = settings.extra["json_schema"]
+    grammar = gbnf.json_schema_to_gbnf(json.dumps(schema))
+    assert max(line.count("(") for line in grammar.splitlines()) <= 1000
+    assert "maxLength" not in schema["properties"]["body"] and schema["properties"]["body"]["minLength"] == 1
+    assert _Body.model_json_schema()["properties"]["body"]["maxLength"] == 20_000  # the reply is still checked
+    decision = constrained(local, max_tokens=50, json_schema=decision_schema())
+    assert decision is not None and decision.extra["json_schema"] == decision_schema()  # small bounds are kept

@@ -22,3 +22,23 @@ async def test_eval_agent_scores_every_criterion_with_the_bundled_model(default_
     assert [s["criterion"] for s in ev.scores] == ["motivation", "evidence", "reflection", "fit", "expression"]
     assert all(1 <= s["level"] <= s["max"] and s["reason"].strip() for s in ev.scores)
     assert 0 <= ev.total <= 100 and log.calls <= 2
+
+
+def test_essay_draft_runs_on_the_bundled_model_from_the_command_line(default_model_home: Path,
+                                                                     tmp_path: Path) -> None:
+    # it died with SIGSEGV (exit 139) before the first token: the draft's JSON schema became a
+    # grammar nested 20,000 deep (see llm.constrain.grammar_schema)
+    import json
+    import os
+    import subprocess
+    import sys
+
+    essay = tmp_path / "essay.txt"
+    essay.write_text("I joined the robotics club in my second year. We built a small robot.\n")
+    src = str(Path(__file__).resolve().parents[2] / "src")
+    proc = subprocess.run([sys.executable, "-m", "duckflow", "essay", "draft", str(essay), "--model", "local:default",
+                           "--json"], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "PYTHONPATH": src})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    report = json.loads(proc.stdout)
+    assert report["task"] == "draft" and report["tokens"]["calls"] >= 1

@@ -14,6 +14,12 @@ or schema goes where that backend reads it:
 Cloud models get the settings unchanged (None): their providers do not take GBNF, and their
 replies are bounded by the provider. `models.constrained_decoding = false` switches grammars
 and schemas off (bounds stay).
+
+A schema's `maxLength`/`maxItems` above `MAX_GRAMMAR_REPEAT` is left out of what a local backend
+gets (`grammar_schema`): llama.cpp writes `x{0,N}` as N nested optional rules and parses them
+recursively, so `max_length=20_000` overflowed the stack and killed the process (SIGSEGV) before
+the first token. The caller still validates the reply against the full schema, and `max_tokens`
+bounds the length anyway.
 """
 
 from __future__ import annotations
@@ -23,6 +29,18 @@ from typing import Any
 from duckflow.llm.types import ModelSettings
 
 LOCAL_TEMPERATURE = 0.1
+MAX_GRAMMAR_REPEAT = 1000  # nesting llama.cpp's recursive grammar parser handles (the decision uses 400)
+_REPEAT_BOUNDS = ("maxLength", "maxItems", "minLength", "minItems")
+
+
+def grammar_schema(schema: Any) -> Any:
+    """`schema` without repetition bounds above MAX_GRAMMAR_REPEAT (a copy; the original is kept)."""
+    if isinstance(schema, dict):
+        return {k: grammar_schema(v) for k, v in schema.items()
+                if not (k in _REPEAT_BOUNDS and isinstance(v, int) and v > MAX_GRAMMAR_REPEAT)}
+    if isinstance(schema, list):
+        return [grammar_schema(v) for v in schema]
+    return schema
 
 
 def backend_of(model: Any) -> str:
@@ -59,6 +77,8 @@ def constrained(
     extra: dict[str, Any] = {}
     if seed is not None:
         extra["seed"] = seed
+    if json_schema:
+        json_schema = grammar_schema(json_schema)
     if enabled and backend == "local":
         if grammar:
             extra["grammar"] = grammar
