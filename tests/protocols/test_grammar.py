@@ -72,6 +72,8 @@ def test_every_symops_reply_the_grammar_allows_decodes_strictly(seed: int, tmp_p
         for c in d.calls:
             if c.name == "execute_shell":  # arguments are plain words: nothing else reaches the shell
                 assert re.fullmatch(r"python3 a\.py( [A-Za-z0-9_.,=+/-]+){0,4}", c.arguments["command"]), text
+                words = c.arguments["command"].split()[2:]  # no option, absolute path, `..` or dot-name
+                assert not any(p[:1] in ("-", ".", "/", "") for w in words for p in w.split("/")), text
             if c.name == "write_file":  # a pasted edit example: no marker line in a file's text
                 assert not re.search(r"(?m)^(<{5}|={5}|>{5})", c.arguments["content"]), text
             if c.name == "edit_file":  # hunks whose SEARCH is a run of the file's lines (or empty)
@@ -102,3 +104,19 @@ def test_an_edit_without_the_files_text_may_still_write_hunks() -> None:
                                          new_names=False))
     assert 'edit ::= "$ edit @ " ( "a.py" ) "\\n" eblock' in g and "emark" in g
     assert 'create ::= "$ create @ " ( "a.py" ) "\\n" block' in g  # a created file holds no marker line
+
+
+def test_run_arguments_cannot_be_options_absolute_paths_or_parent_folders() -> None:
+    # `python3 -m pytest -q test_a.py --basetemp=src` deletes src/; `-o`, `/etc/x`, `../x`
+    from tests.helpers.gbnf_walk import Walker
+
+    g = symops_grammar(SymOpsGrammarSpec(verbs=("run",), commands=["python3 -m pytest -q test_a.py"],
+                                         run_args=True, vitals=False))
+    rule = next(ln for ln in g.splitlines() if ln.startswith("argpart ::="))
+    assert rule == "argpart ::= [A-Za-z0-9_] [A-Za-z0-9_.,=+-]{0,29}"
+    walker = Walker(g, seed=3, star_max=6)
+    for _ in range(300):
+        for line in walker.sample().splitlines():
+            if line.startswith("$ run @ "):
+                for word in line.split()[8:]:
+                    assert all(p[:1] not in ("-", ".", "/", "") for p in word.split("/")), line

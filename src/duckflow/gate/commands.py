@@ -272,6 +272,10 @@ def _simple_hazard(words: list[str], depth: int) -> str | None:
         rest = args[args.index("-m") + 2:]
         if module in _NETWORK_SUBCOMMANDS and rest[:1] and rest[0] in _NETWORK_SUBCOMMANDS[module]:
             return f"python -m {module} {rest[0]} reaches the network (downloads or publishes)"
+        if (why := module_hazard(module, rest)) is not None:
+            return f"python -m {module}: {why}"
+    if name in ("pytest", "py.test", "pip", "pip3") and (why := module_hazard(name, args)) is not None:
+        return f"{name}: {why}"
     if name == "git":
         return _git_hazard(args)
     flag = _INLINE.get(re.sub(r"[0-9.]+$", "", name) or name) or _INLINE.get(name)
@@ -290,6 +294,40 @@ def _simple_hazard(words: list[str], depth: int) -> str | None:
         return f"{name} extracting or removing can overwrite or delete files"
     if name == "unzip" and any(a.startswith("-") and "o" in a for a in args):
         return "unzip -o overwrites existing files"
+    return None
+
+
+# What a module run with `python -m` (or the same program by name) does with its arguments:
+# the standard library's own command lines that delete, overwrite, serve or change the
+# interpreter, and pytest's options that delete or write the path they name.
+_SERVES = "serves files to whoever connects (in plain mode, to the network)"
+_PYTEST_WRITES = ("--basetemp", "--junitxml", "--junit-xml", "--resultlog", "--result-log",
+                  "--report-log", "--html", "--json-report-file", "--override-ini", "-o",
+                  "--cov-report", "--rootdir", "--confcutdir", "-c", "--config-file")
+
+
+def module_hazard(module: str, args: list[str]) -> str | None:
+    """Why `python -m MODULE ARGS` deletes, overwrites, serves or changes the interpreter, or None."""
+    flags = [a.split("=", 1)[0] for a in args if a.startswith("-")]
+    words = [a for a in args if not a.startswith("-")]
+    if module in ("venv", "virtualenv") and "--clear" in flags:
+        return "--clear deletes the contents of the folder it names"
+    if module in ("zipfile", "tarfile") and ({"-e", "--extract"} & set(flags)):
+        return "extracting can overwrite existing files"
+    if module == "json.tool" and len([a for a in args if not a.startswith("-")
+                                      and not a.isdigit()]) >= 2:
+        return "it writes its output file (overwriting what is there)"
+    if module in ("http.server", "smtpd", "xmlrpc.server", "webbrowser") or (
+            module == "pydoc" and {"-p", "-b", "-w"} & set(flags)):
+        return "it " + (_SERVES if module != "pydoc" or "-w" not in flags else "writes .html files")
+    if module in ("cProfile", "profile") and {"-o", "--outfile"} & set(flags):
+        return "-o overwrites the file it names"
+    if module == "ensurepip" or (module in ("pip", "pip3") and words[:1] == ["uninstall"]):
+        return "it changes the packages installed outside the workspace"
+    if module in ("pytest", "py.test"):
+        bad = [f for f in flags if f in _PYTEST_WRITES]
+        if bad:
+            return f"`{bad[0]}` deletes or writes the path it names (or moves where pytest writes)"
     return None
 
 

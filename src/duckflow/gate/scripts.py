@@ -78,8 +78,12 @@ def scripts_run(command: str) -> list[tuple[str, str]]:
         if name in _SHELL_RUNNERS or lang:
             i = 0
             while i < len(args) and args[i].startswith("-") and args[i] != "-":
+                if lang == "python" and args[i] == "-m" and i + 1 < len(args):
+                    out += [("python", f) for f in module_files(args[i + 1], args[i + 2:])]
+                    i = len(args)
+                    break
                 if args[i] in ("-m", "-c", "-e", "-E", "-r", "--eval", "--command"):
-                    i = len(args)  # a module or inline code: judged elsewhere
+                    i = len(args)  # inline code: judged by gate/commands.py
                     break
                 i += 2 if args[i] in ("-W", "-X", "-o", "-O", "-I", "-r") and lang else 1
             if i < len(args) and args[i] != "-":
@@ -89,6 +93,46 @@ def scripts_run(command: str) -> list[tuple[str, str]]:
                              p if p.startswith("/") else posixpath.join(cwd, p))
                             for lng, p in out[before:]]
         simple = []
+    return out
+
+
+# `python -m X` runs X from the workspace when it is there (the model can write tidy.py and run
+# `python3 -m tidy`); these modules in turn run a script or module named among their arguments
+_SCRIPT_MODULES = frozenset({"cProfile", "profile", "pdb", "trace", "runpy", "timeit"})
+_VALUE_FLAGS = frozenset({"-o", "--outfile", "-s", "--sort", "-c", "--file", "-C", "--coverdir",
+                          "--ignore-module", "--ignore-dir", "-n", "--number", "-r", "--repeat"})
+_TEST_NAME = re.compile(r"(^|/)(test_[^/]*|[^/]*_test|conftest)\.py$")
+
+
+def module_files(module: str, rest: list[str]) -> list[str]:
+    """The workspace files `python -m MODULE REST` may run (those that exist are judged): the
+    module itself (`a.b` → a/__init__.py, a/b.py, a/b/__init__.py, a/b/__main__.py), the script
+    or module a runner such as cProfile or pdb is given, and a file pytest or unittest is asked to
+    load that is not named like a test (a test file is the test runner's business)."""
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*", module):
+        return []
+    parts = module.split(".")
+    out = [posixpath.join(*parts[:k], "__init__.py") for k in range(1, len(parts))]
+    base = posixpath.join(*parts)
+    out += [f"{base}.py", f"{base}/__init__.py", f"{base}/__main__.py"]
+    if module in _SCRIPT_MODULES:
+        i = 0
+        while i < len(rest):
+            a = rest[i]
+            if a == "-m" and i + 1 < len(rest):
+                return out + module_files(rest[i + 1], rest[i + 2:])
+            if a.startswith("-"):
+                i += 2 if a in _VALUE_FLAGS else 1
+                continue
+            return [*out, a] if module != "timeit" else out
+    if module in ("pytest", "py", "unittest"):
+        for a in rest:
+            if a.startswith("-") or _TEST_NAME.search(a.split("::", 1)[0]):
+                continue
+            if a.endswith(".py") or "::" in a:
+                out.append(a.split("::", 1)[0])
+            elif module == "unittest" and not a.split(".")[-1].startswith("test"):
+                out += module_files(a, [])
     return out
 
 

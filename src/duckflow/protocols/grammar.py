@@ -104,7 +104,7 @@ class SymOpsGrammarSpec:
     # can only be a run of consecutive lines of that file (or empty: append at the end)
     edit_files: dict[str, str] = field(default_factory=dict)
     max_hunks: int = 3
-    run_args: bool = False  # a run may add up to 4 plain words (`python3 shout.py hey`)
+    run_args: bool = False  # a run may add up to 4 plain words (`python3 shout.py hey`), no options
 
 
 def _hunk_rules(n: int, path: str, text: str, max_lines: int, max_hunks: int) -> list[str]:
@@ -162,7 +162,10 @@ def symops_grammar(spec: SymOpsGrammarSpec) -> str:
         args = " runargs?" if spec.run_args else ""
         rules.append(f"run ::= \"$ run @ \" ( {alternatives(spec.commands)} ){args} \"\\n\"")
         if spec.run_args:  # plain words only: no quote, `;`, `|`, `&`, `$`, `>` or backtick reaches the shell
-            rules.append('runargs ::= ( " " [A-Za-z0-9_.,=+-] [A-Za-z0-9_.,=+/-]{0,39} ){1,4}')
+            # and no option (`--basetemp=src`, `-o x`), absolute path, `..` or dot-name: each
+            # `/`-separated part starts with a letter, digit or `_`
+            rules.append('runargs ::= ( " " argpart ( "/" argpart ){0,3} ){1,4}')
+            rules.append("argpart ::= [A-Za-z0-9_] [A-Za-z0-9_.,=+-]{0,29}")
         act_rules.append("run")
     for verb in ("delete", "read"):
         if verb in verbs and spec.existing:
