@@ -1,5 +1,5 @@
 """`python -m duckflow` runs the command line."""
 
-from duckflow.channels.cli.main import main
+from duckflow.channels.cli.main import console
 
-raise SystemExit(main())
+raise SystemExit(console())

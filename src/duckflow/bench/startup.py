@@ -31,8 +31,8 @@ FLOOR_CLI = "import asyncio, pydantic, rich.console, sqlite3"
 FLOOR_IMPORT = "import asyncio, pydantic"
 PUBLIC_IMPORT = "from duckflow import Agent, tool"
 # what the installed `duckflow` command runs (pip's console-script wrapper for
-# [project.scripts] duckflow = "duckflow.channels.cli.main:main"); `python -m duckflow` would add runpy
-CONSOLE_SCRIPT = "import sys\nfrom duckflow.channels.cli.main import main\nsys.exit(main())"
+# [project.scripts] duckflow = "duckflow.channels.cli.main:console"); `python -m duckflow` would add runpy
+CONSOLE_SCRIPT = "import sys\nfrom duckflow.channels.cli.main import console\nsys.exit(console())"
 # until every install exports from the top package, the engine's own module is the public import
 _IMPORT_CODE = ("try:\n    from duckflow import Agent, tool\n"
                 "except ImportError:\n    from duckflow.core import Agent, tool\nAgent, tool")

@@ -94,6 +94,17 @@ def disable_pydantic_plugins() -> None:
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
 
 
+def console() -> int:
+    """The `duckflow` command ([project.scripts], `python -m duckflow`): `main` with a fast exit
+    (cli/fastexit.py: the interpreter's teardown is skipped once everything is written)."""
+    from duckflow.channels.cli import fastexit
+
+    fastexit.arm()
+    code = main()
+    fastexit.record(code)
+    return code
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; every failure becomes a one-line message and an exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
