@@ -16,14 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 from duckflow.companion.state import Step
 from duckflow.llm.constrain import backend_of, constrained
-from duckflow.protocols.grammar import (
-    DmlGrammarSpec,
-    SymOpsGrammarSpec,
-    dml_grammar,
-    plausible_paths,
-    run_commands,
-    symops_grammar,
-)
 
 if TYPE_CHECKING:
     from duckflow.companion.session import CompanionSession
@@ -38,6 +30,7 @@ _TOOLS = {"create": "write_file", "edit": "edit_file", "run": "execute_shell", "
 def _choices(session: CompanionSession) -> tuple[list[str], list[str], list[str], list[str]]:
     """(verbs, paths a reply may create, files that exist, run commands) for this task and workspace."""
     from duckflow.companion.singlecall import workspace_files
+    from duckflow.protocols.grammar import plausible_paths, run_commands
 
     task = session.state.task or session.state.goal or ""
     files = workspace_files(session.runner.root)
@@ -54,7 +47,15 @@ def specialized_grammar(session: CompanionSession, step: Step) -> str | None:
     """The GBNF grammar of the Specialized reply for `step`, or None (no text protocol / no action)."""
     name = getattr(session.codec, "name", "")
     if name not in ("symops", "dml"):
-        return None
+        return None  # native tool calls (the scripted demo, cloud models): no grammar module loaded
+    from duckflow.protocols.grammar import (
+        DmlGrammarSpec,
+        SymOpsGrammarSpec,
+        dml_grammar,
+        plausible_paths,
+        symops_grammar,
+    )
+
     verbs, paths, existing, commands = _choices(session)
     least = 0 if step == Step.REVIEW else 1  # a review may answer without acting
     task = session.state.task or session.state.goal or ""

@@ -28,6 +28,10 @@ from duckflow.companion.decision import MainDecision
 from duckflow.companion.engine import SPECIALIZED_AGENT
 from duckflow.companion.singlecall_protocol import dml_step, is_dml, step_protocol
 from duckflow.companion.state import Status, Step
+from duckflow.companion.turnmode import MODES as MODES  # re-exported: where they lived before
+from duckflow.companion.turnmode import choose_mode as choose_mode
+from duckflow.companion.turnmode import inner_model
+from duckflow.companion.turnmode import model_size_b as model_size_b
 from duckflow.core.chunks import DecisionChunk, DecisionData, delta
 from duckflow.llm.types import Message, ToolCall
 from duckflow.protocols.grammar import (
@@ -211,18 +215,12 @@ def _with_test(grammar: str, has_test: bool) -> str:
 
 def _counter(session: CompanionSession) -> Any:
     """The model's own tokenizer when it has one (local models), else llm.tokens.count_tokens."""
-    own = getattr(_inner(session.model), "count_tokens", None)
+    own = getattr(inner_model(session.model), "count_tokens", None)
     if callable(own):
         return own
     from duckflow.llm.tokens import count_tokens
 
     return lambda text: count_tokens(text, session.model.name).tokens
-
-
-def _inner(model: Any) -> Any:
-    while getattr(model, "models", None):
-        model = model.models[0]
-    return model
 
 
 def copied_example(calls: list[ToolCall], task: str) -> bool:
@@ -371,39 +369,3 @@ def _note_overwrites(session: CompanionSession, calls: list[ToolCall]) -> None:
         if call.name == "write_file" and path and session.runner.read_text(str(path)) is not None:
             session.chunks.notice("overwrite", f"create of an existing file: {path} is overwritten "
                                   "(the approval shows the diff)")
-
-
-MODES = {"single": "single", "single_call": "single", "single-call": "single",
-         "layered": "layered", "two_call": "layered", "two-call": "layered"}
-
-
-def model_size_b(model: Any, name: str = "") -> float:
-    """Billions of parameters of `model` when known (local GGUFs; a size in the name), else 0."""
-    from duckflow.llm.localmodels import _guess_params
-
-    inner = _inner(model)
-    info = getattr(inner, "info", None)
-    if info is not None and getattr(info, "params_b", None):
-        return float(info.params_b)
-    return _guess_params(getattr(inner, "model", "") or name or getattr(inner, "name", ""))
-
-
-def choose_mode(wanted: str | None, config_mode: str, model: Any, name: str = "",
-                below_b: float = 4.0) -> str:
-    """`single` or `layered`: the flag, else the config; `auto` picks single-call for a local
-    model (in process, Ollama, a server on this machine) smaller than `below_b` billion
-    parameters or of unknown size, and the two-call turn for everything else."""
-    from duckflow.errors import DuckflowError
-    from duckflow.llm.constrain import backend_of
-
-    choice = (wanted or config_mode or "auto").strip().lower()
-    if choice in MODES:
-        return MODES[choice]
-    if choice != "auto":
-        raise DuckflowError(f"unknown mode {wanted!r}", hint="use --mode auto, single-call or two-call")
-    if backend_of(model) not in ("local", "ollama", "llamacpp-http"):
-        return "layered"
-    size = model_size_b(model, name)
-    if size == 0:  # unknown: in process means a small CPU model; a server may hold anything
-        return "single" if backend_of(model) == "local" else "layered"
-    return "single" if size < below_b else "layered"

@@ -33,7 +33,9 @@ def test_a_demo_run_leaves_the_lazy_parts_unloaded_and_still_routes_and_masks(tm
             "from duckflow.orchestra.router import _builtin_rules\n"
             "tried = sum(p.is_compiled for r in _builtin_rules().rules for p in r._compiled)\n"
             "print(json.dumps({'rc': rc, 'tried': tried, 'loaded': [m for m in ('pathspec', 'regex', "
-            "'duckflow.llm.payloads', 'detect_secrets', 'requests', 'duckflow.orchestra.coder') if m in sys.modules]}))")
+            "'duckflow.llm.payloads', 'detect_secrets', 'requests', 'duckflow.orchestra.coder', "
+            # a two-call run (the scripted model) loads none of the single-call turn's machinery
+            "'duckflow.companion.singlecall', 'duckflow.protocols.grammar') if m in sys.modules]}))")
     out = _py(code, "run", "Create hello.py", "--model", "scripted:demo", "-w", str(work),
               "--auto-approve-workspace", "--json", home=tmp_path)
     assert out.returncode == 0, out.stderr
