@@ -11,7 +11,7 @@ from typing import Any
 
 from duckflow.gate.audit import AuditEntry, AuditLog
 from duckflow.gate.autoapprove import AutoApprove, AutoApproveScope
-from duckflow.gate.diff import cap_diff
+from duckflow.gate.diff import cap_diff, visible
 from duckflow.gate.errors import AlreadyDecided, JobExpired
 from duckflow.gate.operation import Operation, requires_gate
 from duckflow.gate.policy import GatePolicy
@@ -199,12 +199,13 @@ class Gate:
         return ApprovalRequest(
             job_id=uuid.uuid4().hex,
             operation=op,
-            intent=intent.strip() or op.describe(),
-            rationale=rationale.strip(),
-            impact=impact.strip() or _default_impact(op),
-            alternatives=alternatives.strip(),
-            diff_preview=cap_diff(diff) if diff else "",
-            summary=limit_lines(summary or intent or op.describe()) or op.describe(),
+            # what a person reads is what is there: no escape, bidi override or lone CR hides text
+            intent=visible(intent.strip() or op.describe()),
+            rationale=visible(rationale.strip()),
+            impact=visible(impact.strip() or _default_impact(op)),
+            alternatives=visible(alternatives.strip()),
+            diff_preview=cap_diff(visible(diff)) if diff else "",
+            summary=visible(limit_lines(summary or intent or op.describe()) or op.describe()),
             affected=tuple(affected),
             reversible=rev_default if reversible is None else reversible,
             rollback=rollback or how_default,

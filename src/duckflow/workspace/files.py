@@ -145,11 +145,13 @@ class Workspace:
             result = self.write_file(path, content, approved=approved, tool="edit_file")
             return {**result, "mode": "whole_file"}
         try:
-            original = self.read_file(path)
+            original = self._edit_base(path)
         except WorkspaceError as exc:
-            if "does not exist" not in exc.message or any(h.search.strip() for h in hunks):
+            missing = "does not exist" in exc.message
+            if not missing or any(h.search.strip() for h in hunks):
                 raise WorkspaceError(f"cannot edit '{path}': {exc.message}",
-                                     hint="create it with write_file first") from None
+                                     hint="create it with write_file first" if missing else
+                                     exc.hint) from None
             original = ""  # only empty SEARCH sections: they create the file
         applied = apply_hunks(original, hunks)
         if not applied.ok:
@@ -158,6 +160,24 @@ class Workspace:
                                  "changed")
         result = self.write_file(path, applied.text, approved=approved, tool="edit_file")
         return {**result, "mode": "hunks", "applied": applied.applied}
+
+    def _edit_base(self, path: str) -> str:
+        """The text an edit applies to: strict UTF-8 (read with replacement characters, the
+        bytes of every line the edit does not touch would be rewritten without the diff showing
+        it — a Latin-1 `café` past the binary sniff became `caf\ufffd`)."""
+        text = self.read_file(path)
+        if "\ufffd" not in text:
+            return text
+        with self.guard.locate(path, "read", enforce=True) as t:
+            self._need_file(t, path)
+            assert t.dir_fd is not None
+            data = fsops.read_bytes(t.dir_fd, t.name, self.config.max_read_bytes)
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise WorkspaceError(f"'{path}' is not UTF-8 text (byte {exc.start} is not)",
+                                 hint="an edit would rewrite bytes it cannot show: convert the "
+                                 "file to UTF-8 first, or write it whole with write_file") from None
 
     def create_directory(self, path: str) -> dict[str, Any]:
         with self.guard.locate(path, "write", enforce=True, approved=True) as t:
