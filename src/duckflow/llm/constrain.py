@@ -12,7 +12,9 @@ or schema goes where that backend reads it:
 | Ollama | (not supported: bounds only) | body `format: schema` |
 
 Cloud models get the settings unchanged (None): their providers do not take GBNF, and their
-replies are bounded by the provider. `models.constrained_decoding = false` switches grammars
+replies are bounded by the provider. A cloud model never receives these keys at all: the HTTP
+provider drops them (`cloud_settings`) before masking-and-sending, so the grammar of a local
+primary (it holds file lines, paths and commands) cannot reach a cloud fallback unmasked. `models.constrained_decoding = false` switches grammars
 and schemas off (bounds stay).
 
 A schema's `maxLength`/`maxItems` above `MAX_GRAMMAR_REPEAT` is left out of what a local backend
@@ -24,6 +26,7 @@ bounds the length anyway.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from duckflow.llm.types import ModelSettings
@@ -94,6 +97,28 @@ def constrained(
     if backend == "ollama":
         extra.pop("seed", None)  # Ollama takes the seed in options; the bound matters more
     return ModelSettings(temperature=temperature, max_tokens=max_tokens, extra=extra)
+
+
+# What `constrained` adds for local backends only. A grammar is built from the task and the
+# workspace (paths, commands, the lines of a file an edit may change), so it carries file text
+# the sanitizer never saw; a schema may carry a task's enums.
+def _local_only(key: str, value: Any, provider: str) -> bool:
+    if key in ("grammar", "json_schema"):
+        return True
+    if key == "response_format":  # llama.cpp's shape; OpenAI's own json_schema format is kept
+        return isinstance(value, dict) and "schema" in value
+    return key == "format" and provider != "ollama"
+
+
+def cloud_settings(settings: ModelSettings | None, provider: str = "") -> ModelSettings | None:
+    """`settings` as a cloud provider may get them: without the local-only constraint keys.
+
+    Settings are made once per call for the first model of a FallbackModel (`backend_of`); a
+    cloud model later in the chain must not receive the local primary's grammar."""
+    if settings is None or not any(_local_only(k, v, provider) for k, v in settings.extra.items()):
+        return settings
+    extra = {k: v for k, v in settings.extra.items() if not _local_only(k, v, provider)}
+    return replace(settings, extra=extra)
 
 
 def local_defaults(settings: ModelSettings | None, *, max_tokens: int = 1024,

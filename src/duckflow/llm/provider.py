@@ -109,8 +109,11 @@ class HTTPModel:
         msgs = list(messages)
         mapping: dict[str, str] = {}
         if not self.is_local:
+            from duckflow.llm.constrain import cloud_settings
+
             masked = mask_messages(msgs, self._sanitizer)
             msgs, mapping = masked.messages, masked.mapping
+            settings = cloud_settings(settings, self.provider)  # a grammar holds file text: never sent unmasked
         if self.is_local:  # a local server is never asked for an unbounded reply
             from duckflow.llm.constrain import local_defaults
 
