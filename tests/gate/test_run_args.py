@@ -27,7 +27,8 @@ TEST_WITH_TMP = "def test_a(tmp_path):\n    (tmp_path / 'x').write_text('1')\n"
 
 def _step(files: dict[str, str], command: str) -> str:
     creates = "".join(f"$ create @ {p}\n---\n{t}---\n" for p, t in files.items())
-    return f"~ write and run\n#c0.9 #m0.8 #f0.9 #s0.9\n{creates}$ run @ {command}\n~ next: DONE\n"
+    action = f"$ test @ {command[5:]}" if command.startswith("test ") else f"$ run @ {command}"
+    return f"~ write and run\n#c0.9 #m0.8 #f0.9 #s0.9\n{creates}{action}\n~ next: DONE\n"
 
 
 SINGLE_CALL = [
@@ -37,6 +38,7 @@ SINGLE_CALL = [
     ({"test_a.py": TEST_WITH_TMP, "tidy.py": TIDY}, "python3 -m pytest -q test_a.py tidy.py"),
     ({"tidy.py": TIDY}, "python3 -m unittest tidy"),
     ({"test_a.py": TEST_WITH_TMP}, "python3 -m pytest -q test_a.py --basetemp=src"),
+    ({"tidy.py": TIDY}, "test tidy.py"),  # `$ test @ FILE` runs pytest on exactly that file
 ]
 
 
@@ -49,7 +51,7 @@ async def test_a_module_or_run_argument_that_deletes_waits_for_a_person_in_singl
     out = await drive(o.session, o.session.handle_message("Write tidy helpers and run them"),
                       auto_approve_workspace=True)
     assert (env.root / "src" / "app.py").read_text() == "print('app')\n", command
-    ran = [x for r in out.results for x in r.outcomes if x.call.name == "execute_shell"]
+    ran = [x for r in out.results for x in r.outcomes if x.call.name in ("execute_shell", "run_tests")]
     assert not any(x.status == "ok" for x in ran), [x.content[:300] for x in ran]
     state = o.session.state
     assert state.pending_gate and state.pending_job
