@@ -1,6 +1,6 @@
 """The DML system prompt: template files (en, ja) rendered with tools, aliases, state, rules.
 
-The templates are `templates/system_prompt.<language>.md.j2` (Jinja2, loaded lazily).
+The templates are `templates/system_prompt.<language>.md.j2` (Jinja2 syntax, rendered by MiniJinja).
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ def system_prompt(
         raise UnknownLanguage(
             f"no DML prompt in language '{language}'", hint=f"use one of: {', '.join(LANGUAGES)}"
         )
-    import jinja2
+    import minijinja
 
     specs = list(DEFAULT_TOOLS if tools is None else tools)
     keys = list(instructions()) if instruction_keys is None else list(instruction_keys)
@@ -79,8 +79,9 @@ def system_prompt(
         "instructions": [{"key": k, "text": instruction_text(k, language)} for k in keys],
     }
     source = resources.files(__package__).joinpath("templates").joinpath(f"system_prompt.{language}.md.j2")
-    env = jinja2.Environment(keep_trailing_newline=True, autoescape=False, undefined=jinja2.StrictUndefined)
-    text = env.from_string(source.read_text("utf-8")).render(**context)
+    env = minijinja.Environment(keep_trailing_newline=True, undefined_behavior="strict",
+                                auto_escape_callback=lambda _name: False, debug=False)
+    text = env.render_str(source.read_text("utf-8"), **context)
     lines = [line.rstrip() for line in text.splitlines()]
     out: list[str] = []
     for line in lines:
