@@ -125,6 +125,25 @@ def test_only_bin_and_lib_of_an_installation_are_bound(tmp_path: Path,
     assert str(prefix) not in " ".join(_bound(bwrap_argv(ws, ["/bin/sh", "-c", "ls -la"])))
 
 
+def test_a_python3_link_in_an_unbound_folder_runs_its_target_in_the_box(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Homebrew-style: ~/brew/bin/python3 -> ../Cellar/py/bin/python3 (only the Cellar is bound)
+    prefix = tmp_path / "brew" / "Cellar" / "py"
+    (prefix / "lib" / "python3.12").mkdir(parents=True)
+    (prefix / "lib" / "python3.12" / "os.py").write_text("")
+    (prefix / "bin").mkdir()
+    exe = prefix / "bin" / "python3"
+    link = tmp_path / "brew" / "bin" / "python3"
+    link.parent.mkdir()
+    link.symlink_to(exe)
+    exe.write_text(f"#!/bin/sh\necho {link}\necho {prefix}\n")
+    exe.chmod(0o755)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    argv = bwrap_argv(ws, [str(link), "-m", "pytest"])
+    assert argv[argv.index("--") + 1] == str(exe) and str(tmp_path / "brew" / "bin") not in _bound(argv)
+
+
 async def test_the_sandboxed_python3_is_the_persons_with_its_packages(tmp_path: Path) -> None:
     # what binding was for: `python3` in the box is the one the person's PATH names (a pyenv
     # shim resolved to its interpreter), with the packages it has outside

@@ -16,7 +16,8 @@ bound read-only, and nothing more:
   repository controls: hence the landmark), and the one a command runs — an absolute
   program (the test runner's, chosen by Duckflow) or `python3` by name, found on the
   person's PATH skipping relative entries and entries inside the workspace. That interpreter
-  is asked where it lives (`-I -S`, from `/`, no workspace file read); a program inside the
+  is asked where it lives (`-I -S`, from `/`, no workspace file read — so a project's
+  `.python-version` does not steer which program runs outside the box); a program inside the
   workspace is never run outside the box. pyenv's shims are resolved this way: the box gets
   the interpreter itself first on PATH, not the shim (which would need all of `~/.pyenv`).
 """
@@ -165,6 +166,8 @@ def _resolve(exe: str, root: Path) -> Interpreter | None:
     def visible(path: str) -> bool:
         return path.startswith("/usr/") or any(path.startswith(b + os.sep) for b in binds)
 
+    if not visible(executable):  # a link from an unbound folder (a Homebrew bin/): its target
+        executable = os.path.realpath(executable)
     if not (visible(executable) and visible(os.path.realpath(executable))):
         return None  # the box could not run it: leave PATH and the command as they are
     return Interpreter(executable, tuple(dict.fromkeys(binds)))
