@@ -39,6 +39,9 @@ SINGLE_CALL = [
     ({"tidy.py": TIDY}, "python3 -m unittest tidy"),
     ({"test_a.py": TEST_WITH_TMP}, "python3 -m pytest -q test_a.py --basetemp=src"),
     ({"tidy.py": TIDY}, "test tidy.py"),  # `$ test @ FILE` runs pytest on exactly that file
+    ({"test_a.py": TEST_WITH_TMP, "tidy.py": TIDY}, "python3 -m pytest -q test_a.py -p tidy"),
+    ({"tidy.py": TIDY}, "python3 -m pytest -q --pyargs tidy"),
+    ({"tidy.py": TIDY}, "cd . && pytest -q tidy.py"),  # the pytest program, not `-m pytest`
 ]
 
 

@@ -75,6 +75,8 @@ def scripts_run(command: str) -> list[tuple[str, str]]:
         lang = _INTERPRETERS.get(name) or _INTERPRETERS.get(re.sub(r"[0-9.]+$", "", name))
         if "/" in first and name and name not in _INTERPRETERS:
             out.append(("exec", first))
+        if name in ("pytest", "py.test"):  # the program: what it is told to load (as `-m pytest`)
+            out += [("python", f) for f in module_files("pytest", args)[3:]]
         if name in _SHELL_RUNNERS or lang:
             i = 0
             while i < len(args) and args[i].startswith("-") and args[i] != "-":
@@ -107,8 +109,9 @@ _TEST_NAME = re.compile(r"(^|/)(test_[^/]*|[^/]*_test|conftest)\.py$")
 def module_files(module: str, rest: list[str]) -> list[str]:
     """The workspace files `python -m MODULE REST` may run (those that exist are judged): the
     module itself (`a.b` → a/__init__.py, a/b.py, a/b/__init__.py, a/b/__main__.py), the script
-    or module a runner such as cProfile or pdb is given, and a file pytest or unittest is asked to
-    load that is not named like a test (a test file is the test runner's business)."""
+    or module a runner such as cProfile or pdb is given, a file pytest or unittest is asked to
+    load that is not named like a test (a test file is the test runner's business), and the
+    modules pytest imports by name (`-p tidy`, `--pyargs tidy`)."""
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*", module):
         return []
     parts = module.split(".")
@@ -126,9 +129,17 @@ def module_files(module: str, rest: list[str]) -> list[str]:
                 continue
             return [*out, a] if module != "timeit" else out
     if module in ("pytest", "py", "unittest"):
-        for a in rest:
+        pyargs = "--pyargs" in rest
+        for i, a in enumerate(rest):
+            if a.startswith("-p") and a not in ("-p", "--pyargs"):  # `-ptidy`: a plugin module
+                out += module_files(a[2:], [])
+            if i and rest[i - 1] == "-p" and not a.startswith("no:"):  # `-p tidy` imports tidy
+                out += module_files(a, [])
+                continue
             if a.startswith("-") or _TEST_NAME.search(a.split("::", 1)[0]):
                 continue
+            if pyargs and module != "unittest":  # `--pyargs tidy` imports the module tidy
+                out += module_files(a, [])
             if a.endswith(".py") or "::" in a:
                 out.append(a.split("::", 1)[0])
             elif module == "unittest" and not a.split(".")[-1].startswith("test"):
