@@ -17,6 +17,7 @@ from duckflow.gate import Gate
 from duckflow.gate.commands import command_hazard
 from duckflow.llm.scripted import reply
 from tests.gate.test_autoapprove_never_destroys import _intact, _last_job, _run, _script, model, ws
+from tests.gate.test_command_seams import _write_then_run
 from tests.helpers.companion import env  # noqa: F401
 
 __all__ = ["model", "ws"]
@@ -103,3 +104,18 @@ def test_python_modules_that_delete_overwrite_or_serve_wait_for_a_person(
                                      "python3 -m cProfile -s time app.py", "python3 -m py_compile a.py"])
 def test_harmless_module_runs_stay_auto_approvable(command: str) -> None:
     assert command_hazard(command) is None
+
+
+@pytest.mark.parametrize("command", ["python3 -I tidy.py", "python3 -O tidy.py", "python3 -Im tidy",
+                                     "python3 -mtidy", "python3 -Wignore -m tidy"])
+def test_python_options_cannot_hide_the_script_or_module_it_runs(
+        ws: Path, model: Any, capsys: pytest.CaptureFixture[str],
+        _isolated_duckflow_home: Path, command: str) -> None:
+    # `-I` and `-O` take no value: the gate's option skipping took `tidy.py` for one and
+    # never read the script; a clustered `-Im` / attached `-mtidy` hid the module
+    model["script"] = _write_then_run("tidy.py", TIDY, command)
+    rc, out = _run(capsys, ws, "--auto-approve-workspace")
+    assert rc == 4 and out["ending"] == "approval", out
+    assert _intact(ws)
+    job = _last_job(_isolated_duckflow_home)
+    assert job.status == "pending" and "destructive" in job.request.hard_required

@@ -267,9 +267,8 @@ def _simple_hazard(words: list[str], depth: int) -> str | None:
     sub = next((a for a in args if not a.startswith("-")), "")
     if name in _NETWORK_SUBCOMMANDS and sub in _NETWORK_SUBCOMMANDS[name]:
         return f"{name} {sub} reaches the network (downloads or publishes)"
-    if re.sub(r"[0-9.]+$", "", name) == "python" and "-m" in args:
-        module = args[args.index("-m") + 1] if args.index("-m") + 1 < len(args) else ""
-        rest = args[args.index("-m") + 2:]
+    kind, module, rest = python_target(args) if re.sub(r"[0-9.]+$", "", name) == "python" else ("", "", [])
+    if kind == "module":  # `python3 -m X`, also `-Im X`, `-mX`
         if module in _NETWORK_SUBCOMMANDS and rest[:1] and rest[0] in _NETWORK_SUBCOMMANDS[module]:
             return f"python -m {module} {rest[0]} reaches the network (downloads or publishes)"
         if (why := module_hazard(module, rest)) is not None:
@@ -295,6 +294,32 @@ def _simple_hazard(words: list[str], depth: int) -> str | None:
     if name == "unzip" and any(a.startswith("-") and "o" in a for a in args):
         return "unzip -o overwrites existing files"
     return None
+
+
+def python_target(args: list[str]) -> tuple[str, str, list[str]]:
+    """What `python ARGS` runs, read as CPython reads its options: ("module", name, rest),
+    ("script", path, rest), ("inline", "", []) for -c, or ("", "", []) (stdin, nothing).
+    Options cluster (`-Im tidy`, `-mtidy`, `-Wignore`); only -m, -c, -W and -X take a value
+    (`python3 -I tidy.py` and `-O tidy.py` run tidy.py)."""
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a == "--":
+            return ("script", args[i + 1], args[i + 2:]) if i + 1 < len(args) else ("", "", [])
+        if a == "-" or not a.startswith("-"):
+            return ("script", a, args[i + 1:]) if a != "-" else ("", "", [])
+        if a.startswith("--"):
+            i += 2 if a == "--check-hash-based-pycs" else 1
+            continue
+        for j, ch in enumerate(a[1:], 2):
+            if ch in "mc":
+                value, nxt = (a[j:], i + 1) if a[j:] else (args[i + 1] if i + 1 < len(args) else "", i + 2)
+                return ("module", value, args[nxt:]) if ch == "m" else ("inline", "", [])
+            if ch in "WX":
+                i += 0 if a[j:] else 1  # the value is the rest of the word, or the next word
+                break
+        i += 1
+    return ("", "", [])
 
 
 # What a module run with `python -m` (or the same program by name) does with its arguments:

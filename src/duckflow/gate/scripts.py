@@ -11,7 +11,14 @@ from __future__ import annotations
 import posixpath
 import re
 
-from duckflow.gate.commands import _ASSIGNMENT, _KEYWORDS, _program, _tokens, command_hazard
+from duckflow.gate.commands import (
+    _ASSIGNMENT,
+    _KEYWORDS,
+    _program,
+    _tokens,
+    command_hazard,
+    python_target,
+)
 
 # --------------------------------------------------------------- scripts a command runs
 # A command that runs a workspace file (`sh notes.txt`, `./tidy`, `python3 clean.py`) does what
@@ -77,7 +84,13 @@ def scripts_run(command: str) -> list[tuple[str, str]]:
             out.append(("exec", first))
         if name in ("pytest", "py.test"):  # the program: what it is told to load (as `-m pytest`)
             out += [("python", f) for f in module_files("pytest", args)[3:]]
-        if name in _SHELL_RUNNERS or lang:
+        if lang == "python":
+            kind, target, rest = python_target(args)
+            if kind == "module":
+                out += [("python", f) for f in module_files(target, rest)]
+            elif kind == "script":
+                out.append(("variable" if "$" in target else "python", target))
+        elif name in _SHELL_RUNNERS or lang:
             i = 0
             while i < len(args) and args[i].startswith("-") and args[i] != "-":
                 if lang == "python" and args[i] == "-m" and i + 1 < len(args):
