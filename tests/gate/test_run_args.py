@@ -119,3 +119,21 @@ def test_python_options_cannot_hide_the_script_or_module_it_runs(
     assert _intact(ws)
     job = _last_job(_isolated_duckflow_home)
     assert job.status == "pending" and "destructive" in job.request.hard_required
+
+
+@pytest.mark.parametrize(("path", "content", "command"), [
+    ("tidy.js", "require('fs').rmSync('src', {recursive: true})\n", "node -r ./tidy.js"),
+    ("tidy.js", "require('fs').rmSync('src', {recursive: true})\n", "node --require ./tidy src/app.js"),
+    ("tidy.rb", "require 'fileutils'\nFileUtils.rm_rf('src')\n", "ruby -r ./tidy.rb src/app.rb"),
+])
+def test_a_file_node_or_ruby_preloads_is_judged_by_its_text(
+        ws: Path, model: Any, capsys: pytest.CaptureFixture[str], _isolated_duckflow_home: Path,
+        path: str, content: str, command: str) -> None:
+    # `-r` was taken for inline code and nothing after it was read: the preloaded file runs
+    # first (with no script at all for `node -r ./tidy.js`)
+    model["script"] = _write_then_run(path, content, command)
+    rc, out = _run(capsys, ws, "--auto-approve-workspace")
+    assert rc == 4 and out["ending"] == "approval", out
+    assert _intact(ws)
+    job = _last_job(_isolated_duckflow_home)
+    assert job.status == "pending" and "destructive" in job.request.hard_required

@@ -93,11 +93,14 @@ def scripts_run(command: str) -> list[tuple[str, str]]:
         elif name in _SHELL_RUNNERS or lang:
             i = 0
             while i < len(args) and args[i].startswith("-") and args[i] != "-":
-                if lang == "python" and args[i] == "-m" and i + 1 < len(args):
-                    out += [("python", f) for f in module_files(args[i + 1], args[i + 2:])]
-                    i = len(args)
-                    break
-                if args[i] in ("-m", "-c", "-e", "-E", "-r", "--eval", "--command"):
+                if lang in ("node", "ruby") and args[i] in _PRELOAD and i + 1 < len(args):
+                    # `node -r ./tidy.js`: the preloaded file runs first (also with no script)
+                    req = args[i + 1]
+                    out += [(lang, req)] + [(lang, req + ext) for ext in _EXTS[lang]]
+                    i += 2
+                    continue
+                if args[i] in ("-c", "-e", "-E", "--eval", "--command") or (
+                        args[i] == "-r" and lang == "php"):
                     i = len(args)  # inline code: judged by gate/commands.py
                     break
                 i += 2 if args[i] in ("-W", "-X", "-o", "-O", "-I", "-r") and lang else 1
@@ -110,6 +113,10 @@ def scripts_run(command: str) -> list[tuple[str, str]]:
         simple = []
     return out
 
+
+# options of node and ruby that load a file before the script (or with none)
+_PRELOAD = frozenset({"-r", "--require", "--import", "--loader", "--experimental-loader"})
+_EXTS = {"node": (".js", ".cjs", ".mjs"), "ruby": (".rb",)}
 
 # `python -m X` runs X from the workspace when it is there (the model can write tidy.py and run
 # `python3 -m tidy`); these modules in turn run a script or module named among their arguments
