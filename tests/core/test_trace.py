@@ -200,32 +200,3 @@ def test_unwritable_path_is_reported_once_not_per_record(tmp_path: Path, capsys:
     trace.close()
     assert len(trace.errors) == 5 and "cannot write trace file" in trace.errors[0]
     assert capsys.readouterr().err.count("cannot write trace file") == 1
-
-
-def test_inline_trace_writes_masked_records_in_emit_without_a_thread(tmp_path: Path) -> None:
-    """One person's CLI session (`open_session`) writes in `emit` itself: no writer thread."""
-    path = tmp_path / "inline.jsonl"
-    before = {t.ident for t in threading.enumerate()}
-    trace = TraceLogger(path, otlp_endpoint="", inline=True)
-    trace.emit("tool_start", session="s", agent="a", tool="shell", arguments={"password": "hunter22"})
-    trace.emit("error", session="s", agent="a", message=f"key {AWS_ID} rejected")
-    recs = _lines(path)  # on disk already: no flush, no close
-    assert [r["event"] for r in recs] == ["tool_start", "error"]
-    assert recs[0]["arguments"]["password"].startswith("[SECRET:") and AWS_ID not in path.read_text()
-    assert {t.ident for t in threading.enumerate()} == before and trace.flush(1)
-    trace.close()
-    trace.emit("retry", attempt=1)
-    assert trace.dropped == 1 and len(_lines(path)) == 2
-
-
-def test_the_companion_session_trace_is_inline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from duckflow.companion.factory import open_session
-
-    monkeypatch.setenv("DUCKFLOW_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("DUCKFLOW_CONFIG", str(tmp_path / "none.toml"))
-    (tmp_path / "w").mkdir()
-    opened = open_session(tmp_path / "w", model_name="scripted:demo")
-    try:
-        assert isinstance(opened.session.trace, TraceLogger) and opened.session.trace.inline
-    finally:
-        opened.close()

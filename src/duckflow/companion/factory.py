@@ -123,7 +123,7 @@ def open_session(
     if trace is None:
         from duckflow.core.trace import trace_from_config
 
-        trace = trace_from_config(cfg.trace, inline=True)  # one session in this process: no writer thread
+        trace = trace_from_config(cfg.trace)
     runner = ActionRunner(root, tools, gate, owner.state.session_id)
     budget = LayerBudget(cfg.budget.base_tokens, cfg.budget.main_tokens, cfg.budget.specialized_tokens)
     builder = PromptBuilder(comp.language, read_workspace_persona(root))
@@ -138,7 +138,7 @@ def open_session(
     session = CompanionSession(owner, model, runner, codec=codec, builder=builder, budget=budget,
                                trace=trace, token_guard=token_guard, guardrails=guardrails,
                                output_guardrails=output_guardrails)
-    from duckflow.companion.turnmode import choose_mode
+    from duckflow.companion.singlecall import choose_mode
 
     session.mode = choose_mode(mode, comp.mode, model, name, comp.single_call_below_b)
     session.constrained_decoding = cfg.models.constrained_decoding  # type: ignore[attr-defined]

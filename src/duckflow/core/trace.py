@@ -1,4 +1,4 @@
-"""TraceLogger: masked JSONL trace events (a writer thread, or inline), optional OTLP spans.
+"""TraceLogger: masked JSONL trace events written by a background thread, optional OTLP spans.
 
     trace = TraceLogger(path)                      # or TraceLogger(None, otlp_endpoint=...)
     trace.emit("tool_end", session="s1", agent="Coder", tool="read_file",
@@ -11,11 +11,6 @@ milliseconds, `Z`), `session`, `agent`, then the event's own fields. `emit()` on
 the time and puts the record on a queue — it never blocks the event loop and never does I/O.
 A writer thread serialises each record, masks it with the sanitizer, appends it to the
 file and, when an OTLP endpoint is set, turns it into spans (`SpanBuilder`, OTLP/HTTP).
-
-`inline=True` does that work in `emit()` itself, for one person's command-line session (the
-companion's `open_session`): there a writer thread only takes the GIL from the turn in 5 ms
-slices, and each hand-off is a wake-up that a loaded machine makes wait (`duckflow run`
-switched context ~200 times with the thread, ~120 without). A server keeps the thread.
 """
 
 from __future__ import annotations
@@ -103,10 +98,8 @@ class TraceLogger:
         sanitizer: Sanitizer | None = None,
         otlp_endpoint: str | None = None,
         service_name: str = "duckflow",
-        inline: bool = False,
     ) -> None:
         self.path = Path(path) if path is not None else None
-        self.inline = inline
         self._sanitizer = sanitizer  # the default one is loaded by the writer thread
         self.otlp_endpoint = otlp_endpoint_from_env() if otlp_endpoint is None else (otlp_endpoint or None)
         self.service_name = service_name
@@ -115,7 +108,6 @@ class TraceLogger:
         self.errors: list[str] = []
         self._queue: queue.Queue[object] = queue.Queue(maxsize=QUEUE_LIMIT)
         self._lock = threading.Lock()
-        self._inline_lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._closed = False
         self._file: TextIO | None = None
@@ -138,10 +130,6 @@ class TraceLogger:
             return
         record: dict[str, Any] = {"event": event, "time": time.time(), "session": session, "agent": agent}
         record.update(fields)
-        if self.inline:
-            with self._inline_lock:  # not `_lock`: `_write` takes that one for `dropped`
-                self._write(record)
-            return
         self._ensure_thread()
         try:
             self._queue.put_nowait(record)
@@ -159,10 +147,6 @@ class TraceLogger:
 
     def flush(self, timeout: float = 10.0) -> bool:
         """Wait until every queued record is written (and spans exported); False on timeout."""
-        if self.inline:
-            with self._inline_lock:
-                spans = self._spans
-                return spans.flush(timeout) if spans is not None else True
         if self._thread is None:
             return True
         deadline = time.monotonic() + timeout
@@ -181,10 +165,6 @@ class TraceLogger:
             return
         self.flush(timeout)
         self._closed = True
-        if self.inline:
-            with self._inline_lock:
-                self._shutdown()
-            return
         thread = self._thread
         if thread is not None:
             try:
@@ -418,9 +398,8 @@ def default_trace_path() -> Path:
     return duckflow_home() / "traces" / f"{datetime.now(UTC):%Y-%m-%d}.jsonl"
 
 
-def trace_from_config(config: TraceConfig | None = None, *, inline: bool = False) -> TraceLogger | NullTrace:
-    """The trace the configuration asks for: NullTrace when `trace.enabled` is false; `inline`
-    as TraceLogger takes it (one person's session: no writer thread)."""
+def trace_from_config(config: TraceConfig | None = None) -> TraceLogger | NullTrace:
+    """The trace the configuration asks for: NullTrace when `trace.enabled` is false."""
     if config is None:
         from duckflow.config import load_config
 
@@ -428,5 +407,4 @@ def trace_from_config(config: TraceConfig | None = None, *, inline: bool = False
     if not config.enabled:
         return NullTrace()
     path = Path(config.path).expanduser() if config.path else default_trace_path()
-    return TraceLogger(path, otlp_endpoint=config.otlp_endpoint, service_name=config.service_name,
-                       inline=inline)
+    return TraceLogger(path, otlp_endpoint=config.otlp_endpoint, service_name=config.service_name)
