@@ -45,6 +45,15 @@ def test_an_unknown_benchmark_is_said_on_stderr(capsys: pytest.CaptureFixture[st
     assert out == "" and "unknown benchmark 'nope'" in err
 
 
+def test_a_benchmark_takes_the_shared_options_after_its_name(tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    # `-w DIR` and `--debug` work on every command, also after a benchmark's name
+    for tail in (["-w", str(tmp_path)], [f"--workspace={tmp_path}"], ["--debug"]):
+        assert main(["bench", "protocols", "--quick", "--json", *tail]) == 0
+        out, err = capsys.readouterr()
+        assert json.loads(out)["tokens"]["actions"] >= 1 and "unrecognized" not in err
+
+
 def test_ago_and_who_have_one_format() -> None:
     assert [common.ago(1000 - s, now=1000) for s in (5, 180, 7200, 3 * 86400)] == [
         "5 s ago", "3 min ago", "2 h ago", "3 d ago"]

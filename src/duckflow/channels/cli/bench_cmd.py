@@ -25,4 +25,22 @@ def run(args: argparse.Namespace) -> int:
         note(f"duckflow bench: unknown benchmark '{args.name}'. Known: {', '.join(names) or 'none'}.")
         return 2
     module = importlib.import_module(f"duckflow.bench.{args.name}")
-    return int(module.main(list(args.rest)))
+    return int(module.main(_own_options(list(args.rest))))
+
+
+def _own_options(rest: list[str]) -> list[str]:
+    """The benchmark's own options: the ones every command shares (`-w/--workspace DIR`, `--debug`;
+    a benchmark uses no workspace, and --debug is read by the top-level handler) are dropped, so
+    `duckflow bench protocols --json -w DIR` works as `duckflow bench -w DIR protocols --json` does."""
+    out: list[str] = []
+    skip = False
+    for arg in rest:
+        if skip:
+            skip = False
+        elif arg in ("-w", "--workspace"):
+            skip = True
+        elif arg == "--debug" or arg.startswith("--workspace=") or (arg.startswith("-w") and len(arg) > 2):
+            continue
+        else:
+            out.append(arg)
+    return out
