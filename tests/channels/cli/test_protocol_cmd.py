@@ -112,6 +112,20 @@ def test_parse_dml_and_json_use_their_readers(tmp_path: Path, capsys: pytest.Cap
     assert rc == 0 and "🦆" in out
 
 
+def test_parse_dml_names_an_unknown_file_alias_and_the_closest_one(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    d = tmp_path / "r.dml"
+    d.write_text("🦆▶️[F:main=src/main.py]◀️🦆\nAction: 🦆▶️[T:read_file|{{F:mian}}]◀️🦆 "
+                 "🦆▶️[T:read_file|{{F:main}}]◀️🦆\n", encoding="utf-8")
+    rc, out, _ = _run(capsys, "protocol", "parse", "--protocol", "dml", str(d))
+    data = json.loads(out)
+    assert rc == 0 and data["ok"] is False and len(data["errors"]) == 1
+    assert "unknown file alias `mian`" in data["errors"][0] and "did you mean `main`" in data["errors"][0]
+    d.write_text("🦆▶️[T:read_file|{{F:main}}]◀️🦆\n", encoding="utf-8")  # no table: nothing to expand it to
+    rc, out, _ = _run(capsys, "protocol", "parse", "--protocol", "dml", str(d))
+    assert rc == 0 and "unknown file alias `main`" in json.loads(out)["errors"][0]
+
+
 def test_dml_offsets_point_into_the_raw_crlf_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     raw = "Thought: read it\r\nAction: 🦆▶️[T:read_file|src/app.py]◀️🦆\r\n"
     f = tmp_path / "reply.dml"

@@ -52,8 +52,13 @@ def _parse(args: argparse.Namespace) -> int:
         print_json(result.to_dict())
     elif args.protocol == "dml":
         from duckflow.protocols import dml
+        from duckflow.protocols.dml.aliases import ALIAS_REF, AliasTable
 
-        print_json(dml.parse(text).to_dict())
+        result = dml.parse(text)
+        if ALIAS_REF.search(text):  # `{{F:x}}` must name an alias the text defines (F:x=path)
+            defined = {m.name: m.args[0] for m in result.macros if m.command == "F" and m.valid and m.args}
+            result = dml.parse(text, aliases=AliasTable.from_dict(defined))
+        print_json(result.to_dict())
     else:
         from duckflow.protocols.jsonreply import read_json
 
