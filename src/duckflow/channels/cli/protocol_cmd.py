@@ -54,11 +54,11 @@ def _parse(args: argparse.Namespace) -> int:
         from duckflow.protocols import dml
         from duckflow.protocols.dml.aliases import ALIAS_REF, AliasTable
 
-        result = dml.parse(text)
+        read = dml.parse(text)
         if ALIAS_REF.search(text):  # `{{F:x}}` must name an alias the text defines (F:x=path)
-            defined = {m.name: m.args[0] for m in result.macros if m.command == "F" and m.valid and m.args}
-            result = dml.parse(text, aliases=AliasTable.from_dict(defined))
-        print_json(result.to_dict())
+            defined = {m.name: m.args[0] for m in read.macros if m.command == "F" and m.valid and m.args}
+            read = dml.parse(text, aliases=AliasTable.from_dict(defined))
+        print_json(read.to_dict())
     else:
         from duckflow.protocols.jsonreply import read_json
 
