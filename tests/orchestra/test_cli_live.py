@@ -144,6 +144,19 @@ def test_events_command_filters_and_refuses_unknown_types(tmp_path: Path, capsys
     assert "unknown event type" in capsys.readouterr().err
 
 
+def test_events_reads_past_a_line_cut_inside_a_character(capsys: pytest.CaptureFixture[str]) -> None:
+    # a crash mid-write can cut the last line inside a multi-byte character (Japanese text)
+    from duckflow.orchestra.events import EventLog, default_events_path
+
+    log = EventLog(default_events_path())
+    log.emit("router.decision", "a", initial_route="CHAT", reason="こんにちは")
+    with log.path.open("ab") as fh:
+        fh.write('{"type": "loop.stop", "session_id": "a", "reason": "止め'.encode()[:-1])
+    assert cli(["events", "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert [json.loads(x)["type"] for x in out.splitlines()] == ["router.decision"] and err == ""
+
+
 def test_route_uses_a_configured_classifier_once_and_falls_back_when_it_is_unreachable(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     import socket

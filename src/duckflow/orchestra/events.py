@@ -79,7 +79,8 @@ class EventLog:
     def read(self, *, session: str | None = None, type: str | None = None) -> Iterator[dict[str, Any]]:
         """Events in order; broken lines are skipped (a crash may cut the last one)."""
         try:
-            fh = self.path.open(encoding="utf-8")
+            # a crash may also cut a line inside a multi-byte character: such a line is skipped too
+            fh = self.path.open(encoding="utf-8", errors="replace")
         except FileNotFoundError:
             return
         with fh:
