@@ -173,3 +173,19 @@ def test_a_short_token_is_refused_when_listening_beyond_this_machine(tmp_path: P
                            "-w", str(tmp_path / "ws")], capture_output=True, text=True, timeout=60, env=env)
     assert proc.returncode == 1 and "too short" in proc.stderr and "beyond this machine" in proc.stderr
     assert "Traceback" not in proc.stderr and "s3cret" not in proc.stderr
+
+
+def test_a_port_in_use_is_one_line_with_the_next_step(tmp_path: Path) -> None:
+    import socket
+
+    (tmp_path / "ws").mkdir()
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        env = {**os.environ, "PYTHONPATH": SRC, "DUCKFLOW_SERVER_TOKEN": "t" * 24}
+        proc = subprocess.run([sys.executable, "-m", "duckflow", "serve", "--port", str(port), "-w",
+                               str(tmp_path / "ws")], capture_output=True, text=True, timeout=60, env=env)
+    assert proc.returncode == 1, proc.stderr  # not uvicorn's 3 ("the guard refused a path" in docs/cli.md)
+    assert f"cannot listen on 127.0.0.1:{port}" in proc.stderr and "--port" in proc.stderr
+    assert "Traceback" not in proc.stderr and "ERROR:" not in proc.stderr

@@ -45,6 +45,7 @@ def run(args: argparse.Namespace) -> int:
 
     if not Path(args.workspace).expanduser().is_dir():
         raise DuckflowError(f"workspace {args.workspace} is not a folder", hint="pass --workspace DIR")
+    _check_listen(args.host, args.port)
     model_note = _model_note(args)
     token, created = resolve_token(loopback=is_loopback(args.host))
     settings = ServerSettings.from_env(token, workspace=args.workspace, model_name=args.model,
@@ -84,6 +85,25 @@ def run(args: argparse.Namespace) -> int:
                 access_log=args.debug, server_header=False, proxy_headers=False,
                 timeout_graceful_shutdown=5)  # open page streams do not hold Ctrl-C up
     return 0
+
+
+def _check_listen(host: str, port: int) -> None:
+    """A one-line error now for an address this machine cannot listen on or a port in use (uvicorn
+    would print its own line and exit 3, which means "the guard refused a path" in docs/cli.md)."""
+    import socket
+
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    except (socket.gaierror, UnicodeError) as exc:
+        raise DuckflowError(f"cannot listen on {host}: {getattr(exc, 'strerror', None) or exc}",
+                            hint="use --host 127.0.0.1 (this machine only) or an address of this machine") from None
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            raise DuckflowError(f"cannot listen on {host}:{port}: {exc.strerror or exc}",
+                                hint="another program may use that port: pick another with --port N") from None
 
 
 def _model_note(args: argparse.Namespace) -> str | None:
