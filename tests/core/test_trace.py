@@ -200,3 +200,48 @@ def test_unwritable_path_is_reported_once_not_per_record(tmp_path: Path, capsys:
     trace.close()
     assert len(trace.errors) == 5 and "cannot write trace file" in trace.errors[0]
     assert capsys.readouterr().err.count("cannot write trace file") == 1
+
+
+def _wait_lines(path: Path, n: int, timeout: float = 10.0) -> int:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if path.exists() and len(path.read_text(encoding="utf-8").splitlines()) >= n:
+            break
+        time.sleep(0.01)
+    return len(path.read_text(encoding="utf-8").splitlines()) if path.exists() else 0
+
+
+def test_records_are_written_in_batches_not_one_wakeup_each(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A burst waits for its batch (BATCH_DELAY_S after its first record); flush writes it now."""
+    import duckflow.core.trace as trace_mod
+
+    monkeypatch.setattr(trace_mod, "BATCH_DELAY_S", 30.0)
+    path = tmp_path / "t.jsonl"
+    trace = TraceLogger(path, otlp_endpoint="")
+    for i in range(10):
+        trace.emit("retry", attempt=i, password="hunter22")
+    time.sleep(0.3)
+    assert not path.exists() or path.read_text(encoding="utf-8") == ""  # still gathering the batch
+    assert trace.flush(10)
+    recs = _lines(path)
+    assert [r["attempt"] for r in recs] == list(range(10)) and "hunter22" not in path.read_text()
+    trace.emit("agent_end", agent="last")
+    trace.close()  # close writes what waits, at once
+    assert _lines(path)[-1]["event"] == "agent_end"
+
+
+def test_a_batch_goes_out_after_its_delay_or_when_full(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import duckflow.core.trace as trace_mod
+
+    monkeypatch.setattr(trace_mod, "BATCH_DELAY_S", 0.05)
+    late = TraceLogger(tmp_path / "late.jsonl", otlp_endpoint="")
+    late.emit("retry", attempt=1)
+    assert _wait_lines(tmp_path / "late.jsonl", 1) == 1  # no flush, no close: the delay passed
+    late.close()
+    monkeypatch.setattr(trace_mod, "BATCH_DELAY_S", 30.0)
+    monkeypatch.setattr(trace_mod, "BATCH_MAX", 5)
+    full = TraceLogger(tmp_path / "full.jsonl", otlp_endpoint="")
+    for i in range(5):
+        full.emit("retry", attempt=i)
+    assert _wait_lines(tmp_path / "full.jsonl", 5) == 5  # BATCH_MAX waiting: written without the delay
+    full.close()
