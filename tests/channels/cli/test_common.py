@@ -49,8 +49,9 @@ def test_a_benchmark_takes_the_shared_options_after_its_name(tmp_path: Path,
                                                              capsys: pytest.CaptureFixture[str]) -> None:
     # `-w DIR` and `--debug` work on every command, also after a benchmark's name
     for tail in (["-w", str(tmp_path)], [f"--workspace={tmp_path}"], ["--debug"]):
-        assert main(["bench", "protocols", "--quick", "--json", *tail]) == 0
+        code = main(["bench", "protocols", "--quick", "--json", *tail])
         out, err = capsys.readouterr()
+        assert code in (0, 1), err  # 2 would be the parser refusing; 1 a timing bar missed under load
         assert json.loads(out)["tokens"]["actions"] >= 1 and "unrecognized" not in err
 
 
