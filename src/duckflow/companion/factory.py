@@ -138,7 +138,7 @@ def open_session(
     session = CompanionSession(owner, model, runner, codec=codec, builder=builder, budget=budget,
                                trace=trace, token_guard=token_guard, guardrails=guardrails,
                                output_guardrails=output_guardrails)
-    from duckflow.companion.singlecall import choose_mode
+    from duckflow.companion.turnmode import choose_mode
 
     session.mode = choose_mode(mode, comp.mode, model, name, comp.single_call_below_b)
     session.constrained_decoding = cfg.models.constrained_decoding  # type: ignore[attr-defined]
