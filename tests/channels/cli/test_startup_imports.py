@@ -32,7 +32,8 @@ def test_a_demo_run_leaves_the_lazy_parts_unloaded_and_still_routes_and_masks(tm
             "rc = main(sys.argv[1:])\n"
             "from duckflow.orchestra.router import _builtin_rules\n"
             "tried = sum(p.is_compiled for r in _builtin_rules().rules for p in r._compiled)\n"
-            "print(json.dumps({'rc': rc, 'tried': tried, 'loaded': [m for m in ('pathspec', 'regex', "
+            "from duckflow.llm.tokens import _CJK\n"
+            "print(json.dumps({'rc': rc, 'tried': tried, 'cjk': _CJK.is_compiled, 'loaded': [m for m in ('pathspec', 'regex', "
             "'duckflow.llm.payloads', 'detect_secrets', 'requests', 'duckflow.orchestra.coder', "
             # a two-call run (the scripted model) loads none of the single-call turn's machinery
             "'duckflow.companion.singlecall', 'duckflow.protocols.grammar') if m in sys.modules]}))")
@@ -41,6 +42,7 @@ def test_a_demo_run_leaves_the_lazy_parts_unloaded_and_still_routes_and_masks(tm
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert result["rc"] == 0 and result["loaded"] == []
+    assert result["cjk"] is False  # ASCII text is estimated without the CJK pattern
     assert result["tried"] > 0  # the router did run its rules (compiled as they were tried)
     assert (work / "hello.py").exists()
     events = (tmp_path / "events" / "events.jsonl").read_text(encoding="utf-8")
