@@ -96,6 +96,24 @@ def test_parse_debug_shows_stages_on_stderr(tmp_path: Path, capsys: pytest.Captu
     assert "=== AFTER REPAIR ===" in err
 
 
+def test_a_pipe_is_read_and_a_device_is_named_as_such(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # `duckflow protocol parse <(cmd)` hands over a pipe (/dev/fd/N); it used to be "no such file"
+    import os
+    import threading
+
+    fifo = tmp_path / "reply"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: fifo.write_text('{"a": 1}'))
+    writer.start()
+    rc, out, _ = _run(capsys, "protocol", "parse", "--protocol", "json", str(fifo))
+    if writer.is_alive():  # the command did not read the pipe: release the writer
+        fifo.read_bytes()
+    writer.join()
+    assert rc == 0 and json.loads(out)["value"] == {"a": 1}
+    rc, out, err = _run(capsys, "protocol", "parse", "/dev/null")
+    assert rc == 1 and out == "" and "/dev/null is not a regular file" in err
+
+
 def test_parse_dml_and_json_use_their_readers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     d = tmp_path / "r.dml"
     d.write_text("Thought: go\nAction: 🦆▶️[T:read_file|a.py]◀️🦆\n", encoding="utf-8")

@@ -101,6 +101,21 @@ def when(ts: float, *, seconds: bool = False) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S" if seconds else "%Y-%m-%d %H:%M", time.localtime(ts))
 
 
+PIPE_LIMIT = 256 * 1024 * 1024
+
+
+def _read_pipe(path: Path, name: str) -> bytes:
+    """A pipe's bytes, up to PIPE_LIMIT (a pipe that never ends is refused, not read forever)."""
+    chunks, size = [], 0
+    with path.open("rb") as fh:
+        while chunk := fh.read(1 << 20):
+            size += len(chunk)
+            if size > PIPE_LIMIT:
+                raise DuckflowError(f"{name} gives more than {PIPE_LIMIT >> 20} MB", hint="give a file instead")
+            chunks.append(chunk)
+    return b"".join(chunks)
+
+
 def read_input(name: str, *, decode: Literal["strict", "surrogateescape"] = "strict",
                what: str = "file") -> str:
     """A file's text, or stdin's for `-`, read as bytes and decoded as UTF-8 (CRLF kept).
@@ -117,13 +132,19 @@ def read_input(name: str, *, decode: Literal["strict", "surrogateescape"] = "str
         path = Path(name)
         if path.is_dir():
             raise DuckflowError(f"{name} is a folder, not a {what}", hint="give one file, or - to read stdin")
-        if not path.is_file():
+        if path.is_fifo():  # a pipe, e.g. `<(cmd)` in the shell: read it like stdin
+            data, label = _read_pipe(path, name), name
+        elif not path.exists():
             raise DuckflowError(f"no such file: {name}", hint=f"give an existing {what}, or - to read stdin")
-        try:
-            data, label = path.read_bytes(), name
-        except PermissionError:
-            raise DuckflowError(f"cannot read {name}: permission denied",
-                                hint="check the file's permissions") from None
+        elif not path.is_file():
+            raise DuckflowError(f"{name} is not a regular file (a device or a socket)",
+                                hint=f"give a {what}, or - to read stdin")
+        else:
+            try:
+                data, label = path.read_bytes(), name
+            except PermissionError:
+                raise DuckflowError(f"cannot read {name}: permission denied",
+                                    hint="check the file's permissions") from None
     try:
         return data.decode("utf-8", errors=decode)
     except UnicodeDecodeError as exc:
