@@ -294,6 +294,9 @@ SECRET_RULES: tuple[RegexRule, ...] = (
     _t("alibaba_key", r"LTAI[A-Za-z0-9]{12,20}", ("LTAI",), validate=_random_enough),
     _t("mailgun_key", r"key-[0-9a-zA-Z]{32}", ("key-",), validate=_random_enough),
     _t("square_token", r"sq0atp-[0-9A-Za-z_\-]{22,}", ("sq0atp-",)),
+    _t("square_token", r"sq0csp-[0-9A-Za-z_\-]{40,}", ("sq0csp-",)),
+    _t("square_token", r"EAAA[A-Za-z0-9_\-]{56,76}", ("EAAA",), validate=_random_enough),  # access tokens
+    _t("heroku_key", r"HRKU-[A-Za-z0-9_\-]{30,}", ("HRKU-",)),
     _t("dropbox_token", r"sl\.[A-Za-z0-9_\-]{130,}", ("sl.",)),
     _t("newrelic_key", r"NRA[KI]-[A-Z0-9]{27}", ("NRA",)),
     _t("sentry_token", r"sntr[ys]s_[A-Za-z0-9+/=_]{40,}", ("sntr",)),

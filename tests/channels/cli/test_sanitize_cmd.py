@@ -66,3 +66,15 @@ def test_missing_file_is_a_clear_error(tmp_path: Path) -> None:
     proc = _run([str(tmp_path / "nope.txt")])
     assert proc.returncode == 1
     assert b"no such file" in proc.stderr and b"next:" in proc.stderr
+
+
+def test_square_and_heroku_keys_are_masked() -> None:
+    # formats a rehearsal of the hidden secret collection found passing through in clear
+    square = "EAAAEOuLQObrVwJvCvoio3Xk9TqZpR7mWnHs2aYcBd4FgJ8eLhUiV6oN1tKxSzMb"
+    text = (f"SQUARE_ACCESS_TOKEN={square}\nsq0csp-Ab3dEf6hIj9kLmN0pQrStUvWxYz12345AbCdEfGhIjK\n"
+            "HEROKU_API_KEY=HRKU-AAm9x2Kq7Lr4Tz8Vb3Nc6Hd1Jf5Gs0Pw-Ye2Ui7Oa4\n")
+    proc = _run(["--json", "-"], text.encode())
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert sorted(f["kind"] for f in out["findings"]) == ["heroku_key", "square_token", "square_token"]
+    assert square not in out["text"] and "HRKU-AAm9" not in out["text"] and "sq0csp-Ab3" not in out["text"]
