@@ -37,7 +37,7 @@ class _Section(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     _LEGACY: ClassVar[dict[str, str]] = {}
-    _deprecations: list[str] = PrivateAttr(default_factory=list)
+    _deprecations: list[str] = PrivateAttr(default_factory=lambda: [])  # not `list`: see core/chunks.py _Data
 
     @model_validator(mode="wrap")
     @classmethod
@@ -103,7 +103,7 @@ class ModelsConfig(_Section):
 
     roles: ModelRoles = Field(default_factory=ModelRoles)
     ollama: OllamaSettings = Field(default_factory=OllamaSettings)
-    fallbacks: list[str] = Field(default_factory=list)
+    fallbacks: list[str] = []  # copied per instance; a literal, not default_factory=list/dict (see core/chunks.py)
     # bounds on the model's own context_length (/api/show); seed 003 uses max 8192 for its
     # custom 8k models, which would reject most stock models, hence the wider default
     min_context: int = 4096
@@ -113,7 +113,7 @@ class ModelsConfig(_Section):
     request_deadline_s: float = Field(default=600.0, gt=0, allow_inf_nan=False)
     # provider -> base URL: anthropic, and the OpenAI-compatible ones (openai, openrouter, vllm,
     # lmstudio, llamacpp)
-    base_urls: dict[str, str] = Field(default_factory=dict)
+    base_urls: dict[str, str] = {}
     retries: int = 3
     circuit_threshold: int = 3
     circuit_cooldown_s: float = 30.0
@@ -153,8 +153,8 @@ class WorkspaceConfig(_Section):
     sandbox: Literal["auto", "bwrap", "none"] = "auto"
     # extra environment variable names a shell command may see, and extra read-only paths
     # inside bubblewrap (a toolchain in /opt, say); see docs/workspace.md
-    shell_env_allow: list[str] = Field(default_factory=list)
-    sandbox_ro_paths: list[str] = Field(default_factory=list)
+    shell_env_allow: list[str] = []
+    sandbox_ro_paths: list[str] = []
     search_max_file_bytes: int = 1_000_000
     checkpoint_max_bytes: int = 200_000_000
 
@@ -197,7 +197,7 @@ class GateConfig(_Section):
             "broad_overwrite",
         ]
     )
-    refuse_operations: list[str] = Field(default_factory=list)
+    refuse_operations: list[str] = []
     cost_limit: float | None = None
     broad_overwrite_files: int = 10
     pending_expiry_min: int | None = None
@@ -226,7 +226,7 @@ class CompanionConfig(_Section):
     transitions_file: str | None = None
     max_recovery_retries: int = 2
     # regular expressions a message or a reply must not match (core Guardrails on both)
-    block_patterns: list[str] = Field(default_factory=list)
+    block_patterns: list[str] = []
 
     @field_validator("block_patterns")
     @classmethod

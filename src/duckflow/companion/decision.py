@@ -45,7 +45,7 @@ class MainDecision(BaseModel):
     state_delta: str | dict[str, Any] | None = None
     reply: str = ""
     question: str | None = None
-    options: list[str] = Field(default_factory=list)
+    options: list[str] = []  # copied per instance; a literal, not default_factory=list/dict (see core/chunks.py)
     confidence: float | None = Field(default=None, ge=0.0, le=1.0)
 
     @field_validator("next_step", "prompt_pattern", mode="before")

@@ -25,6 +25,11 @@ def now_iso() -> str:
 
 
 class _Data(BaseModel):
+    """A chunk's payload. Empty list and dict defaults are written as literals (pydantic copies
+    them for each instance), not `Field(default_factory=list)`: to build a schema pydantic asks
+    every factory for its signature, and `list`'s comes from parsing its text signature with
+    `tokenize` (~1.3 ms to compile its pattern once, then ~0.1 ms a field)."""
+
     model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
@@ -71,7 +76,7 @@ class HandoffData(_Data):
 class WarningData(_Data):
     code: str
     message: str
-    details: dict[str, Any] = Field(default_factory=dict)
+    details: dict[str, Any] = {}  # a literal: see _Data
 
 
 class DoneData(_Data):
@@ -101,7 +106,7 @@ class DecisionData(_Data):
     goal_consistency: str = ""
     constraint_check: str = ""
     safe_default: bool = False
-    alternatives: list[str] = Field(default_factory=list)
+    alternatives: list[str] = []
 
 
 class PlanData(_Data):
@@ -110,15 +115,15 @@ class PlanData(_Data):
     plan_id: str
     status: str
     text: str = ""
-    actions: list[str] = Field(default_factory=list)
-    states: list[str] = Field(default_factory=list)
+    actions: list[str] = []
+    states: list[str] = []
 
 
 class ApprovalData(_Data):
     phase: Literal["request", "answer"]
     job_id: str
-    request: dict[str, Any] = Field(default_factory=dict)
-    call: dict[str, Any] = Field(default_factory=dict)
+    request: dict[str, Any] = {}
+    call: dict[str, Any] = {}
     granted: bool | None = None
     by: str | None = None
 
@@ -126,7 +131,7 @@ class ApprovalData(_Data):
 class NoticeData(_Data):
     code: str
     message: str
-    details: dict[str, Any] = Field(default_factory=dict)
+    details: dict[str, Any] = {}
 
 
 class ProgressData(_Data):

@@ -31,7 +31,7 @@ class InputMessage(BaseModel):
     channel: Channel = "cli"
     session_id: str = "cli"
     user_text: str
-    raw: dict[str, Any] = Field(default_factory=dict)
+    raw: dict[str, Any] = {}  # copied per instance; a literal, not default_factory=list/dict (see core/chunks.py)
     received_at: str = Field(default_factory=_now)
 
 
@@ -53,7 +53,7 @@ class RoutingDecision(BaseModel):
     source: Source = "fallback"
     confidence: float = 0.0
     reason: str = ""
-    evidence: list[str] = Field(default_factory=list)
+    evidence: list[str] = []
     flags: RouteFlags = Field(default_factory=RouteFlags)
     text: str = ""
     notice: str = ""
@@ -62,7 +62,7 @@ class RoutingDecision(BaseModel):
     classifier_route: str | None = None
     classifier_confidence: float | None = None
     error_reason: str | None = None
-    notes: list[str] = Field(default_factory=list)
+    notes: list[str] = []
 
     def public(self) -> dict[str, Any]:
         return {
@@ -95,8 +95,8 @@ class WorkerInput(BaseModel):
     session_id: str = "cli"
     loop_index: int = 0
     context: str = ""
-    previous_results: list[str] = Field(default_factory=list)
-    constraints: list[str] = Field(default_factory=list)
+    previous_results: list[str] = []
+    constraints: list[str] = []
     local_only: bool = False
 
 

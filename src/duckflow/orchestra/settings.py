@@ -41,7 +41,7 @@ class RoleModels(_Section):
     # legacy (seed 003 §1.1: accepted for compatibility) — read as coder_provider / coder_model
     code_provider: str | None = None
     code_model: str | None = None
-    _deprecations: list[str] = PrivateAttr(default_factory=list)
+    _deprecations: list[str] = PrivateAttr(default_factory=lambda: [])  # not `list`: see core/chunks.py _Data
 
     @model_validator(mode="after")
     def _legacy_code_keys(self) -> RoleModels:

@@ -41,7 +41,7 @@ def _answer_schema() -> type[BaseModel]:
         route: str
         confidence: float = Field(ge=0.0, le=1.0)
         reason: str
-        evidence: list[str] = Field(default_factory=list)
+        evidence: list[str] = []  # copied per instance; a literal, not default_factory=list/dict (see core/chunks.py)
 
         @field_validator("evidence", mode="before")
         @classmethod

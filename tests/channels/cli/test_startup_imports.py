@@ -33,7 +33,9 @@ def test_a_demo_run_leaves_the_lazy_parts_unloaded_and_still_routes_and_masks(tm
             "from duckflow.orchestra.router import _builtin_rules\n"
             "tried = sum(p.is_compiled for r in _builtin_rules().rules for p in r._compiled)\n"
             "from duckflow.llm.tokens import _CJK\n"
-            "print(json.dumps({'rc': rc, 'tried': tried, 'cjk': _CJK.is_compiled, 'loaded': [m for m in ('pathspec', 'regex', "
+            "import tokenize\n"
+            "print(json.dumps({'rc': rc, 'tried': tried, 'cjk': _CJK.is_compiled, "
+            "'text_signatures': tokenize._compile.cache_info().currsize, 'loaded': [m for m in ('pathspec', 'regex', "
             "'duckflow.llm.payloads', 'detect_secrets', 'requests', 'duckflow.orchestra.coder', "
             # a two-call run (the scripted model) loads none of the single-call turn's machinery
             "'duckflow.companion.singlecall', 'duckflow.protocols.grammar') if m in sys.modules]}))")
@@ -43,6 +45,8 @@ def test_a_demo_run_leaves_the_lazy_parts_unloaded_and_still_routes_and_masks(tm
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert result["rc"] == 0 and result["loaded"] == []
     assert result["cjk"] is False  # ASCII text is estimated without the CJK pattern
+    # no pydantic default factory is a builtin whose signature is parsed from text (tokenize)
+    assert result["text_signatures"] == 0
     assert result["tried"] > 0  # the router did run its rules (compiled as they were tried)
     assert (work / "hello.py").exists()
     events = (tmp_path / "events" / "events.jsonl").read_text(encoding="utf-8")
