@@ -384,7 +384,7 @@ def main(argv: list[str]) -> int:
     result = {**bench.result(), "seconds_total": round(time.perf_counter() - started, 1),
               "command": "duckflow bench compliance " + " ".join(argv)}
     if args.json:
-        print(json.dumps(result, indent=2))
+        print(json.dumps(result, ensure_ascii=False))
     else:
         print(f"model {args.model} · {len(tasks)} tasks · temperature 0, seed 0 · "
               f"{result['seconds_total']} s\n")

@@ -159,7 +159,7 @@ def main(argv: list[str]) -> int:
         raise
     out["command"] = "duckflow bench kvcache " + " ".join(argv)
     if args.json:
-        print(json.dumps(out, indent=2))
+        print(json.dumps(out, ensure_ascii=False))
     else:
         print(f"{out['model']} ({out['codec']}, {out['threads']} threads): step-2 prompt {out['prompt_tokens']} "
               f"tokens, {out['shared_prefix_tokens']} shared with step 1 (evaluated: "

@@ -254,7 +254,7 @@ def main(argv: list[str]) -> int:
         return 2
     result = run(args.corpus, limit_lines=args.limit_lines, repeat=args.repeat, code_dirs=args.code)
     if args.json:
-        print(json.dumps(result, ensure_ascii=False, indent=1))
+        print(json.dumps(result, ensure_ascii=False))
     else:
         pos, code = result["positives"], result["code"]
         print(f"positives: {pos['found']}/{pos['labels']} labelled values masked in {pos['documents']} documents"

@@ -70,3 +70,9 @@ def test_input_is_read_strict_or_keeping_every_byte(tmp_path: Path) -> None:
     assert kept.encode("utf-8", "surrogateescape") == b"caf\xe9\r\n"
     with pytest.raises(common.DuckflowError, match="is a folder"):
         common.read_input(str(tmp_path))
+
+
+def test_bench_security_json_is_one_compact_line(capsys: pytest.CaptureFixture[str]) -> None:
+    main(["bench", "security", "--json", "--limit-lines", "2000", "--repeat", "1"])
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1 and "recall" in json.loads(out)["checks"]
