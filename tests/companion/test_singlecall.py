@@ -218,3 +218,13 @@ def test_the_edit_example_is_chosen_once_so_the_prefix_is_reused(env: Any) -> No
     two = build_step(o.session, None)
     assert len(one.messages) == len(two.messages) == 6
     assert [m.content for m in one.messages[:5]] == [m.content for m in two.messages[:5]]
+
+
+def test_the_demo_model_is_scripted_not_a_local_server() -> None:
+    """`--model scripted:demo` runs two-call turns without being sized or constrained as a
+    llama.cpp server (its backend is `scripted`)."""
+    from duckflow.companion.demo_model import DemoModel
+    from duckflow.llm.constrain import backend_of
+
+    assert backend_of(DemoModel()) == "scripted"
+    assert choose_mode(None, "auto", DemoModel(), "scripted:demo") == "layered"

@@ -56,6 +56,7 @@ def decision_json(step: str, pattern: str, next_step: str, rationale: str, reply
 class DemoModel:
     def __init__(self, *, delay_s: float | None = None) -> None:
         self.name = "scripted:demo"
+        self.provider = "scripted"  # llm.constrain.backend_of: not a llama.cpp server to size or constrain
         self.supports_tools = True
         self.is_local = True
         if delay_s is None:  # seconds per streamed word; DUCKFLOW_DEMO_DELAY slows it for a screen test
