@@ -118,6 +118,13 @@ class SessionRunner:
     def exists(self, session_id: str) -> bool:
         return session_id in self._open or self.store.load(session_id) is not None
 
+    def workspace_of(self, session_id: str) -> str | None:
+        """The workspace a saved session belongs to (None when open here or not saved)."""
+        if session_id in self._open:
+            return None
+        loaded = self.store.load(session_id)
+        return loaded[0].workspace if loaded is not None else None
+
     # -- turns ----------------------------------------------------------------------------
     async def run_message(self, session_id: str, text: str, channel: str = "http",
                           images: list[str] | None = None) -> AsyncIterator[dict[str, Any]]:

@@ -40,3 +40,21 @@ def test_a_job_of_another_workspace_is_neither_listed_shown_nor_answered(live: A
     assert srv.app.state.runner.gate.get(theirs).status == "pending"  # left for B's person
     r = httpx.post(f"{srv.url}/v1/approvals/{ours}/deny", headers=srv.auth, json={})
     assert r.status_code == 200 and r.json()["status"] == "denied"
+
+
+def test_a_session_of_another_workspace_is_not_listed_and_reading_it_is_a_404(live: Any, tmp_path: Path) -> None:
+    # GET /v1/sessions/{id} of a session `duckflow run -w B` made answered 500 (a traceback in the log)
+    from duckflow.channels.cli.main import main
+
+    other = tmp_path / "other"
+    other.mkdir()
+    assert main(["run", "hi", "-w", str(other), "--model", "scripted:demo"]) == 1  # the demo asks for a task
+    srv = live()
+    theirs = srv.app.state.runner.store.latest(str(other.resolve()))
+    ours = httpx.post(srv.url + "/v1/sessions", headers=srv.auth).json()["session_id"]
+    listed = [s["session_id"] for s in httpx.get(srv.url + "/v1/sessions", headers=srv.auth).json()["sessions"]]
+    assert ours in listed and theirs and theirs not in listed
+    for path in ("", "/chunks", "/events"):
+        r = httpx.get(f"{srv.url}/v1/sessions/{theirs}{path}", headers=srv.auth)
+        assert r.status_code == 404 and "another workspace" in r.json()["detail"], (path, r.text)
+    assert httpx.get(f"{srv.url}/v1/sessions/{ours}", headers=srv.auth).status_code == 200

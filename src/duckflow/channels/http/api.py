@@ -111,6 +111,8 @@ def api_router() -> APIRouter:
         idents = {i["session_id"]: i for i in manager.identities.all()}
         rows = []
         for s in runner.store.list(max(1, min(limit, 500))):
+            if not _same_root(s.workspace, runner.workspace):
+                continue  # another workspace's session: its own server (or CLI) answers it
             d = asdict(s)
             ident = idents.get(s.session_id)
             d["channel"] = ident["channel"] if ident else "http"
@@ -131,6 +133,10 @@ def api_router() -> APIRouter:
     def _known(runner: Any, sid: str) -> None:
         if not runner.exists(sid):
             raise HTTPException(404, f"no session '{sid}': create one with POST /v1/sessions")
+        home = runner.workspace_of(sid)
+        if home and not _same_root(home, runner.workspace):
+            raise HTTPException(404, f"session {sid} belongs to another workspace ({home}): open it there "
+                                     "(duckflow serve -w or duckflow chat -w), or create one here with POST /v1/sessions")
 
     @r.get("/sessions/{sid}")
     async def status(request: Request, sid: str) -> dict[str, Any]:
@@ -296,6 +302,13 @@ def api_router() -> APIRouter:
         return {"records": read_trace(request.app.state.runner, session, max(1, min(limit, 2000)))}
 
     return r
+
+
+def _same_root(where: str, root: Any) -> bool:
+    """True when `where` (a stored workspace path) is this server's workspace `root`."""
+    from pathlib import Path
+
+    return Path(where).expanduser().resolve() == Path(root)
 
 
 def _in_workspace(job: Any, root: Any) -> bool:
