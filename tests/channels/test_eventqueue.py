@@ -23,3 +23,34 @@ def test_events_are_written_in_order_masked_and_flushed_on_close(tmp_path: Path)
     assert [x["session_id"] for x in lines] == [f"s{i}" for i in range(50)]
     assert "sk-abcdefghijklmnopqrstuvwxyz0123456789ABCD" not in json.dumps(lines)  # masked as EventLog does
     assert [e["session_id"] for e in BackgroundEvents(EventLog(tmp_path / "events.jsonl")).read()][:2] == ["s0", "s1"]
+
+
+def test_the_masking_memo_writes_what_the_sanitizer_writes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The memo of short masked values changes the cost, never the output: a secret repeated in
+    many events is masked every time, a long text is scanned every time, and the memo is bounded."""
+    import duckflow.orchestra.events as events
+    from duckflow.security.sanitizer import mask_text
+
+    monkeypatch.setattr(events, "MEMO_SIZE", 8)
+    log = EventLog(tmp_path / "events.jsonl")
+    secret = "key sk-abcdefghijklmnopqrstuvwxyz0123456789ABCD"
+    long_text = "x" * 300 + " mail bob@example.com"
+    for i in range(30):
+        log.emit("router.decision", f"s{i % 3}", reason=secret, text=long_text, note=f"n{i}",
+                 evidence=[secret, "rule:greeting"])
+    lines = [json.loads(x) for x in (tmp_path / "events.jsonl").read_text().splitlines()]
+    assert len(lines) == 30
+    for rec in lines:
+        assert rec["reason"] == mask_text(secret) != secret
+        assert rec["evidence"] == [mask_text(secret), "rule:greeting"]
+        assert "bob@example.com" not in rec["text"] and rec["text"] == mask_text(long_text)
+    assert len(log._memo) <= 8  # bounded: cleared when full
+    assert all(len(k) <= events.MEMO_MAX_LEN for k in log._memo)  # long values are never kept
+    (tmp_path / "events.jsonl").unlink()
+    tmp_path.joinpath("gone").mkdir()
+    moved = EventLog(tmp_path / "gone" / "events.jsonl")
+    moved.emit("loop.stop", "s")
+    tmp_path.joinpath("gone", "events.jsonl").unlink()
+    tmp_path.joinpath("gone").rmdir()  # the folder removed while the log is open: made again
+    moved.emit("loop.stop", "s")
+    assert tmp_path.joinpath("gone", "events.jsonl").exists()

@@ -8,7 +8,14 @@ Every record carries `ts`, `type`, `session_id` and the §7.2 minimum fields it 
 (initial_route, final_route, classifier_route, classifier_confidence, worker_calls,
 needs_next_loop, risk, fit, reroute_used, stop_reason, error_reason); approval events add the
 §7.3 fields (job_id, approval_status, approval_requested_at, approval_decided_at, approver,
-coder_output). Text values are masked by the sanitizer before they are written (§7).
+coder_output). Text values (all but the log's own timestamp) are masked by the sanitizer
+before they are written (§7).
+
+Masking is per value, as before, but a short value already masked by this log is taken from a
+bounded memo (route names, rule reasons, declarations and stop reasons repeat on every message;
+a full sanitizer scan costs ~50 µs even for `CODE`, and an event carries a dozen strings).
+The memo maps a value to exactly what the sanitizer returned for it, so what is written is
+unchanged; long values (a person's text) are scanned every time and never kept.
 """
 
 from __future__ import annotations
@@ -27,6 +34,8 @@ EVENT_TYPES = (
 )
 MIN_FIELDS = ("initial_route", "final_route", "classifier_route", "classifier_confidence", "worker_calls",
               "needs_next_loop", "risk", "fit", "reroute_used", "stop_reason", "error_reason")
+MEMO_MAX_LEN = 256  # values longer than this are scanned every time
+MEMO_SIZE = 4096  # distinct short values kept (cleared when full: ~1 MB at most)
 APPROVAL_FIELDS = ("job_id", "approval_status", "approval_requested_at", "approval_decided_at", "approver",
                    "coder_output")
 
@@ -54,6 +63,20 @@ class EventLog:
         self.path = Path(path).expanduser() if path else default_events_path()
         self._lock = threading.Lock()
         self._mask: Any = None
+        self._memo: dict[str, str] = {}
+        self._dir_made = False
+
+    def _masked(self, value: str) -> str:
+        """The sanitizer's masking of `value`, memoised for short values (see the module docstring)."""
+        if len(value) > MEMO_MAX_LEN:
+            return str(self._mask(value))
+        hit = self._memo.get(value)
+        if hit is None:
+            hit = str(self._mask(value))
+            if len(self._memo) >= MEMO_SIZE:
+                self._memo.clear()
+            self._memo[value] = hit
+        return hit
 
     def emit(self, type: str, session_id: str = "", **fields: Any) -> dict[str, Any]:
         if type not in EVENT_TYPES:
@@ -68,11 +91,19 @@ class EventLog:
         for key in wanted:
             record[key] = fields.pop(key, None)
         record.update(fields)
-        record = _mask(record, self._mask)
+        # every value but our own timestamp through the sanitizer (the memo's get/set/clear are atomic)
+        record = {k: v if k == "ts" else _mask(v, self._masked) for k, v in record.items()}
         line = json.dumps(record, ensure_ascii=False, default=str)
         with self._lock:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self.path.open("a", encoding="utf-8") as fh:
+            if not self._dir_made:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._dir_made = True
+            try:
+                fh = self.path.open("a", encoding="utf-8")
+            except FileNotFoundError:  # the folder was removed meanwhile: make it again
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                fh = self.path.open("a", encoding="utf-8")
+            with fh:
                 fh.write(line + "\n")
         return record
 
