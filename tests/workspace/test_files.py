@@ -160,3 +160,24 @@ def test_package_exports_are_lazy() -> None:
     assert pkg.WorkspaceGuard.__name__ == "WorkspaceGuard"
     with pytest.raises(AttributeError):
         _ = pkg.NoSuchThing  # type: ignore[attr-defined]
+
+
+async def test_tools_of_two_workspaces_share_their_schemas_but_each_writes_only_its_own(tmp_path: Path) -> None:
+    """A server opens a session's tools per workspace many times: the arguments models and specs
+    are built once and shared; each tool still runs its own workspace's function."""
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir()
+    b.mkdir()
+    ta, tb = workspace_tools(a), workspace_tools(b)
+    assert [t.name for t in ta] == [t.name for t in tb] == list(TOOL_NAMES)
+    for x, y in zip(ta, tb, strict=True):
+        assert x.args_model is y.args_model and x.spec is y.spec and x.fn is not y.fn
+        assert x.exclusive == y.exclusive and x.params == y.params and x.context_param == y.context_param
+    write_b = next(t for t in tb if t.name == "write_file")
+    assert write_b.exclusive and not next(t for t in tb if t.name == "read_file").exclusive
+    await write_b.invoke({"path": "x.txt", "content": "only b"}, ToolContext())
+    assert (b / "x.txt").read_text() == "only b" and not (a / "x.txt").exists()
+    read_a = next(t for t in ta if t.name == "read_file")
+    with pytest.raises(WorkspaceError):
+        await read_a.invoke({"path": "x.txt"}, ToolContext())
+    assert write_b.spec.parameters["required"] == ["path", "content"]

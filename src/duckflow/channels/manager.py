@@ -250,8 +250,12 @@ class ChannelManager:
         return self._unrouted == 0
 
     async def _first_published(self) -> None:
-        """A run published its first chunk: let the runs not routed yet publish theirs first."""
+        """A run published its first chunk: let its follower write it, and the runs not routed yet
+        publish theirs, before this run goes on to its model work."""
         if self._route_done():
+            # one turn of the loop: the SSE follower woken by the publish writes the route chunk
+            # now, not after the companion turn (which may not yield until its model streams)
+            await asyncio.sleep(0)
             return
         if self._watcher is None or self._watcher.done():
             self._watcher = asyncio.create_task(self._watch_routing())

@@ -165,8 +165,11 @@ class ChunkLog:
             return True
         st.waiters += 1  # a ring someone waits on is never evicted
         try:
-            await asyncio.wait_for(st.changed.wait(), timeout)
-        except asyncio.TimeoutError:
+            # asyncio.timeout, not wait_for: on 3.11 wait_for wraps the wait in a task of its own,
+            # and a publish then takes three turns of the loop to reach this follower, not one
+            async with asyncio.timeout(timeout):
+                await st.changed.wait()
+        except TimeoutError:
             return False
         finally:
             st.waiters -= 1

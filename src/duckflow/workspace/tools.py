@@ -159,4 +159,26 @@ def workspace_tools(root: str | Path | Workspace, config: WorkspaceConfig | None
                 "execute_shell", "run_tests"}
     fns: list[Callable[..., Any]] = [read_file, write_file, edit_file, list_files, create_directory, delete_path,
            move_path, execute_shell, run_tests, search_code]
-    return [Tool.from_function(fn, exclusive=fn.__name__ in mutating) for fn in fns]
+    return [_bound(fn, fn.__name__ in mutating) for fn in fns]
+
+
+# per tool name, the Tool first built from it: its arguments model, JSON schema and spec depend
+# only on the function's code and defaults, which every workspace's closure shares, so a server
+# with many sessions builds them once (pydantic's create_model and schema are ~1 ms a tool)
+_BUILT: dict[str, Tool] = {}
+
+
+def _bound(fn: Callable[..., Any], exclusive: bool) -> Tool:
+    """`Tool.from_function(fn, exclusive=...)`, reusing what an earlier closure of the same code built."""
+    import dataclasses
+
+    first = _BUILT.get(fn.__name__)
+    if (first is None or first.fn.__code__ is not fn.__code__ or first.exclusive != exclusive
+            or first.fn.__defaults__ != fn.__defaults__ or first.fn.__kwdefaults__ != fn.__kwdefaults__):
+        first = _BUILT[fn.__name__] = Tool.from_function(fn, exclusive=exclusive)
+        first.spec  # noqa: B018  (built once here; the copies below share it)
+        return first
+    tool = dataclasses.replace(first, fn=fn)
+    tool.__dict__["json_schema"] = first.json_schema  # cached_property values: shared, never changed
+    tool.__dict__["spec"] = first.spec
+    return tool
