@@ -61,3 +61,39 @@ def test_idle_rings_leave_memory_but_not_the_log_and_a_waited_ring_stays(tmp_pat
         assert await waiter is True
 
     asyncio.run(go())
+
+
+def test_chunks_are_written_by_the_writer_thread_and_none_is_lost(tmp_path: Path) -> None:
+    """In a running loop SQLite writes happen off the loop's thread (a slow disk must not stall
+    every stream); a sync flush waits for them, and a restart reads every chunk back."""
+    import asyncio
+    import threading
+
+    log = ChunkLog(tmp_path / "c.db", ring=8, flush_delay=0.001)
+    writers: list[int] = []
+    real = log._write
+
+    def spy(rows: list[tuple[str, int, str]]) -> None:
+        writers.append(threading.get_ident())
+        real(rows)
+
+    log._write = spy  # type: ignore[method-assign]
+
+    async def main() -> int:
+        for i in range(30):
+            log.publish("s", {"type": "delta", "data": {"text": str(i)}})
+            if i % 10 == 9:
+                await asyncio.sleep(0.01)
+        return threading.get_ident()
+
+    loop_thread = asyncio.run(main())
+    assert writers and all(w != loop_thread for w in writers)
+    log.flush()  # waits for the writer: everything is on disk now, read by another connection
+    import sqlite3
+
+    with sqlite3.connect(tmp_path / "c.db") as other:
+        assert other.execute("SELECT MAX(seq) FROM chunks WHERE session_id = 's'").fetchone()[0] == 30
+    log.close()
+    again = ChunkLog(tmp_path / "c.db", ring=8)
+    assert again.last_seq("s") == 30 and [s for s, _ in again.since("s", 25)] == [26, 27, 28, 29, 30]
+    again.close()

@@ -268,15 +268,15 @@ class SessionRunner:
 
     def _route_parts(self) -> None:
         if self._router is None:  # the orchestra's router, its session flags and event log, once per server
+            from duckflow.channels.flagstate import ServerState
             from duckflow.orchestra.events import EventLog
             from duckflow.orchestra.router import build_router
-            from duckflow.orchestra.state import OrchestraState
 
             cfg = self._shared_parts()["config"]
             from duckflow.channels.eventqueue import BackgroundEvents
 
             self._events = BackgroundEvents(EventLog(cfg.routing.events_path))
-            self._ostate = OrchestraState()
+            self._ostate = ServerState()  # flags in memory, written off the loop when they change
             self._router = build_router(cfg, on_event=self._router_event)
 
     def _router_event(self, kind: str, data: dict[str, Any]) -> None:

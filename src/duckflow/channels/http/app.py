@@ -76,19 +76,29 @@ def _ids(value: str | None) -> frozenset[str]:
     return frozenset(x.strip() for x in (value or "").split(",") if x.strip())
 
 
+SWITCH_INTERVAL_S = 0.0005  # how long a busy background thread may keep the GIL from the event loop
+
+
 def tune_gc() -> None:
-    """Garbage collection for a long-running server holding many sessions.
+    """Garbage collection and thread switching for a long-running server holding many sessions.
 
     Python's default thresholds run a full collection every few thousand allocations; with
     hundreds of idle sessions in memory each one scans them all (measured: ~1 s stalls at 500
     sessions in `duckflow bench server`). Objects alive after start-up are frozen out of the
     scans and the young generations are collected less often (reference counting still frees
     everything that is not in a cycle at once).
+
+    The event loop lets go of the GIL in every SQLite call; a writer thread (trace, event log,
+    chunk log) that takes it then keeps it for the whole switch interval, 5 ms by default, before
+    the loop gets it back. With several such calls per message that was the tail of the time to
+    first chunk at 500 sessions (docs/server.md has the figures).
     """
     import gc
+    import sys
 
     gc.freeze()
     gc.set_threshold(50_000, 20, 100)
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
 
 
 async def bearer(request: Request) -> None:

@@ -1,0 +1,47 @@
+"""The server's orchestra state: flags read once, kept in memory, written off the loop only when they change."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from duckflow.channels.flagstate import ServerState
+from duckflow.orchestra.router import SessionFlags
+from duckflow.orchestra.state import OrchestraState
+
+
+def test_flags_are_written_by_the_writer_thread_only_on_change_and_survive_a_restart(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    db = tmp_path / "orchestra.db"
+    OrchestraState(db).save_flags("http", "s0", SessionFlags(True, "CODE"))  # written by an earlier run
+    state = ServerState(db)
+    writes: list[tuple[str, int]] = []
+    real = OrchestraState.save_flags
+
+    def spy(self: OrchestraState, channel: str, sid: str, flags: SessionFlags) -> None:
+        writes.append((sid, threading.get_ident()))
+        real(self, channel, sid, flags)
+
+    monkeypatch.setattr(OrchestraState, "save_flags", spy)
+    assert state.flags("http", "s0") == SessionFlags(True, "CODE")  # read from disk once
+    state.save_flags("http", "s0", SessionFlags(True, "CODE"))  # unchanged: no write
+    for route in ("CHAT", "CHAT", "CODE", "CODE", "CHAT"):
+        state.save_flags("http", "s1", SessionFlags(False, route))
+    state.flush()
+    assert [sid for sid, _ in writes] == ["s1", "s1", "s1"]  # only the three changes
+    assert all(t != threading.get_ident() for _, t in writes)  # never on the caller's (the loop's) thread
+    assert state.flags("http", "s1") == SessionFlags(False, "CHAT")
+    assert state.flags("slack", "s1") == SessionFlags()  # one state per (channel, session)
+    state.close()
+    again = OrchestraState(db)
+    assert again.flags("http", "s1") == SessionFlags(False, "CHAT") and again.flags("http", "s0").local_only
+    again.close()
+
+
+def test_an_in_memory_database_is_written_in_place() -> None:
+    state = ServerState(":memory:")
+    state.save_flags("line", "u1", SessionFlags(True, "CHAT"))
+    assert OrchestraState.flags(state, "line", "u1") == SessionFlags(True, "CHAT")  # on its one connection
+    state.close()
