@@ -54,6 +54,7 @@ class Level:
     error_samples: list[str] = field(default_factory=list)
     messages: int = 0
     messages_per_s: float = 0.0  # what the sessions actually sent, over the level's wall time
+    cpu_ms_per_message: float = 0.0  # the server process's CPU time (all threads) over the level, per message
 
 
 @dataclass(frozen=True)
@@ -261,7 +262,7 @@ def combine(rounds: list[list[Level]]) -> list[dict[str, Any]]:
     for per_round in zip(*rounds, strict=True):
         med = {k: round(statistics.median(getattr(lv, k) for lv in per_round), 2)
                for k in ("ttfc_p50_ms", "ttfc_p99_ms", "ttft_p50_ms", "ttft_p99_ms", "chunks_per_s", "wall_s",
-                         "messages_per_s")}
+                         "messages_per_s", "cpu_ms_per_message")}
         out.append({"sessions": per_round[0].sessions, **med, "chunks": sum(lv.chunks for lv in per_round),
                     "messages": sum(lv.messages for lv in per_round),
                     "errors": sum(lv.errors for lv in per_round), "seq_gaps": sum(lv.seq_gaps for lv in per_round),

@@ -99,6 +99,13 @@ def _cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def _cpu_or_nan(pid: int) -> float:
+    try:
+        return _cpu_s(pid)
+    except (OSError, IndexError, ValueError):  # no /proc: the figure is not measured
+        return float("nan")
+
+
 async def _idle(pid: int) -> float:
     """Wait until the server used < IDLE_CPU_S of CPU in IDLE_WINDOW_S (at most IDLE_MAX_S); seconds waited."""
     started = time.perf_counter()
@@ -176,13 +183,21 @@ async def _client(url: str, token: str, levels: list[int], pid: int, opts: Optio
             for i, sids in enumerate(pools):
                 waited.append(await _idle(pid))
                 plan = schedule(len(sids), opts.pace, opts.messages, seed=1000 * r + i)
-                this_round.append(await paced(target, sids, seqs, plan))
+                cpu0 = _cpu_or_nan(pid)
+                level = await paced(target, sids, seqs, plan)
+                await _idle(pid)  # the level's background work (event log, trace) counts too
+                level.cpu_ms_per_message = round((_cpu_or_nan(pid) - cpu0) * 1000 / max(1, level.messages), 2)
+                this_round.append(level)
             paced_rounds.append(this_round)
             if opts.burst:
                 bursts = []
                 for sids in pools:
                     waited.append(await _idle(pid))
-                    bursts.append(await burst(target, sids, seqs))
+                    cpu0 = _cpu_or_nan(pid)
+                    level = await burst(target, sids, seqs)
+                    await _idle(pid)
+                    level.cpu_ms_per_message = round((_cpu_or_nan(pid) - cpu0) * 1000 / max(1, level.messages), 2)
+                    bursts.append(level)
                 burst_rounds.append(bursts)
         await _idle(pid)
         rss1 = _rss_kb(pid)
@@ -266,14 +281,14 @@ def _report(data: dict[str, Any], levels: list[int]) -> None:
           f"127.0.0.1 · ScriptedModel · {data['rounds_run']} rounds, medians over them (client on "
           f"{data['client_loop']})")
     head = (f"{'sessions':>8} {'msgs/s':>7} {'TTFC p50':>9} {'TTFC p99':>9} {'text p50':>9} {'text p99':>9} "
-            f"{'chunks/s':>9} {'errors':>6} {'gaps':>5}")
+            f"{'chunks/s':>9} {'CPU/msg':>8} {'errors':>6} {'gaps':>5}")
 
     def rows(lvs: list[dict[str, Any]]) -> None:
         print(head)
         for lv in lvs:
             print(f"{lv['sessions']:>8} {lv['messages_per_s']:>7.1f} {lv['ttfc_p50_ms']:>7.1f}ms "
                   f"{lv['ttfc_p99_ms']:>7.1f}ms {lv['ttft_p50_ms']:>7.1f}ms {lv['ttft_p99_ms']:>7.1f}ms "
-                  f"{lv['chunks_per_s']:>9.0f} {lv['errors']:>6} {lv['seq_gaps']:>5}")
+                  f"{lv['chunks_per_s']:>9.0f} {lv['cpu_ms_per_message']:>6.2f}ms {lv['errors']:>6} {lv['seq_gaps']:>5}")
             for sample in lv["error_samples"]:
                 print(f"         error: {sample}")
 

@@ -68,18 +68,21 @@ class SessionRunner:
     # -- sessions -------------------------------------------------------------------------
     def _shared_parts(self) -> dict[str, Any]:
         if self._shared is None:
-            from duckflow.companion.store import SessionStore
+            from duckflow.channels.behind import BehindCounter, BehindSessionStore
             from duckflow.config import load_config
             from duckflow.core.trace import trace_from_config
             from duckflow.gate import Gate
 
             cfg = load_config(self.workspace)
-            from duckflow.core.token_guard import TokenGuard
+            from duckflow.core.token_guard import SQLiteCounter, TokenGuard
 
-            self._shared = {"config": cfg, "store": SessionStore(),
+            guard = TokenGuard.from_config(cfg.token_guard)
+            if isinstance(guard.counter, SQLiteCounter):  # this process owns its sessions' totals
+                guard.counter = BehindCounter(guard.counter)
+            # session states and token counts are written behind, off the event loop
+            self._shared = {"config": cfg, "store": BehindSessionStore(),
                             "gate": Gate.from_config(cfg.gate, requested_by="server"),
-                            "trace": trace_from_config(cfg.trace),
-                            "token_guard": TokenGuard.from_config(cfg.token_guard)}
+                            "trace": trace_from_config(cfg.trace), "token_guard": guard}
         return self._shared
 
     @property

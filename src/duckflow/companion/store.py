@@ -63,6 +63,15 @@ class SessionSummary:
     pending: bool
 
 
+@dataclass(frozen=True)
+class SaveRows:
+    """One `SessionStore.save`, serialised: the workspace memory row (None when unchanged) and
+    the session row."""
+
+    memory: tuple[Any, ...] | None
+    session: tuple[Any, ...]
+
+
 class SessionStore:
     """Saves and restores AgentState (plus an `extra` dict: transition history, plans)."""
 
@@ -76,6 +85,12 @@ class SessionStore:
         self._last_memory: tuple[str, str] | None = None  # (workspace, document) written last
 
     def save(self, state: AgentState, extra: dict[str, Any] | None = None) -> None:
+        rows = self.rows(state, extra)
+        with self._lock, self._conn:
+            self.write_rows(self._conn, rows)
+
+    def rows(self, state: AgentState, extra: dict[str, Any] | None = None) -> SaveRows:
+        """What `save` writes, serialised now (a snapshot of `state`); `write_rows` writes it."""
         doc = json.dumps(state.to_dict(), ensure_ascii=False)
         if extra is not None and extra is self._last_extra:
             extra_doc = self._last_extra_doc
@@ -83,27 +98,32 @@ class SessionStore:
             extra_doc = json.dumps(extra or {}, ensure_ascii=False, default=str)
             self._last_extra, self._last_extra_doc = extra, extra_doc
         memory_doc = json.dumps(state.memory.to_dict(), ensure_ascii=False)
-        write_memory = bool(state.workspace) and self._last_memory != (state.workspace, memory_doc)
-        with self._lock, self._conn:
-            if write_memory:
-                self._conn.execute(
-                    "INSERT INTO workspace_memory(workspace, updated_at, memory_json) VALUES (?,?,?)"
-                    " ON CONFLICT(workspace) DO UPDATE SET updated_at=excluded.updated_at,"
-                    " memory_json=excluded.memory_json",
-                    (state.workspace, state.last_updated, memory_doc),
-                )
-                self._last_memory = (state.workspace, memory_doc)
-            self._conn.execute(
-                "INSERT INTO companion_sessions(session_id, workspace, created_at, updated_at, step,"
-                " status, goal, state_json, extra_json) VALUES (?,?,?,?,?,?,?,?,?)"
-                " ON CONFLICT(session_id) DO UPDATE SET workspace=excluded.workspace,"
-                " updated_at=excluded.updated_at, step=excluded.step, status=excluded.status,"
-                " goal=excluded.goal, state_json=excluded.state_json, extra_json=excluded.extra_json",
-                (
-                    state.session_id, state.workspace, state.created_at, state.last_updated,
-                    state.step.value, state.status.value, state.goal, doc, extra_doc,
-                ),
+        memory: tuple[Any, ...] | None = None
+        if state.workspace and self._last_memory != (state.workspace, memory_doc):
+            memory = (state.workspace, state.last_updated, memory_doc)
+            self._last_memory = (state.workspace, memory_doc)
+        session = (state.session_id, state.workspace, state.created_at, state.last_updated,
+                   state.step.value, state.status.value, state.goal, doc, extra_doc)
+        return SaveRows(memory, session)
+
+    @staticmethod
+    def write_rows(conn: sqlite3.Connection, rows: SaveRows) -> None:
+        """Write one `rows()` result on `conn` (inside the caller's transaction)."""
+        if rows.memory is not None:
+            conn.execute(
+                "INSERT INTO workspace_memory(workspace, updated_at, memory_json) VALUES (?,?,?)"
+                " ON CONFLICT(workspace) DO UPDATE SET updated_at=excluded.updated_at,"
+                " memory_json=excluded.memory_json",
+                rows.memory,
             )
+        conn.execute(
+            "INSERT INTO companion_sessions(session_id, workspace, created_at, updated_at, step,"
+            " status, goal, state_json, extra_json) VALUES (?,?,?,?,?,?,?,?,?)"
+            " ON CONFLICT(session_id) DO UPDATE SET workspace=excluded.workspace,"
+            " updated_at=excluded.updated_at, step=excluded.step, status=excluded.status,"
+            " goal=excluded.goal, state_json=excluded.state_json, extra_json=excluded.extra_json",
+            rows.session,
+        )
 
     def load(self, session_id: str) -> tuple[AgentState, dict[str, Any]] | None:
         with self._lock:
