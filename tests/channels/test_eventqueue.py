@@ -54,3 +54,30 @@ def test_the_masking_memo_writes_what_the_sanitizer_writes(tmp_path: Path, monke
     tmp_path.joinpath("gone").rmdir()  # the folder removed while the log is open: made again
     moved.emit("loop.stop", "s")
     assert tmp_path.joinpath("gone", "events.jsonl").exists()
+
+
+def test_on_an_event_loop_events_go_to_the_thread_in_batches_in_order(tmp_path: Path) -> None:
+    import asyncio
+
+    log = BackgroundEvents(EventLog(tmp_path / "events.jsonl"))
+    handed: list[int] = []
+    real = log._hand_over
+
+    def hand_over() -> None:
+        handed.append(len(log._batch))
+        real()
+
+    log._hand_over = hand_over  # type: ignore[method-assign]
+
+    async def main() -> None:
+        for i in range(20):
+            log.emit("final.route", f"s{i}", final_route="CHAT")
+            await asyncio.sleep(0)
+        await asyncio.sleep(0.1)  # one batch handed over after BATCH_S
+        log.emit("loop.stop", "last")
+
+    asyncio.run(main())
+    log.flush()  # hands over what is left (the loop is gone) and waits
+    assert handed[0] == 20 and sum(handed) == 21  # the 20 went to the thread together
+    assert [e["session_id"] for e in log.read()] == [f"s{i}" for i in range(20)] + ["last"]
+    log.close()

@@ -105,7 +105,8 @@ class ChunkLog:
         st = self._stream(session_id)
         seq = st.last + 1
         chunk = dict(chunk)
-        chunk.setdefault("time", now_iso())
+        if "time" not in chunk:  # not setdefault: that would read the clock for every chunk
+            chunk["time"] = now_iso()
         chunk.setdefault("agent", "duckflow")
         chunk["seq"] = seq
         body = json.dumps(chunk, ensure_ascii=False, separators=(",", ":"), default=str)
