@@ -146,12 +146,14 @@ class SessionStore:
             row = self._conn.execute(sql + " ORDER BY updated_at DESC LIMIT 1", args).fetchone()
         return None if row is None else str(row["session_id"])
 
-    def list(self, limit: int = 50) -> list[SessionSummary]:
+    def list(self, limit: int = 50, workspace: str | None = None) -> list[SessionSummary]:
+        """The newest sessions first; only `workspace`'s when given (as stored: the resolved path)."""
+        where, args = ("WHERE workspace=? ", (workspace, limit)) if workspace is not None else ("", (limit,))
         with self._lock:
             rows = self._conn.execute(
                 "SELECT session_id, workspace, updated_at, step, status, goal, state_json"
-                " FROM companion_sessions ORDER BY updated_at DESC LIMIT ?",
-                (limit,),
+                f" FROM companion_sessions {where}ORDER BY updated_at DESC LIMIT ?",
+                args,
             ).fetchall()
         out = []
         for r in rows:

@@ -48,12 +48,14 @@ def test_a_session_of_another_workspace_is_not_listed_and_reading_it_is_a_404(li
 
     other = tmp_path / "other"
     other.mkdir()
-    assert main(["run", "hi", "-w", str(other), "--model", "scripted:demo"]) == 1  # the demo asks for a task
     srv = live()
-    theirs = srv.app.state.runner.store.latest(str(other.resolve()))
     ours = httpx.post(srv.url + "/v1/sessions", headers=srv.auth).json()["session_id"]
+    assert main(["run", "hi", "-w", str(other), "--model", "scripted:demo"]) == 1  # the demo asks for a task
+    theirs = srv.app.state.runner.store.latest(str(other.resolve()))
     listed = [s["session_id"] for s in httpx.get(srv.url + "/v1/sessions", headers=srv.auth).json()["sessions"]]
     assert ours in listed and theirs and theirs not in listed
+    newest = httpx.get(srv.url + "/v1/sessions?limit=1", headers=srv.auth).json()["sessions"]
+    assert [s["session_id"] for s in newest] == [ours]  # a newer session elsewhere does not crowd it out
     for path in ("", "/chunks", "/events"):
         r = httpx.get(f"{srv.url}/v1/sessions/{theirs}{path}", headers=srv.auth)
         assert r.status_code == 404 and "another workspace" in r.json()["detail"], (path, r.text)

@@ -110,9 +110,8 @@ def api_router() -> APIRouter:
         runner, manager, chunks = _parts(request)
         idents = {i["session_id"]: i for i in manager.identities.all()}
         rows = []
-        for s in runner.store.list(max(1, min(limit, 500))):
-            if not _same_root(s.workspace, runner.workspace):
-                continue  # another workspace's session: its own server (or CLI) answers it
+        # this workspace's sessions only: another workspace's is answered by its own server (or CLI)
+        for s in runner.store.list(max(1, min(limit, 500)), workspace=str(runner.workspace)):
             d = asdict(s)
             ident = idents.get(s.session_id)
             d["channel"] = ident["channel"] if ident else "http"
