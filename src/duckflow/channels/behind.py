@@ -131,9 +131,9 @@ class BehindSessionStore(SessionStore):
         self._behind.flush()
         return super().latest(workspace)
 
-    def list(self, limit: int = 50) -> Any:
+    def list(self, limit: int = 50, workspace: str | None = None) -> Any:
         self._behind.flush()
-        return super().list(limit)
+        return super().list(limit, workspace)
 
     def load_memory(self, workspace: str) -> dict[str, Any] | None:
         self._behind.flush()
