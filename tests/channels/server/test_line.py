@@ -168,3 +168,15 @@ def test_only_allowed_people_reach_the_workspace(live: Any, fake_api: Any) -> No
                 line_allowed=frozenset({"*"}))
     assert httpx.post(srv2.url + "/line/webhook", content=stranger, headers=line_headers(stranger)).status_code == 200
     anyone.wait_for("/v2/bot/message/reply")
+
+
+def test_a_signed_but_malformed_body_is_answered_not_crashed_on(live: Any) -> None:
+    # `"events": 5` made the webhook answer 500 (TypeError); odd shapes inside an event failed in the background
+    srv = live(line_channel_secret=LINE, line_allowed=frozenset({"*"}))
+    for payload in ({"events": 5}, {"events": "x"}, {"events": [{"type": "message", "source": "u"}]},
+                    {"events": [{"type": "message", "source": {"type": "user", "userId": "U1"}, "message": "hi"}]},
+                    {"events": [{"type": "postback", "source": {"type": "user", "userId": "U1"}, "postback": 7}]}):
+        body = json.dumps(payload).encode()
+        r = httpx.post(srv.url + "/line/webhook", content=body, headers=line_headers(body))
+        assert r.status_code == 200, (payload, r.text)
+    assert httpx.get(srv.url + "/healthz").status_code == 200

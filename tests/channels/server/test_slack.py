@@ -118,3 +118,21 @@ def test_a_user_not_on_the_allow_list_is_not_heard(live: Any, fake_api: Any) -> 
     assert httpx.post(srv.url + "/slack/events", content=body, headers=slack_headers(body)).status_code == 200
     time.sleep(0.5)
     assert slack.calls == [] and httpx.get(srv.url + "/v1/sessions", headers=srv.auth).json()["sessions"] == []
+
+
+def test_a_signed_but_malformed_body_is_answered_not_crashed_on(live: Any) -> None:
+    # `"event": "x"` made the events endpoint answer 500 (AttributeError in the log)
+    srv = live(slack_signing_secret=SLACK, slack_allowed=frozenset({"*"}))
+    for body in (b'{"type": "event_callback", "event": "x"}', b'{"type": "event_callback", "event": [1]}',
+                 b'{"type": "event_callback", "event": {"type": "message", "user": 5, "text": {}}}'):
+        r = httpx.post(srv.url + "/slack/events", content=body, headers=slack_headers(body))
+        assert r.status_code == 200, (body, r.text)
+    for click in ({"type": "block_actions", "actions": "duckflow_approve"},
+                  {"type": "block_actions", "actions": ["x"], "channel": "C1", "user": "U1"},
+                  {"type": "block_actions", "actions": [{"action_id": "duckflow_approve", "value": "j"}],
+                   "channel": "C1", "message": "m", "user": ["U1"]}):
+        form = b"payload=" + httpx.URL("", params={"payload": json.dumps(click)}).query.split(b"=", 1)[1]
+        r = httpx.post(srv.url + "/slack/interactions", content=form, headers=slack_headers(form))
+        assert r.status_code == 200, (click, r.text)
+    time.sleep(0.3)
+    assert httpx.get(srv.url + "/healthz").status_code == 200

@@ -57,11 +57,12 @@ def line_router(settings: Any, manager: Any) -> APIRouter:
         task.add_done_callback(tasks.discard)
 
     async def take(event: dict[str, Any]) -> None:
-        found = source_identity(event.get("source") or {})
+        source = _obj(event.get("source"))
+        found = source_identity(source)
         if found is None:
             return
         identity, to = found
-        user = str((event.get("source") or {}).get("userId") or "")
+        user = str(source.get("userId") or "")
         if not settings.allowed("line", user):
             log.warning("a LINE event from %s was ignored: not in LINE_ALLOWED_USERS", user or "(no user id)")
             return
@@ -69,7 +70,7 @@ def line_router(settings: Any, manager: Any) -> APIRouter:
         sid = manager.session_for("line", identity)
         kind = event.get("type")
         if kind == "postback":
-            data = str((event.get("postback") or {}).get("data", ""))
+            data = str(_obj(event.get("postback")).get("data", ""))
             parts = data.split(":")
             if len(parts) == 3 and parts[0] == "duckflow" and parts[1] in ("grant", "deny"):
                 manager.submit_answer(sid, parts[2], parts[1] == "grant", by=f"line:{user}",
@@ -77,7 +78,7 @@ def line_router(settings: Any, manager: Any) -> APIRouter:
             return
         if kind != "message":
             return
-        message = event.get("message") or {}
+        message = _obj(event.get("message"))
         if message.get("type") == "text":
             text = str(message.get("text", "")).strip()
             if text:
@@ -108,7 +109,8 @@ def line_router(settings: Any, manager: Any) -> APIRouter:
             payload = json.loads(body)
         except ValueError:
             raise HTTPException(400, "the body is not JSON") from None
-        for event in (payload.get("events") or []) if isinstance(payload, dict) else []:
+        events = payload.get("events") if isinstance(payload, dict) else None
+        for event in events if isinstance(events, list) else []:
             if not isinstance(event, dict):
                 continue
             key = str(event.get("webhookEventId") or id(event))
@@ -121,3 +123,8 @@ def line_router(settings: Any, manager: Any) -> APIRouter:
         return {}
 
     return r
+
+
+def _obj(value: Any) -> dict[str, Any]:
+    """`value` when it is a JSON object, else an empty one (a signed body can still be malformed)."""
+    return value if isinstance(value, dict) else {}

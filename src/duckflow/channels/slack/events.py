@@ -103,7 +103,7 @@ def slack_router(settings: Any, manager: Any) -> APIRouter:
         if kind == "url_verification":
             return {"challenge": str(payload.get("challenge", ""))}
         if kind == "event_callback":
-            event = payload.get("event") or {}
+            event = _obj(payload.get("event"))
             wanted = (event.get("type") in ("message", "app_mention") and not event.get("bot_id")
                       and not event.get("subtype"))
             key = f"{event.get('channel')}:{event.get('ts')}"
@@ -112,13 +112,13 @@ def slack_router(settings: Any, manager: Any) -> APIRouter:
         return Response(status_code=200)
 
     async def take_answer(payload: dict[str, Any]) -> None:
-        action = (payload.get("actions") or [{}])[0]
+        action = _first_action(payload)
         granted = action.get("action_id") == "duckflow_approve"
         job_id = str(action.get("value", ""))
-        channel = str((payload.get("channel") or {}).get("id", ""))
-        message = payload.get("message") or {}
+        channel = str(_obj(payload.get("channel")).get("id", ""))
+        message = _obj(payload.get("message"))
         thread = str(message.get("thread_ts") or message.get("ts") or "")
-        user = str((payload.get("user") or {}).get("id", ""))
+        user = str(_obj(payload.get("user")).get("id", ""))
         if not settings.allowed("slack", user):
             log.warning("a Slack approval by %s was ignored: not in SLACK_ALLOWED_USERS", user)
             return
@@ -137,9 +137,19 @@ def slack_router(settings: Any, manager: Any) -> APIRouter:
         except (KeyError, IndexError, ValueError, UnicodeDecodeError):
             raise HTTPException(400, "expected a form field `payload` holding JSON") from None
         if isinstance(payload, dict) and payload.get("type") == "block_actions":
-            action = (payload.get("actions") or [{}])[0]
+            action = _first_action(payload)
             if action.get("action_id") in ("duckflow_approve", "duckflow_deny"):
                 background(take_answer(payload))
         return Response(status_code=200)
 
     return r
+
+
+def _obj(value: Any) -> dict[str, Any]:
+    """`value` when it is a JSON object, else an empty one (a signed body can still be malformed)."""
+    return value if isinstance(value, dict) else {}
+
+
+def _first_action(payload: dict[str, Any]) -> dict[str, Any]:
+    actions = payload.get("actions")
+    return _obj(actions[0]) if isinstance(actions, list) and actions else {}
