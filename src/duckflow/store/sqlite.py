@@ -19,8 +19,17 @@ def connect(path: str | Path, *, check_same_thread: bool = False) -> sqlite3.Con
     conn.row_factory = sqlite3.Row
     # synchronous first: switching a new file to WAL commits once through a rollback journal,
     # and under NORMAL that commit syncs the journal once, not twice (the same end state)
-    conn.execute("PRAGMA synchronous=NORMAL")
-    conn.execute("PRAGMA journal_mode=WAL")
+    try:  # the first statements read the file's header
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA journal_mode=WAL")
+    except sqlite3.DatabaseError as exc:
+        if type(exc) is not sqlite3.DatabaseError:  # locked, read-only, ...: not the file's content
+            raise
+        conn.close()  # not a database (garbage, or another program's file): say which file
+        from duckflow.errors import DuckflowError
+
+        raise DuckflowError(f"{path} is not a usable database ({exc})",
+                            hint=f"move it aside (mv {path} {path}.damaged); Duckflow starts a new one") from None
     conn.execute("PRAGMA foreign_keys=ON")
     conn.execute("PRAGMA busy_timeout=5000")
     return conn

@@ -76,3 +76,16 @@ def test_bench_security_json_is_one_compact_line(capsys: pytest.CaptureFixture[s
     main(["bench", "security", "--json", "--limit-lines", "2000", "--repeat", "1"])
     out = capsys.readouterr().out
     assert out.count("\n") == 1 and "recall" in json.loads(out)["checks"]
+
+
+def test_a_damaged_state_database_is_named_with_the_next_step(capsys: pytest.CaptureFixture[str]) -> None:
+    # a garbage sessions.db / gate.db in DUCKFLOW_HOME was an "internal error ... report it"
+    import os
+
+    home = Path(os.environ["DUCKFLOW_HOME"])
+    home.mkdir(parents=True, exist_ok=True)
+    for name, argv in (("sessions.db", ["sessions"]), ("gate.db", ["approvals", "list"])):
+        (home / name).write_bytes(b"\x00garbage, not SQLite" * 200)
+        assert main(argv) == 1
+        out, err = capsys.readouterr()
+        assert f"{home / name} is not a usable database" in err and "mv " in err and "internal error" not in err
