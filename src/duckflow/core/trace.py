@@ -39,8 +39,10 @@ EVENTS = (
     "llm_call", "retry", "guardrail", "error",
 )
 QUEUE_LIMIT = 50_000  # records waiting at most; more are counted as dropped and reported
-BATCH_DELAY_S = 1.0  # a batch is written this long after its first record (sooner on flush/close)
-BATCH_MAX = 512  # or as soon as this many wait
+BATCH_DELAY_S = 0.2  # a batch is written this long after its first record (sooner on flush/close):
+# short enough that a batch stays small (its masking holds the GIL in one burst), long enough
+# that a turn's records go out together
+BATCH_MAX = 128  # or as soon as this many wait
 
 
 def _iso(ts: float) -> str:
