@@ -25,3 +25,15 @@ async def test_local_only_keeps_a_cloud_companion_model_silent(env: Any, tmp_pat
     text = (tmp_path / "out.txt").read_text()
     assert "is a cloud model, so nothing was sent" in text and cloud.requests == []
     routed.close()
+
+
+def test_run_exits_1_when_the_routed_coder_has_no_model(tmp_path: Path, capsys: Any) -> None:
+    # `/code2` with no Coder2 model printed the reason and then "done (0 turns)", exit 0
+    import json
+
+    from duckflow.channels.cli.main import main
+
+    rc = main(["run", "/code2 fix main.py", "-w", str(tmp_path), "--model", "scripted:demo", "--json"])
+    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert rc == 1 and out["ok"] is False and out["ending"] == "stopped"
+    assert "no model is configured for the coder2 role" in out["message"]

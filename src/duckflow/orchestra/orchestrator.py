@@ -49,6 +49,7 @@ class Turn:
     declaration: str = ""
     loop: LoopResult | None = None
     job_id: str | None = None
+    failed: bool = False  # the routed work could not be done (no Coder model, the gate refused, ...)
 
 
 def read_delegation(reply: str) -> tuple[str, str] | None:
@@ -224,7 +225,8 @@ class Orchestrator:
         self.emit("final.route", initial_route=decision.primary_route, final_route=route,
                   stop_reason="need_user_confirmation" if action == "approval" else proposal.status,
                   job_id=proposal.job_id)
-        return Turn(decision, action, proposal.message, decl, job_id=proposal.job_id)
+        return Turn(decision, action, proposal.message, decl, job_id=proposal.job_id,
+                    failed=proposal.status in ("failed", "refused"))
 
     async def _chat(self, decision: RoutingDecision, text: str, local_only: bool) -> Turn:
         """Channels: the Chat role answers; DELEGATE:/TASK: or a §3.4 proposal hands the work on once."""

@@ -186,6 +186,8 @@ class RoutedInput:
             reason = turn.loop.stop_reason
             ending = {"done": "done", "need_user_confirmation": "input"}.get(reason, "stopped")
             return OrchestraOutcome(reason == "done", ending, turn.text, turn.loop.worker_calls)
+        if turn.failed:  # e.g. /code2 with no Coder2 model: said, and `duckflow run` exits 1
+            return OrchestraOutcome(False, "stopped", turn.text)
         return OrchestraOutcome(turn.action != "notice" or not turn.decision.refused,
                                 "done" if not turn.decision.refused else "stopped", turn.text)
 
