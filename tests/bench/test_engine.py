@@ -84,3 +84,13 @@ def test_turn_ratio_is_the_median_of_per_round_ratios_against_the_fastest_peer_o
 def test_turn_ratio_without_peers_is_not_measured() -> None:
     bar = engine.turn_ratio("run", _contender("duckflow", [0.3], [0.3]), [])
     assert bar["result"] == "not measured" and bar["pass"] is None and bar["value"] is None
+
+
+def test_bench_engine_reports_memory_per_live_session_through_the_cli(capsys: pytest.CaptureFixture[str]) -> None:
+    # issue 3's second figure; the ratio rework had dropped it from the report
+    from duckflow.channels.cli.main import main
+
+    main(["bench", "engine", "--json", "--turns", "2", "--rounds", "1", "--anonymous-runs", "20",
+          "--live-sessions", "50"])
+    live = json.loads(capsys.readouterr().out)["live_sessions"]
+    assert live["sessions"] == 50 and 0 < live["bytes_per_session"] < 100_000

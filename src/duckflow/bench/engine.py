@@ -40,6 +40,7 @@ INSTALL_HINT = "make bench (installs the [bench] extra), or pip install -e '.[be
 TURN_RATIO = 0.10
 RETAINED_BAR_BYTES = 1_000_000
 ANON_RUNS = 3000
+LIVE_SESSIONS = 200
 
 Turn = Callable[[], Awaitable[Any]]
 
@@ -277,6 +278,22 @@ async def retained_after_anonymous_runs(runs: int = ANON_RUNS) -> dict[str, Any]
             "per_run_bytes": round(retained / runs, 1), "bar_bytes": RETAINED_BAR_BYTES}
 
 
+async def bytes_per_live_session(sessions: int = LIVE_SESSIONS) -> dict[str, Any]:
+    """Memory each live named session holds (its history in the agent's session store): one
+    turn in each of `sessions` sessions, measured while the agent keeps them all."""
+    agent = duckflow_agent()
+    await agent.run("2+3?", session="warm")  # caches (schemas, interned strings) before measuring
+    gc.collect()
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    for i in range(sessions):
+        await agent.run("2+3?", session=f"live-{i}")
+    gc.collect()
+    after = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    return {"sessions": sessions, "bytes_per_session": round((after - before) / sessions, 1)}
+
+
 def turn_ratio(mode: str, ours: Contender, peers: list[Contender]) -> dict[str, Any]:
     """Duckflow's turn against the fastest peer's, round by round (both blocks of one round ran
     seconds apart, in a shuffled order): per round, our block median / the lowest peer block
@@ -301,6 +318,7 @@ async def _main(args: argparse.Namespace) -> dict[str, Any]:
     if args.concurrency:
         await measure_concurrency(live, args.concurrency)
     retained = await retained_after_anonymous_runs(args.anonymous_runs)
+    live_sessions = await bytes_per_live_session(args.live_sessions)
     ours, peers = contenders[0], [c for c in contenders[1:] if c.missing is None]
     ratios = [turn_ratio("run", ours, peers), turn_ratio("stream", ours, peers)]
     kept = retained["retained_bytes"]
@@ -315,7 +333,7 @@ async def _main(args: argparse.Namespace) -> dict[str, Any]:
                         "run_ms": summary(c.times["run"], 1000) if c.times["run"] else None,
                         "stream_ms": summary(c.times["stream"], 1000) if c.times["stream"] else None,
                         "concurrency": c.concurrency} for c in contenders],
-        "retained": retained, "bars": bars, "ratios": ratios,
+        "retained": retained, "live_sessions": live_sessions, "bars": bars, "ratios": ratios,
     }
 
 
@@ -327,6 +345,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--concurrency", type=lambda s: [int(x) for x in s.split(",") if x], default=[],
                         help="e.g. 100,500: that many runs at once, per framework")
     parser.add_argument("--anonymous-runs", type=int, default=ANON_RUNS)
+    parser.add_argument("--live-sessions", type=int, default=LIVE_SESSIONS,
+                        help="named sessions kept live for the memory-per-session figure")
     parser.add_argument("--require-peers", action="store_true", help="fail when a peer framework is missing")
     args = parser.parse_args(argv)
     report = asyncio.run(_main(args))
@@ -359,6 +379,8 @@ def _print_human(r: dict[str, Any]) -> None:
     ret = r["retained"]
     print(f"  retained after {ret['runs']} anonymous runs: {ret['retained_bytes'] / 1024:.1f} KiB "
           f"({ret['per_run_bytes']} B per run)")
+    live = r["live_sessions"]
+    print(f"  memory per live named session: {live['bytes_per_session'] / 1024:.2f} KiB ({live['sessions']} sessions)")
     for b in r["bars"]:
         spread = f" (per round min {b['min']}, max {b['max']}; {b['duckflow_ms']} ms against {b['fastest_peer']} " \
                  f"{b['fastest_peer_ms']} ms)" if "min" in b else ""
