@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 from duckflow.companion.singlecall import build_step, choose_mode
 from duckflow.companion.task import drive
@@ -228,3 +231,20 @@ def test_the_demo_model_is_scripted_not_a_local_server() -> None:
 
     assert backend_of(DemoModel()) == "scripted"
     assert choose_mode(None, "auto", DemoModel(), "scripted:demo") == "layered"
+
+
+def test_a_single_call_reply_that_runs_nothing_is_not_reported_as_ran_or_done(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """The demo model does not speak single-call Sym-Ops: its one action is a guess that never
+    runs. The run must say so and stop (exit 1), not claim the actions ran or the task is done."""
+    from duckflow.channels.cli.main import main
+
+    monkeypatch.setenv("DUCKFLOW_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("DUCKFLOW_CONFIG", str(tmp_path / "none.toml"))
+    work = tmp_path / "w"
+    work.mkdir()
+    code = main(["run", "Create hello.py", "--model", "scripted:demo", "--mode", "single-call", "-w", str(work),
+                 "--auto-approve-workspace"])
+    out = capsys.readouterr().out
+    assert code == 1 and not (work / "hello.py").exists()
+    assert "the reply ran no action" in out and "the actions ran" not in out and "no_progress" in out

@@ -337,7 +337,8 @@ def _finish(session: CompanionSession, done_said: bool, acted: bool, outcomes: l
         return False
     if not acted or done_said:
         if state.step == Step.EXECUTION:
-            session._transition(Step.REVIEW, "single-call: the actions ran", "outcome", Status.SUCCESS)
+            why = "single-call: the actions ran" if acted else "single-call: the reply ran no action"
+            session._transition(Step.REVIEW, why, "outcome", Status.SUCCESS)
         if state.step == Step.REVIEW:
             if not state.memory.files_created and not acted and not done_said:
                 return False
