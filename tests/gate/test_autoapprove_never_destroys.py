@@ -259,3 +259,13 @@ def test_ordinary_commands_stay_auto_approvable(command: str) -> None:
     from duckflow.gate.commands import command_hazard
 
     assert command_hazard(command) is None
+
+
+@pytest.mark.parametrize("path", ["../..", "/etc", "~/.ssh", "docs/../../x", "C:/Windows"])
+def test_a_scope_path_outside_the_workspace_is_refused_not_kept(path: str, tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli(["autoapprove", "on", "--ttl", "5", "--paths", "docs/", path]) == 1
+    err = capsys.readouterr().err
+    assert "outside the workspace" in err and "Traceback" not in err
+    assert cli(["autoapprove", "status", "--json"]) == 0
+    assert '"enabled": false' in capsys.readouterr().out  # nothing was switched on

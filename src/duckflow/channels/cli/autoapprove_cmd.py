@@ -41,6 +41,20 @@ def _describe(active: ActiveScope, now: float) -> str:
             f"  never:      {' '.join(s.deny_operations) or '-'} (and always: hard-required operations)")
 
 
+def _inside_only(paths: list[str]) -> None:
+    """Scope paths are workspace-relative prefixes: one that leaves the workspace could never
+    match (outside-workspace operations always wait for a person), so it is refused, not kept."""
+    from pathlib import PurePosixPath
+
+    from duckflow.errors import DuckflowError
+
+    for p in paths:
+        parts = PurePosixPath(p.replace("\\", "/")).parts
+        if p.startswith(("/", "~")) or ".." in parts or (len(p) > 1 and p[1] == ":"):
+            raise DuckflowError(f"auto-approve path {p!r} is outside the workspace; scope paths are "
+                                "workspace-relative prefixes", hint="e.g. --paths docs/ src/ (or * for the workspace)")
+
+
 def _on(gate: Gate, args: argparse.Namespace) -> int:
     from dataclasses import replace
 
@@ -49,6 +63,7 @@ def _on(gate: Gate, args: argparse.Namespace) -> int:
     scope = AutoApproveScope.defaults(gate.policy)
     changes: dict[str, Any] = {}
     if args.paths:
+        _inside_only(args.paths)
         changes["paths"] = tuple(args.paths)
     if args.tools:
         changes["tools"] = tuple(args.tools)
