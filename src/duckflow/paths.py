@@ -22,8 +22,8 @@ def duckflow_home() -> Path:
 
 
 def workspace_state_dir(root: str | Path) -> Path:
-    """Per-workspace state (config, code-search index). Read-only to tools. Checkpoints are not
-    kept here but in `duckflow_home()` (workspace/checkpoints.py: a repository could plant them)."""
+    """Per-workspace state (config). Read-only to tools. Checkpoints and the code-search index
+    are not kept here but in `duckflow_home()` (a repository could plant them)."""
     return Path(root) / WORKSPACE_STATE_DIRNAME
 
 

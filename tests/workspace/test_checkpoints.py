@@ -97,8 +97,7 @@ def test_state_links_shipped_in_a_repository_are_refused(root: Path, outside: Pa
     from duckflow.workspace.search import CodeIndex
 
     os.symlink(outside / "db", root / ".duckflow" / "search.db")
-    with pytest.raises(CheckpointError, match="symlink"):
-        CodeIndex(root)
+    CodeIndex(root).close()  # the index lives in DUCKFLOW_HOME: the shipped link is never opened
     assert sorted(p.name for p in outside.iterdir()) == ["secret.txt"]
 
 

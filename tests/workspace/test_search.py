@@ -63,10 +63,15 @@ def test_japanese_text_is_found_by_substring(tmp_path: Path) -> None:
     assert [r["location"] for r in result["results"]] == ["db.py:1"]
 
 
-def test_the_index_lives_in_the_state_folder(tmp_path: Path) -> None:
+def test_the_index_lives_in_duckflow_home_not_the_workspace(tmp_path: Path) -> None:
+    from duckflow.paths import duckflow_home
+    from duckflow.workspace.search import index_path
+
     (tmp_path / "a.py").write_text("alpha\n")
     search_code(tmp_path, "alpha")
-    assert (tmp_path / ".duckflow" / "search.db").exists()
+    assert index_path(tmp_path).is_file()
+    assert index_path(tmp_path).is_relative_to(duckflow_home())
+    assert not (tmp_path / ".duckflow").exists()  # nothing written into the workspace
     assert search_code(tmp_path, "search")["results"] == []  # its own files are not indexed
 
 

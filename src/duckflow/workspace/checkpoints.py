@@ -81,28 +81,17 @@ class UndoResult:
     saved_as: int
 
 
-def safe_state_path(root: Path, *parts: str) -> Path:
-    """`<root>/.duckflow/<parts>` (the code-search index), refusing symlinks on the way (a cloned
-    repository could ship `.duckflow/search.db -> ~/.ssh/...`); folders are created, the last
-    part is not."""
-    path = workspace_state_dir(root)
-    for i, part in enumerate(("", *parts)):
-        if part:
-            path = path / part
-        if path.is_symlink():
-            raise CheckpointError(f"{path} is a symlink; Duckflow keeps no state through links",
-                                  hint="remove the link (Duckflow recreates what it needs)")
-        if i < len(parts):
-            path.mkdir(exist_ok=True)
-    return path
+def workspace_key(root: str | Path) -> str:
+    """The SHA-256 (first 32 hex digits) of the workspace's resolved path: names its state
+    folders under DUCKFLOW_HOME (checkpoints, code-search index)."""
+    real = os.path.realpath(root)
+    return hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()[:32]
 
 
 def store_dir(root: str | Path) -> Path:
     """Where the checkpoints of the workspace `root` live: under DUCKFLOW_HOME, keyed by the
     SHA-256 of its resolved path (never inside the workspace itself)."""
-    real = os.path.realpath(root)
-    key = hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()[:32]
-    return duckflow_home() / "checkpoints" / key
+    return duckflow_home() / "checkpoints" / workspace_key(root)
 
 
 def has_checkpoints(root: str | Path) -> bool:
@@ -117,7 +106,7 @@ def planted_store(root: str | Path) -> Path | None:
     return legacy if os.path.lexists(legacy) else None
 
 
-def _private_dir(path: Path) -> Path:
+def private_dir(path: Path) -> Path:
     """Create `path` (mode 0700) below an existing home; refuse a symlink at any step made here."""
     home = duckflow_home()
     home.mkdir(parents=True, exist_ok=True)
@@ -139,8 +128,8 @@ class Checkpoints:
 
     def __init__(self, root: str | Path, *, max_bytes: int = MAX_CHECKPOINT_BYTES) -> None:
         self.root = Path(os.path.realpath(root))
-        self.dir = _private_dir(store_dir(self.root))
-        self.blobs = _private_dir(self.dir / "blobs")
+        self.dir = private_dir(store_dir(self.root))
+        self.blobs = private_dir(self.dir / "blobs")
         self.max_bytes = max_bytes
         from duckflow.store.sqlite import connect
 

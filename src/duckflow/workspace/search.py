@@ -1,6 +1,9 @@
 """search_code: an SQLite FTS5 (BM25) index of the workspace's text files, updated by mtime.
 
-The index lives in `<root>/.duckflow/search.db`. Files are cut into chunks of
+The index lives in `<DUCKFLOW_HOME>/search/<key>/search.db` (`<key>`: SHA-256 of the resolved
+root, as for checkpoints), never in the workspace: a cloned repository could ship a forged
+`.duckflow/search.db` whose snippets the model would read as file content, so that file is
+never opened. Files are cut into chunks of
 `CHUNK_LINES` lines, indexed twice: with the `unicode61` tokenizer (words; `snake_case`
 becomes a phrase) and with `trigram` (substrings, and Japanese or Chinese text that has no
 spaces); terms shorter than a trigram (接続) fall back to a substring scan. `refresh()` re-reads only new or changed files (mtime or size differs) and drops
@@ -17,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from duckflow.errors import DuckflowError
+from duckflow.paths import duckflow_home
 from duckflow.workspace import fsops
 from duckflow.workspace.ignore import walk
 
@@ -25,6 +29,7 @@ MAX_INDEX_BYTES = 1_000_000
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 _SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, mtime_ns INTEGER, size INTEGER);
 CREATE TABLE IF NOT EXISTS chunks (id INTEGER PRIMARY KEY, path TEXT NOT NULL,
                                    start_line INTEGER NOT NULL, body TEXT NOT NULL);
@@ -34,6 +39,14 @@ CREATE VIRTUAL TABLE IF NOT EXISTS fts_words USING fts5(body, content='chunks',
 CREATE VIRTUAL TABLE IF NOT EXISTS fts_tri USING fts5(body, content='chunks',
     content_rowid='id', tokenize='trigram');
 """
+
+
+def index_path(root: str | Path) -> Path:
+    """Where the code-search index of the workspace `root` lives: under DUCKFLOW_HOME, keyed
+    by the SHA-256 of its resolved path (never the workspace's own `.duckflow/search.db`)."""
+    from duckflow.workspace.checkpoints import workspace_key
+
+    return duckflow_home() / "search" / workspace_key(root) / "search.db"
 
 
 @dataclass(frozen=True)
@@ -64,13 +77,27 @@ class CodeIndex:
     def __init__(self, root: str | Path, *, max_bytes: int = MAX_INDEX_BYTES) -> None:
         self.root = Path(os.path.realpath(root))
         from duckflow.store.sqlite import connect
-        from duckflow.workspace.checkpoints import safe_state_path
+        from duckflow.workspace.checkpoints import CheckpointError, private_dir
 
-        for suffix in ("-wal", "-shm"):
-            safe_state_path(self.root, "search.db" + suffix)
+        db = index_path(self.root)
+        private_dir(db.parent)
+        for name in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")):
+            if name.is_symlink():
+                raise CheckpointError(f"{name} is a symlink; Duckflow keeps no state through "
+                                      "links", hint="remove the link (Duckflow rebuilds the index)")
         self.max_bytes = max_bytes
-        self._db = connect(safe_state_path(self.root, "search.db"))
+        self._db = connect(db)
         self._db.executescript(_SCHEMA)
+        with self._db:
+            self._db.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('root', ?)",
+                             (str(self.root),))
+        row = self._db.execute("SELECT value FROM meta WHERE key = 'root'").fetchone()
+        if row is None or row["value"] != str(self.root):
+            self._db.close()
+            raise DuckflowError(
+                f"the code-search index {db} belongs to another workspace "
+                f"({row['value'] if row else '?'}), not {self.root}",
+                hint="remove that folder; Duckflow rebuilds the index on the next search")
 
     def close(self) -> None:
         self._db.close()

@@ -27,8 +27,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_workspace(check, aliases=("--root",))
     check.add_argument("--json", action="store_true", help="print one JSON object")
     search = sub.add_parser("search", help="search the code (BM25 over an FTS5 index)",
-                            description="Search the workspace's code; the index in "
-                            ".duckflow/search.db is refreshed first (changed files only).")
+                            description="Search the workspace's code; its index (kept in "
+                            "DUCKFLOW_HOME, never in the workspace) is refreshed first (changed "
+                            "files only).")
     search.add_argument("query", metavar="QUERY")
     add_workspace(search, aliases=("--root",))
     search.add_argument("--limit", type=int, default=20)
