@@ -10,7 +10,8 @@ that still does not validate is re-asked once naming the errors; a second failur
 safe default — wait for the person — and a message saying so.
 """
 
-from __future__ import annotations
+# no `from __future__ import annotations` here: pydantic would compile every field's annotation
+# string to evaluate it (a ForwardRef each; ~15% of this module's import)
 
 import re
 from collections.abc import Awaitable, Callable
@@ -120,7 +121,7 @@ def decision_schema(steps: tuple[str, ...] = STEPS) -> dict[str, Any]:
     }
 
 
-def safe_default(current_step: str, why: str) -> MainDecision:
+def safe_default(current_step: str, why: str) -> "MainDecision":
     """Wait for the person: no transition, no tool call."""
     return MainDecision(
         rationale=f"could not read the model's decision ({why}); waiting for you",
@@ -151,7 +152,7 @@ def reask_text(errors: list[str]) -> str:
 Ask = Callable[[str | None], Awaitable[str]]
 
 
-async def read_decision(ask: Ask, current_step: str) -> DecisionResult:
+async def read_decision(ask: Ask, current_step: str) -> "DecisionResult":
     """`ask(None)` makes the Main call; `ask(text)` re-asks with `text` added. One re-ask at most."""
     result = DecisionResult(decision=safe_default(current_step, "not asked yet"))
     reask: str | None = None

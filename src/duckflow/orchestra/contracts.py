@@ -6,7 +6,8 @@ replies are read with the tolerant JSON reader (`read_worker_output`, `read_code
 a reply that cannot be read becomes a failed WorkerOutput with `needs_next_loop=false` (§5).
 """
 
-from __future__ import annotations
+# no `from __future__ import annotations` here: pydantic would compile every field's annotation
+# string to evaluate it (a ForwardRef each; ~15% of this module's import)
 
 import uuid
 from datetime import UTC, datetime
@@ -131,7 +132,7 @@ class WorkerOutput(BaseModel):
         return value if value in ROUTES else None
 
     @classmethod
-    def failed(cls, error: str, raw: str = "") -> WorkerOutput:
+    def failed(cls, error: str, raw: str = "") -> "WorkerOutput":
         """§5: a failed worker sets needs_next_loop=false."""
         return cls(result=raw[:2000], needs_next_loop=False, why=error, confidence=0.0, risk="medium",
                    ok=False, error=error)
@@ -192,7 +193,7 @@ class ChatProposal(BaseModel):
         return value
 
 
-def read_worker_output(text: str) -> WorkerOutput:
+def read_worker_output(text: str) -> "WorkerOutput":
     """A Worker's reply read tolerantly; anything unreadable is a failed worker (needs_next_loop=false)."""
     from duckflow.protocols.jsonreply import read_json
 

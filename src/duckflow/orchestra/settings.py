@@ -6,7 +6,8 @@ unset uses `models.roles.<role>`, then `models.roles.default`. The legacy keys `
 are read as Coder1's (`coder_*`) with a deprecation note.
 """
 
-from __future__ import annotations
+# no `from __future__ import annotations` here: pydantic would compile every field's annotation
+# string to evaluate it (a ForwardRef each; ~15% of this module's import)
 
 from typing import Any
 
@@ -44,7 +45,7 @@ class RoleModels(_Section):
     _deprecations: list[str] = PrivateAttr(default_factory=lambda: [])  # not `list`: see core/chunks.py _Data
 
     @model_validator(mode="after")
-    def _legacy_code_keys(self) -> RoleModels:
+    def _legacy_code_keys(self) -> "RoleModels":
         for old, new in (("code_provider", "coder_provider"), ("code_model", "coder_model")):
             value = getattr(self, old)
             if value is None:
