@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from urllib.parse import quote
+
+from duckflow.errors import DuckflowError
+
+#: the database files `connect` opened in this process, so a damaged one can be named later
+_OPENED: dict[str, None] = {}
 
 
 def connect(path: str | Path, *, check_same_thread: bool = False) -> sqlite3.Connection:
@@ -26,13 +33,58 @@ def connect(path: str | Path, *, check_same_thread: bool = False) -> sqlite3.Con
         if type(exc) is not sqlite3.DatabaseError:  # locked, read-only, ...: not the file's content
             raise
         conn.close()  # not a database (garbage, or another program's file): say which file
-        from duckflow.errors import DuckflowError
-
         raise DuckflowError(f"{path} is not a usable database ({exc})",
                             hint=f"move it aside (mv {path} {path}.damaged); Duckflow starts a new one") from None
     conn.execute("PRAGMA foreign_keys=ON")
     conn.execute("PRAGMA busy_timeout=5000")
+    if str(path) != ":memory:":
+        key = os.path.abspath(path)
+        _OPENED.pop(key, None)  # newest last
+        _OPENED[key] = None
     return conn
+
+
+def damaged_database_error(exc: BaseException) -> DuckflowError | None:
+    """For an error that says a database is damaged ("database disk image is malformed": a
+    valid header, damaged pages, met only when a query reads them), a one-line error naming
+    the damaged file and the next step; None for any other error.
+
+    The sqlite3 error does not say which file it came from: the files `connect` opened in this
+    process are checked (`PRAGMA quick_check`, read-only), only now that one failed.
+    """
+    seen: BaseException | None = exc
+    while seen is not None and type(seen) is not sqlite3.DatabaseError:
+        seen = seen.__cause__ or seen.__context__  # e.g. wrapped by a worker thread's error
+    if seen is None:
+        return None
+    damaged = [p for p in reversed(list(_OPENED)) if _is_damaged(p)]  # newest first
+    if not damaged:
+        return DuckflowError(f"a Duckflow database is damaged ({seen})",
+                             hint="check the .db files in DUCKFLOW_HOME with "
+                             "`sqlite3 FILE 'PRAGMA quick_check'` and move the damaged one aside")
+    path = damaged[0]
+    more = f" (also damaged: {', '.join(damaged[1:])})" if damaged[1:] else ""
+    return DuckflowError(f"{path} is damaged ({seen}){more}",
+                         hint=f"move it aside (mv {path} {path}.damaged); Duckflow starts a new "
+                         f"one (`sqlite3 {path}.damaged .recover` may save its rows)")
+
+
+def _is_damaged(path: str) -> bool:
+    if not os.path.isfile(path):
+        return False
+    try:
+        conn = sqlite3.connect(f"file:{quote(path)}?mode=ro", uri=True, timeout=1.0)
+    except sqlite3.Error:
+        return False
+    try:
+        rows = conn.execute("PRAGMA quick_check").fetchall()
+    except sqlite3.OperationalError:  # locked, unreadable: not known to be damaged
+        return False
+    except sqlite3.DatabaseError:  # the check itself met a malformed page
+        return True
+    finally:
+        conn.close()
+    return [tuple(r) for r in rows] != [("ok",)]
 
 
 def close_all(*closers: Callable[[], object]) -> None:

@@ -153,6 +153,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # the one place a bug meets the user: one line, not a traceback
         if debug:
             traceback.print_exc()
+        from duckflow.store.sqlite import damaged_database_error
+
+        damaged = damaged_database_error(exc)  # a damaged state database is no bug: name it
+        if damaged is not None:
+            print(f"{prefix}: {damaged}", file=sys.stderr)
+            return damaged.exit_code
         print(f"{prefix}: internal error: {type(exc).__name__}: {_one_line(exc)}\n  next: rerun "
               "with --debug (or DUCKFLOW_DEBUG=1) for the traceback and report it",
               file=sys.stderr)
