@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -52,14 +53,14 @@ def test_config_rejects_unknown_key(tmp_path, monkeypatch) -> None:  # type: ign
 
 
 def test_config_env_overrides(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    monkeypatch.setenv("DUCKFLOW_CONFIG", str(tmp_path / "none.toml"))
+    monkeypatch.setenv("DUCKFLOW_CONFIG", os.devnull)
     cfg = load_config(env={"OLLAMA_HOST": "http://127.0.0.1:9"})
     assert cfg.models.ollama.host == "http://127.0.0.1:9"
     assert cfg.budget.base_tokens == 500
 
 
 def test_workspace_config_cannot_loosen_security(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    monkeypatch.setenv("DUCKFLOW_CONFIG", str(tmp_path / "none.toml"))
+    monkeypatch.setenv("DUCKFLOW_CONFIG", os.devnull)
     ws = tmp_path / "ws"
     (ws / ".duckflow").mkdir(parents=True)
     (ws / ".duckflow" / "config.toml").write_text('[workspace]\ndangerous_extensions = []\n')

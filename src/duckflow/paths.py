@@ -35,3 +35,20 @@ def config_file() -> Path:
     xdg = os.environ.get("XDG_CONFIG_HOME")
     base = Path(xdg).expanduser() if xdg else Path.home() / ".config"
     return base / "duckflow" / "config.toml"
+
+
+def check_config_env() -> None:
+    """An explicit `DUCKFLOW_CONFIG` must name a file that exists (the `duckflow` command checks
+    it before any command runs): a misspelled path would otherwise run everything with the
+    defaults, silently. Unset or empty: the default path, which may be missing; `/dev/null`:
+    no config file on purpose."""
+    value = os.environ.get("DUCKFLOW_CONFIG")
+    if not value or value == os.devnull:
+        return
+    path = Path(value).expanduser()
+    if not path.exists():
+        from duckflow.errors import ConfigError
+
+        raise ConfigError(f"DUCKFLOW_CONFIG names {path}, which does not exist",
+                          hint="fix the path or create the file; for no config file set "
+                          "DUCKFLOW_CONFIG=/dev/null, for the default unset it")

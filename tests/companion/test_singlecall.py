@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -240,7 +241,7 @@ def test_a_single_call_reply_that_runs_nothing_is_not_reported_as_ran_or_done(
     from duckflow.channels.cli.main import main
 
     monkeypatch.setenv("DUCKFLOW_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("DUCKFLOW_CONFIG", str(tmp_path / "none.toml"))
+    monkeypatch.setenv("DUCKFLOW_CONFIG", os.devnull)
     work = tmp_path / "w"
     work.mkdir()
     code = main(["run", "Create hello.py", "--model", "scripted:demo", "--mode", "single-call", "-w", str(work),

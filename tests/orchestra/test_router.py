@@ -172,7 +172,7 @@ def test_shipped_rules_compile_when_tried_and_all_of_them_are_valid(tmp_path: Pa
 def _cli(*args: str, env_home: Path) -> subprocess.CompletedProcess[str]:
     import os
 
-    env = {**os.environ, "DUCKFLOW_HOME": str(env_home), "DUCKFLOW_CONFIG": str(env_home / "none.toml")}
+    env = {**os.environ, "DUCKFLOW_HOME": str(env_home), "DUCKFLOW_CONFIG": os.devnull}
     code = "import sys; from duckflow.channels.cli.main import main; sys.exit(main(sys.argv[1:]))"
     return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=env, timeout=60)
 

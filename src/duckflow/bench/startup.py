@@ -19,7 +19,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from pathlib import Path
 from typing import Any
 
 from duckflow.bench._ratio import interleave, machine, paired_ratio, summary, verdict
@@ -60,7 +59,7 @@ def measure(rounds: int) -> dict[str, Any]:
     # files): an installed package has its bytecode, so the warm-up round writes what is missing
     # and every measured round starts warm, as a user's second run does
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env.update({"DUCKFLOW_HOME": home, "DUCKFLOW_CONFIG": str(Path(home) / "none.toml"), "DUCKFLOW_DEMO_DELAY": "0"})
+    env.update({"DUCKFLOW_HOME": home, "DUCKFLOW_CONFIG": os.devnull, "DUCKFLOW_DEMO_DELAY": "0"})
     rss: list[float] = []
 
     def run_demo() -> float:

@@ -59,7 +59,7 @@ def test_chat_in_a_terminal_streams_the_reply_then_approves_and_quits(tmp_path: 
     print(f"screen captures: {artifacts}")
     name = f"duckflow-test-{uuid.uuid4().hex[:8]}"
     src = Path(__file__).resolve().parents[3] / "src"
-    env = (f"DUCKFLOW_HOME={tmp_path / 'home'} DUCKFLOW_CONFIG={tmp_path / 'none.toml'} "
+    env = (f"DUCKFLOW_HOME={tmp_path / 'home'} DUCKFLOW_CONFIG=/dev/null "
            f"DUCKFLOW_DEMO_DELAY=0.06 PYTHONPATH={src}")
     cmd = f"env {env} {sys.executable} -m duckflow chat -w {ws} --model scripted:demo --new; sleep 30"
     subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "120", "-y", "45", cmd], check=True)

@@ -29,7 +29,7 @@ PROBE = (
 
 def _env(home: Path, fast: bool) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k != "DUCKFLOW_NO_FAST_EXIT"}
-    env.update(DUCKFLOW_HOME=str(home), DUCKFLOW_CONFIG=str(home / "none.toml"), DUCKFLOW_DEMO_DELAY="0")
+    env.update(DUCKFLOW_HOME=str(home), DUCKFLOW_CONFIG=os.devnull, DUCKFLOW_DEMO_DELAY="0")
     if not fast:
         env["DUCKFLOW_NO_FAST_EXIT"] = "1"
     return env

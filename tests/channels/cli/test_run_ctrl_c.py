@@ -15,7 +15,7 @@ def test_ctrl_c_stops_the_step_keeps_the_state_and_resume_continues(tmp_path: Pa
     ws.mkdir()
     src = Path(__file__).resolve().parents[3] / "src"
     env = {**os.environ, "PYTHONPATH": str(src), "DUCKFLOW_HOME": str(tmp_path / "home"),
-           "DUCKFLOW_CONFIG": str(tmp_path / "none.toml"), "DUCKFLOW_DEMO_DELAY": "0.2"}
+           "DUCKFLOW_CONFIG": os.devnull, "DUCKFLOW_DEMO_DELAY": "0.2"}
     cmd = [sys.executable, "-m", "duckflow", "run", "create hello.py", "-w", str(ws), "--model", "scripted:demo"]
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:

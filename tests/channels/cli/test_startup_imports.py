@@ -10,7 +10,7 @@ from pathlib import Path
 
 
 def _py(code: str, *args: str, home: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "DUCKFLOW_HOME": str(home), "DUCKFLOW_CONFIG": str(home / "none.toml"),
+    env = {**os.environ, "DUCKFLOW_HOME": str(home), "DUCKFLOW_CONFIG": os.devnull,
            "DUCKFLOW_DEMO_DELAY": "0"}
     return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=env,
                           timeout=120)
@@ -93,7 +93,7 @@ def test_a_demo_run_loads_no_pydantic_plugin_unless_the_user_asks(tmp_path: Path
         work = tmp_path / f"w-{label}"
         work.mkdir()
         env = {**os.environ, "SPY_SITE": str(site), "DUCKFLOW_HOME": str(tmp_path / f"h-{label}"),
-               "DUCKFLOW_CONFIG": str(tmp_path / "none.toml"), "DUCKFLOW_DEMO_DELAY": "0"}
+               "DUCKFLOW_CONFIG": os.devnull, "DUCKFLOW_DEMO_DELAY": "0"}
         env.pop("PYDANTIC_DISABLE_PLUGINS", None)
         if user_value is not None:
             env["PYDANTIC_DISABLE_PLUGINS"] = user_value

@@ -182,6 +182,9 @@ def _dispatch(args: list[str]) -> int:
         hint = f" Did you mean `duckflow {close[0]}`?" if close else ""
         print(f"duckflow: unknown command '{name}'.{hint} See `duckflow --help`.", file=sys.stderr)
         return 2
+    from duckflow.paths import check_config_env
+
+    check_config_env()  # a misspelled DUCKFLOW_CONFIG is an error, not silently the defaults
     module_name, text = COMMANDS[name]
     try:
         module = importlib.import_module(module_name)
