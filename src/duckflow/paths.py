@@ -38,17 +38,19 @@ def config_file() -> Path:
 
 
 def check_config_env() -> None:
-    """An explicit `DUCKFLOW_CONFIG` must name a file that exists (the `duckflow` command checks
-    it before any command runs): a misspelled path would otherwise run everything with the
-    defaults, silently. Unset or empty: the default path, which may be missing; `/dev/null`:
-    no config file on purpose."""
+    """An explicit `DUCKFLOW_CONFIG` that names no file gets a one-line warning on stderr (the
+    `duckflow` command checks before any command runs): a misspelled path would otherwise run
+    everything with the defaults, silently. It warns rather than stops, because pointing the
+    variable at a file that is not there is also how scripts and test harnesses say "no user
+    config" (this project's own tests did). Unset or empty: the default path, which may be
+    missing; `/dev/null`: no config file, said explicitly (no warning)."""
     value = os.environ.get("DUCKFLOW_CONFIG")
     if not value or value == os.devnull:
         return
     path = Path(value).expanduser()
     if not path.exists():
-        from duckflow.errors import ConfigError
+        import sys
 
-        raise ConfigError(f"DUCKFLOW_CONFIG names {path}, which does not exist",
-                          hint="fix the path or create the file; for no config file set "
-                          "DUCKFLOW_CONFIG=/dev/null, for the default unset it")
+        print(f"duckflow: warning: DUCKFLOW_CONFIG names {path}, which does not exist; the defaults "
+              "apply (next: fix the path, or set DUCKFLOW_CONFIG=/dev/null for no config file)",
+              file=sys.stderr)

@@ -184,7 +184,7 @@ def _dispatch(args: list[str]) -> int:
         return 2
     from duckflow.paths import check_config_env
 
-    check_config_env()  # a misspelled DUCKFLOW_CONFIG is an error, not silently the defaults
+    check_config_env()  # a misspelled DUCKFLOW_CONFIG is said, not silently the defaults
     module_name, text = COMMANDS[name]
     try:
         module = importlib.import_module(module_name)
