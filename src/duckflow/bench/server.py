@@ -253,7 +253,7 @@ def measure(levels: list[int], opts: Options | None = None) -> dict[str, Any]:
             s.bind(("127.0.0.1", 0))
             port = int(s.getsockname()[1])
         env = {**os.environ, "DUCKFLOW_HOME": str(home), "DUCKFLOW_SERVER_TOKEN": token,
-               "DUCKFLOW_CONFIG": str(Path(tmp) / "none.toml")}
+               "DUCKFLOW_CONFIG": os.devnull}  # no config file, on purpose
         proc = subprocess.Popen([sys.executable, "-m", "duckflow.bench.server", "--child", str(port), str(ws),
                                  "--replies", str(opts.replies)],
                                 env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
