@@ -17,7 +17,6 @@ Importing this module does not import tiktoken; the Encoding is built once, on f
 from __future__ import annotations
 
 import functools
-import gzip
 import hashlib
 import importlib.util
 import os
@@ -103,6 +102,8 @@ def find_encoding_file(name: str) -> Path | None:
             if not target.is_file():
                 target.parent.mkdir(parents=True, exist_ok=True)
                 tmp = target.with_suffix(f".{os.getpid()}.tmp")
+                import gzip  # only for a shipped .tiktoken.gz, once
+
                 tmp.write_bytes(gzip.decompress(packed.read_bytes()))
                 tmp.replace(target)
             return target

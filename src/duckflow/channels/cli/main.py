@@ -97,8 +97,10 @@ def disable_pydantic_plugins() -> None:
 def console() -> int:
     """The `duckflow` command ([project.scripts], `python -m duckflow`): `main` with a fast exit
     (cli/fastexit.py: the interpreter's teardown is skipped once everything is written)."""
+    from duckflow import _gc
     from duckflow.channels.cli import fastexit
 
+    _gc.pause_for_startup()  # until the command is set up (run: its first turn); see _gc.py
     fastexit.arm()
     code = main()
     fastexit.record(code)
@@ -207,4 +209,8 @@ def _dispatch(args: list[str]) -> int:
     from duckflow.channels.cli.logs import setup_logging
 
     setup_logging()
+    if not getattr(module, "RESUMES_GC", False):
+        from duckflow._gc import resume
+
+        resume()  # a pause console() began ends here, unless the command ends it itself
     return int(module.run(ns))

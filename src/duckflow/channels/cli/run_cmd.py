@@ -60,6 +60,9 @@ def _ending_line(outcome: Any, workspace: str) -> str:
     return f"{outcome.ending}: {outcome.message.splitlines()[0] if outcome.message else ''}"
 
 
+RESUMES_GC = True  # collecting resumes after the first turn (main._dispatch leaves it paused)
+
+
 def run(args: argparse.Namespace) -> int:
     from duckflow._gc import pause_for_startup
 
