@@ -36,7 +36,11 @@ async def guarded(events: AsyncIterator[ModelEvent], *, provider: str, deadline_
                 if end is None:
                     ev = await it.__anext__()
                 else:
-                    ev = await asyncio.wait_for(it.__anext__(), max(0.0, end - clock()))
+                    # asyncio.timeout, not wait_for: on Python 3.11 wait_for runs each read in a
+                    # task of its own, and a cancel (Ctrl-C) landing as a read completes was
+                    # swallowed, so `duckflow run` went on after the person stopped it
+                    async with asyncio.timeout(max(0.0, end - clock())):
+                        ev = await it.__anext__()
             except StopAsyncIteration:
                 return
             except (TimeoutError, asyncio.TimeoutError):
