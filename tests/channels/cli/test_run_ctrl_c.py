@@ -17,7 +17,11 @@ def test_ctrl_c_stops_the_step_keeps_the_state_and_resume_continues(tmp_path: Pa
     env = {**os.environ, "PYTHONPATH": str(src), "DUCKFLOW_HOME": str(tmp_path / "home"),
            "DUCKFLOW_CONFIG": os.devnull, "DUCKFLOW_DEMO_DELAY": "0.2"}
     cmd = [sys.executable, "-m", "duckflow", "run", "create hello.py", "-w", str(ws), "--model", "scripted:demo"]
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    # SIGINT as a terminal gives it: a suite started in the background (`make test &`, a CI
+    # runner's non-interactive shell) passes SIGINT ignored to its children, and Python keeps an
+    # inherited SIG_IGN, so the Ctrl-C below would not reach the run at all
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         time.sleep(2.5)  # the first Main reply is still being written (word by word)
         proc.send_signal(signal.SIGINT)
