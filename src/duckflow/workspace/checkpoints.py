@@ -123,6 +123,28 @@ def private_dir(path: Path) -> Path:
     return path
 
 
+def open_owned_db(db: Path, schema: str, root: Path, *, what: str, hint: str) -> sqlite3.Connection:
+    """Open a workspace's database in its private folder under DUCKFLOW_HOME (checkpoints,
+    code-search index): no link on the file or its WAL/SHM, and the root recorded in its `meta`
+    table (which `schema` creates) must be `root`; a store of another workspace is refused."""
+    from duckflow.store.sqlite import connect
+
+    for name in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")):
+        if name.is_symlink():
+            raise CheckpointError(f"{name} is a symlink; Duckflow keeps no state through links",
+                                  hint="remove the link (Duckflow recreates what it needs)")
+    conn = connect(db)
+    conn.executescript(schema)
+    with conn:
+        conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('root', ?)", (str(root),))
+    row = conn.execute("SELECT value FROM meta WHERE key = 'root'").fetchone()
+    if row is None or row["value"] != str(root):
+        conn.close()
+        raise CheckpointError(f"the {what} {db.parent} belongs to another workspace "
+                              f"({row['value'] if row else '?'}), not {root}", hint=hint)
+    return conn
+
+
 class Checkpoints:
     """Record-before-change and undo for one workspace; safe to create anew after a restart."""
 
@@ -131,25 +153,8 @@ class Checkpoints:
         self.dir = private_dir(store_dir(self.root))
         self.blobs = private_dir(self.dir / "blobs")
         self.max_bytes = max_bytes
-        from duckflow.store.sqlite import connect
-
-        db = self.dir / "index.db"
-        for name in ("index.db", "index.db-wal", "index.db-shm"):
-            if (self.dir / name).is_symlink():
-                raise CheckpointError(f"{self.dir / name} is a symlink; Duckflow keeps no state "
-                                      "through links", hint="remove the link")
-        self._db = connect(db)
-        self._db.executescript(_SCHEMA)
-        with self._db:
-            self._db.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('root', ?)",
-                             (str(self.root),))
-        row = self._db.execute("SELECT value FROM meta WHERE key = 'root'").fetchone()
-        if row is None or row["value"] != str(self.root):
-            self._db.close()
-            raise CheckpointError(
-                f"the checkpoint store {self.dir} belongs to another workspace "
-                f"({row['value'] if row else '?'}), not {self.root}",
-                hint="nothing was changed; remove that folder if it is stale")
+        self._db = open_owned_db(self.dir / "index.db", _SCHEMA, self.root, what="checkpoint store",
+                                 hint="nothing was changed; remove that folder if it is stale")
 
     def close(self) -> None:
         self._db.close()

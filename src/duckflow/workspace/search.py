@@ -76,28 +76,13 @@ class CodeIndex:
 
     def __init__(self, root: str | Path, *, max_bytes: int = MAX_INDEX_BYTES) -> None:
         self.root = Path(os.path.realpath(root))
-        from duckflow.store.sqlite import connect
-        from duckflow.workspace.checkpoints import CheckpointError, private_dir
+        from duckflow.workspace.checkpoints import open_owned_db, private_dir
 
         db = index_path(self.root)
         private_dir(db.parent)
-        for name in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")):
-            if name.is_symlink():
-                raise CheckpointError(f"{name} is a symlink; Duckflow keeps no state through "
-                                      "links", hint="remove the link (Duckflow rebuilds the index)")
         self.max_bytes = max_bytes
-        self._db = connect(db)
-        self._db.executescript(_SCHEMA)
-        with self._db:
-            self._db.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('root', ?)",
-                             (str(self.root),))
-        row = self._db.execute("SELECT value FROM meta WHERE key = 'root'").fetchone()
-        if row is None or row["value"] != str(self.root):
-            self._db.close()
-            raise DuckflowError(
-                f"the code-search index {db} belongs to another workspace "
-                f"({row['value'] if row else '?'}), not {self.root}",
-                hint="remove that folder; Duckflow rebuilds the index on the next search")
+        self._db = open_owned_db(db, _SCHEMA, self.root, what="code-search index",
+                                 hint="remove that folder; Duckflow rebuilds the index on the next search")
 
     def close(self) -> None:
         self._db.close()
