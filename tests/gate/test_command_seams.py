@@ -34,16 +34,23 @@ SLIPPED = [
 ]
 
 
-@pytest.mark.parametrize("command", SLIPPED)
-def test_commands_that_slipped_past_the_analysis_wait_for_a_person(
-        ws: Path, model: Any, capsys: pytest.CaptureFixture[str],
-        _isolated_duckflow_home: Path, command: str) -> None:
+def _waits_for_a_person(ws: Path, model: Any, capsys: pytest.CaptureFixture[str], home: Path,
+                        command: str) -> None:
+    """`command` under `duckflow run --auto-approve-workspace`: a pending job marked destructive,
+    the workspace untouched."""
     model["script"] = _script("execute_shell", command=command)
     rc, out = _run(capsys, ws, "--auto-approve-workspace")
     assert rc == 4 and out["ending"] == "approval", out
     assert _intact(ws)
-    job = _last_job(_isolated_duckflow_home)
+    job = _last_job(home)
     assert job.status == "pending" and "destructive" in job.request.hard_required
+
+
+@pytest.mark.parametrize("command", SLIPPED)
+def test_commands_that_slipped_past_the_analysis_wait_for_a_person(
+        ws: Path, model: Any, capsys: pytest.CaptureFixture[str],
+        _isolated_duckflow_home: Path, command: str) -> None:
+    _waits_for_a_person(ws, model, capsys, _isolated_duckflow_home, command)
 
 
 def _write_then_run(path: str, content: str, command: str) -> list[Any]:

@@ -16,8 +16,8 @@ from duckflow.companion.task import drive
 from duckflow.gate import Gate
 from duckflow.gate.commands import command_hazard
 from duckflow.llm.scripted import reply
-from tests.gate.test_autoapprove_never_destroys import _intact, _last_job, _run, _script, model, ws
-from tests.gate.test_command_seams import _write_then_run
+from tests.gate.test_autoapprove_never_destroys import _intact, _last_job, _run, model, ws
+from tests.gate.test_command_seams import _waits_for_a_person, _write_then_run
 from tests.helpers.companion import env  # noqa: F401
 
 __all__ = ["model", "ws"]
@@ -91,12 +91,7 @@ MODULE_COMMANDS = [
 def test_python_modules_that_delete_overwrite_or_serve_wait_for_a_person(
         ws: Path, model: Any, capsys: pytest.CaptureFixture[str],
         _isolated_duckflow_home: Path, command: str) -> None:
-    model["script"] = _script("execute_shell", command=command)
-    rc, out = _run(capsys, ws, "--auto-approve-workspace")
-    assert rc == 4 and out["ending"] == "approval", out
-    assert _intact(ws)
-    job = _last_job(_isolated_duckflow_home)
-    assert job.status == "pending" and "destructive" in job.request.hard_required
+    _waits_for_a_person(ws, model, capsys, _isolated_duckflow_home, command)
 
 
 @pytest.mark.parametrize("command", ["python3 -m pytest -q", "python3 -m venv .venv",
