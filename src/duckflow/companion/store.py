@@ -23,7 +23,7 @@ from typing import Any
 
 from duckflow.companion.state import AgentState
 from duckflow.paths import duckflow_home
-from duckflow.store.sqlite import connect
+from duckflow.store.sqlite import connect, release
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS companion_sessions (
@@ -195,7 +195,7 @@ class SessionStore:
         return cur.rowcount > 0
 
     def close(self) -> None:
-        self._conn.close()
+        release(self._conn)
 
 
 def new_session_id() -> str:

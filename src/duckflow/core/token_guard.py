@@ -141,9 +141,11 @@ class SQLiteCounter:
         await asyncio.to_thread(self._reset, session)
 
     def close(self) -> None:
+        from duckflow.store.sqlite import release
+
         with self._quick_lock:
-            self._quick.close()
-        self._conn.close()
+            release(self._quick)
+        release(self._conn)
 
 
 class RedisCounter:

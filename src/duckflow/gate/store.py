@@ -67,7 +67,9 @@ class GateStore:
             self.conn.executescript(_SCHEMA)
 
     def close(self) -> None:
-        self.conn.close()
+        from duckflow.store.sqlite import release
+
+        release(self.conn)
 
     @contextmanager
     def tx(self) -> Iterator[sqlite3.Connection]:

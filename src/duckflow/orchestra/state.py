@@ -44,7 +44,9 @@ class OrchestraState:
         self.conn.executescript(_SCHEMA)
 
     def close(self) -> None:
-        self.conn.close()
+        from duckflow.store.sqlite import release
+
+        release(self.conn)
 
     def flags(self, channel: str, session_id: str) -> SessionFlags:
         row = self.conn.execute("SELECT local_only, prev_route FROM session_flags WHERE channel=? AND session_id=?",

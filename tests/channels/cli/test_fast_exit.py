@@ -60,6 +60,8 @@ def test_a_run_keeps_everything_with_and_without_the_fast_exit(tmp_path: Path, f
                  "--auto-approve-workspace"], home, fast)
     assert proc.returncode == 0, proc.stderr
     assert ("TEARDOWN" in proc.stderr) is not fast  # the teardown ran only when asked for
+    # the fast exit leaves the session database's WAL for the next open (no checkpoint, no sync)
+    assert (home / "sessions.db-wal").exists() is fast
     kept = _kept(home, work)
     assert "Hello from Duckflow!" in str(kept["hello"])
     assert kept["steps"] == ["DONE"]

@@ -37,6 +37,11 @@ def arm() -> None:
     atexit.register(_leave)
 
 
+def armed() -> bool:
+    """Whether this process is set to leave fast (`arm` was called here and did not stand aside)."""
+    return bool(_pid) and _pid[0] == os.getpid()
+
+
 def record(code: int) -> None:
     """The command's exit code, for the fast exit (the process still ends through sys.exit)."""
     _code[:] = [int(code)]

@@ -168,7 +168,10 @@ def _run(args: argparse.Namespace, started: Callable[[], None]) -> int:
         from duckflow.store.sqlite import close_all
 
         renderer.stop_spinner()
-        close_all(routed.close, opened.close)  # the stores close (and checkpoint) together
+        from duckflow.channels.cli import fastexit
+
+        # the stores close together; with the fast exit, their connections stay open for it
+        close_all(routed.close, opened.close, process_ends=fastexit.armed())
     if cancelled:
         renderer.console.print(f"[yellow]cancelled during {session.state.step.value}; the session is kept. "
                                f"Continue with `duckflow run --resume -w {args.workspace}` "
