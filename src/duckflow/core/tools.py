@@ -3,7 +3,7 @@
 `Tool.from_function(fn)` (or the `@tool` decorator) reads the signature and the docstring
 (Google or NumPy style) into an arguments model; `await tool.invoke(args, ctx)` validates the
 arguments first (`ToolValidationError` naming the field, the function is not called), then
-awaits async functions or runs sync ones in the default executor. A parameter annotated
+awaits async functions or runs sync ones (see `Tool` for where). A parameter annotated
 `ToolContext` receives the call's context and is not part of the schema.
 """
 
@@ -15,7 +15,9 @@ import dataclasses
 import functools
 import inspect
 import json
+import logging
 import sys
+import time
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -33,6 +35,13 @@ if TYPE_CHECKING:
 # first model class imports pydantic.main, which would double the cost of `from duckflow import tool`
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+log = logging.getLogger(__name__)
+
+#: a sync tool whose own run time stayed under this on its last `INLINE_AFTER` calls in a
+#: worker thread runs on the event loop's thread; one inline call over it sends it back for good
+INLINE_LIMIT_S = 0.001
+INLINE_AFTER = 3
 
 
 @dataclass(frozen=True, eq=False)
@@ -60,6 +69,44 @@ def _args_base() -> type[BaseModel]:
     return _ArgsBase
 
 
+class _Pace:
+    """Where an adaptive sync tool runs now: its fast threaded calls in a row, inline, demoted.
+
+    Written from worker threads and the loop's thread without a lock: a lost update only
+    delays a promotion by a call (the GIL keeps each assignment whole).
+    """
+
+    __slots__ = ("demoted", "fast", "inline")
+
+    def __init__(self) -> None:
+        self.fast = 0
+        self.inline = False
+        self.demoted = False
+
+    def threaded(self, took: float) -> None:
+        """Count one call run in a worker thread that took `took` seconds of its own."""
+        if took > INLINE_LIMIT_S:
+            self.fast = 0
+            return
+        self.fast += 1
+        if self.fast >= INLINE_AFTER and not self.demoted:
+            self.inline = True
+
+    def demote(self, name: str, took: float) -> None:
+        self.inline, self.demoted = False, True
+        log.debug("tool %s took %.2f ms on the event loop's thread (limit %.1f ms): it runs in a "
+                  "worker thread from now on", name, took * 1000, INLINE_LIMIT_S * 1000)
+
+
+def _timed(pace: _Pace, run: Callable[..., Any], fn: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
+    """In the worker thread: `run(fn, **kwargs)`, its own time (not the hop) counted in `pace`."""
+    started = time.perf_counter()
+    try:
+        return run(fn, **kwargs)
+    finally:
+        pace.threaded(time.perf_counter() - started)
+
+
 @dataclass(frozen=True, eq=False)
 class Tool:
     """One tool: name, description, arguments model, the function, and whether it runs alone.
@@ -68,6 +115,16 @@ class Tool:
     `timeout_s` bounds one call in an agent run (the model is told it timed out).
     `params` maps model field names to the function's parameter names; `instance_param`
     is set when the function takes the whole arguments model as one parameter.
+
+    Where a sync function runs (`blocking`): True, always in a worker thread of the default
+    executor; False, always on the event loop's thread; None (the default), adaptive: in a
+    worker thread until its own run time stayed under `INLINE_LIMIT_S` on `INLINE_AFTER`
+    threaded calls in a row, then on the loop's thread, until one call there takes longer:
+    then in a thread for good. A thread hop costs 0.1-0.2 ms of wake-ups on an idle machine,
+    20-40x a small pure function; the rule bounds how long an unknown tool can ever hold the
+    loop to one call over the limit. A tool with `timeout_s` always runs in a thread (a
+    timeout cannot stop a function on the loop's thread). Either way the call runs in a copy
+    of the caller's context variables.
     """
 
     name: str
@@ -80,6 +137,23 @@ class Tool:
     instance_param: str | None = None
     is_async: bool = False
     timeout_s: float | None = None
+    blocking: bool | None = None
+    _pace: _Pace = field(default_factory=_Pace, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.blocking is False and self.timeout_s is not None:
+            from duckflow.errors import UserError
+
+            raise UserError(f"tool '{self.name}' has blocking=False and timeout_s={self.timeout_s}: "
+                            "a timeout needs the tool to run in a worker thread",
+                            hint="drop blocking=False (or the timeout)")
+        if self.blocking is False and not self.is_async:
+            self._pace.inline = True
+
+    @property
+    def runs_inline(self) -> bool:
+        """Whether the next call of this sync tool runs on the event loop's thread."""
+        return self._pace.inline and not self.is_async
 
     @cached_property
     def json_schema(self) -> dict[str, Any]:
@@ -108,8 +182,12 @@ class Tool:
         exclusive: bool = False,
         args_model: type[BaseModel] | None = None,
         timeout_s: float | None = None,
+        blocking: bool | None = None,
     ) -> Tool:
-        """Wrap `fn`; its signature and docstring become the arguments model and description."""
+        """Wrap `fn`; its signature and docstring become the arguments model and description.
+
+        `blocking`: where a sync `fn` runs (see `Tool`): True a worker thread, False the event
+        loop's thread, None (default) adaptive."""
         from pydantic import BaseModel, Field, create_model
 
         from duckflow.core.docstrings import parse_docstring
@@ -164,6 +242,7 @@ class Tool:
             instance_param=instance_param,
             is_async=is_async,
             timeout_s=timeout_s,
+            blocking=blocking,
         )
 
     def validate(self, arguments: Mapping[str, Any] | None) -> BaseModel:
@@ -190,7 +269,7 @@ class Tool:
             ) from None
 
     async def invoke(self, arguments: Mapping[str, Any] | None, ctx: ToolContext | None = None) -> Any:
-        """Validate `arguments`, then run the function (sync ones in the default executor)."""
+        """Validate `arguments`, then run the function (a sync one where `blocking` says)."""
         parsed = self.validate(arguments)
         if self.instance_param:
             kwargs: dict[str, Any] = {self.instance_param: parsed}
@@ -201,9 +280,22 @@ class Tool:
             kwargs[self.context_param] = ctx if ctx is not None else ToolContext()
         if self.is_async:
             return await self.fn(**kwargs)
-        loop = asyncio.get_running_loop()
-        call = functools.partial(contextvars.copy_context().run, self.fn, **kwargs)
-        result = await loop.run_in_executor(None, call)
+        pace = self._pace
+        if pace.inline:
+            started = time.perf_counter()
+            try:
+                result = contextvars.copy_context().run(self.fn, **kwargs)
+            finally:
+                took = time.perf_counter() - started
+                if took > INLINE_LIMIT_S and self.blocking is None:
+                    pace.demote(self.name, took)
+        else:
+            run = contextvars.copy_context().run
+            if self.blocking is None and self.timeout_s is None and not pace.demoted:
+                call = functools.partial(_timed, pace, run, self.fn, kwargs)
+            else:
+                call = functools.partial(run, self.fn, **kwargs)
+            result = await asyncio.get_running_loop().run_in_executor(None, call)
         if inspect.isawaitable(result):
             result = await result
         return result
@@ -236,6 +328,7 @@ def tool(fn: F, /) -> Tool: ...
 def tool(
     *, name: str | None = None, description: str | None = None, exclusive: bool = False,
     args_model: type[BaseModel] | None = None, timeout_s: float | None = None,
+    blocking: bool | None = None,
 ) -> Callable[[F], Tool]: ...
 
 
@@ -248,12 +341,14 @@ def tool(
     exclusive: bool = False,
     args_model: type[BaseModel] | None = None,
     timeout_s: float | None = None,
+    blocking: bool | None = None,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
-    """Decorator: `@tool` or `@tool(name=..., exclusive=True)` turns a function into a Tool."""
+    """Decorator: `@tool` or `@tool(name=..., exclusive=True, blocking=True)` turns a function
+    into a Tool."""
 
     def wrap(f: Callable[..., Any]) -> Tool:
         return Tool.from_function(f, name=name, description=description, exclusive=exclusive,
-                                  args_model=args_model, timeout_s=timeout_s)
+                                  args_model=args_model, timeout_s=timeout_s, blocking=blocking)
 
     return wrap(fn) if fn is not None else wrap
 

@@ -1,0 +1,282 @@
+"""Where sync tools run: a worker thread first, the loop's thread once proven fast, back for good when slow."""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from duckflow.core import tools as tools_module
+from duckflow.core.agent import Agent
+from duckflow.core.tools import INLINE_AFTER, Tool, tool
+from duckflow.errors import UserError
+from duckflow.llm.scripted import ScriptedModel, reply, tool_call, tool_calls
+
+from .conftest import assert_seq_contiguous
+
+REQUEST = contextvars.ContextVar("request", default="none")
+SLOW = 0.03  # seconds: over the limit below
+
+
+@pytest.fixture(autouse=True)
+def roomy_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 10 ms limit (1 ms in use): a busy CI machine that preempts a trivial function for a
+    few ms must not make it look slow here."""
+    monkeypatch.setattr(tools_module, "INLINE_LIMIT_S", 0.01)
+
+
+def where_tool(name: str = "where", *, delay: list[float] | None = None, **options: object) -> tuple[Tool, list[int]]:
+    """A sync tool recording the thread of each call; `delay[0]` seconds of sleep when set."""
+    seen: list[int] = []
+
+    def fn() -> str:
+        seen.append(threading.get_ident())
+        if delay and delay[0]:
+            time.sleep(delay[0])
+        return "here"
+
+    fn.__name__ = name
+    return Tool.from_function(fn, **options), seen  # type: ignore[arg-type]
+
+
+async def calls(t: Tool, n: int) -> None:
+    for _ in range(n):
+        assert await t.invoke({}) == "here"
+
+
+async def test_a_fast_sync_tool_moves_to_the_loops_thread_after_three_threaded_calls() -> None:
+    loop_thread = threading.get_ident()
+    t, seen = where_tool()
+    await calls(t, INLINE_AFTER + 3)
+    assert all(ident != loop_thread for ident in seen[:INLINE_AFTER])
+    assert seen[INLINE_AFTER:] == [loop_thread] * 3
+    assert t.runs_inline
+
+
+async def test_a_slow_sync_tool_never_runs_on_the_loops_thread() -> None:
+    loop_thread = threading.get_ident()
+    t, seen = where_tool(delay=[SLOW])
+    await calls(t, INLINE_AFTER + 3)
+    assert loop_thread not in seen and not t.runs_inline
+
+
+async def test_a_tool_that_turns_slow_is_demoted_and_stays_demoted() -> None:
+    loop_thread = threading.get_ident()
+    delay = [0.0]
+    t, seen = where_tool(delay=delay)
+    await calls(t, INLINE_AFTER + 1)
+    assert seen[-1] == loop_thread
+    delay[0] = SLOW
+    await calls(t, 1)  # runs inline once, takes over the limit: back to a thread
+    assert seen[-1] == loop_thread and not t.runs_inline
+    delay[0] = 0.0
+    await calls(t, INLINE_AFTER + 3)  # fast again, but it stays in a thread
+    assert loop_thread not in seen[-(INLINE_AFTER + 3):] and not t.runs_inline
+
+
+async def test_a_slow_threaded_call_restarts_the_count() -> None:
+    loop_thread = threading.get_ident()
+    delay = [0.0]
+    t, seen = where_tool(delay=delay)
+    await calls(t, INLINE_AFTER - 1)
+    delay[0] = SLOW
+    await calls(t, 1)
+    delay[0] = 0.0
+    await calls(t, INLINE_AFTER - 1)
+    assert loop_thread not in seen and not t.runs_inline
+    await calls(t, 2)
+    assert seen[-1] == loop_thread
+
+
+async def test_blocking_true_always_uses_a_thread_and_false_never() -> None:
+    loop_thread = threading.get_ident()
+    threaded, seen_threaded = where_tool(blocking=True)
+    inline, seen_inline = where_tool(blocking=False)
+    await calls(threaded, INLINE_AFTER + 3)
+    await calls(inline, 2)
+    assert loop_thread not in seen_threaded
+    assert seen_inline == [loop_thread, loop_thread]
+
+
+async def test_blocking_false_keeps_a_slow_tool_on_the_loop_as_asked() -> None:
+    loop_thread = threading.get_ident()
+    t, seen = where_tool(blocking=False, delay=[SLOW])
+    await calls(t, 2)
+    assert seen == [loop_thread, loop_thread] and t.runs_inline
+
+
+async def test_a_tool_with_a_timeout_always_uses_a_thread() -> None:
+    loop_thread = threading.get_ident()
+    t, seen = where_tool(timeout_s=5.0)
+    await calls(t, INLINE_AFTER + 3)
+    assert loop_thread not in seen
+
+
+def test_blocking_false_with_a_timeout_is_refused_with_a_hint() -> None:
+    with pytest.raises(UserError, match="a timeout needs the tool to run in a worker thread"):
+        @tool(blocking=False, timeout_s=1.0)
+        def quick() -> str:
+            return "x"
+
+
+async def test_context_variables_reach_the_tool_and_its_changes_do_not_leak() -> None:
+    seen: list[tuple[str, int]] = []
+
+    def stamp() -> str:
+        seen.append((REQUEST.get(), threading.get_ident()))
+        REQUEST.set("changed by the tool")
+        return "ok"
+
+    t = Tool.from_function(stamp)
+    REQUEST.set("caller's")
+    for _ in range(INLINE_AFTER + 2):
+        assert await t.invoke({}) == "ok"
+        assert REQUEST.get() == "caller's"
+    assert [value for value, _ in seen] == ["caller's"] * (INLINE_AFTER + 2)
+    assert seen[-1][1] == threading.get_ident()  # the last calls ran inline
+
+
+async def test_exceptions_propagate_the_same_way_threaded_and_inline() -> None:
+    loop_thread = threading.get_ident()
+    fail = [False]
+    seen: list[int] = []
+
+    def flaky(n: int) -> int:
+        seen.append(threading.get_ident())
+        if fail[0]:
+            raise ValueError(f"bad n {n}")
+        return n
+
+    t = Tool.from_function(flaky)
+    fail[0] = True
+    with pytest.raises(ValueError, match="bad n 1") as threaded:
+        await t.invoke({"n": 1})
+    fail[0] = False
+    for n in range(INLINE_AFTER):
+        assert await t.invoke({"n": n}) == n
+    fail[0] = True
+    with pytest.raises(ValueError, match="bad n 2") as inline:
+        await t.invoke({"n": 2})
+    assert seen[0] != loop_thread and seen[-1] == loop_thread
+    assert type(threaded.value) is type(inline.value)
+    assert t.runs_inline  # a fast failure is not a reason to leave the loop
+
+
+def script(rounds: int, name: str, **arguments: object) -> ScriptedModel:
+    steps = []
+    for _ in range(rounds):
+        steps += [tool_call(name, **arguments), reply("done")]
+    return ScriptedModel(steps)
+
+
+async def test_agent_run_and_stream_move_a_fast_sync_tool_inline_with_the_same_chunks() -> None:
+    loop_thread = threading.get_ident()
+    seen: list[int] = []
+
+    def add(a: int, b: int) -> int:
+        """Add two numbers."""
+        seen.append(threading.get_ident())
+        return a + b
+
+    agent = Agent("calc", "x", model=script(6, "add", a=2, b=3), tools=[add])
+    shapes = []
+    for _ in range(3):
+        result = await agent.run("2+3?")
+        shapes.append([(c.type, c.seq) for c in result.chunks])
+        assert result.text == "done"
+    for _ in range(3):
+        chunks = [c async for c in agent.stream("2+3?")]
+        assert_seq_contiguous(chunks)
+        shapes.append([(c.type, c.seq) for c in chunks])
+        responses = [c.data for c in chunks if c.type == "tool_response"]
+        assert [(r.content, r.is_error) for r in responses] == [("5", False)]
+    assert all(ident != loop_thread for ident in seen[:INLINE_AFTER])
+    assert seen[INLINE_AFTER:] == [loop_thread] * 3
+    assert all(shape == shapes[0] for shape in shapes)  # inline or not, one stream shape
+
+
+async def test_a_failing_inline_tool_reaches_the_model_as_before() -> None:
+    fail = [False]
+
+    def check(n: int) -> int:
+        if fail[0]:
+            raise RuntimeError("disk on fire")
+        return n
+
+    agent = Agent("p", "x", model=script(INLINE_AFTER + 1, "check", n=1), tools=[check])
+    for _ in range(INLINE_AFTER):
+        await agent.run("go")
+    assert agent.tools[0].runs_inline
+    fail[0] = True
+    result = await agent.run("go")
+    response = next(c.data for c in result.chunks if c.type == "tool_response")
+    assert (response.content, response.is_error) == ("check failed: RuntimeError: disk on fire", True)
+
+
+async def test_parallel_calls_of_an_inline_tool_all_answer_in_order() -> None:
+    def double(n: int) -> int:
+        return 2 * n
+
+    t = Tool.from_function(double)
+    for n in range(INLINE_AFTER):
+        await t.invoke({"n": n})
+    assert t.runs_inline
+    model = ScriptedModel([tool_calls([("double", {"n": n}) for n in range(5)]), reply("ok")])
+    result = await Agent("p", "x", model=model, tools=[t]).run("go")
+    got = [c.data.content for c in result.chunks if c.type == "tool_response"]
+    assert got == ["0", "2", "4", "6", "8"]
+
+
+async def test_two_agents_with_a_slow_sync_tool_run_at_the_same_time() -> None:
+    # each tool waits until the other is running: only possible if neither holds the loop
+    barrier = threading.Barrier(2, timeout=5)
+    ticks = 0
+
+    def slow(label: str) -> str:
+        barrier.wait()
+        time.sleep(0.02)
+        return label
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while True:
+            ticks += 1
+            await asyncio.sleep(0.002)
+
+    agents = [Agent(f"a{i}", "x", model=script(1, "slow", label=f"a{i}"), tools=[slow]) for i in range(2)]
+    tick = asyncio.create_task(ticker())
+    try:
+        results = await asyncio.gather(*(a.run("go") for a in agents))
+    finally:
+        tick.cancel()
+    got = [next(c.data.content for c in r.chunks if c.type == "tool_response") for r in results]
+    assert got == ["a0", "a1"]
+    assert ticks >= 3  # the loop kept running while both tools slept
+
+
+async def test_a_demoted_tool_no_longer_holds_the_loop() -> None:
+    state: dict[str, Any] = {"delay": 0.0, "barrier": None}
+
+    def job() -> str:
+        if state["barrier"] is not None:
+            state["barrier"].wait()  # returns only if a second call runs at the same time
+        time.sleep(state["delay"])
+        return "ok"
+
+    t = Tool.from_function(job)
+    await calls_of(t, INLINE_AFTER)
+    assert t.runs_inline
+    state["delay"] = SLOW
+    assert await t.invoke({}) == "ok"  # the one inline call over the limit
+    assert not t.runs_inline
+    state["barrier"] = threading.Barrier(2, timeout=5)
+    assert await asyncio.gather(t.invoke({}), t.invoke({})) == ["ok", "ok"]
+
+
+async def calls_of(t: Tool, n: int) -> None:
+    for _ in range(n):
+        await t.invoke({})
