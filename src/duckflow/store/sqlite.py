@@ -126,12 +126,11 @@ def close_all(*closers: Callable[[], object], process_ends: bool = False) -> Non
     if process_ends:
         _ENDING.append(True)
         try:
-            for close in closers:
-                close()
+            close_all(*closers)
         finally:
             _ENDING.pop()
         return
-    if len(closers) < 2:
+    if len(closers) < 2 or _ENDING:  # one at a time when no close waits for the disk
         for close in closers:
             close()
         return
