@@ -121,3 +121,44 @@ def test_english_text_is_split_without_importing_regex(tmp_path: Path) -> None:
     ja = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
     assert en.stdout.split() == ["False"], en.stderr
     assert ja.stdout.split() == ["after-ja", "True"], ja.stderr
+
+
+LINES = st.lists(st.sampled_from(list("aZ09 '\t\n\r/.,-:#sdmt") + ["ll", "'s", "  ", "\n\n", " \n", "·", "—", "→",
+                                                                   "é", "日本", "\u00a0", "\u3000", "\x1c", "\x85",
+                                                                   "//", "\n/", "\n ", "\n-", "\n'"]),
+                 max_size=60).map("".join)
+
+
+@settings(max_examples=800, deadline=None)
+@given(LINES)
+def test_segments_cut_only_where_no_piece_crosses(text: str) -> None:
+    """The pieces of a text are its segments' pieces in order, for both encodings' own patterns."""
+    from duckflow.llm.piececount import pre_tokenizer, segments
+
+    parts = segments(text)
+    assert "".join(parts) == text
+    for name in ("cl100k_base", "o200k_base"):
+        whole = pre_tokenizer(name).findall(text)
+        assert [p for seg in parts for p in pre_tokenizer(name).findall(seg)] == whole, name
+
+
+def test_segments_cut_after_a_newline_before_a_plain_line_start() -> None:
+    from duckflow.llm.piececount import segments
+
+    assert segments("Step: PLANNING\n- goal\n  indented\n/path\n\nnext") == [
+        "Step: PLANNING\n", "- goal\n  indented\n/path\n\n", "next"]
+    assert segments("one line") == ["one line"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(LINES, min_size=1, max_size=4))
+def test_the_segment_cache_gives_the_uncached_bound_and_follows_learnt_pieces(texts: list[str]) -> None:
+    counter = PieceCounter("cl100k_base")
+    for text in texts:  # the same lines again and again, as a prompt rendered every turn
+        assert counter.bound(text) == counter._bound(text)
+        assert counter.bound(text + "\nStep: REVIEW\n" + text) == counter._bound(text + "\nStep: REVIEW\n" + text)
+    text = "\n".join(texts)
+    counter.count(text, lambda: ENC)                       # pieces learnt: cached bounds must not stay
+    assert counter.bound(text) == (len(ENC.encode_ordinary(text)), True)
+    counter.pieces.clear()                                 # and pieces dropped: neither
+    assert counter.bound(text) == counter._bound(text)

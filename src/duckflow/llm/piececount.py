@@ -11,6 +11,10 @@ count of each piece seen once is kept in `$DUCKFLOW_HOME/cache/tokenizers/<name>
 - `count(text)`: exact; loads the BPE table (through `llm.tokens`, verified by sha256) only
   when the text has pieces never seen, counts them, and remembers them.
 
+A prompt is rendered again every turn with most of its lines unchanged, so `bound` cuts a text
+into segments at line starts no piece crosses (`segments`) and keeps each segment's bound: a
+turn splits only its new lines.
+
 Loading cl100k costs ~0.35 s and ~40 MiB; the cache makes a warm start load nothing.
 """
 
@@ -27,6 +31,9 @@ from pathlib import Path
 from typing import Any
 
 MAX_PIECES = 200_000
+SEGMENTS_KEPT = 4096  # segment bounds kept per counter (cleared when full or when pieces change)
+# encodings whose pre-tokenizer no piece crosses a line start of `segments` (property-tested)
+_SEGMENTED = frozenset({"cl100k_base", "o200k_base"})
 
 
 def _literal(node: ast.AST, names: dict[str, ast.AST]) -> str:
@@ -117,6 +124,29 @@ def split(name: str, text: str) -> list[str]:
     return list(pre_tokenizer(name).findall(text))
 
 
+def segments(text: str) -> list[str]:
+    """`text` cut after each "\n" whose next line starts with neither whitespace nor "/".
+
+    No piece of cl100k's or o200k's pre-tokenizer crosses such a cut: a piece that holds a "\n"
+    ends in whitespace (cl100k's punctuation takes trailing newlines, o200k's also "/"), and no
+    letter, number or contraction piece starts with one. So the pieces of `text` are the pieces
+    of its segments, in order, and a count is the sum of its segments' counts.
+    """
+    if "\n" not in text:
+        return [text]
+    lines = text.split("\n")
+    out: list[str] = []
+    current = lines[0]
+    for line in lines[1:]:
+        if line and not line[0].isspace() and line[0] != "/":
+            out.append(current + "\n")
+            current = line
+        else:
+            current += "\n" + line
+    out.append(current)
+    return out
+
+
 class PieceCounter:
     def __init__(self, name: str, path: Path | None = None) -> None:
         self.name = name
@@ -124,6 +154,9 @@ class PieceCounter:
         self._lock = threading.Lock()
         self.pieces: dict[str, int] = self._load()
         self._dirty = False
+        self._segmented = name in _SEGMENTED
+        self._bounds: dict[str, tuple[int, bool]] = {}  # segment -> bound, valid for _bounds_at pieces
+        self._bounds_at = -1
 
     def _load(self) -> dict[str, int]:
         if self.path is None or not self.path.is_file():
@@ -145,7 +178,29 @@ class PieceCounter:
         return split(self.name, text)
 
     def bound(self, text: str) -> tuple[int, bool]:
-        """(an upper bound of the token count, whether it is exact); loads no BPE table."""
+        """(an upper bound of the token count, whether it is exact); loads no BPE table.
+
+        The sum of its segments' bounds (the same figure: the same pieces), each segment's kept
+        while the known pieces stay the same, so text seen before is not split again."""
+        if not self._segmented or "\n" not in text:
+            return self._bound(text)
+        cache = self._bounds
+        if self._bounds_at != len(self.pieces):  # pieces learnt (or dropped): bounds may have changed
+            cache.clear()
+            self._bounds_at = len(self.pieces)
+        total, exact = 0, True
+        for segment in segments(text):
+            hit = cache.get(segment)
+            if hit is None:
+                hit = self._bound(segment)
+                if len(cache) >= SEGMENTS_KEPT:
+                    cache.clear()
+                cache[segment] = hit
+            total += hit[0]
+            exact = exact and hit[1]
+        return total, exact
+
+    def _bound(self, text: str) -> tuple[int, bool]:
         total, exact = 0, True
         known = self.pieces
         for piece in self.split(text):
@@ -208,10 +263,24 @@ class PieceCounter:
 
 
 def piece_counter(name: str) -> PieceCounter:
-    """The process-wide counter of `name` for the current DUCKFLOW_HOME."""
-    from duckflow.paths import duckflow_home
+    """The process-wide counter of `name` for the current DUCKFLOW_HOME.
 
-    return _counter(name, duckflow_home() / "cache" / "tokenizers" / f"{name}.pieces.json")
+    Looked up by the variables `duckflow_home()` reads, so a budget counting every turn does not
+    build the home path each time, and a changed home is still followed."""
+    env = os.environ
+    key = (name, env.get("DUCKFLOW_HOME"), env.get("XDG_DATA_HOME"), env.get("HOME"))
+    counter = _BY_ENV.get(key)
+    if counter is None:
+        from duckflow.paths import duckflow_home
+
+        counter = _counter(name, duckflow_home() / "cache" / "tokenizers" / f"{name}.pieces.json")
+        if len(_BY_ENV) >= 16:
+            _BY_ENV.clear()
+        _BY_ENV[key] = counter
+    return counter
+
+
+_BY_ENV: dict[tuple[str | None, ...], PieceCounter] = {}
 
 
 @lru_cache(maxsize=8)
