@@ -1,4 +1,5 @@
-"""The single owner of the state: change callbacks, persistence after every change, crash safety."""
+"""The single owner of the state: change callbacks, persistence after every change (a turn's at its
+flush points), crash safety."""
 
 from __future__ import annotations
 
@@ -52,3 +53,109 @@ def test_a_killed_process_leaves_the_state_of_its_last_change(tmp_path: Path) ->
     assert state.goal == "survive a crash" and state.step == Step.EXECUTION
     assert state.pending_gate and state.pending_job == {"job_id": "j1", "summary": "write a.py"}
     assert state.status == Status.REQUIRES_USER_INPUT
+
+
+def _stored(path: Path, session_id: str) -> dict[str, object]:
+    loaded = SessionStore(path).load(session_id)
+    assert loaded is not None
+    return loaded[0].to_dict()
+
+
+def test_changes_in_a_coalesced_block_are_written_at_flush_and_at_its_end(tmp_path: Path) -> None:
+    import pytest
+
+    db = tmp_path / "s.db"
+    owner = StateOwner(AgentState("s1"), store=SessionStore(db))
+    owner.persist()
+    writes: list[str] = []
+    save = owner.store.save  # type: ignore[union-attr]
+    owner.store.save = lambda *a: (writes.append("w"), save(*a))[1]  # type: ignore[union-attr,method-assign]
+    seen: list[str] = []
+    owner.add_listener(lambda s, what: seen.append(what))
+    with owner.coalesced():
+        owner.change("goal", lambda s: s.set_goal("ship it"))
+        owner.change("constraint", lambda s: s.add_constraint("no network"))
+        assert seen == ["goal", "constraint"]  # listeners still hear every change at once
+        assert _stored(db, "s1")["goal"] == "" and writes == []  # not written yet
+        owner.flush()
+        assert _stored(db, "s1") == owner.state.to_dict() and writes == ["w"]
+        owner.flush()  # nothing new: no write
+        assert writes == ["w"]
+        owner.transition(Step.EXECUTION, "go")
+    assert _stored(db, "s1") == owner.state.to_dict() and writes == ["w", "w"]
+    with pytest.raises(RuntimeError), owner.coalesced():  # an error ends the block: still written
+        owner.change("why", lambda s: s.set_why_now("the release"))
+        raise RuntimeError("boom")
+    assert _stored(db, "s1")["why_now"] == "the release"
+    owner.change("outside", lambda s: s.set_goal("written at once"))  # no block: one write each, as before
+    assert _stored(db, "s1")["goal"] == "written at once"
+
+
+async def test_another_tasks_change_is_written_at_once_during_a_coalesced_turn(tmp_path: Path) -> None:
+    import asyncio
+
+    db = tmp_path / "s.db"
+    owner = StateOwner(AgentState("s1"), store=SessionStore(db))
+    go, inside = asyncio.Event(), asyncio.Event()
+
+    async def turn() -> None:
+        with owner.coalesced():
+            owner.change("goal", lambda s: s.set_goal("deferred"))
+            inside.set()
+            await go.wait()
+
+    task = asyncio.create_task(turn())
+    await inside.wait()
+    assert SessionStore(db).load("s1") is None  # the turn's change is not written yet
+    owner.change("constraint", lambda s: s.add_constraint("typed meanwhile"))  # the chat loop: not deferred
+    assert _stored(db, "s1")["constraints"] == ["typed meanwhile"]
+    task.cancel()  # a cancelled turn still writes what it changed
+    await asyncio.gather(task, return_exceptions=True)
+    owner.change("goal-2", lambda s: None)
+    assert _stored(db, "s1") == owner.state.to_dict()
+
+
+async def test_at_every_model_call_and_tool_run_the_store_holds_the_state(env: object) -> None:
+    """A whole task (plan, approval, write, review, done): whenever the session is about to call
+    a model or run a tool, the stored state is the state in memory; after each turn too; and a
+    turn writes fewer times than it changes the state."""
+    from typing import Any
+
+    from duckflow.llm.scripted import ScriptStep, tool_call
+    from duckflow.llm.types import ToolCall
+    from tests.helpers.companion import decision
+
+    e: Any = env
+    o = e.open([
+        decision("PLANNING", "base_main_specialized", rationale="plan first", plan_brief=["write hello.py"]),
+        ScriptStep(text="Plan: hello\nSteps: 1. write hello.py", calls=[ToolCall("list_files", {"path": "."})]),
+        decision("EXECUTION", "base_main_specialized", rationale="write the file"),
+        tool_call("write_file", path="hello.py", content="print('hi')\n"),
+        decision("DONE", next_step="done", rationale="hello.py is written"),
+    ])
+    s = o.session
+    db = e.home / "sessions.db"
+    checked: list[str] = []
+    flush = s.engine.before_io
+
+    def check() -> None:
+        flush()
+        assert _stored(db, s.state.session_id) == s.state.to_dict()
+        checked.append(s.state.step.value)
+
+    s.engine.before_io = check
+    changes: list[str] = []
+    s.owner.add_listener(lambda st, what: changes.append(what))
+    writes: list[int] = []
+    save = s.owner.store.save
+    s.owner.store.save = lambda *a: (writes.append(1), save(*a))[1]
+    await s.handle_message("make hello.py")
+    await s.continue_task(observed=True)
+    assert s.state.pending_gate
+    await s.answer_approval(True)
+    assert (e.root / "hello.py").exists()
+    await s.continue_task(observed=True)
+    assert s.state.step == Step.DONE
+    assert _stored(db, s.state.session_id) == s.state.to_dict()
+    assert len(checked) >= 6  # main + specialized calls, the list_files read, the approved write
+    assert 0 < len(writes) < len(changes)

@@ -1,17 +1,22 @@
 """The single owner of a session's AgentState: every change goes through it (seed 001 §4.4).
 
 Both loops of the dual loop (chat and task) hold a reference to one `StateOwner`, never a copy
-of the state. Each change is applied under a lock, stamped, written to the session store at
-once (so a crash loses nothing) and announced to the change callbacks, so whatever reads the
-state next sees the latest.
+of the state. Each change is applied under a lock, stamped, announced to the change callbacks
+(so whatever reads the state next sees the latest) and written to the session store: at once,
+or — inside a turn (`coalesced()`) — at the turn's next `flush()`, which the session makes
+before anything leaves the process (a model call, a guardrail, a tool run) and when the turn
+ends, however it ends. A turn's changes between two such points are one write instead of one
+each: the stored state is never behind anything the outside has seen.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from duckflow.companion.plan import PlanTool
@@ -42,6 +47,8 @@ class StateOwner:
         self._lock = threading.RLock()
         self._extra_key: tuple[Any, ...] | None = None
         self._extra: dict[str, Any] | None = None
+        self._coalescing: dict[tuple[int, Any], int] = {}  # (thread, task) inside coalesced() -> depth
+        self._dirty = False  # a change not written yet (made inside coalesced())
 
     @property
     def state(self) -> AgentState:
@@ -53,7 +60,10 @@ class StateOwner:
 
     def _commit(self, what: str) -> None:
         self._state.last_updated = time.time()
-        self.persist()
+        if self._coalescing and _who() in self._coalescing:
+            self._dirty = True  # written at the turn's next flush()
+        else:
+            self.persist()
         for cb in list(self._listeners):
             try:
                 cb(self._state, what)
@@ -61,8 +71,33 @@ class StateOwner:
                 log.exception("state listener failed on %r", what)
 
     def persist(self) -> None:
-        if self.store is not None:
-            self.store.save(self._state, self.extra())
+        with self._lock:
+            if self.store is not None:
+                self.store.save(self._state, self.extra())
+            self._dirty = False
+
+    def flush(self) -> None:
+        """Write the changes made inside `coalesced()` and not written yet (nothing when none)."""
+        if self._dirty:
+            self.persist()
+
+    @contextmanager
+    def coalesced(self) -> Iterator[None]:
+        """The changes this task (or thread) makes inside are written at the next `flush()` and
+        when the outermost block ends (also on an error or a cancel), not one write each.
+        Changes made by other tasks meanwhile are written at once, as always."""
+        who = _who()
+        with self._lock:
+            self._coalescing[who] = self._coalescing.get(who, 0) + 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                depth = self._coalescing.pop(who) - 1
+                if depth:
+                    self._coalescing[who] = depth
+            if not depth:
+                self.flush()
 
     def extra(self) -> dict[str, Any]:
         hist = self.controller.history
@@ -168,3 +203,12 @@ class StateOwner:
             except (KeyError, ValueError):
                 continue
         self.plans = PlanTool.from_dict(extra.get("plans", {}))
+
+
+def _who() -> tuple[int, Any]:
+    """The thread and asyncio task running now (task None outside a running loop)."""
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:
+        task = None
+    return threading.get_ident(), task

@@ -12,10 +12,11 @@ one `ChunkHub` (one seq per session). `stream(text)` is the one async function c
 
 from __future__ import annotations
 
+import functools
 import time
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 from duckflow.companion import vitals
 from duckflow.companion.actions import ActionRunner, CallOutcome
@@ -56,6 +57,22 @@ if TYPE_CHECKING:
     pass
 
 CONTINUE_TEXT = "(no new message: continue the task from the evidence)"
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _one_write_per_stretch(
+    turn: Callable[Concatenate[CompanionSession, P], Awaitable[R]],
+) -> Callable[Concatenate[CompanionSession, P], Coroutine[Any, Any, R]]:
+    """A turn's state changes are written at its flush points, not one write each
+    (`StateOwner.coalesced`: before every model call, guardrail and tool run, and at the end)."""
+
+    @functools.wraps(turn)
+    async def run(self: CompanionSession, *args: P.args, **kwargs: P.kwargs) -> R:
+        with self.owner.coalesced():
+            return await turn(self, *args, **kwargs)
+
+    return run
 
 
 @dataclass
@@ -119,6 +136,7 @@ class CompanionSession(LiveMixin, StepsMixin):
                                  output_guardrails=output_guardrails)
         self.chunks = ChunkHub(self.engine.session.seq, MAIN_AGENT)
         runner.engine = self.engine
+        self.engine.before_io = owner.flush  # the state is stored before anything leaves the process
         self.last_tokens: dict[str, int] = {}
         self.corrections: list[str] = []  # typed during a task: the task's next step gets them
 
@@ -138,6 +156,7 @@ class CompanionSession(LiveMixin, StepsMixin):
         self.engine.model_time_s = value
 
     # -- entry points ---------------------------------------------------------------------
+    @_one_write_per_stretch
     async def handle_message(self, text: str) -> TurnResult:
         """A message from the person: a new utterance (the transition limiter resets)."""
         self.chunks.start_turn()
@@ -159,6 +178,7 @@ class CompanionSession(LiveMixin, StepsMixin):
             self.owner.change("task", lambda s: setattr(s, "task", text.strip()))
         return await self._guarded(self._turn(text))
 
+    @_one_write_per_stretch
     async def continue_task(self, *, observed: bool) -> TurnResult:
         """Work with no new message; `observed` (tool results arrived) starts a new utterance.
 
@@ -184,6 +204,7 @@ class CompanionSession(LiveMixin, StepsMixin):
             said = f"{action.message}\n{said}" if said else action.message
         return await self._guarded(self._turn(said))
 
+    @_one_write_per_stretch
     async def answer_approval(self, granted: bool, *, by: str = "user", note: str | None = None) -> TurnResult:
         """The person's yes/no on the pending approval (also after a restart)."""
         job = self.state.pending_job
@@ -199,6 +220,7 @@ class CompanionSession(LiveMixin, StepsMixin):
             by = current.decision.by if current.decision is not None else "elsewhere (duckflow approvals)"
         return await self._guarded(self._after_answer(job, granted, by))
 
+    @_one_write_per_stretch
     async def resume_pending(self) -> TurnResult | None:
         """After a restart: if the pending job was answered elsewhere (`duckflow approvals`), go on."""
         job = self.state.pending_job
