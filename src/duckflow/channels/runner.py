@@ -278,7 +278,7 @@ class SessionRunner:
             cfg = self._shared_parts()["config"]
             from duckflow.channels.eventqueue import BackgroundEvents
 
-            self._events = BackgroundEvents(EventLog(cfg.routing.events_path))
+            self._events = BackgroundEvents(EventLog.from_settings(cfg.routing))
             self._ostate = ServerState()  # flags in memory, written off the loop when they change
             self._router = build_router(cfg, on_event=self._router_event)
 

@@ -34,6 +34,8 @@ EVENT_TYPES = (
 )
 MIN_FIELDS = ("initial_route", "final_route", "classifier_route", "classifier_confidence", "worker_calls",
               "needs_next_loop", "risk", "fit", "reroute_used", "stop_reason", "error_reason")
+MAX_BYTES = 20 * 1024 * 1024  # the file is rotated past this (routing.events_max_mb)
+KEEP = 3  # rotated files kept: events.jsonl.1 (newest) .. events.jsonl.3 (routing.events_keep)
 MEMO_MAX_LEN = 256  # values longer than this are scanned every time
 MEMO_SIZE = 4096  # distinct short values kept (cleared when full: ~1 MB at most)
 APPROVAL_FIELDS = ("job_id", "approval_status", "approval_requested_at", "approval_decided_at", "approver",
@@ -57,14 +59,27 @@ def _mask(value: Any, mask: Any) -> Any:
 
 
 class EventLog:
-    """Appends events as masked JSON lines; `read()` filters by session and type."""
+    """Appends events as masked JSON lines; `read()` filters by session and type.
 
-    def __init__(self, path: str | Path | None = None) -> None:
+    Past `max_bytes` the file is rotated as logging's RotatingFileHandler does: events.jsonl
+    becomes events.jsonl.1, .1 becomes .2, and so on; the oldest beyond `keep` is deleted, so
+    a long-running server's log stays within ~(keep + 1) x max_bytes. `read()` reads the kept
+    files oldest first, then the current one.
+    """
+
+    def __init__(self, path: str | Path | None = None, *, max_bytes: int = MAX_BYTES, keep: int = KEEP) -> None:
         self.path = Path(path).expanduser() if path else default_events_path()
+        self.max_bytes = max(1, int(max_bytes))
+        self.keep = max(0, int(keep))
         self._lock = threading.Lock()
         self._mask: Any = None
         self._memo: dict[str, str] = {}
         self._dir_made = False
+
+    @classmethod
+    def from_settings(cls, routing: Any) -> EventLog:
+        """The log `routing` (RoutingConfig) names: its path, size limit and kept files."""
+        return cls(routing.events_path, max_bytes=int(routing.events_max_mb * 1024 * 1024), keep=routing.events_keep)
 
     def _masked(self, value: str) -> str:
         """The sanitizer's masking of `value`, memoised for short values (see the module docstring)."""
@@ -105,14 +120,46 @@ class EventLog:
                 fh = self.path.open("a", encoding="utf-8")
             with fh:
                 fh.write(line + "\n")
+                full = fh.tell() > self.max_bytes
+            if full:
+                self._rotate()
         return record
 
+    def _rotated(self, n: int) -> Path:
+        return self.path.with_name(f"{self.path.name}.{n}")
+
+    def _rotate(self) -> None:
+        """events.jsonl -> .1 -> .2 ... (under the lock; another process rotating at the same
+        time can at worst rotate once more: every rename is atomic, no line is split)."""
+        try:
+            if self.keep == 0:
+                self.path.unlink()
+                return
+            self._rotated(self.keep).unlink(missing_ok=True)
+            for n in range(self.keep - 1, 0, -1):
+                if self._rotated(n).exists():
+                    self._rotated(n).rename(self._rotated(n + 1))
+            self.path.rename(self._rotated(1))
+        except FileNotFoundError:  # another process rotated it first
+            pass
+
+    def files(self) -> list[Path]:
+        """The log's files that exist, oldest first (rotated ones, then the current one)."""
+        kept = [self._rotated(n) for n in range(self.keep, 0, -1)]
+        return [p for p in [*kept, self.path] if p.exists()]
+
     def read(self, *, session: str | None = None, type: str | None = None) -> Iterator[dict[str, Any]]:
-        """Events in order; broken lines are skipped (a crash may cut the last one)."""
+        """Events in order, the rotated files first; broken lines are skipped (a crash may cut
+        the last one)."""
+        for path in self.files():
+            yield from self._read_file(path, session, type)
+
+    @staticmethod
+    def _read_file(path: Path, session: str | None, type: str | None) -> Iterator[dict[str, Any]]:
         try:
             # a crash may also cut a line inside a multi-byte character: such a line is skipped too
-            fh = self.path.open(encoding="utf-8", errors="replace")
-        except FileNotFoundError:
+            fh = path.open(encoding="utf-8", errors="replace")
+        except FileNotFoundError:  # rotated away meanwhile
             return
         with fh:
             for line in fh:

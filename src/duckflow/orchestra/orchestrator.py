@@ -89,7 +89,7 @@ class Orchestrator:
         self.session_id = session_id
         self.channel = channel
         self.companion = companion
-        self.events = events if events is not None else EventLog(config.routing.events_path)
+        self.events = events if events is not None else EventLog.from_settings(config.routing)
         self.state = state if state is not None else OrchestraState()
         if gate is None:
             from duckflow.gate import Gate

@@ -81,6 +81,8 @@ class RoutingConfig(_Section):
     cloud_routes: list[str] = Field(default_factory=lambda: ["CODE", "CODE1", "CODE2", "CODE3"])
     default_coder: str = "CODE1"  # which Coder a plain CODE route uses
     events_path: str | None = None  # default: <DUCKFLOW_HOME>/events/events.jsonl
+    events_max_mb: float = Field(default=20.0, gt=0.0)  # rotated past this (events.jsonl.1, .2, ...)
+    events_keep: int = Field(default=3, ge=0)  # rotated files kept
     classifier: ClassifierSettings = Field(default_factory=ClassifierSettings)
     llm: RoleModels = Field(default_factory=RoleModels)
 

@@ -26,7 +26,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.type and not args.type.endswith("*") and args.type not in EVENT_TYPES:
         raise DuckflowError(f"unknown event type {args.type!r}", hint="one of: " + ", ".join(EVENT_TYPES))
-    log = EventLog(load_config().routing.events_path)
+    log = EventLog.from_settings(load_config().routing)
     events = list(log.read(session=args.session, type=args.type))
     if args.limit:
         events = events[-args.limit:]
