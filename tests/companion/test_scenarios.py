@@ -320,3 +320,23 @@ async def test_writes_proposed_while_planning_become_action_specs_not_runs(env: 
         ("read", ".", "done"), ("create", "p.py", "pending")]  # the read ran while planning
     assert [x.call.name for x in r.outcomes] == ["list_files"] and not (env.root / "p.py").exists()
     assert o.session.state.plan_id == plan.plan_id
+
+
+async def test_a_workspace_swapped_for_a_link_mid_session_is_not_followed(env: Any, tmp_path: Any) -> None:
+    """The session keeps one WorkspaceGuard (its root resolved once): when the root folder is
+    replaced by a link to another folder, neither the five points' reads nor the gate's
+    operation see through it — reads give nothing, a write is refused, nothing lands outside."""
+    o = env.open([decision("EXECUTION", "base_main_specialized"),
+                  tool_call("write_file", path="a.txt", content="x")])
+    runner = o.session.runner
+    (env.root / "a.txt").write_text("inside\n", encoding="utf-8")
+    assert runner.read_text("a.txt") == "inside\n"  # the guard is made and kept
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "a.txt").write_text("secret\n", encoding="utf-8")
+    env.root.rename(tmp_path / "moved")
+    env.root.symlink_to(outside, target_is_directory=True)
+    assert runner.read_text("a.txt") is None
+    r = await o.session.handle_message("write a.txt")
+    assert r.outcomes and r.outcomes[0].status in ("refused", "error")
+    assert (outside / "a.txt").read_text(encoding="utf-8") == "secret\n"

@@ -100,6 +100,7 @@ class ActionRunner:
     engine: Any = None  # the session's EngineLoop: runs the calls on core's tool runner
     _index: dict[str, Tool] = field(default_factory=dict, init=False)
     specs: list[ToolSpec] = field(default_factory=list, init=False)
+    _guard: Any = field(default=None, init=False)
 
     def __post_init__(self) -> None:
         self._index = {t.name: t for t in self.tools}
@@ -109,6 +110,15 @@ class ActionRunner:
     def tool_names(self) -> list[str]:
         return list(self._index)
 
+    def guard(self) -> Any:
+        """The session's WorkspaceGuard of `root` (made once: resolving the root costs ~60 us;
+        every check still walks the path from the root's descriptor)."""
+        if self._guard is None:
+            from duckflow.workspace.guard import WorkspaceGuard
+
+            self._guard = WorkspaceGuard(self.root)
+        return self._guard
+
     def op_class(self, name: str) -> str:
         return "read" if name in READ_TOOLS else OP_CLASS.get(name, "execute")
 
@@ -116,9 +126,7 @@ class ActionRunner:
     def read_text(self, rel: str) -> str | None:
         """A workspace file's text through the guard (None when refused, missing or not a file)."""
         try:
-            from duckflow.workspace.guard import WorkspaceGuard
-
-            verdict = WorkspaceGuard(self.root).check(rel, "read")
+            verdict = self.guard().check(rel, "read")
             if not verdict.allowed or verdict.resolved is None or not verdict.resolved.is_file():
                 return None
             return verdict.resolved.read_text(encoding="utf-8", errors="replace")
@@ -153,9 +161,8 @@ class ActionRunner:
                 task_type: str | None = None, alternatives: list[str] | None = None) -> tuple[Any, float]:
         """Submit to the gate; returns (outcome, ms spent inside Gate.submit)."""
         from duckflow.gate.guarded import guarded_operation
-        from duckflow.workspace.guard import WorkspaceGuard
 
-        op = guarded_operation(call.name, call.arguments, WorkspaceGuard(self.root), task_type=task_type)
+        op = guarded_operation(call.name, call.arguments, self.guard(), task_type=task_type)
         diff = self.diff_preview(call)
         impact = impact_of(call, self.root, diff)
         t0 = time.perf_counter()
@@ -198,11 +205,9 @@ class ActionRunner:
         gate is asked again (a new job, shown against the content as it is now).
         """
         from duckflow.gate.binding import stale
-        from duckflow.workspace.guard import WorkspaceGuard
-
         job = self.gate.get(job_id)
         by = job.decision.by if job.decision is not None else "?"
-        found = stale(self.root, WorkspaceGuard(self.root), job.request.operation.extra)
+        found = stale(self.root, self.guard(), job.request.operation.extra)
         if found is not None and job.status in ("granted", "auto_approved"):
             kind, why = found
             if kind == "workspace":

@@ -154,30 +154,27 @@ Ask = Callable[[str | None], Awaitable[str]]
 
 async def read_decision(ask: Ask, current_step: str) -> "DecisionResult":
     """`ask(None)` makes the Main call; `ask(text)` re-asks with `text` added. One re-ask at most."""
-    result = DecisionResult(decision=safe_default(current_step, "not asked yet"))
+    raw: list[str] = []
+    repairs: list[str] = []
+    all_errors: list[str] = []
     reask: str | None = None
     errors: list[str] = []
     for attempt in range(2):
         text = await ask(reask)
-        result.raw.append(text)
+        raw.append(text)
         r = read_json(text, MainDecision)
-        result.repairs += r.repairs
+        repairs += r.repairs
         if r.ok and isinstance(r.value, MainDecision):
-            result.decision = r.value
-            return result
+            return DecisionResult(r.value, raw, repairs, all_errors, reasked=attempt > 0)
         errors = list(r.errors)
-        result.errors += errors
+        all_errors += errors
         if attempt == 0:
-            result.reasked = True
             reask = reask_text(errors)
-    result.safe_default = True
     why = "; ".join(errors[:3]) or "unreadable"
-    result.decision = safe_default(current_step, why)
-    result.message = (
+    return DecisionResult(safe_default(current_step, why), raw, repairs, all_errors, reasked=True,
+                          safe_default=True, message=(
         "The model's decision could not be read twice in a row, so nothing was done and no "
-        f"step changed ({why}). Say what you want next, or try another model with --model."
-    )
-    return result
+        f"step changed ({why}). Say what you want next, or try another model with --model."))
 
 
 _REPLY_KEY = re.compile(r'"reply"\s*:\s*"')
