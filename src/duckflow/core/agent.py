@@ -34,7 +34,7 @@ from duckflow.core.errors import (
     ModelCallError,
 )
 from duckflow.core.registry import ToolRegistry
-from duckflow.core.run import RunAborted, RunContext, TraceSink, null_trace
+from duckflow.core.run import ChunkMailbox, RunAborted, RunContext, TraceSink, null_trace
 from duckflow.core.session import MemorySessions, Session, SessionStore
 from duckflow.core.tools import Tool, as_tool
 from duckflow.errors import DuckflowError, UserError
@@ -263,18 +263,20 @@ class Agent:
         """Run this agent inside `run` (used by `stream()` and by handoffs)."""
         _load_run_path()
         started = time.perf_counter()
-        run.trace_event("agent_start", input=_input_text(input)[:500], depth=run.depth)
+        if run.tracing:
+            run.trace_event("agent_start", input=_input_text(input)[:500], depth=run.depth)
         outcome = AgentOutcome()
         status = "aborted"
         try:
             outcome = await self._execute(input, run)
             status = "ok" if outcome.error is None else "error"
         finally:
-            run.trace_event(
-                "agent_end", status=status, turns=outcome.turns,
-                tok_prompt=outcome.usage.prompt_tokens, tok_completion=outcome.usage.completion_tokens,
-                duration_ms=round((time.perf_counter() - started) * 1000, 3),
-                result=outcome.text if outcome.error is None else outcome.error.message)
+            if run.tracing:
+                run.trace_event(
+                    "agent_end", status=status, turns=outcome.turns,
+                    tok_prompt=outcome.usage.prompt_tokens, tok_completion=outcome.usage.completion_tokens,
+                    duration_ms=round((time.perf_counter() - started) * 1000, 3),
+                    result=outcome.text if outcome.error is None else outcome.error.message)
         return outcome
 
     async def _execute(self, input: AgentInput, run: RunContext) -> AgentOutcome:
@@ -471,9 +473,9 @@ class _TopRun:
         self.outcome = AgentOutcome()
 
     async def chunks(self) -> AsyncGenerator[AnyChunk, None]:
-        queue: asyncio.Queue[AnyChunk | None] = asyncio.Queue()
+        mailbox = ChunkMailbox()
         agent = self.agent
-        run = RunContext(self.session, agent, queue.put_nowait, agent.trace, agent.token_guard,
+        run = RunContext(self.session, agent, mailbox.put, agent.trace, agent.token_guard,
                          0, agent.max_handoff_depth)
 
         async def drive() -> None:
@@ -488,11 +490,11 @@ class _TopRun:
                 run.fail(err)
                 self.outcome = AgentOutcome(error=err)
             finally:
-                queue.put_nowait(None)
+                mailbox.close()
 
         task = asyncio.create_task(drive())
         try:
-            while (chunk := await queue.get()) is not None:
+            while (chunk := await mailbox.get()) is not None:
                 yield self.session.seq.stamp(chunk)
             await task
         finally:

@@ -38,7 +38,8 @@ async def call_model(run: RunContext, model: Model, messages: list[Message], spe
     if usage is None:  # the provider did not say: count it ourselves
         prompt = count_text_tokens("\n".join(m.content for m in messages), model.name)
         usage = Usage(prompt, count_text_tokens(text, model.name) + 8 * len(calls))
-    run.trace_event("llm_call", model=model.name, turn=turn, tok_prompt=usage.prompt_tokens,
-                    tok_completion=usage.completion_tokens, finish=finish, tool_calls=len(calls),
-                    duration_ms=round((time.perf_counter() - started) * 1000, 3))
+    if run.tracing:
+        run.trace_event("llm_call", model=model.name, turn=turn, tok_prompt=usage.prompt_tokens,
+                        tok_completion=usage.completion_tokens, finish=finish, tool_calls=len(calls),
+                        duration_ms=round((time.perf_counter() - started) * 1000, 3))
     return ModelReply(text, calls, usage)

@@ -8,7 +8,9 @@ whatever the order in which parallel tools finish.
 
 from __future__ import annotations
 
+import asyncio
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
@@ -53,11 +55,18 @@ class RunContext:
     depth: int = 0
     max_depth: int = 3
     started: float = field(default_factory=time.perf_counter)
+    #: False when `trace` records nothing (`NullTrace.enabled`): hot paths skip building events
+    tracing: bool = field(init=False, default=True)
+
+    def __post_init__(self) -> None:
+        self.tracing = getattr(self.trace, "enabled", True)
 
     def child(self, agent: Agent) -> RunContext:
         return replace(self, agent=agent, depth=self.depth + 1, started=time.perf_counter())
 
     def trace_event(self, event: str, **fields: Any) -> None:
+        if not self.tracing:
+            return
         self.trace.emit(event, session=self.session.id, agent=self.agent.name, **fields)
 
     def fail(self, error: DuckflowError, *, tool: str | None = None) -> None:
@@ -108,6 +117,45 @@ class RunContext:
             self.emit(chunk)
             self.trace_event("guardrail", guardrail="token_guard", tripwire=False,
                              message=status.message)
+
+
+class ChunkMailbox:
+    """Chunks on their way from a run to its one consumer, on the loop's thread.
+
+    `put` (the run's `emit`) never waits; `close` ends the stream once the buffered chunks are
+    taken; `get` waits for the next one and gives None after the close. Like an unbounded
+    `asyncio.Queue` with a sentinel, without its per-item bookkeeping (a turn hands over ~7).
+    """
+
+    __slots__ = ("_closed", "_items", "_waiter")
+
+    def __init__(self) -> None:
+        self._items: deque[AnyChunk] = deque()
+        self._waiter: asyncio.Future[None] | None = None
+        self._closed = False
+
+    def put(self, chunk: AnyChunk) -> None:
+        self._items.append(chunk)
+        self._wake()
+
+    def close(self) -> None:
+        self._closed = True
+        self._wake()
+
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None:
+            self._waiter = None
+            if not waiter.done():
+                waiter.set_result(None)
+
+    async def get(self) -> AnyChunk | None:
+        while not self._items:
+            if self._closed:
+                return None
+            waiter = self._waiter = asyncio.get_running_loop().create_future()
+            await waiter
+        return self._items.popleft()
 
 
 def count_text_tokens(text: str, model: str | None = None) -> int:

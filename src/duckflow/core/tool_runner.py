@@ -99,7 +99,8 @@ async def _run_one(run: RunContext, call: ToolCall, tools: Mapping[str, Tool],
     else:
         async with limit:
             await run.before_call(f"tool {call.name}")
-            run.trace_event("tool_start", tool=call.name, call_id=call.id, arguments=call.arguments)
+            if run.tracing:
+                run.trace_event("tool_start", tool=call.name, call_id=call.id, arguments=call.arguments)
             started = time.perf_counter()
             deadline = asyncio.timeout(tool.timeout_s)
             try:
@@ -118,9 +119,10 @@ async def _run_one(run: RunContext, call: ToolCall, tools: Mapping[str, Tool],
                 raise
             except Exception as exc:  # the tool's failure goes back to the model
                 content, is_error = f"{call.name} failed: {type(exc).__name__}: {exc}", True
-            run.trace_event("tool_end", tool=call.name, call_id=call.id,
-                            duration_ms=round((time.perf_counter() - started) * 1000, 3),
-                            result=content[:TRACE_RESULT_LIMIT], is_error=is_error)
+            if run.tracing:
+                run.trace_event("tool_end", tool=call.name, call_id=call.id,
+                                duration_ms=round((time.perf_counter() - started) * 1000, 3),
+                                result=content[:TRACE_RESULT_LIMIT], is_error=is_error)
     run.emit(ToolResponseChunk(agent=agent.name, data=ToolResponseData(
         id=call.id, name=call.name, content=content, is_error=is_error)))
     if run.token_guard is not None:  # tool I/O counts too: arguments + result

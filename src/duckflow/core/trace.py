@@ -403,6 +403,7 @@ class SpanBuilder:
 class NullTrace:
     """A TraceLogger that records nothing."""
 
+    enabled = False  # the engine checks this and builds no events at all
     path = None
     otlp_endpoint = None
 
