@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from duckflow.companion.decision import read_decision
 from duckflow.companion.plan import ActionSpec, PlanError, PlanTool
@@ -63,3 +65,31 @@ def test_plan_tool_propose_and_action_specs() -> None:
         t.set_action_specs("nope", [ActionSpec("create", "a", "b")])
     with pytest.raises(PlanError):
         t.propose("   ")
+
+
+_PIECES = ['{', '}', '"rationale": "plan first", ', '"goal_consistency": "yes", ', '"constraint_check": "yes", ',
+           '"next_step": "continue", ', '"step": "execution", ', '"prompt_pattern": "base_main", ',
+           '"reply": "<think>no</think> hi", ', '"reply": "hi", ', '"state_delta": {"goal": "x"}, ',
+           '"state_delta": [[[[]]]], ', '```json\n', '\n```', ' ', '\n', ',', '"', 'Sure: ', '"x": 1',
+           '"reply": "' + "[" * 210 + '", ', "[" * 201 + "]" * 201]
+
+
+_VALUES = st.lists(st.sampled_from(["hi", " ", "<think>", "</think>", "<reasoning>", "</thinking>", "```",
+                                     "```json\n", json.dumps(GOOD), "\n", "{", "[", "\\", '"']), max_size=8).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=14).map("".join), _VALUES)
+def test_the_decisions_fast_read_gives_read_jsons_result(text: str, value: str) -> None:
+    """The usual reply (one bare JSON object) is read without read_json's scan: the result is
+    always read_json's own — on replies made of JSON pieces, fences and brackets, and on valid
+    decisions whose strings hold reasoning tags, fences or a decision of their own."""
+    from duckflow.companion.decision import MainDecision, _read
+    from duckflow.protocols.jsonreply import read_json
+
+    valid = [json.dumps(dict(GOOD, reply=value)), json.dumps(dict(GOOD, rationale=value or "r")),
+             json.dumps(dict(GOOD, state_delta={"goal": value}), indent=1)]
+    for candidate in (text, "{" + text, json.dumps(GOOD) + text, json.dumps(GOOD), *valid):
+        fast, slow = _read(candidate), read_json(candidate, MainDecision)
+        assert (fast.ok, fast.repairs, fast.errors) == (slow.ok, slow.repairs, slow.errors), candidate
+        assert (fast.value.model_dump() if fast.ok else None) == (slow.value.model_dump() if slow.ok else None)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -59,7 +59,9 @@ class ApprovalRequest:
     requested_by: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
+        # the fields one level deep (every value but the operation is immutable), not asdict's
+        # recursive deep copy of the operation that the next line replaces anyway
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
         data["operation"] = self.operation.to_dict()
         data["affected"] = list(self.affected)
         data["risk_reasons"] = list(self.risk_reasons)
