@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 
-from duckflow.core import tools as tools_module
+from duckflow.core import pacing
 from duckflow.core.agent import Agent
-from duckflow.core.tools import INLINE_AFTER, Tool, tool
+from duckflow.core.pacing import INLINE_AFTER
+from duckflow.core.tools import Tool, tool
 from duckflow.errors import UserError
 from duckflow.llm.scripted import ScriptedModel, reply, tool_call, tool_calls
 
@@ -26,7 +27,7 @@ SLOW = 0.03  # seconds: over the limit below
 def roomy_limit(monkeypatch: pytest.MonkeyPatch) -> None:
     """A 10 ms limit (1 ms in use): a busy CI machine that preempts a trivial function for a
     few ms must not make it look slow here."""
-    monkeypatch.setattr(tools_module, "INLINE_LIMIT_S", 0.01)
+    monkeypatch.setattr(pacing, "INLINE_LIMIT_S", 0.01)
 
 
 def where_tool(name: str = "where", *, delay: list[float] | None = None, **options: object) -> tuple[Tool, list[int]]:
@@ -280,3 +281,65 @@ async def test_a_demoted_tool_no_longer_holds_the_loop() -> None:
 async def calls_of(t: Tool, n: int) -> None:
     for _ in range(n):
         await t.invoke({})
+
+
+async def test_a_tool_that_computes_past_the_limit_inline_is_demoted() -> None:
+    spin = [0.0]
+
+    def crunch() -> str:
+        until = time.perf_counter() + spin[0]
+        while time.perf_counter() < until:  # CPU work, no blocking
+            pass
+        return "here"
+
+    t = Tool.from_function(crunch)
+    await calls_of(t, INLINE_AFTER)
+    assert t.runs_inline
+    spin[0] = SLOW
+    assert await t.invoke({}) == "here"
+    assert not t.runs_inline
+
+
+def test_an_inline_call_slowed_only_by_preemption_keeps_its_place(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Over the limit, but with little CPU time of its own and no voluntary switch: the OS paused
+    the thread (a busy machine), the tool did not block the loop; it stays inline."""
+    usage = [(1.0, 7)]
+    monkeypatch.setattr(pacing, "thread_usage", lambda: usage[0])
+
+    def promoted() -> pacing.Pace:
+        pace = pacing.Pace()
+        for _ in range(INLINE_AFTER):
+            pace.threaded(0.0001)
+        assert pace.inline
+        return pace
+
+    preempted = promoted()
+    usage[0] = (1.0 + 0.00002, 7)
+    preempted.inline_call("t", 0.05, (1.0, 7))
+    assert preempted.inline and not preempted.demoted
+
+    blocked = promoted()
+    usage[0] = (1.0 + 0.00002, 8)  # one voluntary switch: it waited on something
+    blocked.inline_call("t", 0.05, (1.0, 7))
+    assert blocked.demoted and not blocked.inline
+
+    busy = promoted()
+    usage[0] = (1.05, 7)  # its own CPU time was over the limit
+    busy.inline_call("t", 0.05, (1.0, 7))
+    assert busy.demoted
+
+    unknown = promoted()  # where the OS cannot say (no RUSAGE_THREAD): the wall time decides
+    unknown.inline_call("t", 0.05, None)
+    assert unknown.demoted
+
+    fast = promoted()
+    fast.inline_call("t", 0.0001, (1.0, 7))
+    assert fast.inline
+
+
+def test_this_platform_reports_thread_usage() -> None:
+    before = pacing.thread_usage()
+    assert before is not None  # Linux: CI and this machine
+    time.sleep(0.002)
+    after = pacing.thread_usage()
+    assert after is not None and after[1] > before[1]  # sleeping is a voluntary switch

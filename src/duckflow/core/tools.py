@@ -15,7 +15,6 @@ import dataclasses
 import functools
 import inspect
 import json
-import logging
 import sys
 import time
 import typing
@@ -25,6 +24,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from duckflow.core.errors import ToolValidationError
+from duckflow.core.pacing import Pace, thread_usage, timed
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -35,13 +35,6 @@ if TYPE_CHECKING:
 # first model class imports pydantic.main, which would double the cost of `from duckflow import tool`
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-log = logging.getLogger(__name__)
-
-#: a sync tool whose own run time stayed under this on its last `INLINE_AFTER` calls in a
-#: worker thread runs on the event loop's thread; one inline call over it sends it back for good
-INLINE_LIMIT_S = 0.001
-INLINE_AFTER = 3
 
 
 @dataclass(frozen=True, eq=False)
@@ -69,44 +62,6 @@ def _args_base() -> type[BaseModel]:
     return _ArgsBase
 
 
-class _Pace:
-    """Where an adaptive sync tool runs now: its fast threaded calls in a row, inline, demoted.
-
-    Written from worker threads and the loop's thread without a lock: a lost update only
-    delays a promotion by a call (the GIL keeps each assignment whole).
-    """
-
-    __slots__ = ("demoted", "fast", "inline")
-
-    def __init__(self) -> None:
-        self.fast = 0
-        self.inline = False
-        self.demoted = False
-
-    def threaded(self, took: float) -> None:
-        """Count one call run in a worker thread that took `took` seconds of its own."""
-        if took > INLINE_LIMIT_S:
-            self.fast = 0
-            return
-        self.fast += 1
-        if self.fast >= INLINE_AFTER and not self.demoted:
-            self.inline = True
-
-    def demote(self, name: str, took: float) -> None:
-        self.inline, self.demoted = False, True
-        log.debug("tool %s took %.2f ms on the event loop's thread (limit %.1f ms): it runs in a "
-                  "worker thread from now on", name, took * 1000, INLINE_LIMIT_S * 1000)
-
-
-def _timed(pace: _Pace, run: Callable[..., Any], fn: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
-    """In the worker thread: `run(fn, **kwargs)`, its own time (not the hop) counted in `pace`."""
-    started = time.perf_counter()
-    try:
-        return run(fn, **kwargs)
-    finally:
-        pace.threaded(time.perf_counter() - started)
-
-
 @dataclass(frozen=True, eq=False)
 class Tool:
     """One tool: name, description, arguments model, the function, and whether it runs alone.
@@ -119,10 +74,10 @@ class Tool:
     Where a sync function runs (`blocking`): True, always in a worker thread of the default
     executor; False, always on the event loop's thread; None (the default), adaptive: in a
     worker thread until its own run time stayed under `INLINE_LIMIT_S` on `INLINE_AFTER`
-    threaded calls in a row, then on the loop's thread, until one call there takes longer:
-    then in a thread for good. A thread hop costs 0.1-0.2 ms of wake-ups on an idle machine,
-    20-40x a small pure function; the rule bounds how long an unknown tool can ever hold the
-    loop to one call over the limit. A tool with `timeout_s` always runs in a thread (a
+    threaded calls in a row, then on the loop's thread, until one call there takes longer (not
+    because the OS preempted it): then in a thread for good (`core/pacing.py`). A thread hop
+    costs 0.1-0.2 ms of wake-ups on an idle machine, 20-40x a small pure function; the rule
+    bounds how long an unknown tool can ever hold the loop to one call over the limit. A tool with `timeout_s` always runs in a thread (a
     timeout cannot stop a function on the loop's thread). Either way the call runs in a copy
     of the caller's context variables.
     """
@@ -138,7 +93,7 @@ class Tool:
     is_async: bool = False
     timeout_s: float | None = None
     blocking: bool | None = None
-    _pace: _Pace = field(default_factory=_Pace, init=False, repr=False, compare=False)
+    _pace: Pace = field(default_factory=Pace, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.blocking is False and self.timeout_s is not None:
@@ -282,17 +237,18 @@ class Tool:
             return await self.fn(**kwargs)
         pace = self._pace
         if pace.inline:
+            adaptive = self.blocking is None
+            before = thread_usage() if adaptive else None
             started = time.perf_counter()
             try:
                 result = contextvars.copy_context().run(self.fn, **kwargs)
             finally:
-                took = time.perf_counter() - started
-                if took > INLINE_LIMIT_S and self.blocking is None:
-                    pace.demote(self.name, took)
+                if adaptive:
+                    pace.inline_call(self.name, time.perf_counter() - started, before)
         else:
             run = contextvars.copy_context().run
             if self.blocking is None and self.timeout_s is None and not pace.demoted:
-                call = functools.partial(_timed, pace, run, self.fn, kwargs)
+                call = functools.partial(timed, pace, run, self.fn, kwargs)
             else:
                 call = functools.partial(run, self.fn, **kwargs)
             result = await asyncio.get_running_loop().run_in_executor(None, call)

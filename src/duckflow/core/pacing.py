@@ -1,0 +1,99 @@
+"""Where an adaptive sync tool runs: a worker thread until proven fast, then the loop's thread.
+
+A sync tool (`Tool.blocking` None) starts in a worker thread. Its own run time is measured
+there (not the hop); after `INLINE_AFTER` threaded calls in a row under `INLINE_LIMIT_S` it
+runs on the event loop's thread. An inline call over the limit sends it back to a thread for
+good, unless the time over was the operating system's: the thread was preempted (no
+voluntary context switch, so it did not block; CPU time under the limit). Without that
+exception a 5 µs function on a busy machine was sent back within seconds (measured: after
+~10,000 calls with 5 busy processes on 2 cores), for a pause it did not cause.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+log = logging.getLogger("duckflow.core.tools")
+
+#: a sync tool whose own run time stayed under this on its last `INLINE_AFTER` calls in a
+#: worker thread runs on the event loop's thread; an inline call over it sends it back
+INLINE_LIMIT_S = 0.001
+INLINE_AFTER = 3
+
+Usage = tuple[float, int]  # (the thread's CPU time in s, its voluntary context switches so far)
+_usage: Callable[[], Usage | None] | None = None
+
+
+def thread_usage() -> Usage | None:
+    """This thread's CPU time and voluntary context switches; None where the OS cannot say."""
+    global _usage
+    if _usage is None:
+        _usage = _usage_reader()
+    return _usage()
+
+
+def _usage_reader() -> Callable[[], Usage | None]:
+    try:
+        import resource
+
+        who = resource.RUSAGE_THREAD  # Linux
+        resource.getrusage(who)
+    except (ImportError, AttributeError, OSError):
+        return lambda: None
+    getrusage, thread_time = resource.getrusage, time.thread_time
+    return lambda: (thread_time(), getrusage(who).ru_nvcsw)
+
+
+class Pace:
+    """One tool's place: its fast threaded calls in a row, whether it runs inline, demoted.
+
+    Written from worker threads and the loop's thread without a lock: a lost update only
+    delays a promotion by a call (the GIL keeps each assignment whole).
+    """
+
+    __slots__ = ("demoted", "fast", "inline")
+
+    def __init__(self) -> None:
+        self.fast = 0
+        self.inline = False
+        self.demoted = False
+
+    def threaded(self, took: float) -> None:
+        """Count one call run in a worker thread that took `took` seconds of its own."""
+        if took > INLINE_LIMIT_S:
+            self.fast = 0
+            return
+        self.fast += 1
+        if self.fast >= INLINE_AFTER and not self.demoted:
+            self.inline = True
+
+    def inline_call(self, name: str, took: float, before: Usage | None) -> None:
+        """After an inline call that took `took` seconds (wall): over the limit, maybe demote.
+
+        `before` is `thread_usage()` from just before the call.
+        """
+        if took <= INLINE_LIMIT_S:
+            return
+        after = thread_usage() if before is not None else None
+        if before is not None and after is not None:
+            cpu, blocked = after[0] - before[0], after[1] > before[1]
+            if not blocked and cpu <= INLINE_LIMIT_S:
+                log.debug("tool %s took %.2f ms on the event loop's thread, %.2f ms of it its own "
+                          "CPU time and never blocking: the thread was preempted; it stays there",
+                          name, took * 1000, cpu * 1000)
+                return
+        self.inline, self.demoted = False, True
+        log.debug("tool %s took %.2f ms on the event loop's thread (limit %.1f ms): it runs in a "
+                  "worker thread from now on", name, took * 1000, INLINE_LIMIT_S * 1000)
+
+
+def timed(pace: Pace, run: Callable[..., Any], fn: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
+    """In the worker thread: `run(fn, **kwargs)`, its own time (not the hop) counted in `pace`."""
+    started = time.perf_counter()
+    try:
+        return run(fn, **kwargs)
+    finally:
+        pace.threaded(time.perf_counter() - started)
