@@ -138,8 +138,10 @@ async def test_a_companion_turn_is_traced_on_core_s_path(env: Any) -> None:
     o = env.open([decision("EXECUTION", "base_main_specialized", rationale="look"),
                   tool_call("list_files", path="."),
                   decision("DONE", next_step="done", rationale="seen")], trace=trace)
+    opened = list(trace.events)  # traced as the session opens (the writer starts then, not in a turn)
+    assert [(e, a, f["resumed"], f["model"]) for e, a, f in opened] == [("session_open", "companion", False, "scripted:test")]
     [c async for c in o.session.stream("look around")]
-    names = [(e, a) for e, a, _ in trace.events]
+    names = [(e, a) for e, a, _ in trace.events[1:]]
     assert names[0] == ("agent_start", "companion")
     assert ("llm_call", "companion") in names and ("llm_call", "companion.specialized") in names
     assert ("tool_start", "companion.specialized") in names and ("tool_end", "companion.specialized") in names

@@ -142,4 +142,8 @@ def open_session(
 
     session.mode = choose_mode(mode, comp.mode, model, name, comp.single_call_below_b)
     session.constrained_decoding = cfg.models.constrained_decoding  # type: ignore[attr-defined]
+    # traced as the session opens: the trace's writer thread starts with its first record, so here,
+    # not in the person's first turn (a thread start waits for the new thread: ms on a busy machine)
+    session.engine.run_for(session.engine.main).trace_event(
+        "session_open", resumed=resumed, model=name, codec=getattr(codec, "name", "native"), mode=session.mode)
     return OpenedSession(session, resumed, name, getattr(codec, "name", "native"), store)
