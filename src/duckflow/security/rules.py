@@ -98,7 +98,19 @@ class Hay:
         return found
 
     def any(self, needles: tuple[str, ...], lower: bool = False) -> bool:
-        return any(self.has(n, lower) for n in needles)
+        """Whether one of `needles` occurs: `has` for each in turn, inlined (the rules ask this
+        ~70 times per text, so a call and a generator each were most of a short text's scan)."""
+        seen = self._seen
+        hay = self.lowered if lower else self.text
+        for needle in needles:
+            key = (needle, lower)
+            found = seen.get(key)
+            if found is None:
+                found = needle in hay
+                seen[key] = found
+            if found:
+                return True
+        return False
 
 
 @dataclass(frozen=True)

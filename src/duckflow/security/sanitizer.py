@@ -86,6 +86,8 @@ def _formats(text: str, lowered: str, hay: Hay | None = None) -> Iterator[Candid
     hay = hay or Hay(text, lowered)
     aws_ids: list[Candidate] = []
     for rule in SCAN_RULES:
+        if rule.needles and not hay.any(rule.needles, rule.lower_needles):
+            continue  # what find() checks first, without starting its generator
         for cand in rule.find(hay):
             if cand.kind == "aws_access_key":
                 aws_ids.append(cand)
