@@ -115,10 +115,11 @@ async def test_another_tasks_change_is_written_at_once_during_a_coalesced_turn(t
     assert _stored(db, "s1") == owner.state.to_dict()
 
 
-async def test_at_every_model_call_and_tool_run_the_store_holds_the_state(env: object) -> None:
-    """A whole task (plan, approval, write, review, done): whenever the session is about to call
-    a model or run a tool, the stored state is the state in memory; after each turn too; and a
-    turn writes fewer times than it changes the state."""
+async def test_at_every_tool_run_approval_and_turn_end_the_store_holds_the_state(env: object) -> None:
+    """A whole task (plan, approval, write, review, done): whenever the session is about to run
+    a tool, the stored state is the state in memory; an approval is stored as soon as it is
+    asked (before the turn goes on to its reply); after each turn the store holds the state;
+    and a turn writes fewer times than it changes the state."""
     from typing import Any
 
     from duckflow.llm.scripted import ScriptStep, tool_call
@@ -135,27 +136,38 @@ async def test_at_every_model_call_and_tool_run_the_store_holds_the_state(env: o
     ])
     s = o.session
     db = e.home / "sessions.db"
+    sid = s.state.session_id
     checked: list[str] = []
-    flush = s.engine.before_io
+    flush = s.runner.before_run
 
     def check() -> None:
         flush()
-        assert _stored(db, s.state.session_id) == s.state.to_dict()
+        assert _stored(db, sid) == s.state.to_dict()
         checked.append(s.state.step.value)
 
-    s.engine.before_io = check
+    s.runner.before_run = check
+    pending_at_reply: list[object] = []
+    reply = s._reply
+
+    def replying(text: str) -> None:  # the turn's last step before its end: the approval is stored by now
+        pending_at_reply.append(_stored(db, sid)["pending_gate"])
+        reply(text)
+
+    s._reply = replying  # type: ignore[method-assign]
     changes: list[str] = []
     s.owner.add_listener(lambda st, what: changes.append(what))
     writes: list[int] = []
     save = s.owner.store.save
     s.owner.store.save = lambda *a: (writes.append(1), save(*a))[1]
-    await s.handle_message("make hello.py")
-    await s.continue_task(observed=True)
-    assert s.state.pending_gate
+    turns = [s.handle_message("make hello.py"), s.continue_task(observed=True)]
+    for turn in turns:
+        await turn
+        assert _stored(db, sid) == s.state.to_dict()
+    assert s.state.pending_gate and pending_at_reply[-1] is True
     await s.answer_approval(True)
-    assert (e.root / "hello.py").exists()
+    assert (e.root / "hello.py").exists() and _stored(db, sid) == s.state.to_dict()
     await s.continue_task(observed=True)
     assert s.state.step == Step.DONE
-    assert _stored(db, s.state.session_id) == s.state.to_dict()
-    assert len(checked) >= 6  # main + specialized calls, the list_files read, the approved write
+    assert _stored(db, sid) == s.state.to_dict()
+    assert checked == ["PLANNING", "EXECUTION"]  # the list_files read, the approved write
     assert 0 < len(writes) < len(changes)

@@ -11,7 +11,7 @@ auto-approved → run; pending → wait for the person; refused → error result
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -101,6 +101,7 @@ class ActionRunner:
     _index: dict[str, Tool] = field(default_factory=dict, init=False)
     specs: list[ToolSpec] = field(default_factory=list, init=False)
     _guard: Any = field(default=None, init=False)
+    before_run: Callable[[], None] = field(default=lambda: None, init=False)  # before every tool run
 
     def __post_init__(self) -> None:
         self._index = {t.name: t for t in self.tools}
@@ -185,6 +186,7 @@ class ActionRunner:
             return CallOutcome(call, "error", f"unknown tool '{call.name}' (available: {known})")
         if self.engine is None:
             raise RuntimeError("ActionRunner.engine is not set: tools run on core's loop (CompanionSession sets it)")
+        self.before_run()  # the session stores its state first (its work, outside the tool's time)
         t0 = time.perf_counter()
         result = await self.engine.run_tool(call, approved=approved, approval=approval)
         return CallOutcome(call, "error" if result.is_error else "ok", result.content[:RESULT_MAX],

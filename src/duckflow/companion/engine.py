@@ -46,10 +46,6 @@ RAW_TRACE_CHARS = 8000  # of each raw model reply kept in the trace
 SPECIALIZED_AGENT = "companion.specialized"
 
 
-def _nothing() -> None:
-    pass
-
-
 class Feed(Protocol):
     """What `call_model` feeds streamed text to (core's FreeTextStreamer, or the reply reader)."""
 
@@ -88,8 +84,6 @@ class EngineLoop:
         self.calls = 0
         self.model_time_s = 0.0
         self.guard_time_s = 0.0  # in the TokenGuard around model calls (its SQLite backend: a thread hop)
-        # called before a model call, the guardrails and a tool run (the session: store the state)
-        self.before_io: Callable[[], None] = _nothing
 
     def run_for(self, agent: Agent) -> RunContext:
         return RunContext(self.session, agent, self.emit, self.trace, self.token_guard)
@@ -103,7 +97,6 @@ class EngineLoop:
         agent = self.specialized if specialized else self.main
         model = agent.model
         assert model is not None and not isinstance(model, str)
-        self.before_io()
         run = self.run_for(agent)
         t_guard = time.perf_counter()
         try:
@@ -160,7 +153,6 @@ class EngineLoop:
         guards = agent.guardrails if stage == "input" else agent.guardrails + agent.output_guardrails
         if not guards:
             return None
-        self.before_io()
         run = self.run_for(agent)
         for guard in guards:
             verdict = await (guard.validate_input(text) if stage == "input" else guard.validate_output(text))
@@ -182,7 +174,6 @@ class EngineLoop:
         """One call through core's tool runner (`approved`: a person said yes to this call;
         `approval`: who answered the gate, `person:...`/`auto:...`, given to the tool as
         `workspace_approval`)."""
-        self.before_io()
         agent = self.approved if approved else self.specialized
         if approval:
             agent = copy.copy(agent)

@@ -4,9 +4,11 @@ Both loops of the dual loop (chat and task) hold a reference to one `StateOwner`
 of the state. Each change is applied under a lock, stamped, announced to the change callbacks
 (so whatever reads the state next sees the latest) and written to the session store: at once,
 or — inside a turn (`coalesced()`) — at the turn's next `flush()`, which the session makes
-before anything leaves the process (a model call, a guardrail, a tool run) and when the turn
-ends, however it ends. A turn's changes between two such points are one write instead of one
-each: the stored state is never behind anything the outside has seen.
+before every tool run (it changes the workspace), as soon as an approval is asked (the gate's
+job exists; a person may answer it from another process) and when the turn ends, however it
+ends (an error, a cancel). A turn's changes between two such points are one transaction
+instead of one each: what a crash can lose is only a turn in flight that has changed nothing
+outside the process yet (it only called models): its message is sent again.
 """
 
 from __future__ import annotations

@@ -65,7 +65,7 @@ def _one_write_per_stretch(
     turn: Callable[Concatenate[CompanionSession, P], Awaitable[R]],
 ) -> Callable[Concatenate[CompanionSession, P], Coroutine[Any, Any, R]]:
     """A turn's state changes are written at its flush points, not one write each
-    (`StateOwner.coalesced`: before every model call, guardrail and tool run, and at the end)."""
+    (`StateOwner.coalesced`: before every tool run, when an approval is asked, at the end)."""
 
     @functools.wraps(turn)
     async def run(self: CompanionSession, *args: P.args, **kwargs: P.kwargs) -> R:
@@ -136,7 +136,7 @@ class CompanionSession(LiveMixin, StepsMixin):
                                  output_guardrails=output_guardrails)
         self.chunks = ChunkHub(self.engine.session.seq, MAIN_AGENT)
         runner.engine = self.engine
-        self.engine.before_io = owner.flush  # the state is stored before anything leaves the process
+        runner.before_run = owner.flush  # the state is stored before a tool changes the workspace
         self.last_tokens: dict[str, int] = {}
         self.corrections: list[str] = []  # typed during a task: the task's next step gets them
 

@@ -313,6 +313,7 @@ class StepsMixin:
         self.owner.change(f"approval pending: {out.job_id}", apply)
         self._transition(Step.AWAITING_APPROVAL, f"approval needed for {out.call.name}", "outcome",
                          Status.REQUIRES_USER_INPUT)
+        self.owner.flush()  # stored at once: the job is in the gate's database, a person may answer it elsewhere
     def _after_execution(self, outcomes: list[CallOutcome], *, finish: bool = True) -> None:
         """Results into the state; with `finish`, the step follows (REVIEW, or recovery on an error)."""
         ran = [o for o in outcomes if o.status in ("ok", "error", "refused")]
