@@ -343,3 +343,38 @@ def test_this_platform_reports_thread_usage() -> None:
     time.sleep(0.002)
     after = pacing.thread_usage()
     assert after is not None and after[1] > before[1]  # sleeping is a voluntary switch
+
+
+async def test_an_inline_tool_sees_no_running_loop_as_in_a_thread() -> None:
+    """A sync tool may start its own loop (asyncio.run) or find none, threaded or inline alike."""
+    seen: list[tuple[bool, int, int]] = []
+
+    async def fetch() -> int:
+        return 42
+
+    def bridge() -> int:
+        try:
+            asyncio.get_running_loop()
+            found = True
+        except RuntimeError:
+            found = False
+        seen.append((found, asyncio.run(fetch()), threading.get_ident()))
+        return seen[-1][1]
+
+    t = Tool.from_function(bridge, blocking=False)
+    loop = asyncio.get_running_loop()
+    assert await t.invoke({}) == 42
+    assert seen == [(False, 42, threading.get_ident())]
+    assert asyncio.get_running_loop() is loop  # restored after the call
+    await asyncio.sleep(0)  # and the loop still runs
+
+
+async def test_the_running_loop_is_restored_when_an_inline_tool_raises() -> None:
+    def boom() -> None:
+        raise KeyError("gone")
+
+    t = Tool.from_function(boom, blocking=False)
+    loop = asyncio.get_running_loop()
+    with pytest.raises(KeyError):
+        await t.invoke({})
+    assert asyncio.get_running_loop() is loop

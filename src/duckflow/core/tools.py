@@ -239,10 +239,15 @@ class Tool:
         if pace.inline:
             adaptive = self.blocking is None
             before = thread_usage() if adaptive else None
+            # the function sees no running loop, as in a worker thread: asyncio.run() in it works,
+            # asyncio.get_running_loop() fails the same way threaded or inline
+            loop = asyncio.events._get_running_loop()
+            asyncio.events._set_running_loop(None)
             started = time.perf_counter()
             try:
                 result = contextvars.copy_context().run(self.fn, **kwargs)
             finally:
+                asyncio.events._set_running_loop(loop)
                 if adaptive:
                     pace.inline_call(self.name, time.perf_counter() - started, before)
         else:
