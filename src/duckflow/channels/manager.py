@@ -315,11 +315,18 @@ class ChannelManager:
                 elif t == "done":
                     ending = str(d.get("ending", ""))
         except Exception as exc:  # never leave a follower hanging without an end
-            log.exception("run of session %s failed", session_id)
-            self.chunks.publish(session_id, {"agent": "duckflow", "type": "error",
-                                             "data": {"code": "internal_error", "message": str(exc)}})
+            from duckflow.store.sqlite import damaged_database_error
+
+            damaged = damaged_database_error(exc)  # a damaged database is named, with the next step
+            if damaged is None:
+                log.exception("run of session %s failed", session_id)
+            else:
+                log.error("run of session %s failed: %s", session_id, damaged)
+            error = {"code": "internal_error", "message": str(exc)} if damaged is None else {
+                "code": "database_damaged", "message": damaged.message, "hint": damaged.hint}
+            self.chunks.publish(session_id, {"agent": "duckflow", "type": "error", "data": error})
             self.chunks.publish(session_id, {"agent": "duckflow", "type": "done",
-                                             "data": {"ending": "error", "text": str(exc)}})
+                                             "data": {"ending": "error", "text": error["message"]}})
             ending = "error"
         finally:
             if not routed:  # it ended (or was cancelled) without a chunk: nobody waits for it

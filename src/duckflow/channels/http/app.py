@@ -179,6 +179,15 @@ def create_app(settings: ServerSettings, *, runner: Any = None) -> FastAPI:
                                      "restart `duckflow serve` for a new one, or paste the token")
         return JSONResponse({"token": settings.token}, headers={"Cache-Control": "no-store"})
 
+    from fastapi.responses import Response
+
+    from duckflow.channels.http.unavailable import STATE_ERRORS, body
+
+    async def unavailable(_request: Request, exc: Exception) -> Response:  # a damaged database: 503, one line
+        return Response(body(exc), status_code=503, media_type="application/json")
+
+    for kind in STATE_ERRORS:
+        app.add_exception_handler(kind, unavailable)
     app.include_router(api_router(), prefix="/v1", dependencies=[Depends(bearer)])
     from duckflow.channels.line.webhook import line_router
     from duckflow.channels.slack.events import slack_router

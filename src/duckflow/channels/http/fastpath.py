@@ -20,6 +20,8 @@ from starlette.requests import Request
 
 from duckflow.channels.http.auth import same
 from duckflow.channels.http.sse import SSEResponse
+from duckflow.channels.http.unavailable import STATE_ERRORS
+from duckflow.channels.http.unavailable import body as unavailable
 
 _PATH = re.compile(r"^/v1/sessions/([^/]+)/messages$")
 MAX_TEXT = 100_000
@@ -58,19 +60,27 @@ class MessageFastPath:
             await _json(send, 422, f"`text` must be a string of 1 to {MAX_TEXT} characters")
             return
         sid = unquote(m.group(1))
-        if not state.runner.exists(sid):
+        try:
+            known = state.runner.exists(sid)
+            before = state.manager.submit(sid, text, "http") if known else 0
+        except STATE_ERRORS as exc:  # a damaged database: 503 with the file and the next step
+            await _send(send, 503, unavailable(exc))
+            return
+        if not known:
             await _json(send, 404, f"no session '{sid}': create one with POST /v1/sessions")
             return
         from duckflow.channels.http.api import follow
 
-        before = state.manager.submit(sid, text, "http")
         request = Request({**scope, "app": self.fastapi_app}, receive)
         stream = follow(request, sid, before, until_done=True, heartbeat_s=state.settings.heartbeat_s)
         await SSEResponse(stream)(scope, receive, send)
 
 
 async def _json(send: Any, status: int, detail: str, extra: list[tuple[bytes, bytes]] | None = None) -> None:
-    body = json.dumps({"detail": detail}).encode()
+    await _send(send, status, json.dumps({"detail": detail}).encode(), extra)
+
+
+async def _send(send: Any, status: int, body: bytes, extra: list[tuple[bytes, bytes]] | None = None) -> None:
     await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
                             *(extra or [])]})
