@@ -97,3 +97,29 @@ def test_chunks_are_written_by_the_writer_thread_and_none_is_lost(tmp_path: Path
     again = ChunkLog(tmp_path / "c.db", ring=8)
     assert again.last_seq("s") == 30 and [s for s, _ in again.since("s", 25)] == [26, 27, 28, 29, 30]
     again.close()
+
+
+def test_a_chunks_own_type_is_read_even_when_its_data_nests_another(tmp_path: Path) -> None:
+    from duckflow.channels.streamlog import kind_of
+
+    log = ChunkLog(tmp_path / "c.db", ring=50)
+    # keys in any order, a nested "type" (tool arguments the model chose) before the chunk's own
+    log.publish("a", {"data": {"arguments": {"type": "done"}}, "agent": "companion", "type": "tool_call"})
+    log.publish("a", {"type": "done", "data": {"ending": "input"}})
+    log.publish("a", {"data": {"type": "done"}})  # no type of its own
+    (_, first), (_, second), (_, third) = log.since("a", 0)
+    assert json.loads(first)["data"]["arguments"] == {"type": "done"}
+    assert kind_of(first) == "tool_call" and kind_of(second) == "done" and kind_of(third) == ""
+    assert list(json.loads(first)) == ["time", "agent", "type", "data", "seq"]
+
+
+def test_since_returns_the_newest_chunks_from_a_long_ring(tmp_path: Path) -> None:
+    log = ChunkLog(tmp_path / "c.db", ring=300)
+    for i in range(1000):
+        log.publish("a", {"type": "delta", "data": {"text": str(i)}})
+    assert [s for s, _ in log.since("a", 999)] == [1000]
+    assert [s for s, _ in log.since("a", 990)] == list(range(991, 1001))
+    assert [json.loads(b)["data"]["text"] for _, b in log.since("a", 997)] == ["997", "998", "999"]
+    assert [s for s, _ in log.since("a", 700)] == list(range(701, 1001))  # exactly the ring
+    older = [s for s, _ in log.since("a", 600)]  # beyond the ring: what SQLite still keeps
+    assert 600 < older[0] <= 701 and older == list(range(older[0], 1001))

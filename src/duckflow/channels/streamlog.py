@@ -21,6 +21,7 @@ import sqlite3
 import threading
 from collections import OrderedDict, deque
 from concurrent.futures import Future, ThreadPoolExecutor
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +47,16 @@ class _Stream:
         self.ring: deque[tuple[int, str]] = deque(maxlen=size)
         self.changed = asyncio.Event()
         self.waiters = 0
+
+
+def kind_of(body: str) -> str:
+    """A published chunk's `type`, read from its JSON text without parsing it: `publish` writes the
+    chunk's own `type` before its `data`, so the first `"type":` is the chunk's (one nested in
+    `data` — tool arguments the model chose — comes later)."""
+    at = body.find('"type":')
+    if at < 0 or body[at + 7 : at + 8] != '"':
+        return ""
+    return body[at + 8 : body.find('"', at + 8)]
 
 
 class ChunkLog:
@@ -104,10 +115,9 @@ class ChunkLog:
         """Stamp the next seq on `chunk` (a dict shaped like a core Chunk), keep it, wake followers."""
         st = self._stream(session_id)
         seq = st.last + 1
-        chunk = dict(chunk)
-        if "time" not in chunk:  # not setdefault: that would read the clock for every chunk
-            chunk["time"] = now_iso()
-        chunk.setdefault("agent", "duckflow")
+        # time, agent and type first (what `kind_of` relies on), then the chunk's own keys
+        chunk = {"time": chunk.get("time") or now_iso(), "agent": chunk.get("agent") or "duckflow",
+                 "type": chunk.get("type"), **chunk}
         chunk["seq"] = seq
         body = json.dumps(chunk, ensure_ascii=False, separators=(",", ":"), default=str)
         st.last = seq
@@ -175,8 +185,11 @@ class ChunkLog:
         st = self._stream(session_id)
         if after >= st.last:
             return []
-        if st.ring and st.ring[0][0] <= after + 1:
-            return [item for item in st.ring if item[0] > after]
+        wanted = st.last - after
+        if wanted <= len(st.ring):  # the ring's seqs run gap-free up to st.last: the newest `wanted`
+            if wanted == 1:  # a follower woken by each publish
+                return [st.ring[-1]]
+            return list(islice(reversed(st.ring), wanted))[::-1]
         self.flush()
         with self._lock:
             rows = self._conn.execute(

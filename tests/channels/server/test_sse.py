@@ -222,3 +222,32 @@ def test_a_coder_job_waits_for_the_page_and_the_worker_applies_it_on_yes(live: A
         more = _chunks(list(sse_events(s.iter_lines())))
     assert [c["type"] for c in more] == ["approval", "reply", "done"]
     assert (srv.workspace / "notes.txt").read_text() == "first line\nsecond line\n"
+
+
+class _NestedDoneRunner:
+    """A runner whose run carries a tool call with `{"type": "done"}` as its arguments (the model
+    chooses them) before the run's own `done`."""
+
+    def __init__(self, workspace: Path) -> None:
+        self.workspace = workspace
+
+    def exists(self, sid: str) -> bool:
+        return sid == "s1"
+
+    async def run_message(self, sid: str, text: str, channel: str, images: Any = None) -> Any:
+        yield {"agent": "router", "type": "notice", "data": {"code": "route", "message": "chat"}}
+        yield {"agent": "companion", "type": "tool_call", "data": {"name": "note", "arguments": {"type": "done"}}}
+        yield {"agent": "companion", "type": "reply", "data": {"text": "still here"}}
+        yield {"agent": "companion", "type": "done", "data": {"ending": "input", "text": "still here"}}
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_stream_ends_at_the_runs_done_not_at_a_done_nested_in_a_chunk(live: Any, tmp_path: Path) -> None:
+    srv = live(runner=_NestedDoneRunner(tmp_path))
+    with httpx.stream("POST", f"{srv.url}/v1/sessions/s1/messages", json={"text": "hi"},
+                      headers={**srv.auth, "Accept": "text/event-stream"}, timeout=30) as r:
+        chunks = _chunks(list(sse_events(r.iter_lines())))
+    assert [c["type"] for c in chunks] == ["notice", "tool_call", "reply", "done"]
+    assert chunks[1]["data"]["arguments"] == {"type": "done"} and chunks[-1]["data"]["ending"] == "input"

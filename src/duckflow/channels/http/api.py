@@ -18,6 +18,7 @@ from fastapi import APIRouter, HTTPException, Request
 from pydantic import BaseModel, Field
 
 from duckflow.channels.http.sse import SSEResponse
+from duckflow.channels.streamlog import kind_of
 from duckflow.errors import DuckflowError
 
 
@@ -80,7 +81,7 @@ async def follow(request: Request, session_id: str, after: int, *, until_done: b
         for seq, body in pending:
             seen = seq
             batch.append({"id": str(seq), "event": "chunk", "data": body})
-            if until_done and '"type":"done"' in body:
+            if until_done and kind_of(body) == "done":
                 batch.append({"end": True})
                 yield batch
                 return
