@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import statistics
 
-from duckflow.bench._serverload import Level, Run, level_of, pct, schedule
+from duckflow.bench._serverload import Level, Run, chunk_type, level_of, pct, schedule
 from duckflow.bench.server import Options, verdict
 
 
@@ -50,3 +50,9 @@ def test_level_figures_and_the_replies_each_session_needs() -> None:
     assert lv.messages == 101 and lv.messages_per_s == 50.5 and lv.chunks_per_s == 500.0
     assert pct([3.0, 1.0, 2.0], 0.99) == 3.0 and pct(list(map(float, range(1000))), 0.99) == 989.0
     assert Options(rounds=3, messages=3).replies == 13 and Options(rounds=2, messages=1, burst=False).replies == 3
+
+
+def test_the_client_reads_a_chunks_own_type_without_parsing_it() -> None:
+    assert chunk_type(b'{"time":"t","agent":"companion","type":"delta","data":{"text":"\\"type\\":\\"done\\""}}') == b"delta"
+    assert chunk_type(b'{"time":"t","agent":"a","type":"done","data":{"type":"x"}}') == b"done"
+    assert chunk_type(b'{"time":"t"}') == b""

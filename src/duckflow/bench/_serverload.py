@@ -55,6 +55,7 @@ class Level:
     messages: int = 0
     messages_per_s: float = 0.0  # what the sessions actually sent, over the level's wall time
     cpu_ms_per_message: float = 0.0  # the server process's CPU time (all threads) over the level, per message
+    client_cpu_ms_per_message: float = 0.0  # this (client) process's CPU time over the level, per message
 
 
 @dataclass(frozen=True)
@@ -114,8 +115,9 @@ class Stream:
         self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
         self.conn = h11.Connection(our_role=h11.CLIENT)
 
-    async def post_sse(self, path: str, body: bytes) -> AsyncIterator[tuple[int, str, float]]:
-        """(status, data line, when its bytes arrived) for each `data:` line of the response."""
+    async def post_sse(self, path: str, body: bytes) -> AsyncIterator[tuple[int, bytes, float]]:
+        """(seq, data, when its bytes arrived) for each SSE event of the response: the seq from its
+        `id:` line, the JSON from its `data:` line (parsed by the caller only when it must)."""
         import h11
 
         assert self.writer is not None
@@ -126,7 +128,7 @@ class Stream:
         out += self.conn.send(h11.Data(data=body)) + self.conn.send(h11.EndOfMessage())
         self.writer.write(out)
         await self.writer.drain()
-        status, buf, arrived = 0, b"", time.perf_counter()
+        buf, arrived, seq = b"", time.perf_counter(), 0
         while True:
             event = self.conn.next_event()
             if event is h11.NEED_DATA:
@@ -134,15 +136,16 @@ class Stream:
                 arrived = time.perf_counter()  # before parsing: the clock measures the server
                 self.conn.receive_data(data)
                 continue
-            if isinstance(event, h11.Response):
-                status = event.status_code
-            elif isinstance(event, h11.Data):
+            if isinstance(event, h11.Response) and event.status_code != 200:
+                return  # the caller counts a stream without `done` as an error
+            if isinstance(event, h11.Data):
                 buf += bytes(event.data)
-                *lines, rest = buf.split(b"\n")
-                buf = rest
+                *lines, buf = buf.split(b"\n")
                 for line in lines:
-                    if line.startswith(b"data:"):
-                        yield status, line[5:].decode(), arrived
+                    if line.startswith(b"id: "):
+                        seq = int(line[4:])
+                    elif line.startswith(b"data: "):
+                        yield seq, line[6:], arrived
             elif isinstance(event, (h11.EndOfMessage, h11.ConnectionClosed)):
                 return
 
@@ -157,30 +160,40 @@ def message_text(session: int, k: int) -> bytes:
     return json.dumps({"text": f"hello, message {k} of session {session}: what can you do here?"}).encode()
 
 
+def chunk_type(data: bytes) -> bytes:
+    """The chunk's own `type`: the server writes it before `data`, so it is the first `"type":"`."""
+    at = data.find(b'"type":"') + 8
+    return data[at:data.index(b'"', at)] if at >= 8 else b""
+
+
 async def one(stream: Stream, sid: str, body: bytes, after: int = 0) -> Run:
-    """One message on an open connection and its stream to `done`; `after` is the session's last seq."""
+    """One message on an open connection and its stream to `done`; `after` is the session's last seq.
+
+    Each chunk is checked by its `id:` (the seq) and its type; only an `error` or `done` chunk's
+    JSON is parsed, so the client (on the same machine) takes little of the CPU it measures."""
     run = Run(last_seq=after)
     expected = after + 1
     try:
         t0 = time.perf_counter()
         done = False
-        async for _status, data, now in stream.post_sse(f"/v1/sessions/{sid}/messages", body):
-            chunk = json.loads(data)
+        async for seq, data, now in stream.post_sse(f"/v1/sessions/{sid}/messages", body):
             if run.ttfc_ms is None:
                 run.ttfc_ms = (now - t0) * 1000
-            if chunk["type"] == "delta" and run.ttft_ms is None:
+            kind = chunk_type(data)
+            if kind == b"delta" and run.ttft_ms is None:
                 run.ttft_ms = (now - t0) * 1000
-            if chunk["seq"] != expected:
+            if seq != expected:
                 run.gaps += 1
-            expected = chunk["seq"] + 1
-            run.last_seq = chunk["seq"]
+            expected = seq + 1
+            run.last_seq = seq
             run.chunks += 1
-            if chunk["type"] == "error":
-                run.error = str(chunk["data"].get("message"))[:200]
-            if chunk["type"] == "done":
+            if kind == b"error":
+                run.error = str(json.loads(data)["data"].get("message"))[:200]
+            elif kind == b"done":
                 done = True
-                if chunk["data"].get("ending") not in ("input", "done"):
-                    run.error = run.error or f"ended {chunk['data'].get('ending')}"
+                ending = json.loads(data)["data"].get("ending")
+                if ending not in ("input", "done"):
+                    run.error = run.error or f"ended {ending}"
                 break
         if not done:
             run.error = run.error or "the stream ended without a done chunk (or the status was not 200)"
@@ -262,7 +275,7 @@ def combine(rounds: list[list[Level]]) -> list[dict[str, Any]]:
     for per_round in zip(*rounds, strict=True):
         med = {k: round(statistics.median(getattr(lv, k) for lv in per_round), 2)
                for k in ("ttfc_p50_ms", "ttfc_p99_ms", "ttft_p50_ms", "ttft_p99_ms", "chunks_per_s", "wall_s",
-                         "messages_per_s", "cpu_ms_per_message")}
+                         "messages_per_s", "cpu_ms_per_message", "client_cpu_ms_per_message")}
         out.append({"sessions": per_round[0].sessions, **med, "chunks": sum(lv.chunks for lv in per_round),
                     "messages": sum(lv.messages for lv in per_round),
                     "errors": sum(lv.errors for lv in per_round), "seq_gaps": sum(lv.seq_gaps for lv in per_round),

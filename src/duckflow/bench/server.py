@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import os
 import secrets
@@ -29,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Awaitable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -178,27 +180,28 @@ async def _client(url: str, token: str, levels: list[int], pid: int, opts: Optio
         waited: list[float] = []
         paced_rounds: list[list[Level]] = []
         burst_rounds: list[list[Level]] = []
+        async def measured(send: Awaitable[Level]) -> Level:
+            """One level, with the server's and this client's CPU per message; the client does not
+            collect garbage meanwhile (a pause here would be counted as the server's latency)."""
+            waited.append(await _idle(pid))
+            gc.collect()
+            cpu0, own0 = _cpu_or_nan(pid), time.process_time()
+            gc.disable()
+            try:
+                level = await send
+            finally:
+                gc.enable()
+            own = time.process_time() - own0
+            await _idle(pid)  # the level's background work (event log, trace) counts too
+            level.cpu_ms_per_message = round((_cpu_or_nan(pid) - cpu0) * 1000 / max(1, level.messages), 2)
+            level.client_cpu_ms_per_message = round(own * 1000 / max(1, level.messages), 2)
+            return level
+
         for r in range(opts.rounds):
-            this_round = []
-            for i, sids in enumerate(pools):
-                waited.append(await _idle(pid))
-                plan = schedule(len(sids), opts.pace, opts.messages, seed=1000 * r + i)
-                cpu0 = _cpu_or_nan(pid)
-                level = await paced(target, sids, seqs, plan)
-                await _idle(pid)  # the level's background work (event log, trace) counts too
-                level.cpu_ms_per_message = round((_cpu_or_nan(pid) - cpu0) * 1000 / max(1, level.messages), 2)
-                this_round.append(level)
-            paced_rounds.append(this_round)
+            paced_rounds.append([await measured(paced(target, sids, seqs, schedule(
+                len(sids), opts.pace, opts.messages, seed=1000 * r + i))) for i, sids in enumerate(pools)])
             if opts.burst:
-                bursts = []
-                for sids in pools:
-                    waited.append(await _idle(pid))
-                    cpu0 = _cpu_or_nan(pid)
-                    level = await burst(target, sids, seqs)
-                    await _idle(pid)
-                    level.cpu_ms_per_message = round((_cpu_or_nan(pid) - cpu0) * 1000 / max(1, level.messages), 2)
-                    bursts.append(level)
-                burst_rounds.append(bursts)
+                burst_rounds.append([await measured(burst(target, sids, seqs)) for sids in pools])
         await _idle(pid)
         rss1 = _rss_kb(pid)
     made = sum(levels)

@@ -21,6 +21,7 @@ def test_bench_server_reports_every_figure_with_no_errors_and_no_gaps() -> None:
     for lv in data["levels"]:
         assert lv["errors"] == 0 and lv["seq_gaps"] == 0, lv
         assert lv["chunks"] >= lv["sessions"] * 5 and lv["ttfc_p99_ms"] > 0 and lv["ttft_p50_ms"] >= lv["ttfc_p50_ms"]
+        assert lv["client_cpu_ms_per_message"] > 0  # what the client itself took, shown beside the server's
     # paced: each session sent 2 messages in each of 2 rounds; offered ~ sessions / pace
     assert [lv["messages"] for lv in data["levels"]] == [8, 24]
     assert [lv["offered_per_s"] for lv in data["levels"]] == [6.7, 20.0] and data["pace_s"] == 0.3
