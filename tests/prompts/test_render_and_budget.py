@@ -71,8 +71,12 @@ def test_budget_cuts_in_fixed_order_evidence_conversation_questions_plan() -> No
     assert seen and [kinds.index(k) for k in seen] == sorted(kinds.index(k) for k in seen)
     assert kinds[:5] == ["evidence"] * 5
     assert tight.report.tokens["main"] <= main_tokens - 200 or tight.report.over
-    # inputs are not mutated by the budget
-    assert len(inp.evidence) == 5
+    # inputs are not mutated by the budget: every list it cut was its own copy
+    assert len(inp.evidence) == 5 and inp == _inputs()
+    copied = inp.copy()
+    assert copied == inp and all(getattr(copied, k) is not getattr(inp, k) for k in
+                                 ("summaries", "plan_brief", "open_questions", "recent_turns", "evidence",
+                                  "past_sessions"))
 
 
 def test_budget_reports_what_is_still_over() -> None:

@@ -54,14 +54,17 @@ class PromptInputs:
     tools: str = ""  # the codec's tool instructions for the Specialized call
 
     def copy(self) -> PromptInputs:
-        """A copy whose lists can be cut without touching the original."""
-        from dataclasses import replace
+        """A copy whose lists can be cut without touching the original (the budget cuts them).
+        Made from the fields as they are (dataclasses.replace runs __init__: ~4x as long)."""
+        data = dict(self.__dict__)
+        for name in _CUTTABLE:
+            data[name] = list(data[name])
+        new = object.__new__(PromptInputs)
+        new.__dict__.update(data)
+        return new
 
-        return replace(
-            self, summaries=list(self.summaries), plan_brief=list(self.plan_brief),
-            open_questions=list(self.open_questions), recent_turns=list(self.recent_turns),
-            evidence=list(self.evidence), past_sessions=list(self.past_sessions),
-        )
+
+_CUTTABLE = ("summaries", "plan_brief", "open_questions", "recent_turns", "evidence", "past_sessions")
 
 
 @functools.lru_cache(maxsize=4)
