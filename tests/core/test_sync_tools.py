@@ -265,7 +265,8 @@ async def test_a_demoted_tool_no_longer_holds_the_loop() -> None:
     def job() -> str:
         if state["barrier"] is not None:
             state["barrier"].wait()  # returns only if a second call runs at the same time
-        time.sleep(state["delay"])
+        if state["delay"]:  # (sleep(0) yields the CPU: a wait, which keeps a tool in its thread)
+            time.sleep(state["delay"])
         return "ok"
 
     t = Tool.from_function(job)
@@ -378,3 +379,41 @@ async def test_the_running_loop_is_restored_when_an_inline_tool_raises() -> None
     with pytest.raises(KeyError):
         await t.invoke({})
     assert asyncio.get_running_loop() is loop
+
+
+async def test_a_sync_tool_that_waits_on_the_loop_is_never_moved_onto_it() -> None:
+    """A sync tool that hands a coroutine to the app's loop and waits for the answer returns in
+    microseconds from a worker thread; on the loop's thread it would wait for ever. A threaded call
+    in which the thread blocked never counts as fast, so it stays in a thread, through Agent.run."""
+    loop = asyncio.get_running_loop()
+    loop_thread = threading.get_ident()
+    seen: list[int] = []
+
+    async def lookup() -> str:
+        return "42"
+
+    def ask_the_loop() -> str:
+        """Ask the app's loop for the answer."""
+        seen.append(threading.get_ident())
+        return asyncio.run_coroutine_threadsafe(lookup(), loop).result(timeout=5)
+
+    t = Tool.from_function(ask_the_loop)
+    model = ScriptedModel()
+    for _ in range(INLINE_AFTER + 3):
+        model.add(tool_call("ask_the_loop"), reply("42"))
+    agent = Agent("a", "Answer.", model=model, tools=[t])
+    for _ in range(INLINE_AFTER + 3):
+        result = await asyncio.wait_for(agent.run("the answer?"), timeout=20)
+        assert result.text == "42", result.error
+    assert len(seen) == INLINE_AFTER + 3 and loop_thread not in seen
+    assert not t.runs_inline
+
+
+def test_a_threaded_call_that_blocked_does_not_count_as_fast() -> None:
+    pace = pacing.Pace()
+    for _ in range(INLINE_AFTER + 2):
+        pace.threaded(0.00001, waited=True)
+    assert not pace.inline
+    for _ in range(INLINE_AFTER):
+        pace.threaded(0.00001)
+    assert pace.inline  # computing, not waiting: promoted as before

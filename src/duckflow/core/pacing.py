@@ -1,8 +1,8 @@
 """Where an adaptive sync tool runs: a worker thread until proven fast, then the loop's thread.
 
 A sync tool (`Tool.blocking` None) starts in a worker thread. Its own run time is measured
-there (not the hop); after `INLINE_AFTER` threaded calls in a row under `INLINE_LIMIT_S` it
-runs on the event loop's thread. An inline call over the limit sends it back to a thread for
+there (not the hop); after `INLINE_AFTER` threaded calls in a row under `INLINE_LIMIT_S`, in
+which the thread never blocked (it computed, it did not wait), it runs on the event loop's thread. An inline call over the limit sends it back to a thread for
 good, unless the time over was the operating system's: the thread was preempted (no
 voluntary context switch, so it did not block; CPU time under the limit). Without that
 exception a 5 µs function on a busy machine was sent back within seconds (measured: after
@@ -61,9 +61,10 @@ class Pace:
         self.inline = False
         self.demoted = False
 
-    def threaded(self, took: float) -> None:
-        """Count one call run in a worker thread that took `took` seconds of its own."""
-        if took > INLINE_LIMIT_S:
+    def threaded(self, took: float, waited: bool = False) -> None:
+        """Count one call run in a worker thread that took `took` seconds of its own; `waited`:
+        the thread blocked during it (a lock, I/O, another thread, the event loop)."""
+        if took > INLINE_LIMIT_S or waited:
             self.fast = 0
             return
         self.fast += 1
@@ -91,9 +92,19 @@ class Pace:
 
 
 def timed(pace: Pace, run: Callable[..., Any], fn: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
-    """In the worker thread: `run(fn, **kwargs)`, its own time (not the hop) counted in `pace`."""
+    """In the worker thread: `run(fn, **kwargs)`, its own time (not the hop) counted in `pace`.
+
+    A call during which the thread blocked (a voluntary context switch) does not count as fast,
+    however short: the tool waited for something, and on the loop's thread it could wait for the
+    loop itself. A sync tool that hands a coroutine to the app's loop and waits for it
+    (`asyncio.run_coroutine_threadsafe(coro, loop).result()`) returns within microseconds from a
+    worker thread, and would hang for ever on the loop's thread, which then never runs it.
+    """
+    before = thread_usage()
     started = time.perf_counter()
     try:
         return run(fn, **kwargs)
     finally:
-        pace.threaded(time.perf_counter() - started)
+        took = time.perf_counter() - started
+        after = thread_usage() if before is not None else None
+        pace.threaded(took, waited=after is not None and before is not None and after[1] > before[1])
