@@ -139,6 +139,7 @@ class CompanionSession(LiveMixin, StepsMixin):
         runner.before_run = owner.flush  # the state is stored before a tool changes the workspace
         self.last_tokens: dict[str, int] = {}
         self.corrections: list[str] = []  # typed during a task: the task's next step gets them
+        self._decision_schema: dict[str, Any] | None = None
 
     def _emit(self, chunk: AnyChunk) -> None:
         self.chunks.emit(chunk)
@@ -354,7 +355,9 @@ class CompanionSession(LiveMixin, StepsMixin):
         from duckflow.companion.decision import decision_schema
         from duckflow.llm.constrain import constrained
 
-        return constrained(self.model, max_tokens=400, json_schema=decision_schema(),
+        if self._decision_schema is None:  # built once per session (constrained() copies it)
+            self._decision_schema = decision_schema()
+        return constrained(self.model, max_tokens=400, json_schema=self._decision_schema,
                            enabled=getattr(self, "constrained_decoding", True))
 
     def _reply(self, text: str) -> None:

@@ -8,6 +8,7 @@ form (see `store.py`).
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass, field
 from enum import Enum
@@ -53,11 +54,26 @@ class Status(str, Enum):
 
 
 def clip(text: str, limit: int) -> tuple[str, bool]:
-    """One line of at most `limit` characters; returns (value, was_shortened)."""
-    line = " ".join(str(text).split())
+    """One line of at most `limit` characters; returns (value, was_shortened).
+
+    The prompt inputs clip the same evidence lines and exchanges every turn: a short text's
+    answer is remembered (the strings are the state's own, their hashes already known)."""
+    if type(text) is str and len(text) <= _CLIP_CACHED_CHARS:
+        return _clip_cached(text, limit)
+    return _clip(str(text), limit)
+
+
+_CLIP_CACHED_CHARS = 2000  # longer texts (a pasted log as the task) are not kept in the cache
+
+
+def _clip(text: str, limit: int) -> tuple[str, bool]:
+    line = " ".join(text.split())
     if len(line) <= limit:
         return line, False
     return line[: limit - 1].rstrip() + ELLIPSIS, True
+
+
+_clip_cached = functools.lru_cache(maxsize=1024)(_clip)
 
 
 def _clamp01(value: float) -> float:

@@ -91,13 +91,14 @@ class SessionStore:
 
     def rows(self, state: AgentState, extra: dict[str, Any] | None = None) -> SaveRows:
         """What `save` writes, serialised now (a snapshot of `state`); `write_rows` writes it."""
-        doc = _json(state.to_dict())
+        data = state.to_dict()
+        doc = _json(data)
         if extra is not None and extra is self._last_extra:
             extra_doc = self._last_extra_doc
         else:
             extra_doc = _json(extra or {}, fallback=str)
             self._last_extra, self._last_extra_doc = extra, extra_doc
-        memory_doc = _json(state.memory.to_dict())
+        memory_doc = _json(data["memory"])  # state.memory.to_dict(), made once above
         memory: tuple[Any, ...] | None = None
         if state.workspace and self._last_memory != (state.workspace, memory_doc):
             memory = (state.workspace, state.last_updated, memory_doc)
