@@ -12,7 +12,7 @@ from typing import Any
 from duckflow.gate.audit import AuditEntry, AuditLog
 from duckflow.gate.autoapprove import AutoApprove, AutoApproveScope
 from duckflow.gate.diff import cap_diff, visible
-from duckflow.gate.errors import AlreadyDecided, JobExpired
+from duckflow.gate.errors import AlreadyDecided, JobExpired, UnknownJob
 from duckflow.gate.operation import Operation, requires_gate
 from duckflow.gate.policy import GatePolicy
 from duckflow.gate.request import (
@@ -330,7 +330,10 @@ class Gate:
     def get(self, job_id: str) -> Job:
         """One job by id or unique prefix."""
         self.expire_due()
-        return self.store.get_job(self.store.resolve(job_id))
+        try:  # a full id (the companion's case) is read at once; a prefix is resolved first
+            return self.store.get_job(job_id.strip().lower())
+        except UnknownJob:
+            return self.store.get_job(self.store.resolve(job_id))
 
     def pending(self) -> list[Job]:
         """Jobs waiting for a person, oldest first."""
