@@ -27,6 +27,7 @@ def prompt_inputs(
     pending = ""
     if state.pending_gate and state.pending_job:
         pending = f"job {state.pending_job.get('job_id', '?')}: {state.pending_job.get('summary', '')}"
+    summaries = state.summaries(5)
     return PromptInputs(
         session_id=state.session_id,
         conversation_count=state.conversation_count,
@@ -36,7 +37,7 @@ def prompt_inputs(
         learned_patterns=list(mem.learned_patterns),
         user_settings=dict(mem.user_settings),
         past_sessions=[p for p in mem.past_sessions if not p.startswith(f"[{state.session_id[-6:]}]")],
-        summaries=state.summaries(5),
+        summaries=summaries,
         step=state.step.value,
         status=state.status.value,
         task=clip(state.task, 200)[0],
@@ -46,7 +47,7 @@ def prompt_inputs(
         constraints=list(state.constraints),
         plan_brief=list(state.plan_brief),
         open_questions=list(state.open_questions),
-        recent_turns=[e.summary() for e in state.exchanges[-RECENT_TURNS:]],
+        recent_turns=summaries[-RECENT_TURNS:],  # the same lines as the last of the summaries
         evidence=[clip(e, 300)[0] for e in evidence[-EVIDENCE_KEPT:]],
         context_refs=list(state.context_refs[-8:]),
         pending=pending,
