@@ -171,3 +171,36 @@ async def test_at_every_tool_run_approval_and_turn_end_the_store_holds_the_state
     assert _stored(db, sid) == s.state.to_dict()
     assert checked == ["PLANNING", "EXECUTION"]  # the list_files read, the approved write
     assert 0 < len(writes) < len(changes)
+
+
+async def test_a_message_turn_is_stored_before_its_first_model_call(env: object) -> None:
+    """A model call can take minutes on a local model; a process killed during one (a closed
+    terminal, the OOM killer) must keep the task the person gave: by the first model call of the
+    turn the store already holds it (with the rest of the state as it is in memory)."""
+    from typing import Any
+
+    from duckflow.llm.scripted import ScriptStep
+    from duckflow.llm.types import ToolCall
+    from tests.helpers.companion import decision
+
+    e: Any = env
+    o = e.open([
+        decision("PLANNING", "base_main_specialized", rationale="plan first", plan_brief=["write hello.py"]),
+        ScriptStep(text="Plan: hello\nSteps: 1. write hello.py", calls=[ToolCall("list_files", {"path": "."})]),
+    ])
+    s = o.session
+    db = e.home / "sessions.db"
+    sid = s.state.session_id
+    stored_at_first_call: list[dict[str, object]] = []
+    model = s.engine.main.model
+    stream = model.stream
+
+    def watched(*args: Any, **kwargs: Any) -> Any:
+        if not stored_at_first_call:
+            stored_at_first_call.append(_stored(db, sid))
+            assert stored_at_first_call[0] == s.state.to_dict()
+        return stream(*args, **kwargs)
+
+    model.stream = watched
+    await s.handle_message("make hello.py for me")
+    assert stored_at_first_call and stored_at_first_call[0]["task"] == "make hello.py for me"

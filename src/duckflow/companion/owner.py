@@ -6,9 +6,11 @@ of the state. Each change is applied under a lock, stamped, announced to the cha
 or — inside a turn (`coalesced()`) — at the turn's next `flush()`, which the session makes
 before every tool run (it changes the workspace), as soon as an approval is asked (the gate's
 job exists; a person may answer it from another process) and when the turn ends, however it
-ends (an error, a cancel). A turn's changes between two such points are one transaction
-instead of one each: what a crash can lose is only a turn in flight that has changed nothing
-outside the process yet (it only called models): its message is sent again.
+ends (an error, a cancel); a person's message turn is also stored before its first model
+call (the task it sets survives a process killed during a long local-model call). A turn's
+changes between two such points are one transaction instead of one each: what a crash can
+lose is only the progress of a turn in flight that has changed nothing outside the process yet
+(it only called models): the turn is made again on resume.
 """
 
 from __future__ import annotations

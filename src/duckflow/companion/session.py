@@ -177,6 +177,9 @@ class CompanionSession(LiveMixin, StepsMixin):
             fresh = True
         if fresh:
             self.owner.change("task", lambda s: setattr(s, "task", text.strip()))
+        # stored before the first model call, which can take minutes on a local model: a process
+        # killed in it (a closed terminal, the OOM killer) keeps the task to resume
+        self.owner.flush()
         return await self._guarded(self._turn(text))
 
     @_one_write_per_stretch
