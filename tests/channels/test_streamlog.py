@@ -123,3 +123,21 @@ def test_since_returns_the_newest_chunks_from_a_long_ring(tmp_path: Path) -> Non
     assert [s for s, _ in log.since("a", 700)] == list(range(701, 1001))  # exactly the ring
     older = [s for s, _ in log.since("a", 600)]  # beyond the ring: what SQLite still keeps
     assert 600 < older[0] <= 701 and older == list(range(older[0], 1001))
+
+
+def test_a_core_chunk_is_stored_exactly_as_its_dict_would_be(tmp_path: Path) -> None:
+    """The companion's chunks are serialised once (their own JSON, seq replaced); the text equals
+    what the dict of the same chunk gives, so followers, resume and the page see no change."""
+    from duckflow.core.chunks import delta, error, notice, parse_chunk
+
+    chunks = [delta("companion", "größer ✓ \"quoted\"\nnext line"),
+              parse_chunk({"agent": "companion", "type": "tool_call",
+                           "data": {"id": "c1", "name": "edit", "arguments": {"type": "done", "n": 1.5, "path": "a/ü.py"}}}),
+              error("companion", "task_error", "boom", hint="retry"),
+              notice("router", "route", "chat", primary_route="CHAT", confidence=0.9)]
+    as_models, as_dicts = ChunkLog(tmp_path / "m.db"), ChunkLog(tmp_path / "d.db")
+    for c in chunks:
+        as_models.publish("s", c)
+        as_dicts.publish("s", c.model_dump(mode="json"))
+    assert as_models.since("s", 0) == as_dicts.since("s", 0)
+    assert [json.loads(b)["seq"] for _, b in as_models.since("s", 0)] == [1, 2, 3, 4]

@@ -178,7 +178,17 @@ class IdentityMap:
             self._conn.close()
 
 
-Job = Callable[[], AsyncIterator[dict[str, Any]]]
+Job = Callable[[], AsyncIterator[Any]]  # core Chunks, or dicts shaped like them
+
+
+_REPLY_PARTS = frozenset({"reply", "approval", "error", "done"})  # what a chat channel's reply is made of
+
+
+def _type_and_data(c: Any) -> tuple[Any, dict[str, Any]]:
+    """A chunk's type, and its data when the reply needs it (a core Chunk's only then: not per delta)."""
+    if isinstance(c, dict):
+        return c.get("type"), c.get("data") or {}
+    return c.type, c.data.model_dump(mode="json") if c.type in _REPLY_PARTS else {}
 
 
 class ChannelManager:
@@ -215,13 +225,13 @@ class ChannelManager:
     def submit(self, session_id: str, text: str, channel: str = "http", *, target: Any = None,
                images: list[str] | None = None) -> int:
         """Queue a message; returns the session's last seq before its run (follow from there)."""
-        def job() -> AsyncIterator[dict[str, Any]]:
+        def job() -> AsyncIterator[Any]:
             return self.runner.run_message(session_id, text, channel, images)
         return self._enqueue(session_id, job, channel, target)
 
     def submit_answer(self, session_id: str, job_id: str, granted: bool, *, by: str,
                       channel: str = "http", target: Any = None, note: str | None = None) -> int:
-        def job() -> AsyncIterator[dict[str, Any]]:
+        def job() -> AsyncIterator[Any]:
             return self.runner.answer(session_id, job_id, granted, by=by, note=note)
         return self._enqueue(session_id, job, channel, target)
 
@@ -305,7 +315,7 @@ class ChannelManager:
                 if not routed:
                     routed = True
                     await self._first_published()
-                t, d = c.get("type"), c.get("data") or {}
+                t, d = _type_and_data(c)
                 if t == "reply":
                     texts.append(str(d.get("text", "")))
                 elif t == "approval" and d.get("phase") == "request":

@@ -3,8 +3,8 @@
 `SessionRunner.run_message(session_id, text, channel)` hands the message to the session's
 `Orchestrator.handle()` (seed 003's router — LINE always starts at CHAT, §2.6 — then the
 Worker loop or a Coder job when the route is theirs), and streams the companion's task
-(`CompanionSession.stream`) when the route is the companion's, yielding core Chunks as dicts
-(the chunk log restamps `seq`). `answer(...)` does the same for a yes/no on a pending approval
+(`CompanionSession.stream`) when the route is the companion's, yielding core Chunks (the
+companion's, serialised once by the chunk log, which restamps `seq`) or dicts shaped like them. `answer(...)` does the same for a yes/no on a pending approval
 (the companion's `stream_answer`, or the orchestra's Coder job). Companion sessions are opened
 on demand and share one session store, gate, token guard and trace per server; at most
 `max_running` companion tasks run at once (a person whose message waits is told so; the route
@@ -130,7 +130,7 @@ class SessionRunner:
 
     # -- turns ----------------------------------------------------------------------------
     async def run_message(self, session_id: str, text: str, channel: str = "http",
-                          images: list[str] | None = None) -> AsyncIterator[dict[str, Any]]:
+                          images: list[str] | None = None) -> AsyncIterator[Any]:
         """Route the message (orchestra), then stream the companion's task; yields chunk dicts."""
         try:
             session = self._session(session_id)
@@ -172,7 +172,7 @@ class SessionRunner:
             yield c
 
     async def answer(self, session_id: str, job_id: str, granted: bool, *, by: str,
-                     note: str | None = None) -> AsyncIterator[dict[str, Any]]:
+                     note: str | None = None) -> AsyncIterator[Any]:
         """A person's yes/no on the session's pending approval, then the task goes on."""
         session = self._session(session_id)
         job = session.state.pending_job or {}
@@ -194,7 +194,7 @@ class SessionRunner:
                                                                 max_turns=self.max_turns)):
             yield c
 
-    async def _slot(self, start: Callable[[], AsyncIterator[Any]]) -> AsyncIterator[dict[str, Any]]:
+    async def _slot(self, start: Callable[[], AsyncIterator[Any]]) -> AsyncIterator[Any]:
         """Run a companion task in one of `max_running` slots (the rest wait, and are told so)."""
         if self._slots.locked():
             yield as_dict(NoticeChunk(agent=AGENT, data=NoticeData(
@@ -203,11 +203,12 @@ class SessionRunner:
             async for c in self._guard(start()):
                 yield c
 
-    async def _guard(self, stream: AsyncIterator[Any]) -> AsyncIterator[dict[str, Any]]:
-        """The companion's chunks as dicts; a failure below ends the run with an error and `done`."""
+    async def _guard(self, stream: AsyncIterator[Any]) -> AsyncIterator[Any]:
+        """The companion's chunks (core Chunks: the chunk log serialises each once); a failure
+        below ends the run with an error and `done`."""
         try:
             async for c in stream:
-                yield as_dict(c)
+                yield c
         except DuckflowError as exc:
             yield chunk("error", code="task_error", message=exc.message, hint=exc.hint)
             yield chunk("done", text=exc.message, ending="error")

@@ -49,6 +49,22 @@ class _Stream:
         self.waiters = 0
 
 
+def _stamped(chunk: Any, seq: int) -> str:
+    """The chunk's JSON with `seq`. A core Chunk serialises itself (its own wire format, `to_json`;
+    seq is its last field, so it is replaced at the end, not dumped twice); a dict gets time,
+    agent and type first (what `kind_of` relies on), then its own keys."""
+    if not isinstance(chunk, dict):
+        body: str = chunk.model_dump_json()
+        tail = f',"seq":{chunk.seq}}}'
+        if body.endswith(tail):
+            return f'{body[: -len(tail)]},"seq":{seq}}}'
+        chunk = chunk.model_dump(mode="json")  # pragma: no cover - a Chunk always ends with its seq
+    out = {"time": chunk.get("time") or now_iso(), "agent": chunk.get("agent") or "duckflow",
+           "type": chunk.get("type"), **chunk}
+    out["seq"] = seq
+    return json.dumps(out, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
 def kind_of(body: str) -> str:
     """A published chunk's `type`, read from its JSON text without parsing it: `publish` writes the
     chunk's own `type` before its `data`, so the first `"type":` is the chunk's (one nested in
@@ -111,15 +127,11 @@ class ChunkLog:
     def last_seq(self, session_id: str) -> int:
         return self._stream(session_id).last
 
-    def publish(self, session_id: str, chunk: dict[str, Any]) -> int:
-        """Stamp the next seq on `chunk` (a dict shaped like a core Chunk), keep it, wake followers."""
+    def publish(self, session_id: str, chunk: Any) -> int:
+        """Stamp the next seq on `chunk` (a core Chunk, or a dict shaped like one), keep it, wake followers."""
         st = self._stream(session_id)
         seq = st.last + 1
-        # time, agent and type first (what `kind_of` relies on), then the chunk's own keys
-        chunk = {"time": chunk.get("time") or now_iso(), "agent": chunk.get("agent") or "duckflow",
-                 "type": chunk.get("type"), **chunk}
-        chunk["seq"] = seq
-        body = json.dumps(chunk, ensure_ascii=False, separators=(",", ":"), default=str)
+        body = _stamped(chunk, seq)
         st.last = seq
         st.ring.append((seq, body))
         self._pending.append((session_id, seq, body))

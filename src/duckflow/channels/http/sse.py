@@ -19,6 +19,9 @@ HEADERS = [(b"content-type", b"text/event-stream; charset=utf-8"), (b"cache-cont
 
 def frame(item: dict[str, Any]) -> bytes:
     """One SSE frame from {id?, event?, data?} or {comment}."""
+    data = item.get("data")
+    if "id" in item and "event" in item and isinstance(data, str) and "\n" not in data:  # a chunk (JSON: one line)
+        return f"id: {item['id']}\nevent: {item['event']}\ndata: {data}\n\n".encode()
     if "comment" in item:
         return f": {item['comment']}\n\n".encode()
     out = []
