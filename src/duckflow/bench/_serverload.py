@@ -218,7 +218,15 @@ class Target:
         return message_text(index, k)
 
 
-async def burst(target: Target, sids: list[str], seqs: dict[str, int]) -> Level:
+@dataclass
+class Segment:
+    """What one stretch of sending gave: each message's run, and how long the stretch took."""
+
+    runs: list[Run]
+    wall: float
+
+
+async def burst(target: Target, sids: list[str], seqs: dict[str, int]) -> Segment:
     """Every session of `sids` writes one message in the same instant (connections opened before)."""
     streams = [Stream(target.host, target.port, target.token) for _ in sids]
     opened = await asyncio.gather(*(s.open() for s in streams), return_exceptions=True)
@@ -238,10 +246,10 @@ async def burst(target: Target, sids: list[str], seqs: dict[str, int]) -> Level:
     runs = await asyncio.gather(*tasks)
     wall = time.perf_counter() - t0
     seqs.update(zip(sids, (r.last_seq for r in runs), strict=True))
-    return level_of(len(sids), runs, wall)
+    return Segment(list(runs), wall)
 
 
-async def paced(target: Target, sids: list[str], seqs: dict[str, int], plan: Schedule) -> Level:
+async def paced(target: Target, sids: list[str], seqs: dict[str, int], plan: Schedule) -> Segment:
     """Every session of `sids` live at once, sending on `plan` (see `schedule`)."""
     t0 = time.perf_counter()
 
@@ -263,8 +271,7 @@ async def paced(target: Target, sids: list[str], seqs: dict[str, int], plan: Sch
         return runs
 
     per_user = await asyncio.gather(*(user(i, sid) for i, sid in enumerate(sids)))
-    wall = time.perf_counter() - t0
-    return level_of(len(sids), [r for runs in per_user for r in runs], wall)
+    return Segment([r for runs in per_user for r in runs], time.perf_counter() - t0)
 
 
 def combine(rounds: list[list[Level]]) -> list[dict[str, Any]]:

@@ -30,12 +30,13 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from duckflow.bench._serverload import Level, combine, round_ratio
+from duckflow.bench._serverload import Level, Run, Segment, combine, level_of, round_ratio
 
 RATIO_BAR = 10.0
 ROUNDS = 3
@@ -151,6 +152,27 @@ def verdict(paced_rounds: list[list[Level]], burst_rounds: list[list[Level]], li
             **burst}
 
 
+class _Tally:
+    """A level's stretches of one round, added up: its runs, wall time and CPU (server, client)."""
+
+    def __init__(self, sessions: int) -> None:
+        self.sessions = sessions
+        self.runs: list[Run] = []
+        self.wall = self.cpu = self.own = 0.0
+
+    def add(self, segment: Segment, cpu_s: float, own_s: float) -> None:
+        self.runs += segment.runs
+        self.wall += segment.wall
+        self.cpu += cpu_s
+        self.own += own_s
+
+    def level(self) -> Level:
+        level = level_of(self.sessions, self.runs, self.wall)
+        level.cpu_ms_per_message = round(self.cpu * 1000 / max(1, level.messages), 2)
+        level.client_cpu_ms_per_message = round(self.own * 1000 / max(1, level.messages), 2)
+        return level
+
+
 async def _create(client: Any, n: int) -> list[str]:
     gate = asyncio.Semaphore(32)
 
@@ -180,28 +202,36 @@ async def _client(url: str, token: str, levels: list[int], pid: int, opts: Optio
         waited: list[float] = []
         paced_rounds: list[list[Level]] = []
         burst_rounds: list[list[Level]] = []
-        async def measured(send: Awaitable[Level]) -> Level:
-            """One level, with the server's and this client's CPU per message; the client does not
+        async def measured(send: Callable[[], Awaitable[Segment]], into: _Tally) -> None:
+            """One stretch of sending, with the server's and this client's CPU; the client does not
             collect garbage meanwhile (a pause here would be counted as the server's latency)."""
             waited.append(await _idle(pid))
             gc.collect()
             cpu0, own0 = _cpu_or_nan(pid), time.process_time()
             gc.disable()
             try:
-                level = await send
+                segment = await send()
             finally:
                 gc.enable()
             own = time.process_time() - own0
-            await _idle(pid)  # the level's background work (event log, trace) counts too
-            level.cpu_ms_per_message = round((_cpu_or_nan(pid) - cpu0) * 1000 / max(1, level.messages), 2)
-            level.client_cpu_ms_per_message = round(own * 1000 / max(1, level.messages), 2)
-            return level
+            await _idle(pid)  # the stretch's background work (event log, trace) counts too
+            into.add(segment, _cpu_or_nan(pid) - cpu0, own)
 
         for r in range(opts.rounds):
-            paced_rounds.append([await measured(paced(target, sids, seqs, schedule(
-                len(sids), opts.pace, opts.messages, seed=1000 * r + i))) for i, sids in enumerate(pools)])
+            # interleaved: every level sends one message per session in turn, `messages` times, the
+            # order reversed each time, so the machine's load of the moment falls on every level alike
+            tallies = [_Tally(len(sids)) for sids in pools]
+            for k in range(opts.messages):
+                order = list(enumerate(pools)) if k % 2 == 0 else list(enumerate(pools))[::-1]
+                for i, sids in order:
+                    plan = schedule(len(sids), opts.pace, 1, seed=1000 * r + 100 * k + i)
+                    await measured(partial(paced, target, sids, seqs, plan), tallies[i])
+            paced_rounds.append([t.level() for t in tallies])
             if opts.burst:
-                burst_rounds.append([await measured(burst(target, sids, seqs)) for sids in pools])
+                bursts = [_Tally(len(sids)) for sids in pools]
+                for sids, tally in zip(pools, bursts, strict=True):
+                    await measured(partial(burst, target, sids, seqs), tally)
+                burst_rounds.append([t.level() for t in bursts])
         await _idle(pid)
         rss1 = _rss_kb(pid)
     made = sum(levels)

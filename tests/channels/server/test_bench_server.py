@@ -24,6 +24,10 @@ def test_bench_server_reports_every_figure_with_no_errors_and_no_gaps() -> None:
         assert lv["client_cpu_ms_per_message"] > 0  # what the client itself took, shown beside the server's
     # paced: each session sent 2 messages in each of 2 rounds; offered ~ sessions / pace
     assert [lv["messages"] for lv in data["levels"]] == [8, 24]
+    # interleaved: per round each level sends in `messages` stretches of one message per session,
+    # the levels taking turns (then one burst per level); the bench waits for an idle server before each
+    assert len(data["idle_wait_s"]) == 2 * (2 * 2 + 2)
+    assert [len(r) for r in data["rounds"]] == [2, 2] and all(r[0]["messages"] == 4 for r in data["rounds"])
     assert [lv["offered_per_s"] for lv in data["levels"]] == [6.7, 20.0] and data["pace_s"] == 0.3
     # the burst is shown beside, on the same sessions (seq carried across: no false gaps)
     assert [lv["sessions"] for lv in data["burst_levels"]] == [2, 6] and data["burst_ttfc_p99_ratio"] > 0
