@@ -3,10 +3,11 @@
 Two ways a level of N sessions sends its messages:
 
 - **paced** (the bar), the way a load test (locust, which seed 004 names) drives its users:
-  all N sessions are live at once and each sends a message, reads the reply to `done`, waits a
-  think time drawn uniformly from [0.5, 1.5] × `pace` seconds (locust's `between`), and sends
-  the next. The first messages are spread uniformly over the first `pace` seconds (a ramp of
-  N/pace users a second), so the offered rate is about N/pace messages a second: it grows with N.
+  all N sessions are live and each sends a message at a moment spread uniformly over the first
+  `pace` seconds (a ramp of N/pace users a second), reads the reply to `done`, and, when its
+  schedule has more, waits a think time drawn uniformly from [0.5, 1.5] × `pace` seconds
+  (locust's `between`) before the next. The offered rate is about N/pace messages a second: it
+  grows with N. (`bench server` sends one message per session per stretch, the levels taking turns.)
 - **burst** (shown beside, not a bar): all N messages are written in the same instant.
 
 Every message gets a fresh connection, opened just before the request is written (as a

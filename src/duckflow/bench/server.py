@@ -2,11 +2,11 @@
 
 A child process runs `duckflow serve`'s app (uvicorn, the real runner, router and companion)
 with a ScriptedModel per session whose reply streams word by word; this process is the client
-(`bench/_serverload.py`): at each level N, N sessions are live at once and each sends a
-message, reads its run to `done`, thinks for `--pace` seconds on average (uniform over
-0.5-1.5x, locust's `between`) and sends the next, `--messages` times (the first messages
-spread over the first `--pace` seconds). So the offered rate grows with N: ~N/pace messages a
-second. Figures per level: p50/p99 time to first chunk (TTFC) and to first model text,
+(`bench/_serverload.py`): at each level N, N sessions are live and each sends a message at a
+moment drawn uniformly over `--pace` seconds (a locust-style ramp) and reads its run to
+`done`: one stretch, N/pace messages a second, so the offered rate grows with N. A round gives
+every level `--messages` stretches, the levels taking turns (the order reversed each time), so
+the machine's load of the moment falls on every level alike. Figures per level: p50/p99 time to first chunk (TTFC) and to first model text,
 messages/s, chunks/s, errors, seq gaps; memory per idle session = growth of the server's RSS
 over all sessions made, once they are idle.
 
@@ -14,8 +14,9 @@ Bar: 0 errors and 0 gaps at every level, and p99 TTFC at the largest level <= 10
 the smallest (how the cost grows), taken per round, median of `--rounds` rounds held.
 Beside it (information, not a bar): the same sessions in a burst, all N messages written in the
 same instant, whose p99 grows as N x the per-message cost by queueing on one event loop
-(docs/server.md). Before each level the bench waits until the server process is idle, so no
-level pays for the one before it. The client runs on uvloop when it is installed.
+(docs/server.md). Before each stretch the bench waits until the server process is idle, so no
+stretch pays for the one before it. The client runs on uvloop when it is installed, collects
+no garbage during a stretch, and reports its own CPU per message beside the server's.
 """
 
 from __future__ import annotations
