@@ -229,3 +229,15 @@ def test_bare_my_number_needs_a_cue_or_its_own_line() -> None:
     assert S.mask("マイナンバー 123456789018").text.endswith("]")
     assert S.mask("total = 123456789018\n").text == "total = 123456789018\n"
     assert S.mask("123456789012\n").text == "123456789012\n"  # wrong check digit
+
+
+@pytest.mark.parametrize("phone", ["電話：０９０－１８２６－０９８０", "携帯 ０８０ー１２３４ー５６７８"])
+def test_a_my_number_is_masked_when_the_text_also_has_full_width_digits(phone: str) -> None:
+    """Full-width digits anywhere in a text made the PII pass read a digits-normalised copy, in
+    which the ー of マイナンバー became a dash: the My Number next to its label came through."""
+    text = f"{phone}\nマイナンバーは 761947445406 でお願いします。\n"
+    masked = Sanitizer().mask(text).text
+    assert "761947445406" not in masked and "my_number" in masked
+    assert "マイナンバーは" in masked  # the label itself is kept
+    csv = f"{phone}\n氏名,マイナンバー,部署\n田中,761947445406,開発\n"
+    assert "761947445406" not in Sanitizer().mask(csv).text  # a column named マイナンバー too

@@ -191,8 +191,11 @@ def _csv_column_named(text: str, start: int, end: int, headers: dict[int, str]) 
     return column < len(header) and bool(_MY_NUMBER_CONTEXT.search(header[column]))
 
 
-def find_my_numbers(text: str, windows: Windows | None = None) -> Iterator[Candidate]:
+def find_my_numbers(text: str, windows: Windows | None = None, words: str | None = None) -> Iterator[Candidate]:
+    """`words`: the text as written, when `text` is its digits-normalised copy (same length): the
+    context is read there, since the normalisation turns the ー of マイナンバー into a dash."""
     windows = numeric_windows(text) if windows is None else windows
+    words = text if words is None else words
     headers: dict[int, str] = {}
     for m in _in_windows(_MY_NUMBER, text, windows, 12):
         if not _free(text, m.start(), _NOT_BEFORE_CARD) or not my_number_valid(_digits(m.group(0))):
@@ -201,8 +204,8 @@ def find_my_numbers(text: str, windows: Windows | None = None) -> Iterator[Candi
         line_end = text.find("\n", m.end())
         alone = not text[line_start : m.start()].strip() and not text[m.end() : None if line_end < 0 else line_end].strip()
         if (m.group(1) or alone
-                or _MY_NUMBER_CONTEXT.search(text, max(0, m.start() - 60), m.start())
-                or _csv_column_named(text, m.start(), m.end(), headers)):
+                or _MY_NUMBER_CONTEXT.search(words, max(0, m.start() - 60), m.start())
+                or _csv_column_named(words, m.start(), m.end(), headers)):
             yield Candidate(m.start(), m.end(), "my_number", PII, P_CHECKED)
 
 
@@ -271,6 +274,6 @@ def find_pii(text: str) -> Iterator[Candidate]:
     yield from find_phones(numeric, windows)
     yield from find_ssns(numeric, windows)
     yield from find_cards(numeric, windows)
-    yield from find_my_numbers(numeric, windows)
+    yield from find_my_numbers(numeric, windows, text)
     yield from find_postal_codes(numeric)
     yield from find_addresses(text, windows if numeric is text else None)
