@@ -288,8 +288,10 @@ async def test_a_tool_that_computes_past_the_limit_inline_is_demoted() -> None:
     spin = [0.0]
 
     def crunch() -> str:
-        until = time.perf_counter() + spin[0]
-        while time.perf_counter() < until:  # CPU work, no blocking
+        # its own CPU time, not the wall clock: on a busy machine a 30 ms wall-clock spin may get
+        # under 10 ms of CPU, which the rule rightly reads as preemption, not the tool's cost
+        until = time.thread_time() + spin[0]
+        while time.thread_time() < until:  # CPU work, no blocking
             pass
         return "here"
 
@@ -417,3 +419,28 @@ def test_a_threaded_call_that_blocked_does_not_count_as_fast() -> None:
     for _ in range(INLINE_AFTER):
         pace.threaded(0.00001)
     assert pace.inline  # computing, not waiting: promoted as before
+
+
+async def test_with_inline_sync_tools_turned_off_a_fast_tool_stays_in_its_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`duckflow serve` (and DUCKFLOW_INLINE_SYNC_TOOLS=0) keeps every adaptive sync tool in a thread:
+    the model chooses the arguments, and one slow call on the loop's thread would hold every session."""
+    monkeypatch.setattr(pacing, "inline_allowed", False)
+    loop_thread = threading.get_ident()
+    t, seen = where_tool()
+    await calls(t, INLINE_AFTER + 3)
+    assert loop_thread not in seen and not t.runs_inline
+    forced, forced_seen = where_tool("forced", blocking=False)
+    await calls(forced, 2)
+    assert forced_seen == [loop_thread] * 2  # an explicit blocking=False is still obeyed
+
+
+def test_the_environment_turns_inline_sync_tools_off() -> None:
+    import os
+    import subprocess
+    import sys
+
+    code = "from duckflow.core import pacing; print(pacing.inline_allowed)"
+    for value, expected in (("0", "False"), ("off", "False"), ("1", "True")):
+        env = dict(os.environ, DUCKFLOW_INLINE_SYNC_TOOLS=value)
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+        assert out.stdout.strip() == expected, out.stderr

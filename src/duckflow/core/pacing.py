@@ -12,6 +12,7 @@ exception a 5 µs function on a busy machine was sent back within seconds (measu
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections.abc import Callable
 from typing import Any
@@ -22,6 +23,13 @@ log = logging.getLogger("duckflow.core.tools")
 #: worker thread runs on the event loop's thread; an inline call over it sends it back
 INLINE_LIMIT_S = 0.001
 INLINE_AFTER = 3
+
+#: whether proven-fast sync tools may move to the loop's thread in this process. A model chooses
+#: a tool's arguments: a tool fast on its first calls can be slow on the next (a pattern it
+#: matches, a bound it loops to), and on the loop's thread that one call holds everything the
+#: loop serves. `duckflow serve` turns this off (every session of a server shares one loop);
+#: `DUCKFLOW_INLINE_SYNC_TOOLS=0` turns it off anywhere. `@tool(blocking=False)` still runs inline.
+inline_allowed = os.environ.get("DUCKFLOW_INLINE_SYNC_TOOLS", "1").strip().lower() not in ("0", "false", "no", "off")
 
 Usage = tuple[float, int]  # (the thread's CPU time in s, its voluntary context switches so far)
 _usage: Callable[[], Usage | None] | None = None
@@ -68,7 +76,7 @@ class Pace:
             self.fast = 0
             return
         self.fast += 1
-        if self.fast >= INLINE_AFTER and not self.demoted:
+        if self.fast >= INLINE_AFTER and not self.demoted and inline_allowed:
             self.inline = True
 
     def inline_call(self, name: str, took: float, before: Usage | None) -> None:

@@ -81,6 +81,9 @@ def run(args: argparse.Namespace) -> int:
         print("warning: listening beyond this machine; put TLS in front of it", file=out)
     redact_access_log()
     tune_gc()
+    from duckflow.core import pacing
+
+    pacing.inline_allowed = False  # one loop serves every session: a sync tool never runs on it
     uvicorn.run(app, host=args.host, port=args.port, log_level="debug" if args.debug else "warning",
                 access_log=args.debug, server_header=False, proxy_headers=False,
                 timeout_graceful_shutdown=5)  # open page streams do not hold Ctrl-C up
