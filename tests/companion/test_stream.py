@@ -207,3 +207,22 @@ async def test_a_model_cannot_drive_the_terminal_or_fake_the_approval_panel(env:
     assert "[green]✓ approved[/green]" in out  # shown as text, not as markup
     assert "[bold red]none[/]" in out
     assert any(c.type == "delta" and "\x1b" in c.data.text for c in chunks)  # the stream itself is untouched
+
+
+async def test_an_idle_session_keeps_no_chunk_of_its_finished_stream(env: Any) -> None:
+    """A server holds hundreds of idle sessions: once a streamed task is over, its chunks are in
+    the stream (and the server's chunk log as text), not kept by the session until its next
+    message (~50 chunk models a session, which every collection of the server walked)."""
+    import gc
+    import weakref
+
+    from duckflow.core.chunks import DeltaChunk
+
+    o = env.open(_script())
+    s = o.session
+    seen = [weakref.ref(c) for c in [c async for c in s.stream("write hello.py")] if isinstance(c, DeltaChunk)]
+    assert seen and s.chunks.turn == []
+    gc.collect()
+    assert all(ref() is None for ref in seen)  # nothing keeps the deltas of the finished stream
+    rest = [c async for c in s.stream_answer(True, by="test")]
+    assert rest[-1].data.ending == "done" and s.chunks.turn == []

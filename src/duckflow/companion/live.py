@@ -112,6 +112,7 @@ class LiveMixin:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
+            self.chunks.release_turn()  # the stream has them all; an idle session keeps none
 
     async def ask(self, text: str) -> str:
         """A question while a task runs: Main answers from the live state, read-only, in parallel.
