@@ -2,9 +2,10 @@
 
 A sync tool (`Tool.blocking` None) starts in a worker thread. Its own run time is measured
 there (not the hop); after `INLINE_AFTER` threaded calls in a row under `INLINE_LIMIT_S`, in
-which the thread never blocked (it computed, it did not wait), it runs on the event loop's thread. An inline call over the limit sends it back to a thread for
-good, unless the time over was the operating system's: the thread was preempted (no
-voluntary context switch, so it did not block; CPU time under the limit). Without that
+which the thread never blocked (it computed, it did not wait), it runs on the event loop's
+thread. An inline call over the limit sends it back to a thread for good, unless the time over
+was the operating system's: the thread was preempted (no voluntary context switch, so it did
+not block; CPU time under the limit). Without that
 exception a 5 µs function on a busy machine was sent back within seconds (measured: after
 ~10,000 calls with 5 busy processes on 2 cores), for a pause it did not cause.
 """
@@ -41,6 +42,15 @@ def thread_usage() -> Usage | None:
     if _usage is None:
         _usage = _usage_reader()
     return _usage()
+
+
+def used_since(before: Usage | None) -> tuple[float, bool] | None:
+    """(CPU seconds, whether the thread blocked) since `before` (`thread_usage()`), or None
+    where the OS cannot say."""
+    after = thread_usage() if before is not None else None
+    if before is None or after is None:
+        return None
+    return after[0] - before[0], after[1] > before[1]
 
 
 def _usage_reader() -> Callable[[], Usage | None]:
@@ -86,9 +96,9 @@ class Pace:
         """
         if took <= INLINE_LIMIT_S:
             return
-        after = thread_usage() if before is not None else None
-        if before is not None and after is not None:
-            cpu, blocked = after[0] - before[0], after[1] > before[1]
+        used = used_since(before)
+        if used is not None:
+            cpu, blocked = used
             if not blocked and cpu <= INLINE_LIMIT_S:
                 log.debug("tool %s took %.2f ms on the event loop's thread, %.2f ms of it its own "
                           "CPU time and never blocking: the thread was preempted; it stays there",
@@ -114,5 +124,5 @@ def timed(pace: Pace, run: Callable[..., Any], fn: Callable[..., Any], kwargs: d
         return run(fn, **kwargs)
     finally:
         took = time.perf_counter() - started
-        after = thread_usage() if before is not None else None
-        pace.threaded(took, waited=after is not None and before is not None and after[1] > before[1])
+        used = used_since(before)
+        pace.threaded(took, waited=used is not None and used[1])

@@ -77,9 +77,9 @@ class Tool:
     threaded calls in a row, then on the loop's thread, until one call there takes longer (not
     because the OS preempted it): then in a thread for good (`core/pacing.py`). A thread hop
     costs 0.1-0.2 ms of wake-ups on an idle machine, 20-40x a small pure function; the rule
-    bounds how long an unknown tool can ever hold the loop to one call over the limit. A tool with `timeout_s` always runs in a thread (a
-    timeout cannot stop a function on the loop's thread). Either way the call runs in a copy
-    of the caller's context variables.
+    bounds how long an unknown tool can ever hold the loop to one call over the limit. A tool
+    with `timeout_s` always runs in a thread (a timeout cannot stop a function on the loop's
+    thread). Either way the call runs in a copy of the caller's context variables.
     """
 
     name: str

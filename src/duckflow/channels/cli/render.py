@@ -56,6 +56,7 @@ class Renderer:
 
         # emoji=False: `:name:` in a path, a file or a model's text is printed as written (and
         # rich's 60 KB emoji table is not loaded on every start)
+        own = console is None  # our own console (not one a caller passes, e.g. the chat's)
         if console is None:
             import os
             import sys
@@ -67,14 +68,11 @@ class Renderer:
             console = Console(highlight=False, emoji=False, force_terminal=False if piped else None)
             if piped:
                 console.size = console.size  # what rich measured (COLUMNS, a terminal on stderr, 80)
-            self._own_console = True
-        else:
-            self._own_console = False
         self.console = console
         # our own console on a pipe or file (no terminal, no colours, nothing recorded): plain
         # streamed text is written as it is, which is what rich prints there, without its
         # per-print rendering (a run streams ~90 pieces); see `_write_plain`
-        self._plain_ok = (self._own_console and not self.console.is_terminal
+        self._plain_ok = (own and not self.console.is_terminal
                           and self.console.color_system is None and not self.console.record)
         self.debug = debug
         self.quiet = quiet
