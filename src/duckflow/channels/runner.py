@@ -128,6 +128,13 @@ class SessionRunner:
         loaded = self.store.load(session_id)
         return loaded[0].workspace if loaded is not None else None
 
+    def belongs_here(self, session_id: str) -> bool:
+        """True when the session is open here or was saved in this server's workspace (or in none)."""
+        if session_id in self._open:
+            return True
+        home = self.workspace_of(session_id)
+        return not home or Path(home).expanduser().resolve() == self.workspace
+
     # -- turns ----------------------------------------------------------------------------
     async def run_message(self, session_id: str, text: str, channel: str = "http",
                           images: list[str] | None = None) -> AsyncIterator[Any]:
