@@ -164,11 +164,15 @@ class SessionRunner:
             return
         await orch.roles.health.ensure(model)  # the Chat role's Ollama model is checked (cached)
         text = turn.text or text
-        if images:
+        if images:  # answered by the session's model when it can see (one line why not, else)
+            from duckflow.orchestra.look import answer_with_images
+
             yield as_dict(NoticeChunk(agent=AGENT, data=NoticeData(
-                code="images", message=f"{len(images)} image(s) received; the companion reads text only "
-                                       "for now, so their files are named in the message")))
-            text = text + "\n" + "\n".join(f"(image: {p})" for p in images)
+                code="images", message=f"{len(images)} image(s) received")))
+            looked = await answer_with_images(session, orch, text)
+            yield chunk("reply", text=looked.text)
+            yield chunk("done", text=looked.text, ending="done" if looked.ok else "input")
+            return
         if session.state.pending_gate:
             job = session.state.pending_job or {}
             yield chunk("approval", phase="request", job_id=str(job.get("job_id", "")),

@@ -85,12 +85,13 @@ def test_groups_and_rooms_get_their_own_sessions_and_redeliveries_run_once(live:
 
 
 def test_an_image_is_downloaded_to_a_file_and_passed_on(live: Any, fake_api: Any) -> None:
+    from tests.helpers.vision import png
+
     srv, line = _serve(live, fake_api)
-    png = b"\x89PNG\r\n\x1a\n" + b"0" * 100
-    line.replies["/v2/bot/message/img1/content"] = [(200, png)]
+    picture = png(2, 2)
+    line.replies["/v2/bot/message/img1/content"] = [(200, picture)]
     event = {"type": "message", "webhookEventId": "i1", "replyToken": "rt-i", "source": {"type": "user", "userId": "U2"},
-             "timestamp": _now(),
-             "message": {"id": "img1", "type": "image"}}
+             "timestamp": _now(), "message": {"id": "img1", "type": "image"}}
     body = _hook(event)
     assert httpx.post(srv.url + "/line/webhook", content=body, headers=line_headers(body)).status_code == 200
     line.wait_for("/v2/bot/message/img1/content")
@@ -99,12 +100,12 @@ def test_an_image_is_downloaded_to_a_file_and_passed_on(live: Any, fake_api: Any
     notice = wait_until(lambda: [c for c in httpx.get(f"{srv.url}/v1/sessions/{sid}/chunks", headers=srv.auth)
                                  .json()["chunks"] if c["data"].get("code") == "images"])
     assert notice
-    done = wait_until(lambda: [c for c in httpx.get(f"{srv.url}/v1/sessions/{sid}/chunks", headers=srv.auth)
-                               .json()["chunks"] if c["type"] == "state" or c["type"] == "done"])
-    assert done
-    state = httpx.get(f"{srv.url}/v1/sessions/{sid}", headers=srv.auth).json()
-    path = state["task"].split("(image: ")[1].split(")")[0]
-    assert Path(path).read_bytes() == png
+    wait_until(lambda: [c for c in httpx.get(f"{srv.url}/v1/sessions/{sid}/chunks", headers=srv.auth)
+                        .json()["chunks"] if c["type"] == "done"])
+    from duckflow.orchestra.images import audit_path
+
+    record = json.loads(audit_path().read_text().splitlines()[-1])
+    assert record["included"] and Path(record["source_path"]).read_bytes() == picture  # the file is kept a while
 
 
 def test_an_old_reply_token_is_not_used_and_a_rejected_one_falls_back_to_push(fake_api: Any) -> None:

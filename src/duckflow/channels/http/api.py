@@ -25,6 +25,7 @@ from duckflow.errors import DuckflowError
 
 class MessageIn(BaseModel):
     text: str = Field(min_length=1, max_length=100_000)
+    images: list[str] = Field(default_factory=list, max_length=4)  # ids from POST /v1/images
 
 
 class DecisionIn(BaseModel):
@@ -150,7 +151,13 @@ def api_router() -> APIRouter:
     async def message(request: Request, sid: str, body: MessageIn = Depends(model_body(MessageIn))) -> Any:
         runner, manager, _ = _parts(request)
         _known(runner, sid)
-        before = manager.submit(sid, body.text, "http")
+        from duckflow.channels.http.uploads import image_paths
+
+        try:
+            images = image_paths(body.images)
+        except ValueError as exc:
+            raise HTTPException(422, str(exc)) from None
+        before = manager.submit(sid, body.text, "http", images=images or None)
         if "text/event-stream" in request.headers.get("accept", ""):
             hb = request.app.state.settings.heartbeat_s
             return _sse(request, follow(request, sid, before, until_done=True, heartbeat_s=hb))

@@ -192,6 +192,10 @@ def create_app(settings: ServerSettings, *, runner: Any = None) -> FastAPI:
     for kind in STATE_ERRORS:
         app.add_exception_handler(kind, unavailable)
     app.include_router(api_router(), prefix="/v1", dependencies=[Depends(bearer)])
+    from duckflow.channels.http.uploads import UPLOAD_PATH, uploads_router
+    from duckflow.orchestra.images import MAX_IMAGE_BYTES
+
+    app.include_router(uploads_router(), prefix="/v1", dependencies=[Depends(bearer)])
     from duckflow.channels.line.webhook import line_router
     from duckflow.channels.slack.events import slack_router
 
@@ -208,5 +212,6 @@ def create_app(settings: ServerSettings, *, runner: Any = None) -> FastAPI:
         from duckflow.channels.http.fastpath import MessageFastPath
 
         app.add_middleware(MessageFastPath, fastapi_app=app)
-    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes,
+                       larger={UPLOAD_PATH: max(MAX_IMAGE_BYTES, settings.max_body_bytes)})
     return app

@@ -3,7 +3,7 @@
 This one request is what every person's message costs, so it skips the framework's routing
 and dependency machinery (measured with `duckflow bench server`: 2-3x less work per message at
 500 at once). It checks exactly what the FastAPI route checks — the bearer token in constant
-time, a JSON object with a `text` of 1..100000 characters read by the one body reader
+time, a JSON object with a `text` of 1..100000 characters (and uploaded image ids) read by the one body reader
 (`channels.jsonbody.parse_json`), a session of this workspace (`api.session_problem`) — and then queues
 the message and streams the run as the route does. Everything else (202 replies without
 `Accept: text/event-stream`, CORS, every other endpoint) goes on to the app; the body cap of
@@ -61,12 +61,22 @@ class MessageFastPath:
         if not isinstance(text, str) or not 1 <= len(text) <= MAX_TEXT:
             await _json(send, 422, f"`text` must be a string of 1 to {MAX_TEXT} characters")
             return
+        from duckflow.channels.http.uploads import MAX_IMAGES, image_paths
+
+        ids = data.get("images") or []
+        try:
+            if not isinstance(ids, list) or len(ids) > MAX_IMAGES:
+                raise ValueError(f"`images` must be a list of at most {MAX_IMAGES} ids from POST /v1/images")
+            images = image_paths(ids)
+        except ValueError as exc:
+            await _json(send, 422, str(exc))
+            return
         from duckflow.channels.http.api import follow, session_problem
 
         sid = unquote(m.group(1))
         try:
             problem = session_problem(state.runner, sid)
-            before = state.manager.submit(sid, text, "http") if problem is None else 0
+            before = state.manager.submit(sid, text, "http", images=images or None) if problem is None else 0
         except STATE_ERRORS as exc:  # a damaged database: 503 with the file and the next step
             await _send(send, 503, unavailable(exc))
             return
