@@ -247,7 +247,18 @@ $("send-form").addEventListener("submit", async (e) => {
   const text = $("text").value.trim(); if (!text || !state.sid) return;
   $("text").value = ""; $("send").disabled = true;
   $("log").appendChild(el("div", "msg user", text)); scroll();
-  try { await api("POST", `/v1/sessions/${encodeURIComponent(state.sid)}/messages`, { text }); }
+  const file = $("image").files[0];
+  try {
+    const body = { text };
+    if (file) {  // the image goes first (POST /v1/images, typed by its content), the message names it
+      const r = await fetch("/v1/images", { method: "POST", body: file,
+        headers: { Authorization: "Bearer " + state.token, "Content-Type": file.type || "application/octet-stream" } });
+      const up = await r.json().catch(() => ({}));
+      if (!r.ok) throw new Error(up.detail || r.statusText);
+      body.images = [up.image]; $("image").value = "";
+    }
+    await api("POST", `/v1/sessions/${encodeURIComponent(state.sid)}/messages`, body);
+  }
   catch (err) { addLine("could not send: " + err.message, "error"); $("send").disabled = false; }
 });
 $("text").addEventListener("keydown", (e) => {
