@@ -6,7 +6,8 @@ LINE photo — is answered here by one call of the session's model with the imag
 provider's wire form (llm/types.ImagePart: OpenAI-compatible data-URL `image_url` parts,
 Anthropic `image` blocks, Ollama `images`). Nothing is sent when no image could be used (the
 reasons are in the audit records `prepare_images` wrote) or the model cannot see
-(`llm.vision.vision_refusal`): the answer is then one line with the next step.
+(`llm.vision.vision_refusal`): the answer is then one line with the next step. Pixels are not
+masked: an image sent to a cloud model goes as it is (only its text passes the sanitizer).
 """
 
 from __future__ import annotations
@@ -36,8 +37,9 @@ def dropped(records: list[dict[str, Any]]) -> str:
 
 
 async def look(model: Any, text: str, parts: list[Any], records: list[dict[str, Any]],
-               *, history: str = "") -> Looked:
-    """One model call with the images; `history` (the conversation so far) goes into the instructions."""
+               *, history: str = "", token_guard: Any = None) -> Looked:
+    """One model call with the images; `history` (the conversation so far) goes into the instructions,
+    `token_guard` counts its tokens against the budgets as the companion's calls are."""
     from duckflow.llm.vision import vision_refusal
 
     if not parts:
@@ -51,7 +53,7 @@ async def look(model: Any, text: str, parts: list[Any], records: list[dict[str, 
 
     skipped = dropped(records)
     instructions = INSTRUCTIONS + (f"\n\nThe conversation so far:\n{history}" if history else "")
-    agent = Agent("companion", instructions, model=model, max_turns=1, codec="native")
+    agent = Agent("companion", instructions, model=model, max_turns=1, codec="native", token_guard=token_guard)
     result = await agent.run([Message("user", text, images=parts)], raise_errors=False)
     if not result.ok:
         from duckflow.orchestra.roles import error_text, is_timeout
@@ -70,7 +72,8 @@ async def answer_with_images(session: Any, orch: Any, text: str) -> Looked:
     session's model; the exchange joins the session's conversation (the image noted, not its bytes)."""
     parts, records = orch.image_inputs
     history = "\n".join(session.state.summaries(6))
-    looked = await look(getattr(session, "model", None), text, parts, records, history=history)
+    guard = getattr(getattr(session, "engine", None), "token_guard", None)
+    looked = await look(getattr(session, "model", None), text, parts, records, history=history, token_guard=guard)
     noted = f"{text} [{len(parts)} image(s)]"
     session.owner.change("image reply", lambda st: st.add_exchange(noted, looked.text))
     return looked
