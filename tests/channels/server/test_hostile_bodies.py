@@ -133,3 +133,28 @@ def test_traces_show_only_this_workspaces_records(live: Any, tmp_path: Path) -> 
     records = httpx.get(srv.url + "/v1/traces", headers=srv.auth).json()["records"]
     assert records and {r["session"] for r in records} == {sid}
     assert httpx.get(f"{srv.url}/v1/traces?session={theirs}", headers=srv.auth).json()["records"] == []
+
+
+def test_a_slack_retry_after_a_restart_runs_nothing(live: Any, fake_api: Any, tmp_path: Path) -> None:
+    import pytest
+
+    pytest.importorskip("slack_sdk")
+    from tests.channels.server.test_slack import _event
+
+    def serve() -> tuple[Any, Any]:
+        api = fake_api()
+        return live(slack_signing_secret=SLACK, slack_bot_token="xoxb-test", slack_api_url=api.url + "/api/",
+                    slack_allowed=frozenset({"U9"}), state_dir=str(tmp_path / "state")), api
+
+    srv, api = serve()
+    body = _event("hello there", event_id="EvR")
+    assert httpx.post(srv.url + "/slack/events", content=body, headers=slack_headers(body)).status_code == 200
+    api.wait_for("/api/chat.postMessage")
+    srv.stop()
+    again, api2 = serve()  # Slack retries with a fresh signature after the server came back
+    assert httpx.post(again.url + "/slack/events", content=body, headers=slack_headers(body)).status_code == 200
+    other = _event("and this", ts="1700000000.000200", event_id="EvS")
+    assert httpx.post(again.url + "/slack/events", content=other, headers=slack_headers(other)).status_code == 200
+    api2.wait_for("/api/chat.postMessage")
+    time.sleep(0.3)
+    assert [c["body"]["thread_ts"] for c in api2.of("/api/chat.postMessage")] == ["1700000000.000200"]
