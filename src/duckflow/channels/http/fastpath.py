@@ -61,16 +61,18 @@ class MessageFastPath:
         if not isinstance(text, str) or not 1 <= len(text) <= MAX_TEXT:
             await _json(send, 422, f"`text` must be a string of 1 to {MAX_TEXT} characters")
             return
-        from duckflow.channels.http.uploads import MAX_IMAGES, image_paths
+        ids = data.get("images")
+        images: list[str] = []
+        if ids:  # uploaded image ids (POST /v1/images)
+            from duckflow.channels.http.uploads import MAX_IMAGES, image_paths
 
-        ids = data.get("images") or []
-        try:
-            if not isinstance(ids, list) or len(ids) > MAX_IMAGES:
-                raise ValueError(f"`images` must be a list of at most {MAX_IMAGES} ids from POST /v1/images")
-            images = image_paths(ids)
-        except ValueError as exc:
-            await _json(send, 422, str(exc))
-            return
+            try:
+                if not isinstance(ids, list) or len(ids) > MAX_IMAGES:
+                    raise ValueError(f"`images` must be a list of at most {MAX_IMAGES} ids from POST /v1/images")
+                images = image_paths(ids)
+            except ValueError as exc:
+                await _json(send, 422, str(exc))
+                return
         from duckflow.channels.http.api import follow, session_problem
 
         sid = unquote(m.group(1))

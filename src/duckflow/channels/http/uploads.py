@@ -25,6 +25,8 @@ _SUFFIX = {"image/png": ".png", "image/jpeg": ".jpg", "image/gif": ".gif", "imag
 
 def image_paths(ids: list[str]) -> list[str]:
     """The stored files of uploaded image ids; ValueError (one line) for an id that is not one."""
+    if not ids:
+        return []
     from duckflow.orchestra.images import ImageInbox
 
     folder = ImageInbox().folder
