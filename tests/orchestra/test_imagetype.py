@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import struct
+from typing import Any
 
 from duckflow.llm.scripted import ScriptedModel
 from duckflow.llm.vision import vision_refusal
@@ -63,3 +64,17 @@ def test_which_models_can_see() -> None:
     assert vision_refusal(ScriptedModel(vision=True)) is None
     chain = FallbackModel([ScriptedModel(vision=True), ScriptedModel(name="blind")])
     assert "scripted:blind" in str(vision_refusal(chain))
+
+
+async def test_llama_cpp_without_a_projector_refuses_images_before_loading_anything(tmp_path: Any) -> None:
+    import pytest
+
+    from duckflow.llm.errors import LLMError
+    from duckflow.llm.local import LocalModel
+    from duckflow.llm.localmodels import LocalModelInfo
+    from duckflow.llm.types import ImagePart, Message
+
+    model = LocalModel(LocalModelInfo("tiny", tmp_path / "missing.gguf", 0.1, "tiny"))
+    with pytest.raises(LLMError, match="without a vision projector"):
+        async for _ in model.stream([Message("user", "what is this?", images=[ImagePart(png(2, 2))])]):
+            pass
