@@ -144,6 +144,7 @@ def test_a_task_asks_in_view_and_approving_shows_the_result(served: Served, brow
 
     card.locator(".approve").click()
     page.locator("#log .msg.bot", has_text="Done: hello.py prints a friendly greeting").wait_for(timeout=20000)
+    wait_js(page, "document.querySelector('#timeline li.done') !== null")  # the turn's end came
     assert "Hello from Duckflow" in (served.workspace / "hello.py").read_text()
     assert card.locator(".answer").inner_text() == "Approved" and card.locator("button").count() == 0
     rows = page.locator("#log .action.ok .label").all_inner_texts()
@@ -166,12 +167,20 @@ def test_a_task_asks_in_view_and_approving_shows_the_result(served: Served, brow
     page.click("#details-toggle")  # the trace, one flag away
     assert page.locator("#log .trace", has_text="PLANNING").first.is_visible()
     page.click("#details-toggle")
+
+    shown = chat_text(page)
+    page.reload()  # the conversation is the server's: both sides come back, the card answered
+    page.wait_for_selector("#conn.on", timeout=15000)
+    page.locator("#log .msg.bot", has_text="Done: hello.py").wait_for(timeout=15000)
+    assert chat_text(page) == shown and page.locator("#log .card.decided").count() == 1
     assert errors == []
 
 
 def test_deny_with_words_sends_them_with_the_denial(served: Served, browser: Any) -> None:
     page, errors = open_page(browser, served, 390)
     card = ask(page, TASK)
+    listed = served.api("GET", "/v1/sessions")["sessions"][0]
+    assert (listed["title"], listed["state"]) == ("Create hello.py that prints a greeting", "needs your approval")
     card.locator(".choices .deny").click()
     box = card.locator(".deny-form textarea")
     assert card.locator(".deny-form label").inner_text().startswith("What should it do instead?")
@@ -180,10 +189,12 @@ def test_deny_with_words_sends_them_with_the_denial(served: Served, browser: Any
     page.screenshot(path=str(SHOTS / "web-390-deny.png"))
     box.press("Enter")
     page.locator("#log .msg.bot", has_text="What should I do instead?").wait_for(timeout=20000)
+    wait_js(page, "document.querySelectorAll('#timeline li.end').length === 2")  # asked, then answered
     assert card.locator(".answer").inner_text() == "Denied — “call it greet.py instead”"
     job = served.api("GET", "/v1/approvals", params={"all": "true"})["jobs"][0]
     assert job["status"] == "denied" and job["decision"]["note"] == "call it greet.py instead"
     assert not (served.workspace / "hello.py").exists()
+    assert served.api("GET", "/v1/sessions")["sessions"][0]["state"] == "waiting for your answer"
     assert any("Denied" in e for e in page.locator("#timeline li").all_inner_texts())
     assert_a_conversation(page)
     assert errors == []
