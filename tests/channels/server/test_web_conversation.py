@@ -166,7 +166,13 @@ def test_a_task_asks_in_view_and_approving_shows_the_result(served: Served, brow
 
     page.click("#details-toggle")  # the trace, one flag away
     assert page.locator("#log .trace", has_text="PLANNING").first.is_visible()
+    page.screenshot(path=str(SHOTS / f"web-{width}-details.png"))
     page.click("#details-toggle")
+    if width < 500:  # on a phone the timeline opens over the chat
+        page.click("#panel-toggle")
+        assert page.locator("#timeline").is_visible()
+        page.screenshot(path=str(SHOTS / "web-390-timeline.png"))
+        page.click("#panel-toggle")
 
     shown = chat_text(page)
     page.reload()  # the conversation is the server's: both sides come back, the card answered
@@ -232,3 +238,32 @@ def test_signed_out_shows_nothing_but_the_sign_in_form(served: Served, browser: 
     page.click("#sign-out")
     page.wait_for_selector("#login:not([hidden])")
     assert page.locator("body").inner_text() == page.locator("#login").inner_text()
+
+
+EDIT = "<<<<<<< SEARCH\ndef add(a, b):\n    return a + b\n=======\ndef add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n>>>>>>> REPLACE"
+RUN = '{"command": "python3 hello.py", "ran": true, "exit_code": 0, "timed_out": false, "stdout": "' + "line\\n" * 15 + '", "stderr": ""}'
+
+
+def test_each_action_is_one_line_a_person_reads(served: Served, browser: Any) -> None:
+    page = browser.new_page(viewport={"width": 390, "height": 844})
+    page.goto(served.url + "/")
+    page.wait_for_selector("#login:not([hidden])")
+    chunks = [
+        {"seq": 1, "type": "tool_call", "data": {"id": "a", "name": "edit_file", "arguments": {"path": "calc.py", "content": EDIT}}},
+        {"seq": 2, "type": "tool_response", "data": {"id": "a", "name": "edit_file", "content": '{"path": "calc.py"}', "is_error": False}},
+        {"seq": 3, "type": "tool_call", "data": {"id": "b", "name": "execute_shell", "arguments": {"command": "python3 hello.py"}}},
+        {"seq": 4, "type": "tool_response", "data": {"id": "b", "name": "execute_shell", "content": RUN, "is_error": False}},
+        {"seq": 5, "type": "tool_call", "data": {"id": "c", "name": "read_file", "arguments": {"path": "nope.py"}}},
+        {"seq": 6, "type": "tool_response", "data": {"id": "c", "name": "read_file", "content": "no such file: nope.py\nmore", "is_error": True}},
+        {"seq": 7, "type": "reply", "agent": "companion", "data": {"text": "Added sub.\n\n(plan plan-20261128-001 proposed)\n\n- edit_file(path=calc.py) → ok: {\"path\": \"calc.py\"}"}},
+    ]
+    rows = page.evaluate("""(chunks) => {
+        const log = document.createElement("div"), tl = document.createElement("ol");
+        const hooks = { nearBottom: () => true, added() {}, attention() {}, decide() {}, answered() {}, done() {} };
+        const talk = new Talk.Conversation(log, tl, hooks);
+        chunks.forEach((c) => talk.show(c));
+        document.body.appendChild(log);
+        return [...log.querySelectorAll(".action summary, .msg")].map((n) => n.textContent);
+    }""", chunks)
+    assert rows == ["✓Edit calc.py (+4 −0)", "✓Run python3 hello.py → exit 0, 15 lines",
+                    "✗Read nope.py → failed: no such file: nope.py", "Added sub."]
