@@ -221,6 +221,11 @@ def test_an_approval_below_the_fold_is_announced_in_view(served: Served, browser
     wait_js(page, "document.getElementById('jump').hidden")
     assert in_view(page, "#log .card .approve")
 
+    page.fill("#text", "and make it loud")  # a message while the card waits: told so, the card in view
+    page.press("#text", "Enter")
+    page.locator("#log .line", has_text="An approval is still waiting").wait_for(timeout=15000)
+    assert in_view(page, "#log .card .approve") and page.locator("#log .card").count() == 1
+
 
 def test_signed_out_shows_nothing_but_the_sign_in_form(served: Served, browser: Any) -> None:
     page = browser.new_page(viewport={"width": 390, "height": 844})

@@ -72,7 +72,8 @@ async function loadSessions(pick, quiet) {
 }
 
 $("new-session").addEventListener("click", async () => {
-  const s = await api("POST", "/v1/sessions"); await loadSessions(s.session_id);
+  try { const s = await api("POST", "/v1/sessions"); await loadSessions(s.session_id); }
+  catch (err) { if (state.talk) state.talk.line("Could not start a new conversation: " + err.message, "error"); }
 });
 $("session").addEventListener("change", (e) => openSession(e.target.value));
 

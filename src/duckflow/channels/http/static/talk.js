@@ -207,6 +207,8 @@ const Talk = (() => {
         case "done":
           this.typing.hidden = true; this.bubble = null; this.streamed = false;
           if (d.ending === "error" && d.text && !this.errored) this.line(d.text, "error");
+          if (d.ending === "approval" && this.again) this.line("An approval is still waiting: answer it first, then send your message again.", "warn");
+          this.again = false;
           this.errored = false;
           this.event(c.time, ENDINGS[d.ending] || "Turn ended", d.ending === "error" ? "bad" : d.ending === "done" ? "end done" : "end");
           this.hooks.done(d);
@@ -275,7 +277,7 @@ const Talk = (() => {
 
     approval(c, d) {
       const r = d.request || {}, op = r.operation || {};
-      if (this.cards.has(d.job_id)) { this.hooks.attention(this.cards.get(d.job_id)); return; }
+      if (this.cards.has(d.job_id)) { this.again = true; this.hooks.attention(this.cards.get(d.job_id)); return; }
       const card = el("div", "card"); card.dataset.job = d.job_id;
       const headline = approvalHeadline(r);
       card.append(el("div", "ask", "Needs your approval"), el("strong", "headline", headline));
