@@ -122,7 +122,7 @@ const Talk = (() => {
   function diffBlock(text) {
     const pre = el("pre", "diff");
     for (const line of String(text).replace(/\n$/, "").split("\n")) {
-      if (/^(---|\+\+\+) /.test(line)) continue;  // the file is named in the headline
+      if (/^(---|\+\+\+) |^@@ -0,0 /.test(line)) continue;  // the file is named in the headline; a new file has one hunk
       const cls = line.startsWith("+") && !line.startsWith("+++") ? "add" : line.startsWith("-") && !line.startsWith("---") ? "del" : line.startsWith("@@") ? "hunk" : "";
       pre.appendChild(el("span", cls, line + "\n"));
     }
@@ -149,6 +149,17 @@ const Talk = (() => {
       if (!node.classList.contains("trace") && !node.classList.contains("bot")) this.bubble = null;
       this.hooks.added(stick);
       return node;
+    }
+
+    working(on) {  // "Working… 12 s" from a turn's start to its end (a local model can take minutes)
+      if (on && this.since) return;
+      clearInterval(this.ticker); this.typing.hidden = !on; this.since = on ? Date.now() : 0;
+      this.typing.textContent = "Working…";
+      if (on) this.ticker = setInterval(() => {
+        if (!this.typing.isConnected) return clearInterval(this.ticker);
+        const s = Math.round((Date.now() - this.since) / 1000);
+        if (s >= 2) this.typing.textContent = `Working… ${s} s`;
+      }, 1000);
     }
 
     event(time, text, kind) {
@@ -199,13 +210,13 @@ const Talk = (() => {
         case "tool_call": return this.action(c, d);
         case "tool_response": return this.result(c, d);
         case "approval": return d.phase === "answer" ? this.answered(c, d) : this.approval(c, d);
-        case "progress": this.typing.hidden = d.phase !== "start"; return;
+        case "progress": if (d.phase === "start") this.working(true); return;
         case "error":
           this.line(`Something went wrong: ${d.message}${d.hint ? " — " + d.hint : ""}`, "error"); this.errored = true;
           this.event(c.time, "Error: " + clip(d.message, 60), "bad"); return;
         case "warning": this.line("⚠ " + d.message, "warn"); return;
         case "done":
-          this.typing.hidden = true; this.bubble = null; this.streamed = false;
+          this.working(false); this.bubble = null; this.streamed = false;
           if (d.ending === "error" && d.text && !this.errored) this.line(d.text, "error");
           if (d.ending === "approval" && this.again) this.line("An approval is still waiting: answer it first, then send your message again.", "warn");
           this.again = false;
@@ -221,7 +232,7 @@ const Talk = (() => {
         this.event(c.time, text ? `You asked: “${clip(text, 40)}”` : "Turn started", "start");
         if (text && this.echo[0] === text) this.echo.shift();
         else if (text) this.add(el("div", "msg user", text));
-        this.typing.hidden = false;
+        this.working(true);
         return;
       }
       if (d.code === "proposed" || d.code === "refused_call") {
