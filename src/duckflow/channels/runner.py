@@ -150,7 +150,7 @@ class SessionRunner:
         decision = turn.decision
         yield as_dict(NoticeChunk(agent="router", data=NoticeData(
             code="route", message=decision.declaration or f"route: {decision.primary_route}",
-            details=decision.public())))
+            details={**decision.public(), "text": text})))  # the person's words: the page shows both sides
         if turn.action != "companion":  # the router, the Worker loop or a Coder job answered
             for c in self._orchestra_turn(session, session_id, channel, text, turn):
                 yield c

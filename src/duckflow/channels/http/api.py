@@ -120,6 +120,8 @@ def api_router() -> APIRouter:
             d["channel"] = ident["channel"] if ident else "http"
             d["identity"] = ident["identity"] if ident else None
             d["busy"] = manager.busy(s.session_id)
+            d["title"] = session_title(s.task)
+            d["state"] = plain_state(s.step, s.status, pending=s.pending, busy=d["busy"], started=bool(s.task))
             rows.append(d)
         return {"sessions": rows}
 
@@ -309,6 +311,29 @@ def api_router() -> APIRouter:
         return {"records": read_trace(request.app.state.runner, session, max(1, min(limit, 2000)))}
 
     return r
+
+
+def session_title(task: str, limit: int = 40) -> str:
+    """A session's name for a person: the first line of its request, cut to `limit` with "…"."""
+    line = " ".join(task.strip().splitlines()[0].split()) if task.strip() else ""
+    if not line:
+        return "New conversation"
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+
+
+def plain_state(step: str, status: str, *, pending: bool, busy: bool, started: bool) -> str:
+    """Where a session stands, in plain words (never a step name): empty for a new one."""
+    if busy:
+        return "working"
+    if pending:
+        return "needs your approval"
+    if step == "DONE":
+        return "done"
+    if status == "ERROR":
+        return "stopped on an error"
+    if status == "REQUIRES_USER_INPUT":
+        return "waiting for your answer"
+    return "paused" if started else ""
 
 
 def session_problem(runner: Any, sid: str) -> str | None:

@@ -164,7 +164,7 @@ def create_app(settings: ServerSettings, *, runner: Any = None) -> FastAPI:
 
     @app.get("/static/{name}")
     async def static(name: str) -> FileResponse:
-        allowed = {"app.js": "text/javascript", "style.css": "text/css"}
+        allowed = {"app.js": "text/javascript", "talk.js": "text/javascript", "style.css": "text/css"}
         if name not in allowed:
             raise HTTPException(404, "no such file")
         return FileResponse(STATIC / name, media_type=allowed[name],
