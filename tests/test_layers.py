@@ -22,19 +22,19 @@ MAX_CIRCLES = 1
 
 # top floor first; a module may import its own floor or any floor below (docs/ARCHITECTURE.md)
 FLOORS: list[tuple[str, ...]] = [
-    ("channels.cli", "demo"),                                  # people: the `duckflow` command, `make run`
-    ("bench",),                                                # measures everything below, the server included
-    ("channels.http",),                                        # `duckflow serve`
-    ("channels.slack", "channels.line"),                       # chat webhooks
-    ("channels",),                                             # runner, manager, stream log: shared by all channels
-    ("orchestra", "apps", "companion"),                        # the applications of the engine
-    ("prompts", "gate"),
-    ("workspace", "routing"),
-    ("core",),                                                 # the agent engine
-    ("protocols", "protocols.symops", "protocols.dml"),
-    ("llm",),
-    ("security", "store"),
-    ("foundation",),                                           # config, paths, errors, safe reads, start-up helpers
+    ("channels.cli", "demo"),                     # people: the `duckflow` command (main.py dispatches), `make run`
+    ("bench",),                                   # bench: measures everything below, the server included
+    ("channels.http",),                           # server: `duckflow serve`
+    ("channels.slack", "channels.line"),          # webhooks
+    ("channels",),                                # channels: runner, manager, stream log, shared by all
+    ("orchestra", "apps", "companion"),           # apps: the applications of the engine
+    ("gate", "prompts"),                          # approval
+    ("workspace", "routing"),                     # tools
+    ("core",),                                    # engine
+    ("protocols", "protocols.symops", "protocols.dml"),  # protocols
+    ("llm",),                                     # models
+    ("security", "store"),                        # storage
+    ("foundation",),                              # foundation: config, paths, errors, safe reads, start-up helpers
 ]
 FOUNDATION = {"config", "orchestra_config", "paths", "errors", "safe_read", "_lazy", "_lazyre", "_gc"}
 FACE = "duckflow"
