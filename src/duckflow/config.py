@@ -26,7 +26,7 @@ from pydantic import (
 )
 
 from duckflow.errors import ConfigError
-from duckflow.orchestra.settings import Coder3Config, LoopConfig, RoutingConfig
+from duckflow.orchestra_config import Coder3Config, LoopConfig, RoutingConfig
 from duckflow.paths import config_file, workspace_state_dir
 
 _noted: set[str] = set()  # deprecation notes already logged in this process
@@ -276,7 +276,7 @@ class Config(_Section):
     companion: CompanionConfig = Field(default_factory=CompanionConfig)
     token_guard: TokenGuardConfig = Field(default_factory=TokenGuardConfig)
     trace: TraceConfig = Field(default_factory=TraceConfig)
-    # seed 003 orchestration: router, loop control, Coder3 limits (duckflow/orchestra/settings.py)
+    # seed 003 orchestration: router, loop control, Coder3 limits (duckflow/orchestra_config.py)
     routing: RoutingConfig = Field(default_factory=RoutingConfig)
     loop: LoopConfig = Field(default_factory=LoopConfig)
     coder3: Coder3Config = Field(default_factory=Coder3Config)

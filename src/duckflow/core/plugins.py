@@ -8,20 +8,18 @@ A package declares, in its pyproject.toml::
     reviewer = "my_pkg.agents:make_reviewer"     # an Agent, or a function returning one
 
 Entry points are listed without importing anything; a plugin's module is imported only when
-the tool or agent is first used (see `ToolRegistry`).
+the tool or agent is first used (see `ToolRegistry`). Agents are built from their entry points
+by `core/agent_plugins.py`, which sits above `Agent` (this module sits below: the registry uses it).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from importlib.metadata import EntryPoint, entry_points
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from duckflow.core.errors import CoreError
 from duckflow.core.tools import Tool, as_tool
-
-if TYPE_CHECKING:
-    from duckflow.core.agent import Agent
 
 TOOLS_GROUP = "duckflow.tools"
 AGENTS_GROUP = "duckflow.agents"
@@ -49,7 +47,7 @@ def _by_name(eps: Iterable[EntryPoint]) -> dict[str, EntryPoint]:
     return found
 
 
-def _load(ep: EntryPoint) -> Any:
+def load_entry_point(ep: EntryPoint) -> Any:
     try:
         return ep.load()
     except Exception as exc:
@@ -64,7 +62,7 @@ def tools_from_entry_point(ep: EntryPoint) -> list[Tool]:
 
     A single function becomes one tool named after the entry point.
     """
-    obj = _load(ep)
+    obj = load_entry_point(ep)
     if isinstance(obj, Tool):
         return [obj]
     if callable(obj) and not isinstance(obj, type):
@@ -81,29 +79,3 @@ def load_tool_plugins() -> list[Tool]:
     for ep in tool_entry_points().values():
         tools.extend(tools_from_entry_point(ep))
     return tools
-
-
-def load_agent(name: str) -> Agent:
-    """The agent registered under `name` (an Agent object, or a factory called with no args)."""
-    from duckflow.core.agent import Agent
-
-    eps = agent_entry_points()
-    if name not in eps:
-        raise PluginError(f"no plugin agent named '{name}'",
-                          hint="installed: " + (", ".join(sorted(eps)) or "none"))
-    obj = _load(eps[name])
-    agent = obj
-    if not isinstance(obj, Agent) and callable(obj):
-        try:
-            agent = obj()
-        except Exception as exc:
-            raise PluginError(f"plugin agent '{name}' ({eps[name].value}) failed to build: "
-                              f"{type(exc).__name__}: {exc}", hint="fix or uninstall the plugin") from exc
-    if not isinstance(agent, Agent):
-        raise PluginError(f"plugin agent '{name}' ({eps[name].value}) did not give an Agent",
-                          hint="point the entry point at an Agent or a function returning one")
-    return agent
-
-
-def load_agent_plugins() -> dict[str, Agent]:
-    return {name: load_agent(name) for name in agent_entry_points()}

@@ -23,9 +23,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from duckflow.errors import DuckflowError
 from duckflow.paths import duckflow_home, workspace_state_dir
 from duckflow.workspace import fsops
+from duckflow.workspace.undocheck import (
+    CheckpointError as CheckpointError,  # re-exported: it was defined here
+)
 from duckflow.workspace.undocheck import check_entries, is_digest
 
 MAX_CHECKPOINT_BYTES = 200_000_000
@@ -54,10 +56,6 @@ CREATE INDEX IF NOT EXISTS entries_by_checkpoint ON entries(checkpoint_id, seq);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 
-
-
-class CheckpointError(DuckflowError):
-    """A checkpoint could not be recorded or restored."""
 
 
 @dataclass(frozen=True)
