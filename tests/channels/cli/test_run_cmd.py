@@ -59,7 +59,8 @@ def test_chat_piped_runs_the_demo_with_an_inline_approval(tmp_path: Path) -> Non
         input=lines, capture_output=True, text=True, timeout=120, env=env,
     )
     assert proc.returncode == 0, proc.stderr
-    assert "approval needed" in proc.stdout and "step DONE · status SUCCESS" in proc.stdout
+    assert "Create hello.py — 6 lines" in proc.stdout and "Done." in proc.stdout
+    assert "PLANNING" not in proc.stdout and "step DONE" not in proc.stdout
     assert (tmp_path / "hello.py").exists()
 
 
