@@ -30,7 +30,7 @@ from duckflow.channels.cli.chat_commands import (
     status_text,
     unknown,
 )
-from duckflow.channels.cli.common import add_model_options, add_workspace
+from duckflow.channels.cli.common import add_model_options, add_workspace, model_arg
 from duckflow.channels.cli.render import clean
 
 SPIN = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -327,7 +327,7 @@ def run(args: argparse.Namespace) -> int:
     from duckflow.channels.cli.run_cmd import Renderer
     from duckflow.companion.factory import open_session
 
-    opened = open_session(args.workspace, model_name=args.model or chat_model_name(args.workspace),
+    opened = open_session(args.workspace, model_name=model_arg(args.model) or chat_model_name(args.workspace),
                           session_id=args.session,
                           resume=not args.new and not args.session, codec=args.codec, mode=args.mode)
     tty = sys.stdin.isatty() and sys.stdout.isatty()

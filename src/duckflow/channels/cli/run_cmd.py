@@ -19,7 +19,7 @@ from typing import Any
 
 from rich.markup import escape
 
-from duckflow.channels.cli.common import add_model_options, add_workspace, print_json
+from duckflow.channels.cli.common import add_model_options, add_workspace, model_arg, print_json
 from duckflow.channels.cli.render import Renderer, clean
 
 EXIT_OK, EXIT_STOPPED, EXIT_APPROVAL, EXIT_CANCELLED = 0, 1, 4, 130
@@ -94,7 +94,7 @@ def _run(args: argparse.Namespace, started: Callable[[], None]) -> int:
     workspace = Path(args.workspace)
     from duckflow.channels.cli.routed import chat_model_name
 
-    opened = open_session(workspace, model_name=args.model or chat_model_name(workspace), session_id=args.session,
+    opened = open_session(workspace, model_name=model_arg(args.model) or chat_model_name(workspace), session_id=args.session,
                           resume=args.resume, codec=args.codec, mode=args.mode)
     renderer = Renderer(debug=args.debug, verbose=args.verbose, quiet=args.json, spinner=True)
     session = opened.session
