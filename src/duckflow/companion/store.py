@@ -61,6 +61,7 @@ class SessionSummary:
     status: str
     goal: str
     pending: bool
+    task: str = ""  # the first request (what a person calls the session by)
 
 
 @dataclass(frozen=True)
@@ -158,11 +159,11 @@ class SessionStore:
             ).fetchall()
         out = []
         for r in rows:
-            pending = bool(json.loads(r["state_json"]).get("pending_gate"))
+            state = json.loads(r["state_json"])
             out.append(
                 SessionSummary(
                     r["session_id"], r["workspace"], r["updated_at"], r["step"], r["status"],
-                    r["goal"], pending,
+                    r["goal"], bool(state.get("pending_gate")), str(state.get("task") or ""),
                 )
             )
         return out

@@ -56,7 +56,7 @@ def status_text(state: Any, busy: bool) -> str:
     elif state.pending_gate and state.pending_job:
         job = state.pending_job
         lines.append(f"Waiting for you to approve: {headline(job.get('request') or {}, job.get('call'))} "
-                     f"(job {str(job.get('job_id', ''))[:8]}) — y / n / e / a")
+                     f"(job {str(job.get('job_id', ''))[:8]})")
     elif state.step.value == "DONE":
         lines.append("Done.")
     elif state.status.value == "REQUIRES_USER_INPUT":

@@ -73,7 +73,12 @@ def model_arg(name: str | None) -> str | None:
     becomes `local:PATH`."""
     if not name:
         return name
-    from duckflow.llm.names import _LOCAL_FAMILIES, PROVIDERS, UnknownModelError, normalize_model_name
+    from duckflow.llm.names import (
+        _LOCAL_FAMILIES,
+        PROVIDERS,
+        UnknownModelError,
+        normalize_model_name,
+    )
     from duckflow.llm.registry import ROLES
 
     raw = name.strip()
