@@ -321,7 +321,8 @@ class Presenter:
 
     def _on_notice(self, chunk: Any, d: Any) -> list[Line]:
         if d.code in PERSON_NOTICES:
-            return [Line("note", PERSON_NOTICES[d.code] + scrub(d.message))]
+            said = re.sub(r"^paused during \w+", "Paused", scrub(d.message))
+            return [Line("note", PERSON_NOTICES[d.code] + person_words(said))]
         if "could not" in d.message:
             return [Line("note", scrub(d.message))]
         return [Line("detail", f"ℹ {d.message}", "verbose" if d.code in VERBOSE_NOTICES else "debug")]
