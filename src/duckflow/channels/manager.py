@@ -305,6 +305,10 @@ class ChannelManager:
             self._queues.pop(session_id, None)
 
     async def _run(self, session_id: str, job: Job) -> Reply:
+        from duckflow.channels.present import Presenter
+        from duckflow.core.chunks import parse_chunk
+
+        actions = Presenter()
         texts: list[str] = []
         approval: dict[str, Any] | None = None
         ending = ""
@@ -316,7 +320,10 @@ class ChannelManager:
                     routed = True
                     await self._first_published()
                 t, d = _type_and_data(c)
-                if t == "reply":
+                if t in ("tool_call", "tool_response"):  # one line per action, as every channel says it
+                    texts += [f"● {ln.text}" for ln in actions.feed(c if not isinstance(c, dict) else parse_chunk(c))
+                              if ln.kind == "action"]
+                elif t == "reply":
                     texts.append(str(d.get("text", "")))
                 elif t == "approval" and d.get("phase") == "request":
                     approval = d

@@ -135,6 +135,9 @@ def result_text(name: str, content: str) -> str:
         data = json.loads(content)
     except (ValueError, TypeError):
         data = None
+    if name == "read_file" and not isinstance(data, dict):
+        n = _count(content)
+        return f"→ {n} line{'s' if n != 1 else ''}"
     if not isinstance(data, dict):
         return ""
     if "exit_code" in data:
