@@ -375,17 +375,10 @@ def _refuse_loosening(path: Path, data: dict[str, Any]) -> None:
     bad = sorted(set(data) - WORKSPACE_SECTIONS)
     bad += sorted(f"{section}.{key}" for section, keys in WORKSPACE_KEYS.items()
                   if isinstance(data.get(section), dict) for key in set(data[section]) - keys)
-    for name in bad:  # a misspelled key is said as such, not as a key a workspace may not set
-        *table, key = name.split(".")
-        known = _known_keys(table) if table else sorted(Config.model_fields)
-        if known and key not in known:
-            import difflib
-
-            close = difflib.get_close_matches(key, known, n=1)
-            if close:
-                raise ConfigError(f"{path}: unknown setting '{name}' (did you mean '{close[0]}'?)",
-                                  hint=f"fix it in {path}")
     if bad:
+        from duckflow.config_keys import misspelled
+
+        misspelled(path, bad)  # a near miss of a real key is said as such
         raise ConfigError(
             f"{path}: {', '.join(bad)} may only be set in your own config file, not in a "
             "workspace (a repository must not loosen the guard, gate, guardrails or models).",
@@ -419,29 +412,11 @@ def load_config(workspace: str | Path | None = None, *, env: dict[str, str] | No
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
-        files = ", ".join(str(s) for s in sources)
-        if first["type"] == "extra_forbidden":
-            known = _known_keys(first["loc"][:-1])
-            import difflib  # only for a misspelled key
+        if first["type"] == "extra_forbidden":  # a misspelled key: a did-you-mean, not pydantic's text
+            from duckflow.config_keys import unknown_key
 
-            close = difflib.get_close_matches(str(first["loc"][-1]), known, n=1)
-            raise ConfigError(
-                f"unknown setting '{where}'" + (f" (did you mean '{close[0]}'?)" if close else ""),
-                hint=f"fix it in {files}" + ("" if close else f"; the known ones here: {', '.join(known)}"),
-            ) from exc
+            raise unknown_key(first["loc"], ", ".join(str(s) for s in sources)) from exc
         raise ConfigError(
             f"invalid configuration at '{where}': {first['msg']}",
-            hint=f"check {files} and the environment",
+            hint=f"check {', '.join(str(s) for s in sources)} and the environment",
         ) from exc
-
-
-def _known_keys(loc: "tuple[Any, ...] | list[Any]") -> list[str]:
-    """The setting names a table of the configuration accepts (for a did-you-mean)."""
-    model: Any = Config
-    for part in loc:
-        field = getattr(model, "model_fields", {}).get(str(part))
-        annotation = getattr(field, "annotation", None)
-        if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
-            return []
-        model = annotation
-    return sorted(getattr(model, "model_fields", {}))

@@ -290,7 +290,7 @@ class Presenter:
         listed = " · ".join(f"{marks.get(s, '·')} {a}" for a, s in zip(d.actions, states, strict=False))
         out = [Line("detail", f"plan {d.plan_id} {d.status}: {listed}", "verbose")]
         if d.status == "proposed" and d.actions:
-            steps = [scrub(a.split(":")[0]) for a in d.actions]
+            steps = [re.sub(r"^(read|list) \.$", "look at the folder", scrub(a.split(":")[0])) for a in d.actions]
             out.insert(0, Line("note", "Plan: " + ", ".join(s for s in steps if s)))
         return out
 
