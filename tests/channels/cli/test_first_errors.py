@@ -24,7 +24,7 @@ def test_an_unknown_provider_lists_the_valid_forms_once(tmp_path: Path, capsys: 
     assert err.count("foo:bar") == 1 and len(err.strip().splitlines()) == 2  # said once: the error, the next step
     rc, err = _err(capsys, "chat", "-w", str(tmp_path), "--model", "scripted:nosuch")
     assert rc == 1 and "there is no scripted model 'nosuch'" in err and "scripted:demo" in err
-    assert "construct it in code" not in err
+    assert "construct it in code" not in err and err.count("nosuch") == 1
 
 
 def test_a_misspelled_config_key_gets_a_did_you_mean(tmp_path: Path, capsys: pytest.CaptureFixture[str],

@@ -205,7 +205,6 @@ class Chat:
         elif word in ("verbose", "debug"):
             on = self.render.level == "person"
             self.render.level = ("debug" if word == "debug" else "verbose") if on else "person"
-            self.routed_verbose(self.render.level != "person")
             c.print(f"{'Showing' if on else 'Hiding'} the engine's details.")
         elif self.loop.busy:
             c.print(f"/{word} waits until the task stops (Ctrl-C pauses it).")
@@ -219,10 +218,6 @@ class Chat:
                     c.print(self.changes.undo() if word == "undo" else self.changes.redo(), markup=False)
             except DuckflowError as exc:
                 c.print(f"[yellow]{escape(exc.message)}[/]")
-
-    def routed_verbose(self, on: bool) -> None:
-        if self.routed is not None:
-            self.routed.show_route = on
 
     def _approval(self, text: str) -> None:
         c = self.render.console
@@ -337,7 +332,6 @@ def run(args: argparse.Namespace) -> int:
     from duckflow.channels.cli.routed import RoutedInput
 
     chat.routed = RoutedInput(opened, console)
-    chat.routed_verbose(renderer.level != "person")
     opened.session.chunks.subscribe(renderer)
     chat.banner()
     try:

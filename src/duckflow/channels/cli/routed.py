@@ -60,7 +60,6 @@ class RoutedInput:
             self._print(f"note: {note}", "dim yellow")
         self.pending_job: str | None = None
         self.last_job: str | None = None  # the last Coder job asked about (the exit hint names it)
-        self.show_route = False  # the route line ("» Switching to coding.") only with --verbose
         self.last: Any = None
         self.applied: str | None = None
 
@@ -97,7 +96,7 @@ class RoutedInput:
         """The companion's text, or None when the orchestra handled the message."""
         turn = await self.orch.handle(text)
         self.last = turn
-        if turn.declaration and self.show_route:
+        if turn.declaration:
             self._print(f"» {turn.declaration}", "bold magenta")
         if turn.action == "companion":
             model = getattr(self.session, "model", None)
