@@ -123,3 +123,29 @@ async def test_remember_and_set_go_into_long_term_memory_and_the_base_prompt(env
     await _settle(chat)
     system = model.requests[0].messages[0].content
     assert "learned: tests live in tests/" in system and "style" in system
+
+
+async def test_always_approves_the_next_workspace_change_without_asking_and_diff_shows_it(env: Any) -> None:
+    model = ScriptedModel([
+        decision("EXECUTION", "base_main_specialized", rationale="write a.py"),
+        tool_call("write_file", path="a.py", content="print('a')\n"),
+        decision("EXECUTION", "base_main_specialized", rationale="write b.py"),
+        tool_call("write_file", path="b.py", content="print('b')\n"),
+        decision("PLANNING", next_step="pending_user", say="both written"),
+    ])
+    chat, out = _chat(env.open(model))
+    await chat.handle("write a.py and b.py")
+    await _settle(chat)
+    assert chat.session.state.pending_gate and out.getvalue().count("Apply?") == 1
+    await chat.handle("a")
+    for _ in range(100):
+        await _settle(chat)
+        if (env.root / "b.py").exists() and not chat.loop.busy:
+            break
+        await asyncio.sleep(0.05)
+    text = out.getvalue()
+    assert (env.root / "a.py").exists() and (env.root / "b.py").exists()
+    assert "Create b.py — 1 line" in text and "Approved (user: always for this session)" in text
+    assert not chat.session.state.pending_gate and text.count("Apply?") == 1  # b.py was not asked
+    await chat.handle("/diff")
+    assert "+++ b/b.py" in out.getvalue() and "+print('b')" in out.getvalue()
