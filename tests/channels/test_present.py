@@ -76,12 +76,13 @@ def test_engine_words_stay_behind_verbose() -> None:
         assert any(visible(ln, "verbose") for ln in lines)
 
 
-def test_the_protocol_stream_shows_as_a_token_count_in_the_status_line() -> None:
+def test_the_protocol_stream_shows_as_a_count_in_the_status_line() -> None:
     p = Presenter()
     p.feed(ProgressChunk(agent="companion.specialized", data=ProgressData(phase="start", what="asking m (single)")))
+    assert p.waiting == "Reading the prompt"
     for piece in ("$ ", "create ", "@ a.py\n"):
         lines = p.feed(delta("companion.specialized", piece))
-    assert [ln.text for ln in lines if ln.kind == "status"] == ["Writing · 3 tokens"]
+    assert [ln.text for ln in lines if ln.kind == "status"] == ["Writing · 16 characters"]
 
 
 def test_a_plan_is_one_plain_line_without_its_id() -> None:

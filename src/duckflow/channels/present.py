@@ -5,8 +5,9 @@ one chunk into `Line`s, each with the level it needs: `person` (the default view
 prose, `Edit calc.py (+2 −0)`, `Run python3 hello.py → exit 0, 15 lines`, the approval card, a
 sentence for a stop or an error), `verbose` (protocol text, state moves, decisions, plans, tool
 JSON) or `debug` (everything else: refused moves, token counts, every notice). A `status` line
-says what is being waited on (model loading, thinking, writing — with tokens as they arrive);
-a channel with one updating line shows it there, others may ignore it. No rich, no I/O.
+says what is being waited on: "Reading the prompt" until the model's first piece arrives, then
+"Writing · 312 characters" as its (hidden) protocol text grows, a command while it runs; a
+channel with one updating line shows it there, others may ignore it. No rich, no I/O.
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ def visible(line: Line, level: str) -> bool:
 def scrub(text: str) -> str:
     """Engine words out of a sentence a person reads: plan ids, `write_file proposed while planning`."""
     text = _PLAN_ID.sub("", text)
+    text = re.sub(r"\b(create|edit|delete|read|run|test|move) @ ", r"\1 ", text)  # Sym-Ops' `verb @ path`
     text = _MACHINE.sub(lambda m: m.group(1).replace("_", " "), text)
     return " ".join(text.split()) if "\n" not in text else text.strip()
 
@@ -229,7 +231,8 @@ class Presenter:
         self.streamed: dict[str, str] = {}  # per agent: text streamed since its last reply
         self.calls: dict[str, tuple[str, dict[str, Any]]] = {}  # tool call id → (name, arguments)
         self.diffs: dict[str, str] = {}  # path → the diff its approval showed
-        self.tokens = 0  # streamed pieces of the current model call (the status line counts them)
+        self.tokens = 0  # streamed pieces of the current model call
+        self.chars = 0  # and their characters (the status line counts them as they arrive)
         self.waiting = ""  # what the status line says is being waited on
 
     def feed(self, chunk: Any) -> list[Line]:
@@ -247,20 +250,20 @@ class Presenter:
         if d.phase == "end":
             self.waiting = ""
             return [Line("status", ""), Line("detail", f"{d.what} took {d.elapsed_ms / 1000:.1f} s", "debug")]
-        self.tokens = 0
+        self.tokens = self.chars = 0
         what = d.what
-        if what.startswith("asking "):  # the engine's "asking MODEL (layer)"
-            what = "Thinking" if "(main)" in what else "Writing"
+        if what.startswith("asking "):  # the engine's "asking MODEL (layer)": the model reads the prompt first
+            what = "Reading the prompt"
         return [self._status(what[:1].upper() + what[1:]), Line("detail", d.what, "verbose")]
 
     def _on_delta(self, chunk: Any, d: Any) -> list[Line]:
         self.streamed[chunk.agent] = self.streamed.get(chunk.agent, "") + d.text
         self.tokens += 1
+        self.chars += len(d.text)
         if chunk.agent in PROSE_AGENTS:
             return [Line("prose", d.text, data={"agent": chunk.agent})]
-        base = self.waiting.split(" ·")[0] or "Writing"
         return [Line("detail", d.text, "verbose", {"agent": chunk.agent, "stream": True}),
-                self._status(f"{base} · {self.tokens} tokens")]
+                self._status(f"Writing · {self.chars} characters")]
 
     def _on_reply(self, chunk: Any, d: Any) -> list[Line]:
         streamed = self.streamed.pop(chunk.agent, "")

@@ -84,7 +84,7 @@ async def test_commands_while_a_task_runs_and_quit(env: Any) -> None:
     assert "constraint added: keep it short" in text and "Working on it now." in text
     assert chat.session.corrections == ["another message"]
     bar = chat.toolbar()
-    assert "Thinking… 0s  (ask" in bar
+    assert "Reading the prompt… 0s  (ask" in bar
     await chat.handle("/cancel")
     assert not chat.loop.busy and "cancelled" in chat.session.state.decision_log[-1]
     assert "the work so far is kept" in out.getvalue() and "continue" in out.getvalue()
