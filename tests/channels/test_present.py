@@ -68,7 +68,7 @@ def test_engine_words_stay_behind_verbose() -> None:
               DecisionChunk(agent="companion", data=DecisionData(rationale="r", step="EXECUTION", pattern="single_call",
                                                                  next_step="x")),
               notice("companion", "vitals", "#c0.9 #m0.8"),
-              notice("companion", "raw_reply", "$ create @ a.py"),
+              notice("companion", "codec", "symops: missing_at at line 1"),
               delta("companion.specialized", "$ edit @ calc.py\n")]
     for chunk in engine:
         lines = p.feed(chunk)
@@ -83,6 +83,11 @@ def test_the_protocol_stream_shows_as_a_count_in_the_status_line() -> None:
     for piece in ("$ ", "create ", "@ a.py\n"):
         lines = p.feed(delta("companion.specialized", piece))
     assert [ln.text for ln in lines if ln.kind == "status"] == ["Writing · 16 characters"]
+
+
+def test_the_raw_reply_waits_for_debug() -> None:
+    lines = Presenter().feed(notice("companion", "raw_reply", "$ create @ a.py"))
+    assert [ln.level for ln in lines] == ["debug"]
 
 
 def test_a_plan_is_one_plain_line_without_its_id() -> None:

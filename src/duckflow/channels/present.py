@@ -32,7 +32,7 @@ _STEP_WORDS = re.compile(r"\b(PLANNING|EXECUTION|REVIEW|AWAITING_APPROVAL|REQUIR
 PERSON_NOTICES = {"auto_approved": "", "approval_stale": "", "proposed": "Proposed, not run: ",
                   "refused_call": "Refused: ", "question": "", "constraint": "", "paused": "",
                   "overwrite": "", "copied_example": "", "bundled_model": "", "loading": ""}
-VERBOSE_NOTICES = ("vitals", "plan_progress", "deviation", "plan_no_actions", "raw_reply", "codec")
+VERBOSE_NOTICES = ("vitals", "plan_progress", "deviation", "plan_no_actions", "codec")  # raw_reply: --debug
 ENDINGS = {
     "no_progress": "I stopped: the last turns changed nothing. Tell me what to do differently.",
     "max_turns": "I stopped at the turn limit before finishing. Say \"continue\" to go on.",
@@ -284,7 +284,8 @@ class Presenter:
 
     def _on_state(self, chunk: Any, d: Any) -> list[Line]:
         if d.allowed:
-            return [Line("detail", f"↪ {d.from_step} → {d.to_step}: {d.reason}", "verbose")]
+            said = d.reason if "→" in d.reason else f"{d.from_step} → {d.to_step}: {d.reason}"
+            return [Line("detail", f"↪ {said}", "verbose")]
         return [Line("detail", f"⛔ {d.reason}", "debug")]
 
     def _on_plan(self, chunk: Any, d: Any) -> list[Line]:
