@@ -143,7 +143,7 @@ def _chat_session(tmp_path: Path, flag: str) -> str:
         screen.type("create hello.py")
         screen.wait_for("🦆", more_than=ducks)
         screen.keys("C-c")  # while it works: pauses, keeps the work
-        screen.wait_for("paused")
+        screen.wait_for("Paused; say \"continue\"")
         screen.idle()
         screen.keys("C-d")
         screen.wait_for("EXIT=0", 20)
