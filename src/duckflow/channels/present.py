@@ -182,6 +182,8 @@ def headline(request: dict[str, Any], call: dict[str, Any] | None = None) -> str
     if op.get("command") and "command" not in args:
         args["command"] = op["command"]
     diff = str(request.get("diff_preview") or "")
+    if name in ("write_file", "edit_file") and args.get("path") and not diff and "content" not in args:
+        return f"{'Write' if name == 'write_file' else 'Edit'} {args['path']}"  # nothing to count
     if name in ("write_file", "edit_file") and args.get("path"):
         plus, minus = diff_stats(diff) if diff else _edit_stats(str(args.get("content", "")))
         if name == "write_file" and (not diff or diff.startswith("--- /dev/null")):
