@@ -221,9 +221,10 @@ class ChannelManager:
 
     # -- sessions -------------------------------------------------------------------------
     def session_for(self, channel: str, identity: str) -> str:
-        """The session of a channel identity, created on first contact."""
+        """The session of a channel identity, created on first contact (or when the one it had is
+        gone or belongs to another workspace: the identities file can be shared by servers)."""
         sid = self.identities.get(identity)
-        if sid is None or not self.runner.exists(sid):
+        if sid is None or not self.runner.exists(sid) or not self.runner.belongs_here(sid):
             sid = self.runner.new_session()
             self.identities.put(identity, sid, channel)
         return sid

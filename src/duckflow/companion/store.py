@@ -61,7 +61,8 @@ class SessionSummary:
     status: str
     goal: str
     pending: bool
-    task: str = ""  # the first request (what a person calls the session by)
+    task: str = ""  # the request the session works on (the person's words)
+    created_at: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -164,6 +165,7 @@ class SessionStore:
                 SessionSummary(
                     r["session_id"], r["workspace"], r["updated_at"], r["step"], r["status"],
                     r["goal"], bool(state.get("pending_gate")), str(state.get("task") or ""),
+                    float(state.get("created_at") or 0.0),
                 )
             )
         return out

@@ -45,6 +45,8 @@ def is_resume(text: str) -> bool:
 def configure(parser: argparse.ArgumentParser) -> None:
     add_workspace(parser)
     add_model_options(parser)
+    parser.add_argument("--image", action="append", metavar="FILE",
+                        help="send an image (PNG, JPEG, GIF, WebP) with your first message to a vision model; repeatable")
     parser.add_argument("--session", help="continue this session id")
     parser.add_argument("--new", action="store_true", help="start a new session (default: resume the latest)")
     parser.add_argument("--verbose", "-v", action="store_true",
@@ -332,6 +334,7 @@ def run(args: argparse.Namespace) -> int:
     from duckflow.channels.cli.routed import RoutedInput
 
     chat.routed = RoutedInput(opened, console)
+    chat.routed.images = list(args.image or [])
     opened.session.chunks.subscribe(renderer)
     chat.banner()
     try:

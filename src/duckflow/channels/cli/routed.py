@@ -4,7 +4,9 @@
 when the route changes, never for CHAT), answers `/local` / `/cloud` and refused CODE itself,
 runs the Worker loop or the Coder → approval → Worker flow, and returns the text the companion
 should get when the route is the companion's (CHAT, plain CODE), else None. A Coder job that
-waits for approval is answered with `answer()` (yes / no in the chat).
+waits for approval is answered with `answer()` (yes / no in the chat). A message with images
+(`--image FILE`) on the companion's route is answered by the session's model when it can see
+(`orchestra.look`), else one line says why nothing was sent.
 """
 
 from __future__ import annotations
@@ -62,6 +64,8 @@ class RoutedInput:
         self.last_job: str | None = None  # the last Coder job asked about (the exit hint names it)
         self.last: Any = None
         self.applied: str | None = None
+        self.images: list[str] = []  # `duckflow chat --image FILE`: sent with the next message
+        self.looked: Any = None  # the answer to a message with images (orchestra.look.Looked)
 
     def _approval_events(self, chunk: Any) -> None:
         """The companion's approvals (CHAT / CODE routes) in the same event log as the orchestra's (§7.3)."""
@@ -92,9 +96,11 @@ class RoutedInput:
             return
         self.console.print(Text(text, style=style))
 
-    async def send(self, text: str) -> str | None:
-        """The companion's text, or None when the orchestra handled the message."""
-        turn = await self.orch.handle(text)
+    async def send(self, text: str, images: list[str] | None = None, *, say_refusal: bool = True) -> str | None:
+        """The companion's text, or None when the orchestra handled the message (or its images)."""
+        images = list(images or self.images)
+        self.images = []
+        turn = await self.orch.handle(text, images=images or None)
         self.last = turn
         if turn.declaration:
             self._print(f"» {turn.declaration}", "bold magenta")
@@ -108,6 +114,9 @@ class RoutedInput:
                 return None
             # seed 003: the Chat role's Ollama model is checked before each message (cheap, cached)
             await self.orch.roles.health.ensure(model)
+            if images:
+                await self._look(turn.text or text, say_refusal)
+                return None
             return turn.text
         self._remember(text, turn)
         if turn.action == "notice":
@@ -125,6 +134,18 @@ class RoutedInput:
             if not self.quiet:
                 self.console.print(Panel(Text(turn.text), title=Text(title), border_style="green"))
         return None
+
+    async def _look(self, text: str, say_refusal: bool) -> None:
+        from duckflow.orchestra.look import answer_with_images
+
+        self.looked = looked = await answer_with_images(self.session, self.orch, text)
+        if looked.ok and not self.quiet:
+            from rich.panel import Panel
+            from rich.text import Text
+
+            self.console.print(Panel(Text(looked.text), title=Text("duckflow · image"), border_style="green"))
+        elif not looked.ok and say_refusal:
+            self._print(f"ℹ {looked.text}", "yellow")
 
     def _remember(self, text: str, turn: Any) -> None:
         """One person, one session, one state: what a Worker / Coder / the router answered joins the
@@ -183,6 +204,8 @@ class RoutedInput:
             return OrchestraOutcome(False, "approval", f"job {self.pending_job[:8]} waits for approval")
         if turn is None:
             return OrchestraOutcome(False, "stopped", "nothing was routed")
+        if self.looked is not None:
+            return OrchestraOutcome(self.looked.ok, "done" if self.looked.ok else "stopped", self.looked.text)
         if turn.action == "approval":
             if self.applied is not None:
                 return OrchestraOutcome("Applied" in self.applied, "done", self.applied)

@@ -34,6 +34,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="approve writes and commands inside the workspace for this run, "
                              "recorded as auto-approved (deletes, moves, destructive commands, "
                              "dangerous extensions and high-risk files still wait for a person)")
+    parser.add_argument("--image", action="append", metavar="FILE",
+                        help="send an image (PNG, JPEG, GIF, WebP) with the task to a vision model; repeatable")
     parser.add_argument("--session", help="continue this session id")
     parser.add_argument("--resume", action="store_true", help="continue the workspace's latest session")
     parser.add_argument("--max-turns", type=int, default=12, help="stop after this many turns (default 12)")
@@ -203,7 +205,8 @@ def _run(args: argparse.Namespace, started: Callable[[], None]) -> int:
                     return resumed
                 first = done()
         elif args.task:
-            body = await routed.send(args.task)  # the seed 003 router in front of the companion
+            # the seed 003 router in front of the companion
+            body = await routed.send(args.task, getattr(args, "image", None), say_refusal=False)
             if body is None:
                 return await coder_answer()
             first = session.handle_message(body)
