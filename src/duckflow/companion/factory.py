@@ -72,7 +72,11 @@ def open_session(
 
     root = Path(workspace).expanduser().resolve()
     if not root.is_dir():
-        raise DuckflowError(f"workspace {root} is not a folder", hint="create it or pass --workspace DIR")
+        if root.exists():
+            raise DuckflowError(f"{root} is a file, not a folder",
+                                hint=f"pass the folder that holds it: -w {root.parent}")
+        raise DuckflowError(f"workspace {root} is not a folder (it does not exist)",
+                            hint="create it, or pass an existing folder with -w DIR")
     cfg = config if config is not None else load_config(root)
     if model is None:
         model_name = choose_model_name(model_name, cfg)

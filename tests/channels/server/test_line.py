@@ -51,6 +51,10 @@ def test_a_message_routes_to_chat_replies_with_the_token_and_a_postback_approves
     template = next(m for m in reply["body"]["messages"] if m["type"] == "template")
     grant = template["template"]["actions"][0]["data"]
     assert grant.startswith("duckflow:grant:")
+    # in the presentation layer's words: one line per action, the change's headline, no engine text
+    said = " ".join(m.get("text", "") for m in reply["body"]["messages"] if m["type"] == "text")
+    assert "● List . → 0 entries" in said and '{"path"' not in said and "plan-20" not in said
+    assert template["altText"] == "Approval needed: Create hello.py — 6 lines"
 
     sessions = httpx.get(srv.url + "/v1/sessions", headers=srv.auth).json()["sessions"]
     assert [s["identity"] for s in sessions] == ["line:user:U1"]

@@ -61,6 +61,7 @@ class RoutedInput:
         for note in cfg.routing.llm.deprecations:
             self._print(f"note: {note}", "dim yellow")
         self.pending_job: str | None = None
+        self.last_job: str | None = None  # the last Coder job asked about (the exit hint names it)
         self.last: Any = None
         self.applied: str | None = None
         self.images: list[str] = []  # `duckflow chat --image FILE`: sent with the next message
@@ -121,7 +122,7 @@ class RoutedInput:
         if turn.action == "notice":
             self._print(f"ℹ {turn.text}", "yellow")
         elif turn.action == "approval":
-            self.pending_job = turn.job_id
+            self.pending_job = self.last_job = turn.job_id
             self._print(turn.text, "yellow")
             self._show_patch(turn.job_id)
             self._print("answer: yes / no", "yellow")
@@ -197,6 +198,10 @@ class RoutedInput:
     def outcome(self) -> OrchestraOutcome:
         """How `duckflow run` reports a message the orchestra handled."""
         turn = self.last
+        if turn is None and self.applied is not None:  # a resumed Coder job
+            return OrchestraOutcome("Applied" in self.applied, "done", self.applied)
+        if turn is None and self.pending_job is not None:
+            return OrchestraOutcome(False, "approval", f"job {self.pending_job[:8]} waits for approval")
         if turn is None:
             return OrchestraOutcome(False, "stopped", "nothing was routed")
         if self.looked is not None:
@@ -213,6 +218,33 @@ class RoutedInput:
             return OrchestraOutcome(False, "stopped", turn.text)
         return OrchestraOutcome(turn.action != "notice" or not turn.decision.refused,
                                 "done" if not turn.decision.refused else "stopped", turn.text)
+
+    def waiting_coder_job(self) -> str | None:
+        """This session's newest Coder job not applied yet (it waits, or was answered elsewhere)."""
+        row = self.orch.state.conn.execute(
+            "SELECT job_id FROM coder_jobs WHERE session_id=? AND status='pending' ORDER BY created_at DESC LIMIT 1",
+            (self.session.state.session_id,)).fetchone()
+        return str(row[0]) if row else None
+
+    async def resume_coder_job(self, job_id: str) -> None:
+        """`duckflow run --resume`: a Coder job granted with `duckflow approvals grant` is applied now
+        (logged as approval.granted, then the Worker's result); a denied one is closed; a pending
+        one waits again (`pending_job`)."""
+        from duckflow.orchestra.coder import CoderFlow
+
+        current = self.orch.coder.gate.get(job_id)
+        self.last_job = job_id
+        if current.status == "pending":
+            self.pending_job = job_id
+            self._print(f"The change of job {job_id[:8]} still waits for your approval.", "yellow")
+            self._show_patch(job_id)
+            return
+        decision = getattr(current, "decision", None)
+        by = getattr(decision, "by", None) or "elsewhere (duckflow approvals)"
+        report = self.orch.coder.decide(job_id, current.status in ("granted", "auto_approved"), approver=by,
+                                        session_id=self.orch.session_id)
+        self.applied = CoderFlow._applied_text(report)
+        self._print(self.applied, "green" if report.get("ok") else "yellow")
 
     def close(self) -> None:
         self.orch.state.close()
