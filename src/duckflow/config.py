@@ -378,7 +378,7 @@ def _refuse_loosening(path: Path, data: dict[str, Any]) -> None:
     if bad:
         from duckflow.config_keys import misspelled
 
-        misspelled(path, bad)  # a near miss of a real key is said as such
+        misspelled(Config, path, bad)  # a near miss of a real key is said as such
         raise ConfigError(
             f"{path}: {', '.join(bad)} may only be set in your own config file, not in a "
             "workspace (a repository must not loosen the guard, gate, guardrails or models).",
@@ -415,7 +415,7 @@ def load_config(workspace: str | Path | None = None, *, env: dict[str, str] | No
         if first["type"] == "extra_forbidden":  # a misspelled key: a did-you-mean, not pydantic's text
             from duckflow.config_keys import unknown_key
 
-            raise unknown_key(first["loc"], ", ".join(str(s) for s in sources)) from exc
+            raise unknown_key(Config, first["loc"], ", ".join(str(s) for s in sources)) from exc
         raise ConfigError(
             f"invalid configuration at '{where}': {first['msg']}",
             hint=f"check {', '.join(str(s) for s in sources)} and the environment",

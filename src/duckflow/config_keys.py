@@ -11,11 +11,9 @@ from pydantic import BaseModel
 from duckflow.errors import ConfigError
 
 
-def known_keys(loc: tuple[Any, ...] | list[Any]) -> list[str]:
-    """The setting names a table of the configuration accepts (`()` for the top level)."""
-    from duckflow.config import Config
-
-    model: Any = Config
+def known_keys(root: type[BaseModel], loc: tuple[Any, ...] | list[Any]) -> list[str]:
+    """The setting names a table of the configuration `root` accepts (`()` for the top level)."""
+    model: Any = root
     for part in loc:
         field = getattr(model, "model_fields", {}).get(str(part))
         annotation = getattr(field, "annotation", None)
@@ -25,20 +23,20 @@ def known_keys(loc: tuple[Any, ...] | list[Any]) -> list[str]:
     return sorted(getattr(model, "model_fields", {}))
 
 
-def unknown_key(loc: tuple[Any, ...] | list[Any], files: str) -> ConfigError:
+def unknown_key(root: type[BaseModel], loc: tuple[Any, ...] | list[Any], files: str) -> ConfigError:
     """`unknown setting 'modles' (did you mean 'models'?)` for a key the configuration has no field for."""
     where = ".".join(str(p) for p in loc)
-    known = known_keys(list(loc)[:-1])
+    known = known_keys(root, list(loc)[:-1])
     close = difflib.get_close_matches(str(loc[-1]), known, n=1)
     return ConfigError(f"unknown setting '{where}'" + (f" (did you mean '{close[0]}'?)" if close else ""),
                        hint=f"fix it in {files}" + ("" if close else f"; the known ones here: {', '.join(known)}"))
 
 
-def misspelled(path: Path, keys: list[str]) -> None:
+def misspelled(root: type[BaseModel], path: Path, keys: list[str]) -> None:
     """Raise for the first of a workspace file's refused `keys` that is a near miss of a real setting."""
     for name in keys:
         *table, key = name.split(".")
-        known = known_keys(table)
+        known = known_keys(root, table)
         close = difflib.get_close_matches(key, known, n=1) if known and key not in known else []
         if close:
             raise ConfigError(f"{path}: unknown setting '{name}' (did you mean '{close[0]}'?)", hint=f"fix it in {path}")
