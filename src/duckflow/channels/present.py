@@ -29,10 +29,10 @@ _RESULT_LINE = re.compile(r"^- \w+\(.*\) → (ok|error|refused|proposed)")
 _WAITING = re.compile(r"^(Waiting for your approval|approval: waiting|\(plan plan-\S+ \w+\)$)", re.I)
 _STEP_WORDS = re.compile(r"\b(PLANNING|EXECUTION|REVIEW|AWAITING_APPROVAL|REQUIRES_USER_INPUT|IN_PROGRESS)\b")
 # notices a person reads by default (the rest: --verbose / --debug)
-PERSON_NOTICES = {"auto_approved": "", "approval_stale": "", "proposed": "Proposed, not run: ",
+PERSON_NOTICES = {"approval_stale": "", "proposed": "Proposed, not run: ",
                   "refused_call": "Refused: ", "question": "", "constraint": "", "paused": "",
                   "overwrite": "", "copied_example": "", "bundled_model": "", "loading": ""}
-VERBOSE_NOTICES = ("vitals", "plan_progress", "deviation", "plan_no_actions", "codec")  # raw_reply: --debug
+VERBOSE_NOTICES = ("auto_approved", "vitals", "plan_progress", "deviation", "plan_no_actions", "codec")  # raw_reply: --debug
 ENDINGS = {
     "no_progress": "I stopped: the last turns changed nothing. Tell me what to do differently.",
     "max_turns": "I stopped at the turn limit before finishing. Say \"continue\" to go on.",
@@ -324,7 +324,8 @@ class Presenter:
             for path in (d.request.get("operation") or {}).get("paths") or []:
                 self.diffs[str(path)] = parts["diff"]
             return [Line("status", ""), Line("approval", parts["headline"], data=parts)]
-        by = f" ({d.by})" if d.by and not d.by.startswith("user") else ""
+        by = "" if not d.by or d.by.startswith("user") else \
+            " automatically" if d.by.startswith("auto") else f" ({d.by})"
         word = "Approved" if d.granted else "Denied"
         return [Line("answer", f"{word}{by}", data={"granted": bool(d.granted), "job": short_job(d.job_id)})]
 
