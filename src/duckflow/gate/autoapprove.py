@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from duckflow.gate.audit import AuditLog
-from duckflow.gate.operation import RISK_ORDER, Operation, Risk, normalize_path
+from duckflow.gate.operation import COMMAND_KINDS, RISK_ORDER, Operation, Risk, normalize_path
 from duckflow.gate.policy import GatePolicy, operation_names
 from duckflow.gate.request import iso
 from duckflow.gate.store import GateStore
@@ -71,6 +71,10 @@ class AutoApproveScope:
 
     def miss(self, op: Operation, risk: Risk, policy: GatePolicy) -> str | None:
         """Why this scope does not cover the operation, or None when it does."""
+        if op.kind in COMMAND_KINDS and op.allow != "":
+            why = op.allow or "it was not judged against the auto-approve list"
+            return (f"{why} (under auto-approve only read-only commands, new scripts and the "
+                    "tests run unasked)")
         denied = sorted(operation_names(op, policy) & set(self.deny_operations))
         if denied:
             return f"the scope denies {', '.join(denied)}"

@@ -105,6 +105,8 @@ def _run(args: argparse.Namespace, started: Callable[[], None]) -> int:
     from duckflow.channels.cli.routed import RoutedInput
 
     routed = RoutedInput(opened, renderer.console, quiet=args.json)
+    if args.auto_approve_workspace:
+        _say_no_sandbox(session.runner.sandbox)
 
     def first_turn_over(chunk: Any) -> None:
         # collecting resumes once the first companion turn has ended: by then the modules a
@@ -188,3 +190,14 @@ def _run(args: argparse.Namespace, started: Callable[[], None]) -> int:
     if outcome.success:
         return EXIT_OK
     return EXIT_APPROVAL if outcome.ending == "approval" else EXIT_STOPPED
+
+
+def _say_no_sandbox(sandbox: str) -> None:
+    """Once per run, on stderr: without a sandbox only listed commands are auto-approved."""
+    import sys
+
+    from duckflow.gate.allowlist import no_sandbox_notice
+
+    notice = no_sandbox_notice(sandbox)
+    if notice:
+        print(notice, file=sys.stderr)

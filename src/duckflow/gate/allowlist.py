@@ -1,0 +1,204 @@
+"""Which commands auto-approve may run without a person: an allow-list, judged on the parsed command.
+
+Under auto-approve a command runs unasked only when every simple command in it is known to be
+read-only or test-only; anything else waits for a person, however harmless its name looks.
+The deny-list analysis (gate/commands.py, gate/scripts.py) still runs, as an early warning on
+the approval card; it is not the boundary. `unlisted(...)` returns "" for a listed command,
+else why it is not listed (one short clause a person reads).
+
+On the list:
+- read-only programs (`ls`, `cat`, `grep`, `head`, `wc`, `sort` without `-o`, `find` without
+  `-delete`/`-exec`/`-fprint`, ...), piped or chained, with no redirection except to /dev/null
+  or another descriptor, no `$`, backticks, here-documents, assignments or subshells;
+- `git status|log|diff|show|...` with no option before the subcommand (`-c`, `-C`,
+  `--exec-path`, ...) and none of the options that write or run a program (`--output`,
+  `--ext-diff`, `-O`);
+- `python3 FILE [ARGS]` when FILE is a file this session wrote and the script analysis
+  finds nothing destructive in it (and, without a sandbox, no network module);
+- the project's test command: `run_tests` with no command, `pytest`, `python3 -m pytest`,
+  `npm test`, `make test`, `cargo test`, `go test`.
+What a listed command then does to the files is checked after it runs (workspace/effects.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection
+
+from duckflow.gate.commands import _tokens
+
+READ_ONLY = frozenset({
+    "ls", "cat", "head", "tail", "wc", "grep", "egrep", "fgrep", "rg", "pwd", "echo", "printf",
+    "true", "false", "stat", "du", "nl", "tac", "cut", "tr", "basename", "dirname", "realpath",
+    "readlink", "which", "diff", "cmp", "comm", "uniq", "sort", "find", "tree", "date", "md5sum",
+    "sha1sum", "sha256sum", "column", "test", "[", "seq", "id", "uname", "whoami"
+})
+# per program: (short option letters, long options) that write a file or run a program
+_FORBIDDEN: dict[str, tuple[str, tuple[str, ...]]] = {
+    "sort": ("o", ("--output", "--compress-program", "--files0-from")),
+    "tree": ("o", ("--output",)),
+    "rg": ("", ("--pre", "--pre-glob")),
+    "date": ("sf", ("--set", "--file")),
+    "tail": ("f", ("--follow",)),
+}
+_FIND_ACTIONS = frozenset({"-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprint0",
+                           "-fprintf", "-fls"})
+GIT_READ = frozenset({"status", "log", "diff", "show", "blame", "shortlog", "describe",
+                      "rev-parse", "ls-files", "grep", "cat-file"})
+_GIT_FORBIDDEN = ("--output", "--ext-diff", "-O", "--open-files-in-pager", "--exec", "-c",
+                  "--config-env", "--textconv", "--run", "--upload-pack")
+_TESTS = (("pytest",), ("python", "-m", "pytest"), ("python3", "-m", "pytest"), ("npm", "test"),
+          ("npm", "run", "test"), ("make", "test"), ("cargo", "test"), ("go", "test"))
+_SEPARATORS = frozenset({";", "&&", "||", "|", "\n"})
+_NETWORK_MODULES = frozenset({
+    "urllib", "http", "socket", "ssl", "requests", "httpx", "aiohttp", "ftplib", "smtplib",
+    "poplib", "imaplib", "telnetlib", "xmlrpc", "asyncio", "websocket", "websockets", "paramiko",
+    "pycurl", "urllib3", "socketserver", "multiprocessing", "webbrowser", "nntplib", "selectors"})
+
+
+def unlisted(command: str | None, *, tool: str = "execute_shell", written: Collection[str] = (),
+             plain: bool = True, read_text: Callable[[str], str | None] | None = None) -> str:
+    """"" when auto-approve may run `command` (see the module docstring), else why not.
+
+    `written`: workspace paths this session wrote (a new script may run); `plain`: no sandbox
+    (a script must not import a network module); `read_text`: a workspace file's text."""
+    if not command or not command.strip():
+        return "" if tool == "run_tests" else "an empty command"
+    if any(c in command for c in "$`") or "<<" in command or "<(" in command or ">(" in command:
+        return "it expands variables, substitutions or here-documents"
+    try:
+        tokens = _tokens(command)
+    except ValueError:
+        return "it cannot be parsed"
+    simple: list[str] = []
+    for tok in [*tokens, ";"]:
+        if tok in _SEPARATORS:
+            why = _simple(simple, written, plain, read_text)
+            if why:
+                return why
+            simple = []
+            continue
+        if tok in ("&", "(", ")", "|&", ";;"):
+            return f"`{tok}` (background jobs and subshells) is not on the list"
+        simple.append(tok)
+    return ""
+
+
+def _strip_redirections(words: list[str]) -> tuple[list[str], str]:
+    out: list[str] = []
+    i = 0
+    while i < len(words):
+        w = words[i]
+        if w.isdigit() and i + 1 < len(words) and words[i + 1] and set(words[i + 1]) <= set("<>&"):
+            i += 1
+            continue
+        if w and set(w) <= set("<>&|"):
+            target = words[i + 1] if i + 1 < len(words) else ""
+            if w in (">&", "<&") and (target.isdigit() or target == "-"):
+                pass  # 2>&1: a descriptor
+            elif w in ("<",):
+                pass  # reading a file
+            elif target not in ("/dev/null",):
+                return [], f"the redirection `{w} {target}` writes a file"
+            i += 2
+            continue
+        out.append(w)
+        i += 1
+    return out, ""
+
+
+def _simple(words: list[str], written: Collection[str], plain: bool,
+            read_text: Callable[[str], str | None] | None) -> str:
+    words, why = _strip_redirections(words)
+    if why:
+        return why
+    if not words:
+        return ""
+    name, args = words[0], words[1:]
+    if "=" in name.split("/")[0] and not name.startswith(("-", "/", ".")):
+        return f"`{name}` sets a variable for the command"
+    for test in _TESTS:
+        if tuple(words[:len(test)]) == test:
+            return ""  # the project's tests: what they do to files is checked after they run
+    if name in ("python", "python3"):
+        return _script(args, written, plain, read_text)
+    if name == "git":
+        return _git(args)
+    if "/" in name or name not in READ_ONLY:
+        return f"`{name}` is not on the auto-approve list of read-only commands"
+    if name == "find":
+        bad = next((a for a in args if a in _FIND_ACTIONS), None)
+        return f"`find {bad}` changes files or runs a program" if bad else ""
+    if name == "uniq" and len([a for a in args if not a.startswith("-")]) > 1:
+        return "`uniq IN OUT` writes its output file"
+    short, long = _FORBIDDEN.get(name, ("", ()))
+    for a in args:
+        if a.startswith("--") and any(a == o or a.startswith(o + "=") for o in long):
+            return f"`{name} {a}` writes a file or runs a program"
+        if short and a.startswith("-") and not a.startswith("--") and set(a[1:]) & set(short):
+            return f"`{name} {a}` writes a file or runs a program"
+    return ""
+
+
+def _git(args: list[str]) -> str:
+    if not args or args[0].startswith("-"):
+        return "git options before the subcommand (`-c`, `-C`, ...) are not on the list"
+    sub, rest = args[0], args[1:]
+    if sub not in GIT_READ:
+        return f"`git {sub}` is not on the auto-approve list (only status, log, diff, show, ...)"
+    for a in rest:
+        if any(a == o or a.startswith(o + "=") or (o == "-O" and a.startswith("-O")) for o in _GIT_FORBIDDEN):
+            return f"`git {sub} {a}` writes a file or runs a program"
+    return ""
+
+
+def _script(args: list[str], written: Collection[str], plain: bool,
+            read_text: Callable[[str], str | None] | None) -> str:
+    from duckflow.gate.operation import normalize_path
+    from duckflow.gate.scripts import script_hazard
+
+    if not args or args[0].startswith("-"):
+        return "python with options or code from its input is not on the list"
+    path = normalize_path(args[0])
+    if path not in written:
+        return f"`{args[0]}` was not written in this session (only new scripts run unasked)"
+    text = read_text(path) if read_text is not None else None
+    if text is None:
+        return f"`{args[0]}` cannot be read to be judged"
+    why = script_hazard("python", text)
+    if why:
+        return f"`{args[0]}`: {why}"
+    if plain and _imports(text) & _NETWORK_MODULES:
+        return f"`{args[0]}` uses the network, and there is no sandbox to take it away"
+    return ""
+
+
+def _imports(text: str) -> set[str]:
+    """The top-level modules a Python text imports (a text that does not parse: "?")."""
+    import ast
+
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return {"?"} | _NETWORK_MODULES
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.update(a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            out.add(node.module.split(".")[0])
+    return out
+
+
+def no_sandbox_notice(sandbox: str) -> str | None:
+    """The one line to say when auto-approve starts without a sandbox (None: bubblewrap runs).
+
+    Said once, at `duckflow autoapprove on` and `duckflow run --auto-approve-workspace`."""
+    from duckflow.workspace.sandbox import bwrap_usable
+
+    if sandbox != "none" and bwrap_usable():
+        return None
+    why = ('workspace.sandbox = "none"' if sandbox == "none"
+           else "bubblewrap cannot run on this machine")
+    return (f"Note: no sandbox ({why}), so commands would have the network. Auto-approve runs "
+            "only read-only commands, new scripts that use no network and the project's tests; "
+            "every other command waits for a person.")
