@@ -172,7 +172,7 @@ ATTACKS = [
     "tar -C . -xf a.tar",
     "uniq keep.txt keep.txt",
     "sed -n 'w keep.txt' /dev/null",
-    "printf 'int main(){return 0;}' > m.c; cc -o keep.txt m.c",
+    "cc -o keep.txt m.c",
     "chmod 000 keep.txt",
     "git -c alias.x='!find keep.txt -delete' x",
     "git config alias.x '!find keep.txt -delete'",
@@ -199,6 +199,7 @@ def test_a_command_off_the_list_waits_for_a_person(
     hook.chmod(0o755)
     subprocess.run(["tar", "-cf", str(ws / "a.tar"), "-C", str(ws), "keep.txt"], check=True)
     (ws / "Makefile").write_text("all:\n\t@rm -f keep.txt\n")
+    (ws / "m.c").write_text("int main(void) { return 0; }\n")
     model["script"] = _script(("execute_shell", {"command": command}))
     rc, out = _run(capsys, ws)
     _held(rc, out, _isolated_duckflow_home, None)

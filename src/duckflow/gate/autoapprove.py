@@ -71,10 +71,6 @@ class AutoApproveScope:
 
     def miss(self, op: Operation, risk: Risk, policy: GatePolicy) -> str | None:
         """Why this scope does not cover the operation, or None when it does."""
-        if op.kind in COMMAND_KINDS and op.allow != "":
-            why = op.allow or "it was not judged against the auto-approve list"
-            return (f"{why} (under auto-approve only read-only commands, new scripts and the "
-                    "tests run unasked)")
         denied = sorted(operation_names(op, policy) & set(self.deny_operations))
         if denied:
             return f"the scope denies {', '.join(denied)}"
@@ -93,6 +89,10 @@ class AutoApproveScope:
             if outside:
                 via = "" if outside[0] in op.paths else " (where a symlink on the path leads)"
                 return f"path {outside[0]}{via} is outside the scope's paths"
+        if op.kind in COMMAND_KINDS and op.allow != "":
+            why = op.allow or "it was not judged against the auto-approve list"
+            return (f"{why} (under auto-approve only read-only commands, new scripts and the "
+                    "tests run unasked)")
         return None
 
 
