@@ -52,7 +52,7 @@ async def run_watched(runner: ActionRunner, call: ToolCall, approval: str) -> Ca
                            f"of the workspace ({type(exc).__name__}: {exc})")
     readonly: tuple[str, ...] = ()
     if not runner.plain():
-        readonly = tuple(watch.readonly() or ())
+        readonly = tuple(watch.readonly())
     try:
         done = await runner.run(call, approved=False, approval=approval, readonly=readonly)
     finally:

@@ -207,8 +207,9 @@ class Checkpoints:
         return cid
 
     def store_blob(self, data: bytes) -> str:
-        """Keep a content (once per SHA-256); returns its digest."""
-        return self._store(data)
+        """Keep a content (once per SHA-256; not fsynced: it is checked by hash when read
+        back, and a workspace snapshot stores thousands); returns its digest."""
+        return self._store(data, durable=False)
 
     def load_blob(self, digest: str) -> bytes:
         """A stored content, checked against its SHA-256."""
@@ -248,13 +249,13 @@ class Checkpoints:
         finally:
             os.close(pfd)
 
-    def _store(self, data: bytes) -> str:
+    def _store(self, data: bytes, durable: bool = True) -> str:
         digest = hashlib.sha256(data).hexdigest()
         target = self.blobs / digest
         if not target.is_file() or target.is_symlink():
             dir_fd = os.open(self.blobs, fsops.DIR_FLAGS)
             try:  # O_EXCL | O_NOFOLLOW temp file, renamed over whatever is at the name
-                fsops.atomic_write(dir_fd, digest, data, 0o600)
+                fsops.atomic_write(dir_fd, digest, data, 0o600, durable=durable)
             finally:
                 os.close(dir_fd)
         return digest

@@ -12,12 +12,14 @@ content through a checkpoint, so `duckflow undo` can put the command's version b
 effects are returned for the person to judge (`Effects`). Files the command created are kept.
 
 Not watched: dependency and cache folders a package manager or tool rebuilds (SKIP_DIRS), and
-files over STORE_LIMIT are compared but cannot be restored (they are listed as such).
+files over STORE_LIMIT are compared but cannot be restored (they are listed as such). The
+read-only binds are capped at READONLY_LIMIT files (bubblewrap's cost grows with each mount).
 """
 
 from __future__ import annotations
 
 import difflib
+import hashlib
 import os
 import stat
 from collections.abc import Iterable
@@ -29,7 +31,7 @@ from duckflow.workspace.checkpoints import CheckpointError, Checkpoints
 SKIP_DIRS = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".tox",
                        "node_modules", ".venv", "venv", ".nox"})
 STORE_LIMIT = 16 * 1024 * 1024
-READONLY_LIMIT = 2000  # more files than this: no read-only binds, the comparison alone answers
+READONLY_LIMIT = 100  # read-only binds at most (bubblewrap pays for each mount; the shallowest first)
 _DIFF_LINES = 200
 
 
@@ -167,11 +169,11 @@ class Watch:
     def close(self) -> None:
         self.store.close()
 
-    def readonly(self, limit: int = READONLY_LIMIT) -> list[str] | None:
-        """The existing files outside `covered` (to bind read-only in the sandbox), or None
-        when there are more than `limit` of them."""
+    def readonly(self, limit: int = READONLY_LIMIT) -> list[str]:
+        """The existing files outside `covered` to bind read-only in the sandbox: at most
+        `limit`, the shallowest first (the comparison after the run covers every file)."""
         out = [p for p, s in self.before.items() if s.kind == "file" and not under(p, self.covered)]
-        return out if len(out) <= limit else None
+        return sorted(out, key=lambda p: (p.count("/"), p))[:limit]
 
     def finish(self) -> Effects:
         """Compare with the snapshot, roll back what changed outside `covered`, say what it was."""
@@ -202,7 +204,7 @@ class Watch:
             elif now.key != was.key:
                 blob = self.blobs.get(rel)
                 data = _read(self.root, rel)
-                same = blob is not None and data is not None and self.store.store_blob(data) == blob
+                same = blob is not None and data is not None and hashlib.sha256(data).hexdigest() == blob
                 if not same:
                     fx.overwritten.append(rel)
                     if blob is not None and data is not None:
