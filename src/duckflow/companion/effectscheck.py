@@ -89,6 +89,5 @@ def _ask(runner: ActionRunner, call: ToolCall, fx: object) -> CallOutcome:
         return CallOutcome(call, "refused", f"it {what}; {back}; the approval gate failed "
                            f"({type(exc).__name__}: {exc})")
     request = outcome.request.to_dict() if outcome.request is not None else None
-    status = "pending" if outcome.decision == "pending" else "refused"
-    return CallOutcome(call, status, f"it {what}, which the approval did not cover; {back}. "
+    return CallOutcome(call, "pending" if outcome.decision == "pending" else "refused", f"it {what}, which the approval did not cover; {back}. "
                        "A person must decide whether it may do that.", outcome.job_id, request)

@@ -153,9 +153,9 @@ def bwrap_argv(root: Path, argv: list[str], *, ro_paths: Iterable[str] = (),
     out += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--dir", "/tmp/home",
             "--bind", str(root), str(root)]
     for rel in readonly:
-        p = root / rel
-        if os.path.isfile(p) and not os.path.islink(p):
-            out += ["--ro-bind", str(p), str(p)]
+        file = root / rel
+        if os.path.isfile(file) and not os.path.islink(file):
+            out += ["--ro-bind", str(file), str(file)]
     for prot in _protected(root):
         out += ["--ro-bind", str(prot), str(prot)]
     out += ["--setenv", "HOME", "/tmp/home", *setenv, "--chdir", str(root), "--"]
