@@ -9,7 +9,8 @@ from duckflow.gate.allowlist import unlisted
 LISTED = ["ls -la", "cat a.txt | wc -l", "grep -rn foo src 2>/dev/null", "head -n 5 a.txt && tail a.txt",
           "git status", "git diff --stat", "git log --oneline -5", "git show HEAD:a.py",
           "find . -name '*.py'", "sort a.txt", "uniq a.txt", "pytest -q", "python3 -m pytest -x tests",
-          "npm test", "make test", "ls 2>&1 | head", "echo done > /dev/null", "diff a b"]
+          "npm test", "make test", "ls 2>&1 | head", "echo done > /dev/null", "diff a b", "ls\ncat a",
+          "ls && cat a || true", "cat a.txt &> /dev/null"]
 UNLISTED = ["sort -o keep.txt /dev/null", "sort -uo keep.txt a", "sort --output=keep.txt a",
             "sort --compress-program=sh a", "uniq IN OUT", "find . -delete", "find . -exec rm {} +",
             "find . -fprint x", "tail -f log", "rg --pre=sh foo", "tree -o x", "date -s 2020-01-01",
@@ -20,7 +21,11 @@ UNLISTED = ["sort -o keep.txt /dev/null", "sort -uo keep.txt a", "sort --output=
             "FOO=1 ls", "make", "npm run build", "tar -C . -xf a.tar", "sed -n 'w k' a", "cc -o k m.c",
             "chmod 000 keep.txt", "gzip keep.txt", "bash -c ls", "./run.sh", "/bin/ls",
             "python3 -c 'print(1)'", "python3 old.py", "awk '{print > \"k\"}' a", "xargs rm",
-            "split -b 1 k k", "tee k", "env ls", "nohup ls"]
+            "split -b 1 k k", "tee k", "env ls", "nohup ls", "ls;\nrm keep.txt", "ls;;rm k",
+            "ls\n\nrm k", "ls |& rm k", "ls >| k", "sort --out=keep.txt a", "sort --outp keep.txt a",
+            "git diff --out=keep.txt", "rg --hostname-bin=sh x", "cat ~/.ssh/id_rsa", "cat /etc/passwd",
+            "head ../secret", "git show --textconv HEAD:a", "grep -f /etc/shadow x", "find / -name x",
+            "pytest --basetemp=/root/work", "python3 -m pytest --junitxml=../x"]
 
 
 @pytest.mark.parametrize("command", LISTED)

@@ -36,7 +36,7 @@ READ_ONLY = frozenset({
 _FORBIDDEN: dict[str, tuple[str, tuple[str, ...]]] = {
     "sort": ("o", ("--output", "--compress-program", "--files0-from")),
     "tree": ("o", ("--output",)),
-    "rg": ("", ("--pre", "--pre-glob")),
+    "rg": ("", ("--pre", "--pre-glob", "--hostname-bin")),
     "date": ("sf", ("--set", "--file")),
     "tail": ("f", ("--follow",)),
 }
@@ -45,10 +45,11 @@ _FIND_ACTIONS = frozenset({"-delete", "-exec", "-execdir", "-ok", "-okdir", "-fp
 GIT_READ = frozenset({"status", "log", "diff", "show", "blame", "shortlog", "describe",
                       "rev-parse", "ls-files", "grep", "cat-file"})
 _GIT_FORBIDDEN = ("--output", "--ext-diff", "-O", "--open-files-in-pager", "--exec", "-c",
-                  "--config-env", "--textconv", "--run", "--upload-pack")
+                  "--config-env", "--textconv", "--filters", "--run", "--upload-pack")
 _TESTS = (("pytest",), ("python", "-m", "pytest"), ("python3", "-m", "pytest"), ("npm", "test"),
           ("npm", "run", "test"), ("make", "test"), ("cargo", "test"), ("go", "test"))
-_SEPARATORS = frozenset({";", "&&", "||", "|", "\n"})
+_PUNCTUATION = frozenset(";&|()<>\n")
+_REDIRECTIONS = frozenset({">", ">>", ">&", "<", "<&", "&>", "&>>"})
 _NETWORK_MODULES = frozenset({
     "urllib", "http", "socket", "ssl", "requests", "httpx", "aiohttp", "ftplib", "smtplib",
     "poplib", "imaplib", "telnetlib", "xmlrpc", "asyncio", "websocket", "websockets", "paramiko",
@@ -71,14 +72,15 @@ def unlisted(command: str | None, *, tool: str = "execute_shell", written: Colle
         return "it cannot be parsed"
     simple: list[str] = []
     for tok in [*tokens, ";"]:
-        if tok in _SEPARATORS:
-            why = _simple(simple, written, plain, read_text)
-            if why:
-                return why
-            simple = []
-            continue
-        if tok in ("&", "(", ")", "|&", ";;"):
-            return f"`{tok}` (background jobs and subshells) is not on the list"
+        if tok and set(tok) <= _PUNCTUATION:  # shlex groups operators: `;\n` is one token
+            if tok in ("&&", "||") or set(tok) <= set(";|\n"):
+                why = _simple(simple, written, plain, read_text)
+                if why:
+                    return why
+                simple = []
+                continue
+            if tok not in _REDIRECTIONS:
+                return f"`{tok.strip()}` (background jobs, subshells) is not on the list"
         simple.append(tok)
     return ""
 
@@ -117,14 +119,18 @@ def _simple(words: list[str], written: Collection[str], plain: bool,
     if "=" in name.split("/")[0] and not name.startswith(("-", "/", ".")):
         return f"`{name}` sets a variable for the command"
     for test in _TESTS:
-        if tuple(words[:len(test)]) == test:
-            return ""  # the project's tests: what they do to files is checked after they run
+        if tuple(words[:len(test)]) == test:  # what they do to files is checked after they run
+            outside = next((a for a in args if _leaves(a)), None)
+            return f"`{outside}` is outside the workspace" if outside else ""
     if name in ("python", "python3"):
         return _script(args, written, plain, read_text)
     if name == "git":
         return _git(args)
     if "/" in name or name not in READ_ONLY:
         return f"`{name}` is not on the auto-approve list of read-only commands"
+    outside = next((a for a in args if _leaves(a)), None)
+    if outside is not None:
+        return f"`{outside}` is outside the workspace"
     if name == "find":
         bad = next((a for a in args if a in _FIND_ACTIONS), None)
         return f"`find {bad}` changes files or runs a program" if bad else ""
@@ -132,7 +138,7 @@ def _simple(words: list[str], written: Collection[str], plain: bool,
         return "`uniq IN OUT` writes its output file"
     short, long = _FORBIDDEN.get(name, ("", ()))
     for a in args:
-        if a.startswith("--") and any(a == o or a.startswith(o + "=") for o in long):
+        if a.startswith("--") and any(_abbreviates(a, o) for o in long):
             return f"`{name} {a}` writes a file or runs a program"
         if short and a.startswith("-") and not a.startswith("--") and set(a[1:]) & set(short):
             return f"`{name} {a}` writes a file or runs a program"
@@ -146,9 +152,26 @@ def _git(args: list[str]) -> str:
     if sub not in GIT_READ:
         return f"`git {sub}` is not on the auto-approve list (only status, log, diff, show, ...)"
     for a in rest:
-        if any(a == o or a.startswith(o + "=") or (o == "-O" and a.startswith("-O")) for o in _GIT_FORBIDDEN):
+        if _leaves(a):
+            return f"`{a}` is outside the workspace"
+        if any(_abbreviates(a, o) if o.startswith("--") else (a == o or a.startswith(o))
+               for o in _GIT_FORBIDDEN):
             return f"`git {sub} {a}` writes a file or runs a program"
     return ""
+
+
+def _abbreviates(arg: str, option: str) -> bool:
+    """`--out=x` is `--output=x` to getopt and git (unambiguous prefixes count)."""
+    given = arg.split("=", 1)[0]
+    return len(given) > 3 and option.startswith(given)
+
+
+def _leaves(arg: str) -> bool:
+    """True when an argument names a path outside the workspace (`/etc/x`, `~/.ssh`, `../x`)."""
+    value = arg.split("=", 1)[1] if arg.startswith("-") and "=" in arg else arg
+    if value == "/dev/null":
+        return False
+    return value.startswith(("/", "~")) or ".." in value.split("/")
 
 
 def _script(args: list[str], written: Collection[str], plain: bool,
