@@ -1,4 +1,4 @@
-"""`duckflow bench effects [--files N] [--rounds N] [--json]`: what the effects check costs a command.
+"""`duckflow bench effects [--files N] [--rounds N] [--sandbox auto|none] [--json]`: what the effects check costs a command.
 
 Every auto-approved command runs under the effects check (workspace/effects.py): a stat
 snapshot before (content stored in the undo store only for files that changed since the last
@@ -41,12 +41,12 @@ def _timed_run(root: Path, sandbox: str, readonly: tuple[str, ...] = ()) -> floa
     return time.perf_counter() - t0
 
 
-def measure(files: int, rounds: int) -> dict[str, Any]:
+def measure(files: int, rounds: int, sandbox: str = "auto") -> dict[str, Any]:
     from duckflow.bench._ratio import interleave, paired_ratio, summary
     from duckflow.workspace.effects import Watch
     from duckflow.workspace.sandbox import bwrap_usable
 
-    sandbox = "bwrap" if bwrap_usable() else "none"
+    sandbox = "bwrap" if sandbox != "none" and bwrap_usable() else "none"
     tmp = Path(tempfile.mkdtemp(prefix="duckflow-bench-effects-"))
     old_home = os.environ.get("DUCKFLOW_HOME")
     os.environ["DUCKFLOW_HOME"] = str(tmp / "home")
@@ -88,9 +88,11 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="duckflow bench effects")
     parser.add_argument("--files", type=int, default=2000, help="files in the synthetic workspace")
     parser.add_argument("--rounds", type=int, default=7, help="interleaved rounds (median ratio kept)")
+    parser.add_argument("--sandbox", choices=["auto", "none"], default="auto",
+                        help="none: plain mode (no read-only binds; the comparison alone)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-    got = measure(max(1, args.files), max(1, args.rounds))
+    got = measure(max(1, args.files), max(1, args.rounds), args.sandbox)
     bar = ratio_bar("auto-approved `true` with the effects check / without it", got["ratio"], RATIO_BAR)
     report = {"benchmark": "effects", "machine": machine(), "ratios": [bar], **got}
     if args.json:
