@@ -123,3 +123,14 @@ def test_in_bubblewrap_the_kernel_refuses_changes_to_read_only_files(ws: Path) -
     fx = watch.finish()
     assert fx.changed == [] and fx.created == ["new.txt"]
     assert (ws / "keep.txt").read_text() == "precious\n" and (ws / "docs" / "a.md").read_text() == "y\n"
+
+
+def test_in_git_only_what_changes_what_git_runs_is_watched(ws: Path) -> None:
+    import subprocess
+
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    watch = Watch.start(ws)
+    subprocess.run(["git", "-C", str(ws), "add", "keep.txt"], check=True)  # index and objects
+    (ws / ".git" / "config").write_text((ws / ".git" / "config").read_text() + "[alias]\n\tx = !rm k\n")
+    fx = watch.finish()
+    assert fx.overwritten == [".git/config"] and fx.not_restored == [".git/config"]

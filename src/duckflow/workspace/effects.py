@@ -11,7 +11,8 @@ replaced or chmod-ed outside `covered` (paths the approval covers) is restored f
 content through a checkpoint, so `duckflow undo` can put the command's version back, and the
 effects are returned for the person to judge (`Effects`). Files the command created are kept.
 
-Not watched: dependency and cache folders a package manager or tool rebuilds (SKIP_DIRS), and
+Not watched: dependency and cache folders a package manager or tool rebuilds (SKIP_DIRS), in
+`.git/` all but `config`, `hooks/` and `info/` (`git status` rewrites the index), and
 files over STORE_LIMIT are compared but cannot be restored (they are listed as such). The
 read-only binds are capped at READONLY_LIMIT files (bubblewrap's cost grows with each mount).
 """
@@ -30,6 +31,7 @@ from duckflow.workspace.checkpoints import CheckpointError, Checkpoints
 
 SKIP_DIRS = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".tox",
                        "node_modules", ".venv", "venv", ".nox"})
+GIT_WATCHED = frozenset({"config", "hooks", "info"})  # in .git/: what changes what git runs
 STORE_LIMIT = 16 * 1024 * 1024
 READONLY_LIMIT = 100  # read-only binds at most (bubblewrap pays for each mount; the shallowest first)
 _DIFF_LINES = 200
@@ -57,6 +59,8 @@ def scan(root: Path) -> dict[str, Seen]:
             continue  # unreadable (a folder chmod-ed 000 shows as a mode change of the folder)
         with it:
             for e in it:
+                if rel == ".git" and e.name not in GIT_WATCHED:
+                    continue  # git's own bookkeeping (index, objects, refs, logs) changes on reads
                 r = f"{rel}/{e.name}" if rel else e.name
                 try:
                     st = e.stat(follow_symlinks=False)
