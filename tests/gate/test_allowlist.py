@@ -59,3 +59,12 @@ def test_a_new_script_with_the_network_runs_unasked_only_in_the_sandbox() -> Non
     why = unlisted("python3 send.py", written={"send.py"}, plain=True, read_text=_text(body))
     assert "network" in why
     assert unlisted("python3 send.py", written={"send.py"}, plain=False, read_text=_text(body)) == ""
+
+
+def test_without_a_sandbox_tests_the_session_wrote_with_the_network_wait() -> None:
+    body = "import socket\n\ndef test_x():\n    socket.create_connection(('127.0.0.1', 9))\n"
+    files = {"tests/test_x.py": body, "calc.py": "print(1)\n"}
+    assert "network" in unlisted(None, tool="run_tests", written=set(files), plain=True, read_text=files.get)
+    assert "network" in unlisted("pytest -q", written=set(files), plain=True, read_text=files.get)
+    assert unlisted("pytest -q", written=set(files), plain=False, read_text=files.get) == ""
+    assert unlisted("pytest -q", written={"calc.py"}, plain=True, read_text=files.get) == ""

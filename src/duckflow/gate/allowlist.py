@@ -22,6 +22,7 @@ What a listed command then does to the files is checked after it runs (workspace
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Collection
 
 from duckflow.gate.commands import _tokens
@@ -63,7 +64,9 @@ def unlisted(command: str | None, *, tool: str = "execute_shell", written: Colle
     `written`: workspace paths this session wrote (a new script may run); `plain`: no sandbox
     (a script must not import a network module); `read_text`: a workspace file's text."""
     if not command or not command.strip():
-        return "" if tool == "run_tests" else "an empty command"
+        if tool != "run_tests":
+            return "an empty command"
+        return _networked(written, read_text) if plain else ""
     if any(c in command for c in "$`") or "<<" in command or "<(" in command or ">(" in command:
         return "it expands variables, substitutions or here-documents"
     try:
@@ -121,7 +124,9 @@ def _simple(words: list[str], written: Collection[str], plain: bool,
     for test in _TESTS:
         if tuple(words[:len(test)]) == test:  # what they do to files is checked after they run
             outside = next((a for a in args if _leaves(a)), None)
-            return f"`{outside}` is outside the workspace" if outside else ""
+            if outside:
+                return f"`{outside}` is outside the workspace"
+            return _networked(written, read_text) if plain else ""
     if name in ("python", "python3"):
         return _script(args, written, plain, read_text)
     if name == "git":
@@ -192,6 +197,23 @@ def _script(args: list[str], written: Collection[str], plain: bool,
         return f"`{args[0]}`: {why}"
     if plain and _imports(text) & _NETWORK_MODULES:
         return f"`{args[0]}` uses the network, and there is no sandbox to take it away"
+    return ""
+
+
+_JS_NETWORK = re.compile(r"""require\(\s*['"](node:)?(https?|net|dgram|tls|child_process)['"]|"""
+                         r"""from\s+['"](node:)?(https?|net|dgram|tls)['"]|\bfetch\s*\(|WebSocket""")
+
+
+def _networked(written: Collection[str], read_text: Callable[[str], str | None] | None) -> str:
+    """Without a sandbox the tests have the network: a test or module this session wrote that
+    reaches it keeps them from running unasked ("" when none does)."""
+    for path in sorted(written):
+        text = read_text(path) if read_text is not None and path.endswith((".py", ".js", ".mjs", ".cjs", ".ts")) else None
+        if text is None:
+            continue
+        uses = (_imports(text) & _NETWORK_MODULES) if path.endswith(".py") else _JS_NETWORK.search(text)
+        if uses:
+            return f"`{path}`, written in this session, uses the network, and there is no sandbox to take it away"
     return ""
 
 
