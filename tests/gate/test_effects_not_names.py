@@ -134,6 +134,8 @@ def test_npm_test_running_a_script_that_deletes_is_refused_or_rolled_back(
     "import zipfile\nzipfile.ZipFile('keep.txt', 'w').close()\n",
     "import gzip\ngzip.open('keep.txt', 'wb').close()\n",
     "import logging\nlogging.basicConfig(filename='keep.txt', filemode='w')\nlogging.warning('x')\n",
+    "import codecs\ncodecs.open('keep.txt', 'w').close()\n",
+    "import lzma\nlzma.open('keep.txt', 'w').close()\n",
 ])
 def test_a_new_script_that_overwrites_through_a_library_is_refused_or_rolled_back(
         ws: Path, model: Any, mode: str, capsys: pytest.CaptureFixture[str],
@@ -186,6 +188,9 @@ ATTACKS = [
     "openssl enc -base64 -in /dev/null -out keep.txt",
     "find . -name keep.txt -delete",
     "sort -uo keep.txt /dev/null",
+    "printf ',d\\nw\\n' | ed -s keep.txt",
+    "zip -qm k.zip keep.txt",
+    "base64 -d -o keep.txt /dev/null",
 ]
 
 
