@@ -50,6 +50,8 @@ def test_a_new_script_runs_unasked_only_when_the_analysis_clears_it() -> None:
     ok = "import json\nprint(json.dumps([1]))\n"
     assert unlisted("python3 new.py a b", written={"new.py"}, read_text=_text(ok)) == ""
     assert "not written" in unlisted("python3 new.py", written=set(), read_text=_text(ok))
+    # with bubblewrap (no network, read-only binds) a repository's own script may run
+    assert unlisted("python3 report.py", written=set(), plain=False, read_text=_text(ok)) == ""
     bad = "import shutil\nshutil.rmtree('src')\n"
     assert unlisted("python3 new.py", written={"new.py"}, read_text=_text(bad)) != ""
 
@@ -68,3 +70,13 @@ def test_without_a_sandbox_tests_the_session_wrote_with_the_network_wait() -> No
     assert "network" in unlisted("pytest -q", written=set(files), plain=True, read_text=files.get)
     assert unlisted("pytest -q", written=set(files), plain=False, read_text=files.get) == ""
     assert unlisted("pytest -q", written={"calc.py"}, plain=True, read_text=files.get) == ""
+
+
+def test_without_a_sandbox_a_workspace_module_the_script_imports_is_read_for_the_network() -> None:
+    files = {"new.py": "import helper\nhelper.go()\n",
+             "helper.py": "import pkg\ndef go():\n    pkg.send()\n",
+             "pkg/__init__.py": "import socket\ndef send():\n    socket.socket()\n"}
+    why = unlisted("python3 new.py", written={"new.py"}, plain=True, read_text=files.get)
+    assert "network" in why
+    files["pkg/__init__.py"] = "def send():\n    return 1\n"
+    assert unlisted("python3 new.py", written={"new.py"}, plain=True, read_text=files.get) == ""

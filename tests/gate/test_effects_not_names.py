@@ -318,6 +318,19 @@ def test_writing_and_running_a_new_script_still_runs_unasked(
     assert all(j.status == "auto_approved" for j in _jobs(_isolated_duckflow_home))
 
 
+def test_a_repositorys_own_script_runs_unasked_only_in_the_sandbox(
+        ws: Path, model: Any, mode: str, capsys: pytest.CaptureFixture[str],
+        _isolated_duckflow_home: Path) -> None:
+    (ws / "report.py").write_text("print(6 * 7)\n")
+    model["script"] = _script(("execute_shell", {"command": "python3 report.py"}))
+    rc, out = _run(capsys, ws)
+    if mode == "bwrap":
+        assert rc == 0 and out["ending"] == "done", out
+    else:
+        _held(rc, out, _isolated_duckflow_home, None)
+        assert "without a sandbox" in out["message"]
+
+
 def test_running_the_test_suite_and_git_diff_still_run_unasked(
         ws: Path, model: Any, mode: str, capsys: pytest.CaptureFixture[str],
         _isolated_duckflow_home: Path) -> None:

@@ -13,8 +13,10 @@ On the list:
 - `git status|log|diff|show|...` with no option before the subcommand (`-c`, `-C`,
   `--exec-path`, ...) and none of the options that write or run a program (`--output`,
   `--ext-diff`, `-O`);
-- `python3 FILE [ARGS]` when FILE is a file this session wrote and the script analysis
-  finds nothing destructive in it (and, without a sandbox, no network module);
+- `python3 FILE [ARGS]` when the script analysis finds nothing destructive in FILE; without
+  a sandbox only when this session wrote FILE and neither it nor a workspace module it
+  imports uses a network module (with bubblewrap there is no network, so a repository's
+  own script runs too: `python3 report.py`);
 - the project's test command: `run_tests` with no command, `pytest`, `python3 -m pytest`,
   `npm test`, `make test`, `cargo test`, `go test`.
 What a listed command then does to the files is checked after it runs (workspace/effects.py).
@@ -187,17 +189,41 @@ def _script(args: list[str], written: Collection[str], plain: bool,
     if not args or args[0].startswith("-"):
         return "python with options or code from its input is not on the list"
     path = normalize_path(args[0])
-    if path not in written:
-        return f"`{args[0]}` was not written in this session (only new scripts run unasked)"
-    text = read_text(path) if read_text is not None else None
+    if path not in written and plain:
+        return (f"`{args[0]}` was not written in this session (without a sandbox only new "
+                "scripts run unasked)")
+    text = read_text(path) if read_text is not None and not _leaves(path) else None
     if text is None:
         return f"`{args[0]}` cannot be read to be judged"
     why = script_hazard("python", text)
     if why:
         return f"`{args[0]}`: {why}"
-    if plain and _imports(text) & _NETWORK_MODULES:
+    if plain and _reaches_network(path, text, read_text):
         return f"`{args[0]}` uses the network, and there is no sandbox to take it away"
     return ""
+
+
+def _reaches_network(path: str, text: str, read_text: Callable[[str], str | None] | None,
+                     limit: int = 20) -> bool:
+    """True when the script, or a workspace module it imports (followed up to `limit` files),
+    imports a network module."""
+    seen = {path}
+    todo = [text]
+    while todo:
+        names = _imports(todo.pop())
+        if names & _NETWORK_MODULES:
+            return True
+        for name in sorted(names):
+            for cand in (f"{name}.py", f"{name}/__init__.py"):
+                if cand in seen or read_text is None:
+                    continue
+                seen.add(cand)
+                found = read_text(cand)
+                if found is not None:
+                    todo.append(found)
+                if len(seen) > limit:
+                    return True  # too many to judge: assume it may
+    return False
 
 
 _JS_NETWORK = re.compile(r"""require\(\s*['"](node:)?(https?|net|dgram|tls|child_process)['"]|"""
