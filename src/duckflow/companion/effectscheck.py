@@ -16,6 +16,7 @@ files it did not create always go to a person.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -45,8 +46,8 @@ async def run_watched(runner: ActionRunner, call: ToolCall, approval: str) -> Ca
     from duckflow.companion.actions import CallOutcome
     from duckflow.workspace.effects import Watch
 
-    try:
-        watch = Watch.start(runner.root, covered(runner, approval))
+    try:  # off the event loop: a server's other sessions go on while the workspace is scanned
+        watch = await asyncio.to_thread(Watch.start, runner.root, covered(runner, approval))
     except Exception as exc:  # fail closed: no snapshot, no unasked run
         return CallOutcome(call, "refused", f"not run: the effects check could not take a snapshot "
                            f"of the workspace ({type(exc).__name__}: {exc})")
@@ -56,7 +57,7 @@ async def run_watched(runner: ActionRunner, call: ToolCall, approval: str) -> Ca
     try:
         done = await runner.run(call, approved=False, approval=approval, readonly=readonly)
     finally:
-        fx = watch.finish()
+        fx = await asyncio.to_thread(watch.finish)
     runner.created.update(fx.created)
     if not fx.changed:
         return done
