@@ -356,3 +356,24 @@ def test_the_tests_may_change_the_files_this_session_created(
     rc, out = _run(capsys, ws)
     assert rc == 0, out
     assert not (ws / "scratch.txt").exists() and (ws / "notes.txt").read_text() == "new"
+
+
+def test_a_person_who_grants_the_effects_question_gets_the_command_run(
+        ws: Path, model: Any, capsys: pytest.CaptureFixture[str], _isolated_duckflow_home: Path,
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rolled-back effects become a real question: a person's yes runs the command as asked."""
+    _needs("make")
+    (tmp_path / "plain.toml").write_text('[workspace]\nsandbox = "none"\n')
+    monkeypatch.setenv("DUCKFLOW_CONFIG", str(tmp_path / "plain.toml"))
+    (ws / "Makefile").write_text("X := $(shell find keep.txt -delete)\ntest:\n\t@echo ok\n")
+    model["script"] = [*_script(("run_tests", {"command": "make test"}))[:2],
+                       decision("DONE", next_step="done", rationale="done"),
+                       decision("DONE", next_step="done", rationale="done")]
+    rc, out = _run(capsys, ws)
+    _held(rc, out, _isolated_duckflow_home, "deleted: keep.txt")
+    job = _jobs(_isolated_duckflow_home)[0]
+    assert "make test" in job.request.summary and (ws / "keep.txt").exists()
+    assert cli(["approvals", "grant", job.job_id, "--by", "cli:alice"]) == 0
+    capsys.readouterr()
+    cli(["run", "--resume", "-w", str(ws), "--model", "scripted:evil", "--json"])
+    assert not (ws / "keep.txt").exists()  # what the person allowed
