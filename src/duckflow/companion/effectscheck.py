@@ -9,9 +9,9 @@ outside the approval is restored from the checkpoint, and the call becomes an ap
 question showing exactly those effects (a new gate job, hard-required: never auto-approved).
 
 What the approval covers: files this session created (with write_file or an earlier checked
-command) and the paths of a `duckflow autoapprove on --paths ...` scope narrower than the
-whole workspace. `--auto-approve-workspace` covers no existing file: a command's effects on
-files it did not create always go to a person.
+command). A scope limited to paths never auto-approves a command (it has no path), and `*` or
+`--auto-approve-workspace` covers no existing file: a command's effects on files the session
+did not create always go to a person.
 """
 
 from __future__ import annotations
@@ -28,17 +28,11 @@ if TYPE_CHECKING:
 COMMAND_TOOLS = frozenset({"execute_shell", "run_tests"})
 
 
-def covered(runner: ActionRunner, approval: str) -> list[str]:
-    """The paths an auto-approval lets a command change: files this session created, plus a
-    person's scope paths when the approval came from that scope and it is not the whole workspace."""
-    paths = sorted(runner.created)
-    if approval.startswith("auto:scope#"):
-        active = runner.gate.autoapprove.active()
-        if active is not None and approval == f"auto:{active.label}":
-            scoped = [p for p in active.scope.paths if p.strip("/") not in ("", ".", "*")]
-            if len(scoped) == len(active.scope.paths):
-                paths += scoped
-    return paths
+def covered(runner: ActionRunner) -> list[str]:
+    """The paths an auto-approval lets a command change: the files this session created. (A
+    scope limited to paths never auto-approves a command, gate/autoapprove.py, and `*` or
+    `--auto-approve-workspace` covers no existing file.)"""
+    return sorted(runner.created)
 
 
 async def run_watched(runner: ActionRunner, call: ToolCall, approval: str) -> CallOutcome:
@@ -47,7 +41,7 @@ async def run_watched(runner: ActionRunner, call: ToolCall, approval: str) -> Ca
     from duckflow.workspace.effects import Watch
 
     try:  # off the event loop: a server's other sessions go on while the workspace is scanned
-        watch = await asyncio.to_thread(Watch.start, runner.root, covered(runner, approval))
+        watch = await asyncio.to_thread(Watch.start, runner.root, covered(runner))
     except Exception as exc:  # fail closed: no snapshot, no unasked run
         return CallOutcome(call, "refused", f"not run: the effects check could not take a snapshot "
                            f"of the workspace ({type(exc).__name__}: {exc})")
