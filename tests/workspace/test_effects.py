@@ -134,3 +134,11 @@ def test_in_git_only_what_changes_what_git_runs_is_watched(ws: Path) -> None:
     (ws / ".git" / "config").write_text((ws / ".git" / "config").read_text() + "[alias]\n\tx = !rm k\n")
     fx = watch.finish()
     assert fx.overwritten == [".git/config"] and fx.not_restored == [".git/config"]
+
+
+def test_a_folder_chmod_ed_000_is_set_back_and_its_files_are_not_called_deleted(ws: Path) -> None:
+    watch = Watch.start(ws)
+    (ws / "src").chmod(0)
+    fx = watch.finish()
+    assert fx.chmodded == ["src"] and fx.deleted == [] and fx.overwritten == []
+    assert (ws / "src").stat().st_mode & 0o777 == 0o755 and (ws / "src" / "app.py").exists()

@@ -188,24 +188,28 @@ class Watch:
 
     def _finish(self) -> Effects:
         after = scan(self.root)
-        fx = Effects(created=sorted(p for p in after if p not in self.before))
-        dirs_back: list[tuple[str, int]] = []
+        fx = Effects()
+        # folders' modes first: a folder chmod-ed 000 hides its files, which are not deleted
+        for rel, was in self.before.items():
+            now = after.get(rel)
+            if (was.kind == "dir" and now is not None and now.kind == "dir"
+                    and now.mode != was.mode and not under(rel, self.covered)):
+                fx.chmodded.append(rel)
+                if not self._chmod_back(rel, was.mode):
+                    fx.not_restored.append(rel)
+        if fx.chmodded:
+            after = scan(self.root)
+        fx.created = sorted(p for p in after if p not in self.before)
         texts: list[tuple[str, bytes, bytes | None]] = []
         for rel, was in self.before.items():
-            if under(rel, self.covered):
+            if under(rel, self.covered) or rel in fx.chmodded:
                 continue
             now = after.get(rel)
             if now is None or now.kind != was.kind:
                 fx.deleted.append(rel) if now is None else fx.overwritten.append(rel)
-                continue
-            if was.kind == "dir":
-                if now.mode != was.mode:
-                    fx.chmodded.append(rel)
-                    dirs_back.append((rel, was.mode))
-            elif was.kind == "link":
-                if now.link != was.link:
-                    fx.overwritten.append(rel)
-            elif now.key != was.key:
+            elif was.kind == "link" and now.link != was.link:
+                fx.overwritten.append(rel)
+            elif was.kind == "file" and now.key != was.key:
                 blob = self.blobs.get(rel)
                 data = _read(self.root, rel)
                 same = blob is not None and data is not None and hashlib.sha256(data).hexdigest() == blob
@@ -217,29 +221,32 @@ class Watch:
                     fx.chmodded.append(rel)
         if fx.changed:
             fx.diff = _diff(texts, fx.deleted, self.before)
-            self._rollback(fx, dirs_back)
+            self._rollback(fx)
         return fx
 
-    def _rollback(self, fx: Effects, dirs_back: list[tuple[str, int]]) -> None:
+    def _chmod_back(self, rel: str, mode: int) -> bool:
+        from duckflow.workspace.undocheck import bad_rel
+
+        try:
+            if bad_rel(rel) or not stat.S_ISDIR(os.lstat(self.root / rel).st_mode):
+                return False
+            os.chmod(self.root / rel, mode, follow_symlinks=False)
+            return True
+        except OSError:
+            return False
+
+    def _rollback(self, fx: Effects) -> None:
         from duckflow.workspace.undocheck import bad_rel
 
         rows = []
         for rel in sorted({*fx.deleted, *fx.overwritten, *fx.chmodded}, key=lambda p: (p.count("/"), p)):
             was = self.before[rel]
+            if was.kind == "dir" and rel not in fx.deleted and rel not in fx.overwritten:
+                continue  # a folder's mode: set back already, never removed and rebuilt
             if bad_rel(rel) or (was.kind == "file" and self.blobs.get(rel) is None) or was.kind == "other":
                 fx.not_restored.append(rel)
-            elif was.kind == "dir" and rel not in fx.deleted and rel not in fx.overwritten:
-                continue  # a folder's mode: set back below, never removed and rebuilt
             else:
                 rows.append((rel, rel, 1, was.kind, was.mode, self.blobs.get(rel), was.link))
-        for rel, mode in dirs_back:
-            try:
-                if not bad_rel(rel) and stat.S_ISDIR(os.lstat(self.root / rel).st_mode):
-                    os.chmod(self.root / rel, mode, follow_symlinks=False)
-                else:
-                    fx.not_restored.append(rel)
-            except OSError:
-                fx.not_restored.append(rel)
         if not rows:
             return
         try:
