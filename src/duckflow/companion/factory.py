@@ -128,7 +128,7 @@ def open_session(
         from duckflow.core.trace import trace_from_config
 
         trace = trace_from_config(cfg.trace)
-    runner = ActionRunner(root, tools, gate, owner.state.session_id)
+    runner = ActionRunner(root, tools, gate, owner.state.session_id, sandbox=cfg.workspace.sandbox)
     budget = LayerBudget(cfg.budget.base_tokens, cfg.budget.main_tokens, cfg.budget.specialized_tokens)
     builder = PromptBuilder(comp.language, read_workspace_persona(root))
     if comp.block_patterns and not guardrails:  # the config's patterns guard messages and replies

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from duckflow.gate.audit import AuditLog
-from duckflow.gate.operation import RISK_ORDER, Operation, Risk, normalize_path
+from duckflow.gate.operation import COMMAND_KINDS, RISK_ORDER, Operation, Risk, normalize_path
 from duckflow.gate.policy import GatePolicy, operation_names
 from duckflow.gate.request import iso
 from duckflow.gate.store import GateStore
@@ -89,6 +89,10 @@ class AutoApproveScope:
             if outside:
                 via = "" if outside[0] in op.paths else " (where a symlink on the path leads)"
                 return f"path {outside[0]}{via} is outside the scope's paths"
+        if op.kind in COMMAND_KINDS and op.allow != "":
+            why = op.allow or "it was not judged against the auto-approve list"
+            return (f"{why} (under auto-approve only read-only commands, new scripts and the "
+                    "tests run unasked)")
         return None
 
 

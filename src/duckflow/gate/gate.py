@@ -253,7 +253,7 @@ class Gate:
         hard = self.hard_reasons(req.operation, req.hard_required)
         if hard:
             return f"a person must decide ({', '.join(hard)}: never auto-approved)"
-        miss = scope.miss(req.operation, req.risk, self.policy)
+        miss = scope.miss(judged(req.operation), req.risk, self.policy)
         if miss is not None:
             return f"the run's auto-approve does not cover it: {miss}"
         decision = Decision(full, "auto_approved", f"auto:{by}", self.clock(), None)
@@ -352,13 +352,19 @@ class Gate:
 
 def judged(op: Operation) -> Operation:
     """`op` with its command judged by gate/commands.py when nobody did yet (any caller of
-    `Gate.submit`, not only the workspace tools, gets a destructive command hard-required)."""
-    if op.command and op.kind in ("execute", "test") and op.destructive is None:
-        from dataclasses import replace
+    `Gate.submit`, not only the workspace tools, gets a destructive command hard-required),
+    and against the auto-approve list (gate/allowlist.py; without the session's context a new
+    script is not listed)."""
+    from dataclasses import replace
 
+    if op.command and op.kind in ("execute", "test") and op.destructive is None:
         from duckflow.gate.commands import command_hazard
 
-        return replace(op, destructive=command_hazard(op.command))
+        op = replace(op, destructive=command_hazard(op.command))
+    if op.kind in ("execute", "test") and op.allow is None:
+        from duckflow.gate.allowlist import unlisted
+
+        op = replace(op, allow=unlisted(op.command, tool=op.tool))
     return op
 
 

@@ -113,6 +113,8 @@ def _run(args: argparse.Namespace, started: Callable[[], None]) -> int:
     from duckflow.channels.cli.routed import RoutedInput
 
     routed = RoutedInput(opened, renderer.console, quiet=args.json)
+    if args.auto_approve_workspace:
+        _say_no_sandbox(session.runner.sandbox)
     coder_job = routed.waiting_coder_job() if not args.task else None
     if not args.task and session.state.step.value == "DONE" and not session.state.pending_gate and not coder_job:
         renderer.console.print(f"[green]Nothing to continue: the last task is done[/] ({escape(session.state.task or '-')}). "
@@ -263,3 +265,14 @@ def _waiting_job(session: Any, routed: Any) -> str:
     job = session.state.pending_job if session.state.pending_gate else None
     full = (job or {}).get("job_id") or routed.pending_job or routed.last_job or "?"
     return str(full)[:8]
+
+
+def _say_no_sandbox(sandbox: str) -> None:
+    """Once per run, on stderr: without a sandbox only listed commands are auto-approved."""
+    import sys
+
+    from duckflow.gate.allowlist import no_sandbox_notice
+
+    notice = no_sandbox_notice(sandbox)
+    if notice:
+        print(notice, file=sys.stderr)
