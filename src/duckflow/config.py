@@ -25,6 +25,7 @@ from pydantic import (
     model_validator,
 )
 
+from duckflow._configkeys import move_key as _move_key
 from duckflow.errors import ConfigError
 from duckflow.orchestra.settings import Coder3Config, LoopConfig, RoutingConfig
 from duckflow.paths import config_file, workspace_state_dir
@@ -33,32 +34,31 @@ _noted: set[str] = set()  # deprecation notes already logged in this process
 
 
 class _Section(BaseModel):
-    """A config section. `_LEGACY` maps an old flat key to its nested place ("table.key"): the
-    old key is still read, moved there, and noted once (`deprecations`, and a log warning)."""
+    """A config section. `_LEGACY` maps an old key (dotted inside the section: "ollama_host",
+    "approval.required_by_default") to its place (dotted: "ollama.host"): the old key is still
+    read, moved there, and noted once (`deprecations`, and a log warning). `_NOTE` words the
+    note: an old key of this project is deprecated; a seed's name is an alias."""
 
     model_config = ConfigDict(extra="forbid")
     _LEGACY: ClassVar[dict[str, str]] = {}
+    _NOTE: ClassVar[str] = "{old} is deprecated: write it as {new}"
+    _WARN: ClassVar[bool] = True  # log the note (an alias is only listed, by `config show`)
     _deprecations: list[str] = PrivateAttr(default_factory=lambda: [])  # not `list`: see core/chunks.py _Data
 
     @model_validator(mode="wrap")
     @classmethod
     def _nest_legacy_keys(cls, data: Any, handler: ValidatorFunctionWrapHandler) -> Any:
         notes: list[str] = []
-        if cls._LEGACY and isinstance(data, dict) and any(k in data for k in cls._LEGACY):
+        if cls._LEGACY and isinstance(data, dict) and any(k.split(".", 1)[0] in data for k in cls._LEGACY):
             data = dict(data)
+            prefix = f"{cls._SECTION}." if cls._SECTION else ""
             for old, new in cls._LEGACY.items():
-                if old not in data:
-                    continue
-                table, key = new.split(".")
-                value = data.pop(old)
-                nested = dict(data.get(table) or {})
-                nested.setdefault(key, value)  # the new key wins when both are given
-                data[table] = nested
-                notes.append(f"{cls._SECTION}.{old} is deprecated: write it as {cls._SECTION}.{new}")
+                if _move_key(data, old, new):
+                    notes.append(cls._NOTE.format(old=prefix + old, new=prefix + new))
         model = handler(data)
         if notes:
             model._deprecations = notes
-            for note in notes:
+            for note in notes if cls._WARN else ():
                 if note not in _noted:
                     _noted.add(note)
                     logging.getLogger("duckflow.config").warning(note)
@@ -161,8 +161,12 @@ class WorkspaceConfig(_Section):
 
 
 class AutoApproveConfig(_Section):
-    """The default scope of `duckflow autoapprove on` (seed 003 §10.2: design/review, docs/ only)."""
+    """The default scope of `duckflow autoapprove on` (seed 003 §10.2: design/review, docs/ only).
 
+    `enabled` switches that scope on for `ttl_min` minutes whenever a command opens the gate
+    and no scope is in force, unless a person switched auto-approve off (`off` always wins)."""
+
+    enabled: bool = False
     ttl_min: int = 60
     task_types: list[str] = Field(default_factory=lambda: ["design", "review"])
     tools: list[str] = Field(default_factory=lambda: ["*"])
@@ -267,7 +271,22 @@ class TraceConfig(_Section):
 
 
 class Config(_Section):
-    """Every section; `deprecations` lists the old keys that were read (see `_Section`)."""
+    """Every section; `deprecations` lists the old keys that were read (see `_Section`).
+
+    Seed 003 §10's own names are read as aliases of today's keys (`config show` names them)."""
+
+    _LEGACY = {
+        "approval.required_by_default": "gate.require_approval",
+        "approval.auto_approve.enabled": "gate.auto_approve.enabled",
+        "approval.auto_approve.ttl_minutes": "gate.auto_approve.ttl_min",
+        "approval.auto_approve.scope.allowed_task_types": "gate.auto_approve.task_types",
+        "approval.auto_approve.scope.allowed_paths_prefix": "gate.auto_approve.paths",
+        "approval.auto_approve.scope.deny_operations": "gate.auto_approve.deny_operations",
+        "approval.hard_require_approval": "gate.hard_required",
+        "providers.ollama_restart_command": "models.ollama.restart_command",
+    }
+    _NOTE = "{old} (the seed's name) is read as {new}"
+    _WARN = False
 
     models: ModelsConfig = Field(default_factory=ModelsConfig)
     workspace: WorkspaceConfig = Field(default_factory=WorkspaceConfig)
@@ -283,7 +302,8 @@ class Config(_Section):
 
     @property
     def deprecations(self) -> list[str]:
-        return [*self.models.deprecations, *self.gate.deprecations, *self.routing.llm.deprecations]
+        return [*self._deprecations, *self.models.deprecations, *self.gate.deprecations,
+                *self.routing.llm.deprecations]
 
 
 _ENV: dict[str, tuple[str, str]] = {
@@ -409,6 +429,10 @@ def load_config(workspace: str | Path | None = None, *, env: dict[str, str] | No
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
+        extra = first.get("input")
+        while first["type"] == "extra_forbidden" and isinstance(extra, dict) and extra:
+            key = next(iter(extra))  # a whole unknown table (`[approval]` with a misspelt key): name a key in it
+            where, extra = f"{where}.{key}", extra[key]
         raise ConfigError(
             f"invalid configuration at '{where}': {first['msg']}",
             hint=f"check {', '.join(str(s) for s in sources)} and the environment",
