@@ -129,19 +129,33 @@ def _print(args: argparse.Namespace, report: dict[str, Any], human: Any) -> None
         sys.stdout.write(human(report) + "\n")
 
 
+def _clip(text: str, width: int) -> str:
+    one = " ".join(text.split())
+    return one if len(one) <= width else one[: width - 1] + "…"
+
+
 def _human(r: dict[str, Any]) -> str:
     lines = [f"task: {r['task']}" + (f" (routed by {r['route']['source']})" if r["route"].get("source") != "command" else "")]
     if "patch" in r:
         s = r["patch"]["summary"]
         lines.append(f"patch: {s['changes']} change(s), -{s['chars_removed']} +{s['chars_added']} characters"
                      + (f", {len(r['patch']['conflicts'])} conflict(s) dropped" if r["patch"]["conflicts"] else ""))
-    for issue in (r.get("style") or {}).get("issues", [])[:20]:
-        fix = "" if issue["suggestion"] is None else f" → {issue['suggestion']!r}"
-        lines.append(f"  style @{issue['start']}: {issue['message']}{fix}")
+    issues = (r.get("style") or {}).get("issues", [])
+    for issue in issues[:20]:
+        fix = "" if issue["suggestion"] is None else f" → 「{issue['suggestion']}」"
+        where = f"line {issue['line']}, col {issue['col']}" if "line" in issue else f"@{issue['start']}"
+        lines.append(f"  {where}: {issue['message']}{fix}   [{issue['rule']}]")
+        if issue.get("sentence"):
+            lines.append(f"      {_clip(issue['sentence'], 100)}")
+    if len(issues) > 20:
+        lines.append(f"  … {len(issues) - 20} more (--json lists them all)")
     if "plagiarism" in r:
         p = r["plagiarism"]
         lines.append(f"plagiarism: {p['score']:.2f} → {p['verdict']}")
-        lines += [f"  {m['score']:.2f}  {m['ref']}" for m in p["matches"]]
+        for m in p["matches"]:
+            lines.append(f"  {m['score']:.2f}  {m['ref']}")
+            for ps in m.get("passages", []):
+                lines.append(f"      line {ps['line']} (ref line {ps['ref_line']}): >>{_clip(ps['text'], 160)}<<")
     if "evaluation" in r:
         e = r["evaluation"]
         lines.append(f"rubric: {e['rubric']} — total {e['total']}/100" + (" (cached)" if e["cached"] else ""))
