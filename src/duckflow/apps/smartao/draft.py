@@ -51,9 +51,10 @@ class DraftResult:
     patch: PatchJSON
     sections_changed: int
     refused: list[dict[str, str]] = field(default_factory=list)
+    unchanged: list[dict[str, str]] = field(default_factory=list)  # every section kept, and why
 
     def report(self) -> dict[str, Any]:
-        return {"sections_changed": self.sections_changed, "refused": self.refused}
+        return {"sections_changed": self.sections_changed, "refused": self.refused, "unchanged": self.unchanged}
 
 
 class DraftAgent:
@@ -81,27 +82,33 @@ class DraftAgent:
         lang = language(text)
         changes: list[Change] = []
         refused: list[dict[str, str]] = []
+        unchanged: list[dict[str, str]] = []
         for sec in sections(text):
             body = text[sec.b_start:sec.b_end]
             core = body.strip()
+            title = sec.heading or ("(冒頭)" if lang == "ja" else "(opening)")
             if not core:
+                if sec.heading:
+                    unchanged.append({"heading": title, "reason": "the section has no text to deepen"})
                 continue
             lead = body[:len(body) - len(body.lstrip())]
             trail = body[len(body.rstrip()):]
             budget = min(4000, 200 + len(core) * (1 + self.depth))
             agent = self._agent(lang, budget)
-            title = sec.heading or ("(冒頭)" if lang == "ja" else "(opening)")
             prompt = (f"Heading (do not change, do not repeat): {title}\nSection body:\n<<<\n{core}\n>>>")
             answer = await ask_json(agent, prompt, _Body, session=session, log=log)
             new = answer.body.strip()
             why = self._refuse(core, new)
             if why:
                 refused.append({"heading": title, "reason": why})
+                unchanged.append({"heading": title, "reason": why + "; the original is kept"})
                 continue
             if new != core:
                 changes.append(Change(op=ChangeOp.replace, start=sec.b_start, end=sec.b_end,
                                       text=lead + new + trail))
-        return DraftResult(make_patch(text, changes), len(changes), refused)
+            else:
+                unchanged.append({"heading": title, "reason": "the model returned the section as it was"})
+        return DraftResult(make_patch(text, changes), len(changes), refused, unchanged)
 
     @staticmethod
     def _refuse(old: str, new: str) -> str | None:

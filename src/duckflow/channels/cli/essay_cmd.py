@@ -102,7 +102,7 @@ async def _essay(args: argparse.Namespace) -> int:
     store = EssayStore(args.db) if task in ("draft", "eval", "full") else None
     warn, block = _thresholds(args)
     coordinator = Coordinator(model=model, refs=refs, store=store, depth=args.depth,
-                              plagiarism_warn=warn, plagiarism_block=block)
+                              plagiarism_warn=warn, plagiarism_block=block, on_progress=_progress)
     rubric = args.rubric if task in ("eval", "full") else None
     if task == "full" and rubric is None:
         from duckflow.apps.smartao.rubric import DEFAULT_RUBRIC
@@ -120,6 +120,10 @@ async def _essay(args: argparse.Namespace) -> int:
     if report.plagiarism is not None and report.plagiarism.verdict == "block":
         return EXIT_BLOCK
     return 0
+
+
+def _progress(message: str) -> None:
+    print(f"evaluating: {message}", file=sys.stderr, flush=True)
 
 
 def _print(args: argparse.Namespace, report: dict[str, Any], human: Any) -> None:
@@ -140,6 +144,8 @@ def _human(r: dict[str, Any]) -> str:
         s = r["patch"]["summary"]
         lines.append(f"patch: {s['changes']} change(s), -{s['chars_removed']} +{s['chars_added']} characters"
                      + (f", {len(r['patch']['conflicts'])} conflict(s) dropped" if r["patch"]["conflicts"] else ""))
+    for kept in (r.get("draft") or {}).get("unchanged", []):
+        lines.append(f"  not changed: {kept['heading']} — {kept['reason']}")
     issues = (r.get("style") or {}).get("issues", [])
     for issue in issues[:20]:
         fix = "" if issue["suggestion"] is None else f" → 「{issue['suggestion']}」"
@@ -159,7 +165,10 @@ def _human(r: dict[str, Any]) -> str:
     if "evaluation" in r:
         e = r["evaluation"]
         lines.append(f"rubric: {e['rubric']} — total {e['total']}/100" + (" (cached)" if e["cached"] else ""))
-        lines += [f"  {s['criterion']}: {s['level']}/{s['max']} — {s['reason']}" for s in e["scores"]]
+        for s in e["scores"]:
+            lines.append(f"  {s['criterion']}: {s['level']}/{s['max']} — {s['reason']}")
+            if s.get("to_next"):
+                lines.append(f"      to reach {s['level'] + 1}: {s['to_next']}")
     if r.get("written"):
         lines.append(f"written: {r['written']}")
     elif "patch" in r:
