@@ -300,7 +300,7 @@ class EvalAgent:
                                     check=lambda a: check_scores(rubric, a, text))  # tolerant read, exact check
         finally:
             log.on_chunk = saved  # type: ignore[method-assign]
-        scores = []
+        scores: list[dict[str, Any]] = []
         for c in rubric.criteria:
             got = next(s for s in answer.scores if s.criterion == c.id)
             level, reason, to_next = got.level, got.reason, got.to_next
@@ -313,7 +313,7 @@ class EvalAgent:
                 level = cap
             scores.append({"criterion": c.id, "name": c.name, "level": level, "max": c.max_score,
                            "weight": c.weight, "reason": reason, "to_next": to_next.strip()})
-        levels = {s["criterion"]: s["level"] for s in scores}
+        levels = {str(s["criterion"]): int(s["level"]) for s in scores}
         ev = Evaluation(rubric.name, sha, scores, total_score(rubric, levels))
         if self.store is not None:
             self.store.save_evaluation(essay_id or essay_sha, essay_sha, sha, model_name, ev)
