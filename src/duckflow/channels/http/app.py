@@ -189,6 +189,9 @@ def create_app(settings: ServerSettings, *, runner: Any = None) -> FastAPI:
     for kind in STATE_ERRORS:
         app.add_exception_handler(kind, unavailable)
     app.include_router(api_router(), prefix="/v1", dependencies=[Depends(bearer)])
+    from duckflow.channels.http.essays import essays_router  # SmartAO: POST /v1/essays/{task}
+
+    app.include_router(essays_router(), prefix="/v1", dependencies=[Depends(bearer)])
     from duckflow.channels.line.webhook import line_router
     from duckflow.channels.slack.events import slack_router
 
