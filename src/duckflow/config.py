@@ -270,6 +270,15 @@ class TraceConfig(_Section):
     service_name: str = "duckflow"
 
 
+class PluginsConfig(_Section):
+    """Plugins every command loads at start (docs/plugins.md): module paths (`pkg.mod` gives its
+    Tool objects, `pkg.mod:attr` a tool, a function or a list) and installed `duckflow.tools`
+    entry points by name (`*`: all). Only your own config file may name them."""
+
+    modules: list[str] = []
+    entry_points: list[str] = []
+
+
 class Config(_Section):
     """Every section; `deprecations` lists the old keys that were read (see `_Section`).
 
@@ -299,6 +308,7 @@ class Config(_Section):
     routing: RoutingConfig = Field(default_factory=RoutingConfig)
     loop: LoopConfig = Field(default_factory=LoopConfig)
     coder3: Coder3Config = Field(default_factory=Coder3Config)
+    plugins: PluginsConfig = Field(default_factory=PluginsConfig)
 
     @property
     def deprecations(self) -> list[str]:

@@ -37,6 +37,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "essay": ("duckflow.channels.cli.essay_cmd", "SmartAO essay agents: draft, style, check, eval"),
     "serve": ("duckflow.channels.cli.serve_cmd", "HTTP API, SSE, web page, Slack and LINE webhooks"),
     "models": ("duckflow.channels.cli.models_cmd", "install and list the bundled offline models"),
+    "plugins": ("duckflow.channels.cli.plugins_cmd", "list the plugins your config declares and what they gave"),
 }
 
 
@@ -209,6 +210,9 @@ def _dispatch(args: list[str]) -> int:
     from duckflow.channels.cli.logs import setup_logging
 
     setup_logging()
+    from duckflow.channels.cli.pluginboot import load_at_start
+
+    load_at_start(quiet=getattr(module, "QUIET_PLUGIN_ERRORS", False))  # [plugins] of your config
     if not getattr(module, "RESUMES_GC", False):
         from duckflow._gc import resume
 
