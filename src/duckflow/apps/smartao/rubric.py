@@ -272,13 +272,9 @@ class EvalAgent:
 
         lang = language(text)
         findings = grammar_check(text, lang)
-        system = ("You are EvalAgent. Score the essay against the rubric: for every criterion give the "
-                  "level number the rubric defines, a one-sentence reason in your own words saying what "
-                  "the essay shows against that level's description, and to_next: what the essay must "
-                  "add or change to reach the next level (empty only at the top level). Do not copy "
-                  "sentences from the essay. Answer with JSON only.")
-        if lang == "ja":
-            system += " Write the reasons in Japanese."
+        from duckflow.core.prompt_library import PromptLibrary
+
+        system = PromptLibrary("duckflow.apps.smartao").get("eval.system", lang)  # prompts/<lang>.toml
         agent = Agent(self.name, system, model=self.model,
                       settings=json_settings(self.model, scores_schema(rubric), 100 + 160 * len(rubric.criteria),
                                              temperature=0.0),

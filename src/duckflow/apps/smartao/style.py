@@ -140,13 +140,6 @@ class StyleResult:
                 "skipped": [i.to_dict(self.text) for i in self.skipped], "dropped_quotes": self.dropped_quotes}
 
 
-_PROMPTS = {
-    "en": ("You are StyleAgent, a careful copy editor of application essays. Find grammar, "
-           "spelling and style problems. Keep the author's meaning and voice; do not rewrite "
-           "sentences that are correct. Answer with JSON only."),
-    "ja": ("あなたは志望理由書の校正者 StyleAgent です。文法・表記・文体の誤りを見つけます。"
-           "正しい文は書き換えず、筆者の意味と語り口を保ちます。JSON だけで答えてください。"),
-}
 
 
 class StyleAgent:
@@ -163,7 +156,10 @@ class StyleAgent:
         from duckflow.core.agent import Agent
 
         if lang not in self._agents:
-            self._agents[lang] = Agent(self.name, _PROMPTS[lang], model=self.model,
+            from duckflow.core.prompt_library import PromptLibrary
+
+            system = PromptLibrary("duckflow.apps.smartao").get("style.system", lang)
+            self._agents[lang] = Agent(self.name, system, model=self.model,
                                        settings=json_settings(self.model, _ModelIssues, 1200),
                                        token_guard=self.token_guard, max_turns=1)
         return self._agents[lang]
