@@ -271,7 +271,7 @@ class TraceConfig(_Section):
 
 
 class PluginsConfig(_Section):
-    """Plugins every command loads at start (docs/plugins.md): module paths (`pkg.mod` gives its
+    """Plugins every command loads at start (docs/engine.md "ToolRegistry and plugins"): module paths (`pkg.mod` gives its
     Tool objects, `pkg.mod:attr` a tool, a function or a list) and installed `duckflow.tools`
     entry points by name (`*`: all). Only your own config file may name them."""
 

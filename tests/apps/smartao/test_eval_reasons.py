@@ -102,3 +102,12 @@ def test_draft_cli_prints_the_reason(tmp_path: Path, openai_server: FakeServer) 
     assert proc.returncode == 0, proc.stderr
     assert "not changed: # Motivation — the new body is shorter than the original (3 <" in proc.stdout
     assert "the original is kept" in proc.stdout
+
+
+async def test_one_reason_pasted_under_every_criterion_is_refused() -> None:
+    same = _answer()
+    for s in same["scores"]:
+        s["reason"] = "The essay contains multiple errors."
+    model = ScriptedModel([reply(json.dumps(same)), reply(json.dumps(_answer()))])
+    await EvalAgent(model).run(CLEAN, session="s", log=AgentLog())
+    assert "the reason for 'evidence' is the one given for 'motivation'" in model.requests[1].messages[-1].content

@@ -202,6 +202,13 @@ def check_scores(rubric: Rubric, answer: _Scores, essay: str = "") -> list[str]:
                           "rubric's level descriptions in your own words")
         if essay and s.to_next and echoes(s.to_next, essay):
             errors.append(f"to_next for {s.criterion!r} only repeats the essay: say what is missing")
+    said: dict[str, str] = {}
+    for s in answer.scores:  # one reason pasted under every criterion judges none of them
+        key = " ".join(s.reason.lower().split())
+        if key in said and said[key] != s.criterion:
+            errors.append(f"the reason for {s.criterion!r} is the one given for {said[key]!r}: judge each "
+                          "criterion on its own against its levels")
+        said.setdefault(key, s.criterion)
     missing = [cid for cid in by_id if cid not in seen]
     if missing:
         errors.append("missing criteria: " + ", ".join(missing))
