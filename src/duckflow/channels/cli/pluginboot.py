@@ -21,10 +21,11 @@ def declares_plugins() -> bool:
     path = config_file()
     if str(path) == os.devnull:
         return False
-    try:
-        with open(path, "rb") as fh:
-            raw = fh.read(1_000_001)
-    except OSError:
+    from duckflow.safe_read import read_regular
+
+    try:  # a capped regular file, opened without blocking (a FIFO or a device is not read here)
+        raw = read_regular(path)
+    except OSError:  # (UnsafeFile too) the command's own config read names the problem
         return False
     return b"plugins" in raw
 
