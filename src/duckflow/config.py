@@ -8,67 +8,21 @@ Every section is its own pydantic model; a subsystem reads only its section.
 # no `from __future__ import annotations` here: pydantic would compile every field's annotation
 # string to evaluate it (a ForwardRef each; ~15% of this module's import)
 
-import logging
 import os
 import tomllib
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 from pydantic import (
-    BaseModel,
-    ConfigDict,
     Field,
-    PrivateAttr,
     ValidationError,
-    ValidatorFunctionWrapHandler,
     field_validator,
-    model_validator,
 )
 
-from duckflow._configkeys import move_key as _move_key
+from duckflow._configkeys import _Section
 from duckflow.errors import ConfigError
 from duckflow.orchestra.settings import Coder3Config, LoopConfig, RoutingConfig
 from duckflow.paths import config_file, workspace_state_dir
-
-_noted: set[str] = set()  # deprecation notes already logged in this process
-
-
-class _Section(BaseModel):
-    """A config section. `_LEGACY` maps an old key (dotted inside the section: "ollama_host",
-    "approval.required_by_default") to its place (dotted: "ollama.host"): the old key is still
-    read, moved there, and noted once (`deprecations`, and a log warning). `_NOTE` words the
-    note: an old key of this project is deprecated; a seed's name is an alias."""
-
-    model_config = ConfigDict(extra="forbid")
-    _LEGACY: ClassVar[dict[str, str]] = {}
-    _NOTE: ClassVar[str] = "{old} is deprecated: write it as {new}"
-    _WARN: ClassVar[bool] = True  # log the note (an alias is only listed, by `config show`)
-    _deprecations: list[str] = PrivateAttr(default_factory=lambda: [])  # not `list`: see core/chunks.py _Data
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _nest_legacy_keys(cls, data: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        notes: list[str] = []
-        if cls._LEGACY and isinstance(data, dict) and any(k.split(".", 1)[0] in data for k in cls._LEGACY):
-            data = dict(data)
-            prefix = f"{cls._SECTION}." if cls._SECTION else ""
-            for old, new in cls._LEGACY.items():
-                if _move_key(data, old, new):
-                    notes.append(cls._NOTE.format(old=prefix + old, new=prefix + new))
-        model = handler(data)
-        if notes:
-            model._deprecations = notes
-            for note in notes if cls._WARN else ():
-                if note not in _noted:
-                    _noted.add(note)
-                    logging.getLogger("duckflow.config").warning(note)
-        return model
-
-    _SECTION: ClassVar[str] = ""
-
-    @property
-    def deprecations(self) -> list[str]:
-        return list(self._deprecations)
 
 
 class ModelRoles(_Section):
