@@ -241,7 +241,11 @@ def _watch_criteria(log: AgentLog, rubric: Rubric) -> Any:
 
     def on_chunk(chunk: Any) -> None:
         base(chunk)
-        if getattr(chunk, "type", "") != "delta":
+        kind = getattr(chunk, "type", "")
+        if kind == "done":  # a re-ask streams a new answer: count its criteria again
+            seen.clear()
+            streamed.clear()
+        if kind != "delta":
             return
         streamed.append(getattr(chunk.data, "text", "") or "")
         for m in pattern.finditer("".join(streamed[-40:]) if len(streamed) > 40 else "".join(streamed)):
