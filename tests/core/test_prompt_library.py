@@ -28,7 +28,7 @@ def test_both_languages_define_the_same_prompts() -> None:
 
 
 async def test_the_essay_language_chooses_the_file_the_agent_is_given() -> None:
-    answer = {"scores": [{"criterion": c, "level": 4, "reason": f"{c} は十分に具体的に書かれている", "to_next": ""}
+    answer = {"scores": [{"criterion": c, "level": 4, "reason": texts.REASONS[c], "to_next": ""}
                          for c in ("motivation", "evidence", "reflection", "fit", "expression")]}
     for essay, lang in ((texts.JA_OTHER, "ja"), (texts.EN_OTHER, "en")):
         model = ScriptedModel([reply(json.dumps(answer))])

@@ -10,6 +10,7 @@ import pytest
 from duckflow.apps.smartao.ask import AgentLog
 from duckflow.apps.smartao.rubric import EvalAgent
 from duckflow.llm.scripted import ScriptedModel, reply
+from tests.apps.smartao import texts
 from tests.apps.smartao.test_essay_cli import duckflow, openai_server  # noqa: F401 (a fixture)
 from tests.helpers.fakeserver import FakeServer, Reply, openai_stream
 
@@ -21,7 +22,7 @@ SLOPPY = "i want to study public health. I learned alot alot from it , and i rec
 
 def _answer(level: int = 3, **reasons: str) -> dict[str, list[dict[str, object]]]:
     return {"scores": [{"criterion": c, "level": level,
-                        "reason": reasons.get(c, f"the essay names a reason for {c} but stays general"),
+                        "reason": reasons.get(c, texts.REASONS[c] + ", but it stays general"),
                         "to_next": f"one concrete episode that shows {c}"} for c in CRITERIA]}
 
 
@@ -30,7 +31,7 @@ async def test_a_reason_that_only_echoes_the_essay_is_refused_and_reasked() -> N
     model = ScriptedModel([reply(json.dumps(echo)), reply(json.dumps(_answer()))])
     ev = await EvalAgent(model).run(CLEAN, session="s", log=AgentLog())
     assert "the reason for 'motivation' only repeats the essay" in model.requests[1].messages[-1].content
-    assert ev.scores[0]["reason"] == "the essay names a reason for motivation but stays general"
+    assert ev.scores[0]["reason"] == "a personal reason is named, but it stays general"
     assert ev.scores[0]["to_next"] == "one concrete episode that shows motivation"
 
 
@@ -106,8 +107,8 @@ def test_draft_cli_prints_the_reason(tmp_path: Path, openai_server: FakeServer) 
 
 async def test_one_reason_pasted_under_every_criterion_is_refused() -> None:
     same = _answer()
-    for s in same["scores"]:
-        s["reason"] = "The essay contains multiple errors."
+    for s in same["scores"]:  # (the bundled model's answer: one sentence with the criterion's name swapped)
+        s["reason"] = f"The essay contains multiple errors in the {s['criterion']} statement."
     model = ScriptedModel([reply(json.dumps(same)), reply(json.dumps(_answer()))])
     await EvalAgent(model).run(CLEAN, session="s", log=AgentLog())
     assert "the reason for 'evidence' is the one given for 'motivation'" in model.requests[1].messages[-1].content

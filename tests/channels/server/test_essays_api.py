@@ -47,7 +47,7 @@ def test_check_lists_passages_and_a_missing_corpus_is_one_line(live: Any) -> Non
 def test_eval_and_draft_use_a_model_and_errors_are_422(live: Any, openai_server: FakeServer,  # noqa: F811
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_BASE_URL", openai_server.url + "/v1")
-    answer = {"scores": [{"criterion": c, "level": 3, "reason": f"{c} is shown with one example",
+    answer = {"scores": [{"criterion": c, "level": 3, "reason": texts.REASONS[c],
                           "to_next": f"a second example of {c}"}
                          for c in ("motivation", "evidence", "reflection", "fit", "expression")]}
     openai_server.queue("/v1/chat/completions", Reply(chunks=openai_stream([json.dumps(answer)])))

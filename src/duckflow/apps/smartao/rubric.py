@@ -204,7 +204,10 @@ def check_scores(rubric: Rubric, answer: _Scores, essay: str = "") -> list[str]:
             errors.append(f"to_next for {s.criterion!r} only repeats the essay: say what is missing")
     said: dict[str, str] = {}
     for s in answer.scores:  # one reason pasted under every criterion judges none of them
-        key = " ".join(s.reason.lower().split())
+        key = s.reason.lower()
+        for cid in by_id:  # "...in the motivation statement" / "...in the evidence statement"
+            key = key.replace(cid.lower(), "")
+        key = " ".join(key.split())
         if key in said and said[key] != s.criterion:
             errors.append(f"the reason for {s.criterion!r} is the one given for {said[key]!r}: judge each "
                           "criterion on its own against its levels")
