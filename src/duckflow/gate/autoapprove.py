@@ -163,6 +163,16 @@ class AutoApprove:
         self.audit.append_file(e)
         return ActiveScope(scope_id, scope, now, by, expires)
 
+    def on_from_config(self, scope: AutoApproveScope, *, ttl_min: float) -> ActiveScope | None:
+        """`gate.auto_approve.enabled`: switch `scope` on when none is in force, unless a person
+        switched auto-approve off last (an `off` always wins until someone switches it on)."""
+        if self.active() is not None:
+            return None
+        rows = self.store.query("SELECT disabled_by FROM autoapprove_scopes ORDER BY id DESC LIMIT 1")
+        if rows and rows[0]["disabled_by"] not in (None, "config"):
+            return None
+        return self.on(scope, ttl_min=ttl_min, by="config")
+
     def off(self, *, by: str) -> int:
         """Switch every scope off at once; returns how many were on (0: nothing to do)."""
         now = self.clock()

@@ -83,7 +83,10 @@ class Gate:
         policy = GatePolicy.from_config(cfg)
         db = Path(cfg.db_path).expanduser() if cfg.db_path else None
         audit = Path(cfg.audit_path).expanduser() if cfg.audit_path else None
-        return cls(kwargs.pop("db_path", db), policy, audit_path=kwargs.pop("audit_path", audit), **kwargs)
+        gate = cls(kwargs.pop("db_path", db), policy, audit_path=kwargs.pop("audit_path", audit), **kwargs)
+        if getattr(cfg.auto_approve, "enabled", False):  # on at start (docs/gate.md "Auto-approve")
+            gate.autoapprove.on_from_config(AutoApproveScope.defaults(policy), ttl_min=policy.auto_approve_ttl_min)
+        return gate
 
     def close(self) -> None:
         self.store.close()

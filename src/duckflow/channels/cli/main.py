@@ -28,6 +28,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "autoapprove": ("duckflow.channels.cli.autoapprove_cmd", "let some changes through without asking"),
     "models": ("duckflow.channels.cli.models_cmd", "install and list the bundled offline models"),
     "memory": ("duckflow.channels.cli.memory_cmd", "list or forget what the companion remembers"),
+    "plugins": ("duckflow.channels.cli.plugins_cmd", "list the plugins your config declares and what they gave"),
     "config": ("duckflow.channels.cli.config_cmd", "show every setting and where it came from"),
     "serve": ("duckflow.channels.cli.serve_cmd", "the web page, HTTP API, Slack and LINE"),
     "essay": ("duckflow.channels.cli.essay_cmd", "essay agents: draft, style, check, eval"),
@@ -214,6 +215,9 @@ def _dispatch(args: list[str]) -> int:
     from duckflow.channels.cli.logs import setup_logging
 
     setup_logging()
+    from duckflow.channels.cli.pluginboot import load_at_start
+
+    load_at_start(quiet=getattr(module, "QUIET_PLUGIN_ERRORS", False))  # [plugins] of your config
     if not getattr(module, "RESUMES_GC", False):
         from duckflow._gc import resume
 

@@ -196,6 +196,9 @@ def create_app(settings: ServerSettings, *, runner: Any = None) -> FastAPI:
     from duckflow.orchestra.images import MAX_IMAGE_BYTES
 
     app.include_router(uploads_router(), prefix="/v1", dependencies=[Depends(bearer)])
+    from duckflow.channels.http.essays import essays_router  # SmartAO: POST /v1/essays/{task}
+
+    app.include_router(essays_router(), prefix="/v1", dependencies=[Depends(bearer)])
     from duckflow.channels.line.webhook import line_router
     from duckflow.channels.slack.events import slack_router
 
