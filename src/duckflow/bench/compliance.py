@@ -1,4 +1,4 @@
-"""`duckflow bench compliance [--model NAME] [--json]`: how well a model follows the protocols.
+"""`duckflow bench compliance [--models A,B] [--json]`: how well models follow the protocols, and how fast.
 
 For each task of `_compliance_tasks` (small coding jobs, each checked by running the produced
 code in a scratch workspace) and each protocol and loop mode, the figures per stage:
@@ -17,7 +17,11 @@ templates and `dml_grammar`, read by the session's DMLCodec.
 
 Per cell: well-formed share (replies read without repair / fuzzy guesses, per stage), exact
 intended actions, check-passing share, runnable guesses (guessed actions that would run: must
-be 0), output tokens and seconds. Deterministic: temperature 0 and a fixed seed.
+be 0), output tokens and seconds. Deterministic: temperature 0 and a fixed seed. The live cells
+also say where the time went (`_tasktime`): pass rate, median wall time per task, Duckflow's
+share, calls per task, prompt tokens per call and how many were evaluated, time to first token
+over the model's prompt time, and whether the run's result says it checked its change; with
+several `--models` (run one after the other) they form one report.
 """
 
 from __future__ import annotations
@@ -31,42 +35,18 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from duckflow.bench._compliance_tasks import SETS, Task
-from duckflow.llm.types import Message, ModelEvent, ModelSettings, TextDelta, ToolCall, ToolSpec
+from duckflow.bench._tasktime import Recorder, TaskTime, checked_of, report_table, summary
+from duckflow.llm.types import Message, ModelSettings, ToolCall
 
 RAW_MAX_TOKENS = 500  # an unconstrained small model often runs on to the bound: keep it affordable
 STAGES = ("raw", "+repair", "+fuzzy", "+self-correction", "+grammar")
 READ_ONLY = {"read_file", "list_files", "search_code"}
-
-
-class Recorder:
-    """Wraps a model and keeps the text of every reply (the wrapped model decides backend and size)."""
-
-    def __init__(self, inner: Any) -> None:
-        self.models = [inner]
-        self.name = inner.name
-        self.supports_tools = inner.supports_tools
-        self.is_local = inner.is_local
-        self.replies: list[str] = []
-
-    async def stream(self, messages: Sequence[Message], *, tools: Sequence[ToolSpec] = (),
-                     settings: ModelSettings | None = None) -> AsyncIterator[ModelEvent]:
-        if settings is not None:  # deterministic runs
-            settings = ModelSettings(temperature=0.0, max_tokens=settings.max_tokens,
-                                     timeout_s=settings.timeout_s, extra={**settings.extra, "seed": 0})
-        parts: list[str] = []
-        try:
-            async for ev in self.models[0].stream(messages, tools=tools, settings=settings):
-                if isinstance(ev, TextDelta):
-                    parts.append(ev.text)
-                yield ev
-        finally:
-            self.replies.append("".join(parts))
 
 
 @dataclass
@@ -175,6 +155,7 @@ class Bench:
     stages: str = "all"  # all | live (only the live-path cells)
     out: Path | None = None  # partial results are written here after every task
     cells: dict[tuple[str, str, str], Cell] = field(default_factory=dict)
+    times: dict[tuple[str, str, str], list[TaskTime]] = field(default_factory=dict)
 
     def cell(self, protocol: str, mode: str, stage: str) -> Cell:
         return self.cells.setdefault((protocol, mode, stage), Cell())
@@ -312,6 +293,9 @@ class Bench:
             cell.failures.append(task.name)
         cell.out_tokens += sum(count_tokens(r, model.name).tokens for r in rec.replies)
         cell.seconds += spent
+        self.times.setdefault((protocol, mode, stage), []).append(TaskTime(
+            task.name, ok, round(spent, 2), round(sum(c.wall_ms for c in rec.times) / 1000, 2),
+            checked_of(opened.session), rec.times))
 
     async def run(self, model: Any, say: Any) -> None:
         for i, task in enumerate(self.tasks, 1):
@@ -335,8 +319,10 @@ class Bench:
         order = {s: i for i, s in enumerate(STAGES)}
         cells = [{"protocol": p, "mode": m, "stage": s, **c.row()}
                  for (p, m, s), c in sorted(self.cells.items(), key=lambda kv: (kv[0][0], kv[0][1], order[kv[0][2]]))]
+        timing = [{"model": self.model_name, "protocol": p, "mode": m, "stage": s, "summary": summary(ts),
+                   "tasks": [t.row() for t in ts]} for (p, m, s), ts in self.times.items()]
         return {"model": self.model_name, "tasks": [t.name for t in self.tasks], "temperature": 0.0,
-                "seed": 0, "cells": cells}
+                "seed": 0, "cells": cells, "timing": timing}
 
 
 def table(result: dict[str, Any]) -> str:
@@ -352,7 +338,9 @@ def table(result: dict[str, Any]) -> str:
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="duckflow bench compliance")
-    parser.add_argument("--model", default="local:default", help="any model name (default: local:default)")
+    parser.add_argument("--model", default="", help="one model name (default: local:default)")
+    parser.add_argument("--models", default="", help="comma list of models, run one after the other "
+                        "(e.g. local:default,local:coder-1.5b)")
     parser.add_argument("--protocols", default="symops", help="comma list: symops,dml")
     parser.add_argument("--modes", default="single-call,two-call", help="comma list: single-call,two-call")
     parser.add_argument("--limit", type=int, default=0, help="only the first N tasks")
@@ -368,25 +356,42 @@ def main(argv: list[str]) -> int:
     from duckflow.companion.models import load_model
     from duckflow.config import Config
 
+    names = [m.strip() for m in (args.models or args.model or "local:default").split(",") if m.strip()]
     tasks = [t for t in SETS[args.set] if not args.tasks or t.name in args.tasks.split(",")]
     if args.limit:
         tasks = tasks[: args.limit]
-    bench = Bench(args.model, [p.strip() for p in args.protocols.split(",") if p.strip()],
-                  [m.strip() for m in args.modes.split(",") if m.strip()], tasks, args.stages,
-                  Path(args.out) if args.out else None)
-    model = load_model(args.model, Config())
     started = time.perf_counter()
 
     def say(text: str) -> None:
         print(f"compliance: {text}", file=sys.stderr, flush=True)
 
-    asyncio.run(bench.run(model, say))
-    result = {**bench.result(), "seconds_total": round(time.perf_counter() - started, 1),
+    results: list[dict[str, Any]] = []
+    for name in names:
+        out = Path(args.out).with_suffix(f".{len(results)}.json") if args.out and len(names) > 1 else \
+            (Path(args.out) if args.out else None)
+        bench = Bench(name, [p.strip() for p in args.protocols.split(",") if p.strip()],
+                      [m.strip() for m in args.modes.split(",") if m.strip()], tasks, args.stages, out)
+        asyncio.run(bench.run(load_model(name, Config()), say))
+        results.append(bench.result())
+        _free_local_models()  # the next model gets the memory and the cores
+    result = {**(results[0] if len(results) == 1 else {"models": results}),
+              "report": [row for r in results for row in r["timing"]],
+              "seconds_total": round(time.perf_counter() - started, 1),
               "command": "duckflow bench compliance " + " ".join(argv)}
     if args.json:
         print(json.dumps(result, ensure_ascii=False))
     else:
-        print(f"model {args.model} · {len(tasks)} tasks · temperature 0, seed 0 · "
-              f"{result['seconds_total']} s\n")
-        print(table(result))
+        print(f"{', '.join(names)} · {len(tasks)} tasks · temperature 0, seed 0 · {result['seconds_total']} s\n")
+        print(report_table(result["report"]) + "\n")
+        for r in results:
+            print(f"{r['model']}:\n{table(r)}\n")
     return 0
+
+
+def _free_local_models() -> None:
+    import importlib.util
+
+    if importlib.util.find_spec("llama_cpp") is not None:
+        from duckflow.llm.local import close_all
+
+        close_all()
