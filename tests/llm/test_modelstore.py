@@ -116,3 +116,17 @@ def test_default_resolves_to_the_pick_and_is_announced_once(tmp_path: Path, monk
     assert len(said) == 1 and "stored once for this machine" in said[0] and "fits" in said[0]
     lm.resolve_local("default", say=said.append, machine=lm.Machine(8, 16.0))
     assert len(said) == 1  # announced the first time only
+
+
+def test_models_list_through_the_cli_says_what_default_is_here(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "DUCKFLOW_MODELS_DIR": str(tmp_path / "store"), "PYTHONPATH": str(Path("src").resolve())}
+    out = subprocess.run([sys.executable, "-m", "duckflow", "models", "list"], capture_output=True, text=True,
+                         env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "local:coder-1.5b" in out.stdout and "duckflow models install coder-1.5b, 1.1 GB" in out.stdout
+    (default_line,) = [line for line in out.stdout.splitlines() if line.startswith("local:default is")]
+    assert "cores" in default_line and "GB free" in default_line
