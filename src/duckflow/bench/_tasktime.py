@@ -131,8 +131,19 @@ def report_table(rows: list[dict[str, Any]]) -> str:
         c = s["checked"]
         checked = "n/a" if c["n/a"] == s["tasks"] else f"{c['yes']}/{c['failed']}/{c['no']}"
         lines.append(
-            f"| {r['model']} | {r['protocol']} · {r['mode']} · {r['stage']} | {s['passed']}/{s['tasks']} | "
+            f"| {r['model']}{' best of ' + str(r['best_of']) if r.get('best_of', 1) > 1 else ''} | {r['protocol']} · {r['mode']} · {r['stage']} | {s['passed']}/{s['tasks']} | "
             f"{s['median_wall_s']:.1f} | {s['duckflow_share']:.1%} | {s['calls_per_task']} | "
             f"{s['median_prompt_tokens']:.0f} ({s['median_evaluated_tokens']:.0f}) | "
             f"{s['median_ttft_over_prompt']:.2f}× | {checked} |")
+    return "\n".join(lines)
+
+
+def table(result: dict[str, Any]) -> str:
+    lines = ["| protocol | mode | stage | well-formed | exact intended | check passes | runnable guesses "
+             "| output tokens | seconds |", "|---|---|---|---|---|---|---|---|---|"]
+    for row in result["cells"]:
+        n = row["tasks"]
+        lines.append(f"| {row['protocol']} | {row['mode']} | {row['stage']} | {row['well_formed']}/{n} | "
+                     f"{row['exact']}/{n} | {row['passed']}/{n} | {row['runnable_guesses']} | "
+                     f"{row['out_tokens']} | {row['seconds']} |")
     return "\n".join(lines)

@@ -30,6 +30,7 @@ import argparse
 import asyncio
 import fnmatch
 import json
+import os
 import re
 import subprocess
 import sys
@@ -41,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from duckflow.bench._compliance_tasks import SETS, Task
-from duckflow.bench._tasktime import Recorder, TaskTime, checked_of, report_table, summary
+from duckflow.bench._tasktime import Recorder, TaskTime, checked_of, report_table, summary, table
 from duckflow.llm.types import Message, ModelSettings, ToolCall
 
 RAW_MAX_TOKENS = 500  # an unconstrained small model often runs on to the bound: keep it affordable
@@ -156,6 +157,7 @@ class Bench:
     out: Path | None = None  # partial results are written here after every task
     cells: dict[tuple[str, str, str], Cell] = field(default_factory=dict)
     times: dict[tuple[str, str, str], list[TaskTime]] = field(default_factory=dict)
+    best_of: int = 1  # >1: the live cells ask for n candidates per step, ranked by bench._bestof
 
     def cell(self, protocol: str, mode: str, stage: str) -> Cell:
         return self.cells.setdefault((protocol, mode, stage), Cell())
@@ -242,8 +244,14 @@ class Bench:
 
         ws = tmp / f"live-{mode}-{stage}"
         setup(task, ws)
-        rec = Recorder(model)
+        from duckflow.bench._bestof import reply_score
+        from duckflow.llm.bestof import BestOfModel
+
+        best = BestOfModel(model, self.best_of, lambda _: 0.0) if self.best_of > 1 else None
+        rec = Recorder(best or model)
         opened = self.open(ws, tmp / f"home-{mode}-{stage}", rec, protocol, mode, constrained)
+        if best is not None:
+            best.score = reply_score(opened.session.codec, opened.session.runner.specs, ws, task.text)
         t0 = time.perf_counter()
         calls: list[ToolCall] = []
         try:
@@ -319,21 +327,10 @@ class Bench:
         order = {s: i for i, s in enumerate(STAGES)}
         cells = [{"protocol": p, "mode": m, "stage": s, **c.row()}
                  for (p, m, s), c in sorted(self.cells.items(), key=lambda kv: (kv[0][0], kv[0][1], order[kv[0][2]]))]
-        timing = [{"model": self.model_name, "protocol": p, "mode": m, "stage": s, "summary": summary(ts),
+        timing = [{"model": self.model_name, "best_of": self.best_of, "protocol": p, "mode": m, "stage": s, "summary": summary(ts),
                    "tasks": [t.row() for t in ts]} for (p, m, s), ts in self.times.items()]
         return {"model": self.model_name, "tasks": [t.name for t in self.tasks], "temperature": 0.0,
-                "seed": 0, "cells": cells, "timing": timing}
-
-
-def table(result: dict[str, Any]) -> str:
-    lines = ["| protocol | mode | stage | well-formed | exact intended | check passes | runnable guesses "
-             "| output tokens | seconds |", "|---|---|---|---|---|---|---|---|---|"]
-    for row in result["cells"]:
-        n = row["tasks"]
-        lines.append(f"| {row['protocol']} | {row['mode']} | {row['stage']} | {row['well_formed']}/{n} | "
-                     f"{row['exact']}/{n} | {row['passed']}/{n} | {row['runnable_guesses']} | "
-                     f"{row['out_tokens']} | {row['seconds']} |")
-    return "\n".join(lines)
+                "seed": 0, "cells": cells, "timing": timing, "best_of": self.best_of}
 
 
 def main(argv: list[str]) -> int:
@@ -349,6 +346,8 @@ def main(argv: list[str]) -> int:
                         help="the task list: default (the 22 tasks) or heldout (tasks the prompts were not tuned on)")
     parser.add_argument("--stages", choices=["all", "live"], default="all",
                         help="live: only the live-path cells (what `duckflow run` does), much faster")
+    parser.add_argument("--best-of", type=int, default=1, help="N candidate replies per step, the best "
+                        "by a check that needs no person (live cells)")
     parser.add_argument("--out", help="write the (partial) results as JSON here after every task")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
@@ -370,9 +369,10 @@ def main(argv: list[str]) -> int:
         out = Path(args.out).with_suffix(f".{len(results)}.json") if args.out and len(names) > 1 else \
             (Path(args.out) if args.out else None)
         bench = Bench(name, [p.strip() for p in args.protocols.split(",") if p.strip()],
-                      [m.strip() for m in args.modes.split(",") if m.strip()], tasks, args.stages, out)
+                      [m.strip() for m in args.modes.split(",") if m.strip()], tasks, args.stages, out,
+                      best_of=args.best_of)
         asyncio.run(bench.run(load_model(name, Config()), say))
-        results.append(bench.result())
+        results.append({**bench.result(), "load_average": [round(x, 1) for x in os.getloadavg()]})
         _free_local_models()  # the next model gets the memory and the cores
     result = {**(results[0] if len(results) == 1 else {"models": results}),
               "report": [row for r in results for row in r["timing"]],
