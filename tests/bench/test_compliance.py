@@ -127,3 +127,17 @@ def table_of(bench: Bench) -> str:
     from duckflow.bench._tasktime import report_table
 
     return report_table(bench.result()["timing"])
+
+
+def test_one_report_for_two_models_and_the_recorded_replies(capsys: object) -> None:
+    from duckflow.bench.compliance import main
+
+    assert main(["--models", "scripted:demo,scripted:demo", "--modes", "single-call", "--stages", "live",
+                 "--limit", "1"]) == 0
+    out = capsys.readouterr().out  # type: ignore[attr-defined]
+    rows = [line for line in out.splitlines() if line.startswith("| scripted:demo | symops · single-call")]
+    assert len(rows) == 2  # one line per model in the one report
+    import re
+
+    assert re.search(r"\| \d+ \(—\) \| — \|", rows[0])  # a scripted model has no own timing: —, not 0
+    assert "| recorded replies (well-formed / exact intended) |" in out and "| local (" in out

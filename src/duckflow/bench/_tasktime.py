@@ -130,11 +130,12 @@ def report_table(rows: list[dict[str, Any]]) -> str:
         s = r["summary"]
         c = s["checked"]
         checked = "n/a" if c["n/a"] == s["tasks"] else f"{c['yes']}/{c['failed']}/{c['no']}"
+        timed = s["prompt_s"] > 0  # an in-process model reports its own prompt time
         lines.append(
             f"| {r['model']}{' best of ' + str(r['best_of']) if r.get('best_of', 1) > 1 else ''} | {r['protocol']} · {r['mode']} · {r['stage']} | {s['passed']}/{s['tasks']} | "
             f"{s['median_wall_s']:.1f} | {s['duckflow_share']:.1%} | {s['calls_per_task']} | "
-            f"{s['median_prompt_tokens']:.0f} ({s['median_evaluated_tokens']:.0f}) | "
-            f"{s['median_ttft_over_prompt']:.2f}× | {checked} |")
+            f"{s['median_prompt_tokens']:.0f} ({timed and format(s['median_evaluated_tokens'], '.0f') or '—'}) | "
+            f"{timed and format(s['median_ttft_over_prompt'], '.2f') + '×' or '—'} | {checked} |")
     return "\n".join(lines)
 
 
@@ -146,4 +147,18 @@ def table(result: dict[str, Any]) -> str:
         lines.append(f"| {row['protocol']} | {row['mode']} | {row['stage']} | {row['well_formed']}/{n} | "
                      f"{row['exact']}/{n} | {row['passed']}/{n} | {row['runnable_guesses']} | "
                      f"{row['out_tokens']} | {row['seconds']} |")
+    return "\n".join(lines)
+
+
+def recorded_table(found: dict[str, Any]) -> str:
+    """The replayed real replies (tests/corpus/real, no model run): well-formed and exact per stage."""
+    rows = (found.get("compliance") or {}).get("rows") or {}
+    if not rows:
+        return str((found.get("compliance") or {}).get("note") or "no recorded replies")
+    stages = list(next(iter(rows.values()))["stages"])
+    lines = ["| recorded replies (well-formed / exact intended) | " + " | ".join(stages) + " | runnable guesses |",
+             "|---|" + "---|" * (len(stages) + 1)]
+    for name, row in rows.items():
+        cells = [f"{row['stages'][s]['well_formed']:.0%} / {row['stages'][s]['exact_intended']:.0%}" for s in stages]
+        lines.append(f"| {name} ({row['replies']}) | " + " | ".join(cells) + f" | {row['runnable_guesses']} |")
     return "\n".join(lines)

@@ -18,10 +18,8 @@ templates and `dml_grammar`, read by the session's DMLCodec.
 Per cell: well-formed share (replies read without repair / fuzzy guesses, per stage), exact
 intended actions, check-passing share, runnable guesses (guessed actions that would run: must
 be 0), output tokens and seconds. Deterministic: temperature 0 and a fixed seed. The live cells
-also say where the time went (`_tasktime`): pass rate, median wall time per task, Duckflow's
-share, calls per task, prompt tokens per call and how many were evaluated, time to first token
-over the model's prompt time, and whether the run's result says it checked its change; with
-several `--models` (run one after the other) they form one report.
+say where the time went, per model (`--models`, run one after the other) in one report with the
+replayed real replies (`_tasktime`, `--recorded`; `--best-of N`: `bench/_bestof.py`).
 """
 
 from __future__ import annotations
@@ -42,7 +40,15 @@ from pathlib import Path
 from typing import Any
 
 from duckflow.bench._compliance_tasks import SETS, Task
-from duckflow.bench._tasktime import Recorder, TaskTime, checked_of, report_table, summary, table
+from duckflow.bench._tasktime import (
+    Recorder,
+    TaskTime,
+    checked_of,
+    recorded_table,
+    report_table,
+    summary,
+    table,
+)
 from duckflow.llm.types import Message, ModelSettings, ToolCall
 
 RAW_MAX_TOKENS = 500  # an unconstrained small model often runs on to the bound: keep it affordable
@@ -348,6 +354,7 @@ def main(argv: list[str]) -> int:
                         help="live: only the live-path cells (what `duckflow run` does), much faster")
     parser.add_argument("--best-of", type=int, default=1, help="N candidate replies per step, the best "
                         "by a check that needs no person (live cells)")
+    parser.add_argument("--recorded", default="tests/corpus/real", help="real replies replayed per stage")
     parser.add_argument("--out", help="write the (partial) results as JSON here after every task")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
@@ -366,16 +373,19 @@ def main(argv: list[str]) -> int:
 
     results: list[dict[str, Any]] = []
     for name in names:
-        out = Path(args.out).with_suffix(f".{len(results)}.json") if args.out and len(names) > 1 else \
-            (Path(args.out) if args.out else None)
+        out = (Path(args.out).with_suffix(f".{len(results)}.json") if len(names) > 1 else Path(args.out)) if args.out else None
         bench = Bench(name, [p.strip() for p in args.protocols.split(",") if p.strip()],
                       [m.strip() for m in args.modes.split(",") if m.strip()], tasks, args.stages, out,
                       best_of=args.best_of)
         asyncio.run(bench.run(load_model(name, Config()), say))
         results.append({**bench.result(), "load_average": [round(x, 1) for x in os.getloadavg()]})
-        _free_local_models()  # the next model gets the memory and the cores
+        if "duckflow.llm.local" in sys.modules:  # the next model gets the memory and the cores
+            sys.modules["duckflow.llm.local"].close_all()
+    from duckflow.bench._protocol_bars import compliance as replayed
+
     result = {**(results[0] if len(results) == 1 else {"models": results}),
               "report": [row for r in results for row in r["timing"]],
+              "recorded": replayed(Path(args.recorded))["compliance"],
               "seconds_total": round(time.perf_counter() - started, 1),
               "command": "duckflow bench compliance " + " ".join(argv)}
     if args.json:
@@ -383,15 +393,8 @@ def main(argv: list[str]) -> int:
     else:
         print(f"{', '.join(names)} · {len(tasks)} tasks · temperature 0, seed 0 · {result['seconds_total']} s\n")
         print(report_table(result["report"]) + "\n")
+        print(recorded_table({"compliance": result["recorded"]}) + "\n")
         for r in results:
             print(f"{r['model']}:\n{table(r)}\n")
     return 0
 
-
-def _free_local_models() -> None:
-    import importlib.util
-
-    if importlib.util.find_spec("llama_cpp") is not None:
-        from duckflow.llm.local import close_all
-
-        close_all()
