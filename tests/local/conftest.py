@@ -13,6 +13,13 @@ needs_llama = pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None,
                                  reason="llama-cpp-python is not installed (make test builds it)")
 
 
+@pytest.fixture(autouse=True)
+def _default_is_the_small_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests were written for the 0.5B model: local:default stays it, even on a machine
+    where the 1.5B model is installed and would be picked (llm.localmodels.pick_default)."""
+    monkeypatch.setenv("DUCKFLOW_LOCAL_DEFAULT", "qwen2.5-coder-0.5b")
+
+
 @pytest.fixture(scope="session")
 def bundled_gguf() -> Path:
     """The verified default model, joined once per machine (llm.modelstore) from the installed parts."""
