@@ -352,8 +352,7 @@ def main(argv: list[str]) -> int:
                         help="the task list: default (the 22 tasks) or heldout (tasks the prompts were not tuned on)")
     parser.add_argument("--stages", choices=["all", "live"], default="all",
                         help="live: only the live-path cells (what `duckflow run` does), much faster")
-    parser.add_argument("--best-of", type=int, default=1, help="N candidate replies per step, the best "
-                        "by a check that needs no person (live cells)")
+    parser.add_argument("--best-of", type=int, default=1, help="N candidates per step (live cells)")
     parser.add_argument("--recorded", default="tests/corpus/real", help="real replies replayed per stage")
     parser.add_argument("--out", help="write the (partial) results as JSON here after every task")
     parser.add_argument("--json", action="store_true")
@@ -363,9 +362,7 @@ def main(argv: list[str]) -> int:
     from duckflow.config import Config
 
     names = [m.strip() for m in (args.models or args.model or "local:default").split(",") if m.strip()]
-    tasks = [t for t in SETS[args.set] if not args.tasks or t.name in args.tasks.split(",")]
-    if args.limit:
-        tasks = tasks[: args.limit]
+    tasks = [t for t in SETS[args.set] if not args.tasks or t.name in args.tasks.split(",")][: args.limit or None]
     started = time.perf_counter()
 
     def say(text: str) -> None:
@@ -377,8 +374,11 @@ def main(argv: list[str]) -> int:
         bench = Bench(name, [p.strip() for p in args.protocols.split(",") if p.strip()],
                       [m.strip() for m in args.modes.split(",") if m.strip()], tasks, args.stages, out,
                       best_of=args.best_of)
-        asyncio.run(bench.run(load_model(name, Config()), say))
-        results.append({**bench.result(), "load_average": [round(x, 1) for x in os.getloadavg()]})
+        model = load_model(name, Config())
+        asyncio.run(bench.run(model, say))
+        info = getattr(getattr(model, "models", [model])[0], "info", None)  # local:default's pick, said
+        results.append({**bench.result(), "load_average": [round(x, 1) for x in os.getloadavg()],
+                        "resolved": f"{info.label} {info.reason}".strip() if info else name})
         if "duckflow.llm.local" in sys.modules:  # the next model gets the memory and the cores
             sys.modules["duckflow.llm.local"].close_all()
     from duckflow.bench._protocol_bars import compliance as replayed
@@ -395,6 +395,6 @@ def main(argv: list[str]) -> int:
         print(report_table(result["report"]) + "\n")
         print(recorded_table({"compliance": result["recorded"]}) + "\n")
         for r in results:
-            print(f"{r['model']}:\n{table(r)}\n")
+            print(f"{r['model']} ({r['resolved']}):\n{table(r)}\n")
     return 0
 
