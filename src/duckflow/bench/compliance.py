@@ -1,4 +1,4 @@
-"""`duckflow bench compliance [--model NAME] [--json]`: how well a model follows the protocols.
+"""`duckflow bench compliance [--models A,B] [--json]`: how well models follow the protocols, and how fast.
 
 For each task of `_compliance_tasks` (small coding jobs, each checked by running the produced
 code in a scratch workspace) and each protocol and loop mode, the figures per stage:
@@ -17,7 +17,9 @@ templates and `dml_grammar`, read by the session's DMLCodec.
 
 Per cell: well-formed share (replies read without repair / fuzzy guesses, per stage), exact
 intended actions, check-passing share, runnable guesses (guessed actions that would run: must
-be 0), output tokens and seconds. Deterministic: temperature 0 and a fixed seed.
+be 0), output tokens and seconds. Deterministic: temperature 0 and a fixed seed. The live cells
+say where the time went, per model (`--models`, run one after the other) in one report with the
+replayed real replies (`_tasktime`, `--recorded`; `--best-of N`: `bench/_bestof.py`).
 """
 
 from __future__ import annotations
@@ -26,47 +28,32 @@ import argparse
 import asyncio
 import fnmatch
 import json
+import os
 import re
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from duckflow.bench._compliance_tasks import SETS, Task
-from duckflow.llm.types import Message, ModelEvent, ModelSettings, TextDelta, ToolCall, ToolSpec
+from duckflow.bench._tasktime import (
+    Recorder,
+    TaskTime,
+    checked_of,
+    recorded_table,
+    report_table,
+    summary,
+    table,
+)
+from duckflow.llm.types import Message, ModelSettings, ToolCall
 
 RAW_MAX_TOKENS = 500  # an unconstrained small model often runs on to the bound: keep it affordable
 STAGES = ("raw", "+repair", "+fuzzy", "+self-correction", "+grammar")
 READ_ONLY = {"read_file", "list_files", "search_code"}
-
-
-class Recorder:
-    """Wraps a model and keeps the text of every reply (the wrapped model decides backend and size)."""
-
-    def __init__(self, inner: Any) -> None:
-        self.models = [inner]
-        self.name = inner.name
-        self.supports_tools = inner.supports_tools
-        self.is_local = inner.is_local
-        self.replies: list[str] = []
-
-    async def stream(self, messages: Sequence[Message], *, tools: Sequence[ToolSpec] = (),
-                     settings: ModelSettings | None = None) -> AsyncIterator[ModelEvent]:
-        if settings is not None:  # deterministic runs
-            settings = ModelSettings(temperature=0.0, max_tokens=settings.max_tokens,
-                                     timeout_s=settings.timeout_s, extra={**settings.extra, "seed": 0})
-        parts: list[str] = []
-        try:
-            async for ev in self.models[0].stream(messages, tools=tools, settings=settings):
-                if isinstance(ev, TextDelta):
-                    parts.append(ev.text)
-                yield ev
-        finally:
-            self.replies.append("".join(parts))
 
 
 @dataclass
@@ -175,6 +162,8 @@ class Bench:
     stages: str = "all"  # all | live (only the live-path cells)
     out: Path | None = None  # partial results are written here after every task
     cells: dict[tuple[str, str, str], Cell] = field(default_factory=dict)
+    times: dict[tuple[str, str, str], list[TaskTime]] = field(default_factory=dict)
+    best_of: int = 1  # >1: the live cells ask for n candidates per step, ranked by bench._bestof
 
     def cell(self, protocol: str, mode: str, stage: str) -> Cell:
         return self.cells.setdefault((protocol, mode, stage), Cell())
@@ -261,8 +250,14 @@ class Bench:
 
         ws = tmp / f"live-{mode}-{stage}"
         setup(task, ws)
-        rec = Recorder(model)
+        from duckflow.bench._bestof import reply_score
+        from duckflow.llm.bestof import BestOfModel
+
+        best = BestOfModel(model, self.best_of, lambda _: 0.0) if self.best_of > 1 else None
+        rec = Recorder(best or model)
         opened = self.open(ws, tmp / f"home-{mode}-{stage}", rec, protocol, mode, constrained)
+        if best is not None:
+            best.score = reply_score(opened.session.codec, opened.session.runner.specs, ws, task.text)
         t0 = time.perf_counter()
         calls: list[ToolCall] = []
         try:
@@ -312,6 +307,9 @@ class Bench:
             cell.failures.append(task.name)
         cell.out_tokens += sum(count_tokens(r, model.name).tokens for r in rec.replies)
         cell.seconds += spent
+        self.times.setdefault((protocol, mode, stage), []).append(TaskTime(
+            task.name, ok, round(spent, 2), round(sum(c.wall_ms for c in rec.times) / 1000, 2),
+            checked_of(opened.session), rec.times))
 
     async def run(self, model: Any, say: Any) -> None:
         for i, task in enumerate(self.tasks, 1):
@@ -335,24 +333,17 @@ class Bench:
         order = {s: i for i, s in enumerate(STAGES)}
         cells = [{"protocol": p, "mode": m, "stage": s, **c.row()}
                  for (p, m, s), c in sorted(self.cells.items(), key=lambda kv: (kv[0][0], kv[0][1], order[kv[0][2]]))]
+        timing = [{"model": self.model_name, "best_of": self.best_of, "protocol": p, "mode": m, "stage": s, "summary": summary(ts),
+                   "tasks": [t.row() for t in ts]} for (p, m, s), ts in self.times.items()]
         return {"model": self.model_name, "tasks": [t.name for t in self.tasks], "temperature": 0.0,
-                "seed": 0, "cells": cells}
-
-
-def table(result: dict[str, Any]) -> str:
-    lines = ["| protocol | mode | stage | well-formed | exact intended | check passes | runnable guesses "
-             "| output tokens | seconds |", "|---|---|---|---|---|---|---|---|---|"]
-    for row in result["cells"]:
-        n = row["tasks"]
-        lines.append(f"| {row['protocol']} | {row['mode']} | {row['stage']} | {row['well_formed']}/{n} | "
-                     f"{row['exact']}/{n} | {row['passed']}/{n} | {row['runnable_guesses']} | "
-                     f"{row['out_tokens']} | {row['seconds']} |")
-    return "\n".join(lines)
+                "seed": 0, "cells": cells, "timing": timing, "best_of": self.best_of}
 
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="duckflow bench compliance")
-    parser.add_argument("--model", default="local:default", help="any model name (default: local:default)")
+    parser.add_argument("--model", default="", help="one model name (default: local:default)")
+    parser.add_argument("--models", default="", help="comma list of models, run one after the other "
+                        "(e.g. local:default,local:coder-1.5b)")
     parser.add_argument("--protocols", default="symops", help="comma list: symops,dml")
     parser.add_argument("--modes", default="single-call,two-call", help="comma list: single-call,two-call")
     parser.add_argument("--limit", type=int, default=0, help="only the first N tasks")
@@ -361,6 +352,8 @@ def main(argv: list[str]) -> int:
                         help="the task list: default (the 22 tasks) or heldout (tasks the prompts were not tuned on)")
     parser.add_argument("--stages", choices=["all", "live"], default="all",
                         help="live: only the live-path cells (what `duckflow run` does), much faster")
+    parser.add_argument("--best-of", type=int, default=1, help="N candidates per step (live cells)")
+    parser.add_argument("--recorded", default="tests/corpus/real", help="real replies replayed per stage")
     parser.add_argument("--out", help="write the (partial) results as JSON here after every task")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
@@ -368,25 +361,40 @@ def main(argv: list[str]) -> int:
     from duckflow.companion.models import load_model
     from duckflow.config import Config
 
-    tasks = [t for t in SETS[args.set] if not args.tasks or t.name in args.tasks.split(",")]
-    if args.limit:
-        tasks = tasks[: args.limit]
-    bench = Bench(args.model, [p.strip() for p in args.protocols.split(",") if p.strip()],
-                  [m.strip() for m in args.modes.split(",") if m.strip()], tasks, args.stages,
-                  Path(args.out) if args.out else None)
-    model = load_model(args.model, Config())
+    names = [m.strip() for m in (args.models or args.model or "local:default").split(",") if m.strip()]
+    tasks = [t for t in SETS[args.set] if not args.tasks or t.name in args.tasks.split(",")][: args.limit or None]
     started = time.perf_counter()
 
     def say(text: str) -> None:
         print(f"compliance: {text}", file=sys.stderr, flush=True)
 
-    asyncio.run(bench.run(model, say))
-    result = {**bench.result(), "seconds_total": round(time.perf_counter() - started, 1),
+    results: list[dict[str, Any]] = []
+    for name in names:
+        out = (Path(args.out).with_suffix(f".{len(results)}.json") if len(names) > 1 else Path(args.out)) if args.out else None
+        bench = Bench(name, [p.strip() for p in args.protocols.split(",") if p.strip()],
+                      [m.strip() for m in args.modes.split(",") if m.strip()], tasks, args.stages, out,
+                      best_of=args.best_of)
+        model = load_model(name, Config())
+        asyncio.run(bench.run(model, say))
+        info = getattr(getattr(model, "models", [model])[0], "info", None)  # local:default's pick, said
+        results.append({**bench.result(), "load_average": [round(x, 1) for x in os.getloadavg()],
+                        "resolved": f"{info.label} {info.reason}".strip() if info else name})
+        if "duckflow.llm.local" in sys.modules:  # the next model gets the memory and the cores
+            sys.modules["duckflow.llm.local"].close_all()
+    from duckflow.bench._protocol_bars import compliance as replayed
+
+    result = {**(results[0] if len(results) == 1 else {"models": results}),
+              "report": [row for r in results for row in r["timing"]],
+              "recorded": replayed(Path(args.recorded))["compliance"],
+              "seconds_total": round(time.perf_counter() - started, 1),
               "command": "duckflow bench compliance " + " ".join(argv)}
     if args.json:
         print(json.dumps(result, ensure_ascii=False))
     else:
-        print(f"model {args.model} · {len(tasks)} tasks · temperature 0, seed 0 · "
-              f"{result['seconds_total']} s\n")
-        print(table(result))
+        print(f"{', '.join(names)} · {len(tasks)} tasks · temperature 0, seed 0 · {result['seconds_total']} s\n")
+        print(report_table(result["report"]) + "\n")
+        print(recorded_table({"compliance": result["recorded"]}) + "\n")
+        for r in results:
+            print(f"{r['model']} ({r['resolved']}):\n{table(r)}\n")
     return 0
+

@@ -33,10 +33,17 @@ HELLO = 'print("Hello, World!")\n'
 STEP1_TOKENS = 24  # step 1's reply (its tokens follow the prompt in llama.cpp's state, as in a session)
 
 
+EVALUATED: list[int] = []  # prompt tokens llama.cpp evaluated per measured call (its own counter)
+
+
 async def _first_token(model: Any, messages: Any, settings: Any) -> float:
-    """Seconds from the call to the first streamed text of `model` (the rest is not generated)."""
+    """Seconds from the call to the first streamed text of `model` (the rest is not generated);
+    the prompt tokens llama.cpp evaluated for it go to EVALUATED."""
+    from duckflow.llm.local import perf_counters
+
     with model.generation_lock:  # a previous call cut off after its first token may still be stopping
         pass
+    before = perf_counters(model.llama)
     start = time.perf_counter()
     gen = model.stream(messages, settings=settings)
     try:
@@ -45,6 +52,9 @@ async def _first_token(model: Any, messages: Any, settings: Any) -> float:
                 return time.perf_counter() - start
     finally:
         await gen.aclose()
+        after = perf_counters(model.llama)
+        if before and after:
+            EVALUATED.append(int(after["n_p_eval"] - before["n_p_eval"]))
     return time.perf_counter() - start
 
 
@@ -124,17 +134,21 @@ async def measure(model_name: str, codec: str, rounds: int, grammar: bool = True
     shared, total = _shared_prefix(model, to_chat_messages(step1.messages), to_chat_messages(step2.messages))
     warm: list[float] = []
     cold: list[float] = []
+    measured: dict[str, list[int]] = {"warm": [], "cold": []}
     for _ in range(rounds):
         _forget(model)
         await _first_token(model, step1.messages, s1)  # step 1 of the session (its reply is cut short)
         warm.append(await _first_token(model, step2.messages, s2))
+        measured["warm"] += EVALUATED[-1:]
         _forget(model)
         cold.append(await _first_token(model, step2.messages, s2))
+        measured["cold"] += EVALUATED[-1:]
         print(f"kvcache: round {len(cold)}: warm {warm[-1]:.2f} s, cold {cold[-1]:.2f} s", file=sys.stderr, flush=True)
     ratios = [w / c for w, c in zip(warm, cold, strict=True)]
     return {"model": model_name, "codec": codec, "grammar": grammar, "rounds": rounds,
             "prompt_tokens": total, "shared_prefix_tokens": shared,
             "evaluated_tokens": {"warm": total - shared, "cold": total},
+            "llama_cpp_evaluated": measured,  # llama.cpp's own n_p_eval per call (a 1-token batch counts as 0)
             "warm_ttft_s": [round(x, 3) for x in warm], "cold_ttft_s": [round(x, 3) for x in cold],
             "ratio": round(statistics.median(ratios), 3), "ratios": [round(r, 3) for r in ratios],
             "load_average": [round(x, 2) for x in os.getloadavg()], "threads": model.n_threads}
@@ -164,6 +178,8 @@ def main(argv: list[str]) -> int:
         print(f"{out['model']} ({out['codec']}, {out['threads']} threads): step-2 prompt {out['prompt_tokens']} "
               f"tokens, {out['shared_prefix_tokens']} shared with step 1 (evaluated: "
               f"{out['evaluated_tokens']['warm']} warm, {out['prompt_tokens']} cold)")
+        print(f"prompt tokens llama.cpp evaluated (its counter): warm {out['llama_cpp_evaluated']['warm']}, "
+              f"cold {out['llama_cpp_evaluated']['cold']}")
         print(f"time to first token, 2nd call of a session: {out['warm_ttft_s']} s; cold, same prompt: "
               f"{out['cold_ttft_s']} s; ratio warm/cold {out['ratio']} (median of {out['rounds']})")
     return 0

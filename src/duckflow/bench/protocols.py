@@ -264,12 +264,8 @@ def _print(result: dict[str, Any]) -> None:
         if "min" in v and v.get("bar") not in (None, "0"):
             shown += f"  [min {v['min']}, max {v['max']}; best/best {v.get('best_ratio')}]"
         print(f"  {name}: {shown}")
-        for row_name, row in (v.get("rows") or {}).items():
-            print(f"    {row_name} ({row['replies']} real replies; {', '.join(row['sources'])}):")
-            for stage, cell in row["stages"].items():
-                print(f"      {stage:12s} well-formed {cell['well_formed']:.0%}  exact intended {cell['exact_intended']:.0%}")
-            print(f"      self-correct: {row['self_correct']}; runnable guesses {row['runnable_guesses']}; "
-                  f"declared beyond the intended actions {row['extra_declared']}")
+        if v.get("rows"):  # the per-stage table is one report with the live models: bench compliance
+            print("    per stage, beside the live models: duckflow bench compliance")
     c = result["corpus"]
     if "report" in c and isinstance(c["report"], dict):
         rep = c["report"]

@@ -154,6 +154,8 @@ class ProgressData(_Data):
     phase: Literal["start", "end"]
     what: str
     elapsed_ms: float = 0.0
+    stage: str = ""  # a model's own wait: loading | prompt | writing (llm.types.ProgressEvent)
+    tokens: int = 0  # for `prompt`: the prompt tokens to evaluate (not reused from the KV cache)
 
 
 class ReplyData(_Data):

@@ -11,6 +11,12 @@ stored in the GGUF (`tokenizer.chat_template`, which llama-cpp-python applies wh
 `chat_format` is given). Generation runs in a worker thread and streams deltas back to the
 event loop; cancelling the consumer stops generation at the next token.
 
+What the wait is for is streamed as `ProgressEvent`s before the text: `loading` (the first call
+of a process), `prompt` (the prompt's tokens and how many are new, i.e. not reused from the
+evaluated tokens of the last call) and `writing` (the first token is out). The call's `Usage`
+carries llama.cpp's own counters (`llama_perf_context`): prompt tokens evaluated, prompt and
+generation milliseconds, and the load time.
+
 Constraints come in `ModelSettings.extra`: `grammar` (GBNF text) or `json_schema` (a JSON
 schema, turned into a grammar by llama.cpp's own converter), and `stop` (strings).
 Token counting uses the model's own tokenizer (`count_tokens`); `register_tokenizer` makes
@@ -25,6 +31,7 @@ import contextlib
 import json
 import os
 import threading
+import time
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
@@ -36,6 +43,7 @@ from duckflow.llm.types import (
     Message,
     ModelEvent,
     ModelSettings,
+    ProgressEvent,
     TextDelta,
     ToolSpec,
     Usage,
@@ -199,12 +207,21 @@ class LocalModel:
             from duckflow.llm.vision import vision_refusal
 
             raise LLMError(vision_refusal(self) or f"{self.name} cannot see images", provider=self.name)
-        llm = await asyncio.to_thread(lambda: self.llama)
+        load_ms = 0.0
+        if (str(self.info.path), self.n_ctx, self.n_threads) not in _LOADED:
+            yield ProgressEvent("loading", f"loading {self.info.label} ({_size_mb(self.info.path)} MB)",
+                                detail=self.info.reason)
+            started = time.perf_counter()
+            llm = await asyncio.to_thread(lambda: self.llama)
+            load_ms = (time.perf_counter() - started) * 1000
+        else:
+            llm = await asyncio.to_thread(lambda: self.llama)
         kw = self._kwargs(settings)
         chat = to_chat_messages(messages)
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[Any] = asyncio.Queue()
         stop = threading.Event()
+        measured: dict[str, float] = {}
 
         def put(item: Any) -> None:
             if not loop.is_closed():  # the consumer's loop may be gone after a cancel
@@ -215,8 +232,15 @@ class LocalModel:
             _STOPS.add(stop)
             try:
                 with _generation_lock(llm):
+                    ids = prompt_token_ids(llm, chat)
+                    if ids:
+                        new = len(ids) - reused_prefix(llm, ids)
+                        measured["prompt"] = len(ids)
+                        put(ProgressEvent("prompt", f"reading the prompt ({len(ids)} tokens, {new} new)", new))
+                    before = perf_counters(llm)
                     pieces = llm.create_chat_completion(chat, stream=True, **kw)
                     finish = "stop"
+                    first = True
                     for piece in pieces:
                         if stop.is_set():
                             finish = "cancelled"
@@ -224,11 +248,17 @@ class LocalModel:
                         choice = (piece.get("choices") or [{}])[0]
                         text = (choice.get("delta") or {}).get("content")
                         if text:
+                            if first:
+                                first = False
+                                put(ProgressEvent("writing", "writing"))
                             put(TextDelta(text))
                         if choice.get("finish_reason"):
                             finish = choice["finish_reason"]
                     with contextlib.suppress(Exception):
                         pieces.close()
+                    after = perf_counters(llm)
+                    if before and after:
+                        measured.update({k: after[k] - before[k] for k in after})
                     put(("finish", finish))
             except BaseException as exc:  # noqa: BLE001 - handed to the consumer
                 put(exc)
@@ -236,9 +266,6 @@ class LocalModel:
                 _STOPS.discard(stop)
                 put(_SENTINEL)
 
-        prompt_tokens = 0
-        with contextlib.suppress(Exception):
-            prompt_tokens = sum(self.count_tokens(m["content"]) + 4 for m in chat)
         worker = threading.Thread(target=work, name="duckflow-llama", daemon=True)
         worker.start()
         parts: list[str] = []
@@ -254,14 +281,76 @@ class LocalModel:
                 if isinstance(item, tuple):
                     finish = str(item[1])
                     continue
-                parts.append(item.text)
+                if isinstance(item, TextDelta):
+                    parts.append(item.text)
                 yield item
         finally:
             stop.set()
+        prompt_tokens = int(measured.get("prompt", 0))
+        if not prompt_tokens:
+            with contextlib.suppress(Exception):
+                prompt_tokens = sum(self.count_tokens(m["content"]) + 4 for m in chat)
         completion = self.count_tokens("".join(parts))
-        self.last_usage = Usage(prompt_tokens, completion)
+        self.last_usage = Usage(prompt_tokens, completion, int(measured.get("n_p_eval", 0)),
+                                round(measured.get("t_p_eval_ms", 0.0), 1), round(measured.get("t_eval_ms", 0.0), 1),
+                                round(load_ms, 1))
         yield UsageEvent(self.last_usage)
         yield FinishEvent("length" if finish == "length" else "stop")
+
+
+def _size_mb(path: Any) -> int:
+    try:
+        return int(os.path.getsize(path) / 1e6)
+    except OSError:
+        return 0
+
+
+_FORMATTERS: dict[int, Any] = {}
+
+
+def prompt_token_ids(llm: Any, chat: list[dict[str, Any]]) -> list[int]:
+    """The prompt tokens llama-cpp-python makes of `chat` with the GGUF's chat template (rendered,
+    then tokenized as it does); [] when the model has no template or rendering fails."""
+    try:
+        formatter = _FORMATTERS.get(id(llm))
+        if formatter is None:
+            from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+            template = llm.metadata.get("tokenizer.chat_template")
+            if not template:
+                return []
+            eos = llm.detokenize([llm.token_eos()]).decode("utf-8", "ignore")
+            bos = llm.detokenize([llm.token_bos()]).decode("utf-8", "ignore")
+            formatter = _FORMATTERS[id(llm)] = Jinja2ChatFormatter(template, eos_token=eos, bos_token=bos)
+        rendered: Any = chat  # plain role/content dicts, as this module sends them
+        text = formatter(messages=rendered).prompt
+        return list(llm.tokenize(text.encode("utf-8"), add_bos=True, special=True))
+    except Exception:  # noqa: BLE001 - a figure for the progress line, never a failure of the call
+        return []
+
+
+def reused_prefix(llm: Any, ids: list[int]) -> int:
+    """Prompt tokens llama.cpp will keep from the last call's evaluated tokens (its longest shared
+    prefix; when the whole prompt is shared it still evaluates the last token again)."""
+    shared = 0
+    for a, b in zip(llm._input_ids, ids, strict=False):
+        if a != b:
+            break
+        shared += 1
+    return shared - 1 if shared == len(ids) and shared else shared
+
+
+def perf_counters(llm: Any) -> dict[str, float]:
+    """llama.cpp's running counters for this context: prompt tokens evaluated (`n_p_eval`), their
+    milliseconds (`t_p_eval_ms`), generated tokens and milliseconds ({} when unavailable)."""
+    try:
+        import llama_cpp
+
+        data = llama_cpp.llama_perf_context(llm._ctx.ctx)
+        return {"n_p_eval": float(data.n_p_eval), "t_p_eval_ms": float(data.t_p_eval_ms),
+                "n_eval": float(data.n_eval), "t_eval_ms": float(data.t_eval_ms)}
+    except Exception:  # noqa: BLE001 - figures only
+        return {}
 
 
 _TOKENIZERS: dict[str, Any] = {}

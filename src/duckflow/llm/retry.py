@@ -30,7 +30,15 @@ from typing import Any
 
 from duckflow.errors import UserError
 from duckflow.llm.errors import LLMBadRequestError, LLMError
-from duckflow.llm.types import Message, Model, ModelEvent, ModelSettings, ToolSpec, UsageEvent
+from duckflow.llm.types import (
+    Message,
+    Model,
+    ModelEvent,
+    ModelSettings,
+    ProgressEvent,
+    ToolSpec,
+    UsageEvent,
+)
 
 OnEvent = Callable[[str, dict[str, Any]], None]
 Sleep = Callable[[float], Awaitable[None]]
@@ -183,7 +191,7 @@ class FallbackModel:
                     if self.buffer:
                         held.append(ev)
                     else:
-                        committed = True
+                        committed = committed or not isinstance(ev, ProgressEvent)  # no text yet
                         yield ev
             except LLMError as exc:
                 if isinstance(exc, UserError):  # a mistake in the calling code: no retry, no fallback

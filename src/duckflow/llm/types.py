@@ -96,8 +96,16 @@ class Message:
 
 @dataclass
 class Usage:
+    """Tokens of one call (or a sum). In-process models also say where the time went:
+    `prompt_eval_tokens` the prompt tokens actually evaluated (the rest reused from the KV
+    cache), `prompt_ms` / `gen_ms` llama.cpp's own prompt and generation time, `load_ms` loading."""
+
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    prompt_eval_tokens: int = 0
+    prompt_ms: float = 0.0
+    gen_ms: float = 0.0
+    load_ms: float = 0.0
 
     @property
     def total_tokens(self) -> int:
@@ -107,6 +115,10 @@ class Usage:
         return Usage(
             self.prompt_tokens + other.prompt_tokens,
             self.completion_tokens + other.completion_tokens,
+            self.prompt_eval_tokens + other.prompt_eval_tokens,
+            self.prompt_ms + other.prompt_ms,
+            self.gen_ms + other.gen_ms,
+            self.load_ms + other.load_ms,
         )
 
 
@@ -136,7 +148,19 @@ class FinishEvent:
     kind: Literal["finish"] = "finish"
 
 
-ModelEvent = TextDelta | ToolCallEvent | UsageEvent | FinishEvent
+@dataclass(frozen=True)
+class ProgressEvent:
+    """What the model is doing before and while text arrives: `stage` is `loading`, `prompt`
+    (reading `tokens` prompt tokens) or `writing`; `text` says it in plain words."""
+
+    stage: str
+    text: str
+    tokens: int = 0
+    detail: str = ""
+    kind: Literal["progress"] = "progress"
+
+
+ModelEvent = TextDelta | ToolCallEvent | UsageEvent | FinishEvent | ProgressEvent
 
 
 @dataclass
