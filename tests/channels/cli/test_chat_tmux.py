@@ -105,14 +105,15 @@ def _chat_session(tmp_path: Path, flag: str) -> str:
     ws = tmp_path / f"ws{flag}"
     ws.mkdir()
     screen = _start(tmp_path, f"chat{flag or '-default'}", f"chat -w {ws} --model scripted:demo --new {flag}",
-                    delay="0.06")
+                    delay="0.15")
     try:
         screen.wait_for("you ›", 30)
         screen.type("create hello.py")
         screen.wait_for("Create hello.py — 6 lines")
-        # the reply arrived word by word: several screens showed it partly written
+        # the reply arrived word by word: a screen showed it partly written (one is enough: how
+        # many the poller catches depends on the machine's load)
         partial = [c for c in screen.captures if PARTIAL[:12] in c and FULL not in c]
-        assert len(partial) >= 2, f"streamed text seen in {len(partial)} screen update(s)"
+        assert partial, "the reply was never seen partly written"
         screen.wait_for("Apply? y(es) / n(o) / e(dit) / a(lways for this session)")
         screen.type("n")
         screen.wait_for("What should it do instead? (Enter to just refuse)")
