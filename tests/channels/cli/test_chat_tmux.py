@@ -42,7 +42,7 @@ class Screen:
         self.captures: list[str] = []
 
     def grab(self) -> str:
-        text = subprocess.run(["tmux", "capture-pane", "-p", "-t", self.name], capture_output=True,
+        text = subprocess.run(["tmux", "-L", self.name, "capture-pane", "-p", "-t", self.name], capture_output=True,
                               text=True, check=False).stdout
         if not self.captures or self.captures[-1] != text:
             self.captures.append(text)
@@ -50,11 +50,11 @@ class Screen:
         return text
 
     def history(self) -> str:
-        return subprocess.run(["tmux", "capture-pane", "-p", "-J", "-S", "-2000", "-t", self.name],
+        return subprocess.run(["tmux", "-L", self.name, "capture-pane", "-p", "-J", "-S", "-2000", "-t", self.name],
                               capture_output=True, text=True, check=False).stdout
 
     def keys(self, *keys: str) -> None:
-        subprocess.run(["tmux", "send-keys", "-t", self.name, *keys], check=True)
+        subprocess.run(["tmux", "-L", self.name, "send-keys", "-t", self.name, *keys], check=True)
 
     def type(self, text: str) -> None:
         self.keys("-l", text)
@@ -93,7 +93,7 @@ def _start(tmp_path: Path, name: str, args: str, *, delay: str = "0.02") -> Scre
            f"DUCKFLOW_DEMO_DELAY={delay} PYTHONPATH={SRC}")
     session = f"duckflow-test-{uuid.uuid4().hex[:8]}"
     cmd = f"env {env} {sys.executable} -m duckflow {args}; echo EXIT=$?; sleep 60"
-    subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "110", "-y", "50", cmd], check=True)
+    subprocess.run(["tmux", "-L", session, "new-session", "-d", "-s", session, "-x", "110", "-y", "50", cmd], check=True)
     return Screen(session, artifacts)
 
 
@@ -153,7 +153,7 @@ def _chat_session(tmp_path: Path, flag: str) -> str:
         assert "Traceback" not in history
         return history
     finally:
-        subprocess.run(["tmux", "kill-session", "-t", screen.name], check=False, capture_output=True)
+        subprocess.run(["tmux", "-L", screen.name, "kill-server"], check=False, capture_output=True)
 
 
 def test_chat_in_a_terminal_reads_as_a_conversation_and_verbose_shows_the_engine(tmp_path: Path) -> None:
@@ -179,7 +179,7 @@ def test_run_in_a_terminal_asks_inline_and_applies_on_yes(tmp_path: Path) -> Non
         assert _engine_words(history) == [], history
         assert (ws / "hello.py").exists()
     finally:
-        subprocess.run(["tmux", "kill-session", "-t", screen.name], check=False, capture_output=True)
+        subprocess.run(["tmux", "-L", screen.name, "kill-server"], check=False, capture_output=True)
 
 
 def test_run_in_a_terminal_no_with_words_denies_and_the_words_are_kept(tmp_path: Path) -> None:
@@ -201,4 +201,4 @@ def test_run_in_a_terminal_no_with_words_denies_and_the_words_are_kept(tmp_path:
                                 capture_output=True, text=True, env=env, timeout=60)
         assert "name it greet.py" in listed.stdout, listed.stdout + listed.stderr
     finally:
-        subprocess.run(["tmux", "kill-session", "-t", screen.name], check=False, capture_output=True)
+        subprocess.run(["tmux", "-L", screen.name, "kill-server"], check=False, capture_output=True)
