@@ -266,6 +266,15 @@ class TraceConfig(_Section):
     service_name: str = "duckflow"
 
 
+class ServerConfig(_Section):
+    """`duckflow serve` on several processes (docs/deploy.md); the flags and DUCKFLOW_REDIS_URL /
+    DUCKFLOW_DATABASE_URL come first. Both unset: one process on SQLite."""
+
+    redis_url: str | None = None
+    database_url: str | None = None
+    workers: int = Field(default=1, ge=1, le=64)
+
+
 class Config(_Section):
     """Every section; `deprecations` lists the old keys that were read (see `_Section`)."""
 
@@ -280,6 +289,7 @@ class Config(_Section):
     routing: RoutingConfig = Field(default_factory=RoutingConfig)
     loop: LoopConfig = Field(default_factory=LoopConfig)
     coder3: Coder3Config = Field(default_factory=Coder3Config)
+    server: ServerConfig = Field(default_factory=ServerConfig)
 
     @property
     def deprecations(self) -> list[str]:

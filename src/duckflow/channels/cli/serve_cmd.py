@@ -24,6 +24,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-body", type=int, default=1_000_000, help="request body cap in bytes")
     parser.add_argument("--max-running", type=int, default=16, metavar="N",
                         help="companion tasks running at once (default 16); more messages wait their turn")
+    parser.add_argument("--redis", metavar="URL", help="share sessions with other processes: Redis for what is "
+                        "live (with --database; or DUCKFLOW_REDIS_URL, [server] redis_url)")
+    parser.add_argument("--database", metavar="URL", help="PostgreSQL for what must last (with --redis; or "
+                        "DUCKFLOW_DATABASE_URL, [server] database_url)")
     parser.add_argument("--debug", action="store_true", help="uvicorn's debug logging and access log")
 
 
@@ -47,8 +51,13 @@ def run(args: argparse.Namespace) -> int:
         raise DuckflowError(f"workspace {args.workspace} is not a folder", hint="pass --workspace DIR")
     _check_listen(args.host, args.port)
     model_note = _model_note(args)
+    from duckflow.channels.shared.wiring import urls
+    from duckflow.config import load_config
+
+    redis_url, database_url = urls(args.redis, args.database, load_config(args.workspace))
     token, created = resolve_token(loopback=is_loopback(args.host))
     settings = ServerSettings.from_env(token, workspace=args.workspace, model_name=args.model,
+                                       redis_url=redis_url, database_url=database_url,
                                        host=args.host, port=args.port, cors_origins=args.cors_origin,
                                        max_body_bytes=args.max_body, max_running=max(1, args.max_running),
                                        state_dir=str(duckflow_home() / "server"))
@@ -57,6 +66,11 @@ def run(args: argparse.Namespace) -> int:
     shown = "localhost" if args.host in ("127.0.0.1", "::1") else args.host
     out = sys.stderr
     print(f"duckflow serve · workspace {settings.workspace} · http://{shown}:{args.port}", file=out)
+    if redis_url:
+        from duckflow.channels.shared.pg import redact
+
+        print(f"shared with other processes: Redis {redact(redis_url)} · PostgreSQL {redact(database_url or '')}",
+              file=out)
     if created:
         print(f"API token (made now, saved in {token_path()} with mode 0600; shown only this once):\n  {token}",
               file=out)

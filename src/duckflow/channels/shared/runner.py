@@ -1,0 +1,72 @@
+"""`SessionRunner` for several processes: sessions and the gate in PostgreSQL, no stale copy in memory.
+
+The companion's sessions are kept in `PgSessionStore` and the gate's jobs in `PgGateStore`. A
+process opens a session afresh from PostgreSQL when it takes the session's lease (`take`), since
+another process may have run turns meanwhile, and saves everything before it gives the lease
+back (`flush`). A read of a session this process does not hold is made from PostgreSQL too.
+The job an approval answers is found through the database (`waiting_on`), whichever process
+asked it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from duckflow.channels.runner import SessionRunner
+from duckflow.channels.shared.pg import Database
+
+
+class SharedRunner(SessionRunner):
+    def __init__(self, *args: Any, db: Database, **kw: Any) -> None:
+        super().__init__(*args, **kw)
+        self.db = db
+        self.held: set[str] = set()
+
+    def _shared_parts(self) -> dict[str, Any]:
+        if self._shared is None:
+            from duckflow.channels.shared.pggate import share_gate
+            from duckflow.channels.shared.pgstores import PgSessionStore
+
+            parts = super()._shared_parts()
+            parts["store"].close()  # the SQLite one the parent made
+            parts["store"] = PgSessionStore(self.db)
+            share_gate(parts["gate"], self.db)
+        return super()._shared_parts()
+
+    def new_session(self) -> str:
+        session = self._session(None)
+        sid = str(session.state.session_id)
+        if self.store.load(sid) is None:  # known to every process from now on
+            self.store.save(session.state, session.owner.extra())
+            self.store.flush()
+        return sid
+
+    def forget(self, sid: str) -> None:
+        self._open.pop(sid, None)
+        for key in [k for k in self._orchs if k[1] == sid]:
+            del self._orchs[key]
+
+    def take(self, sid: str) -> None:
+        """This process runs the session's turns from now on: read it afresh."""
+        self.forget(sid)
+        self.held.add(sid)
+
+    def give_back(self, sid: str) -> None:
+        self.held.discard(sid)
+        self.forget(sid)
+
+    def session(self, session_id: str) -> Any:
+        if session_id not in self.held:
+            self.forget(session_id)
+        return super().session(session_id)
+
+    def exists(self, session_id: str) -> bool:
+        return self.store.load(session_id) is not None
+
+    def waiting_on(self, job_id: str) -> str | None:
+        found = super().waiting_on(job_id) if job_id in self._coder_jobs else None
+        return found or self.store.waiting_on(job_id)
+
+    def flush(self) -> None:
+        self.store.flush()
+
