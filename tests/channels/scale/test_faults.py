@@ -92,3 +92,60 @@ def test_a_process_killed_mid_turn_its_session_goes_on_elsewhere_with_no_gap(
         ending = more[-1]["data"]["ending"]
     assert (ws / "hello.py").read_text().startswith("def main()")
     assert ending in ("done", "input"), more[-3:]
+
+
+def test_redis_restarted_mid_turn_a_clear_503_meanwhile_and_no_chunk_lost_or_twice(
+        tmp_path: Path, serve: Any, redis_server: Any, database: str) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    env = {**SLOW, "DUCKFLOW_SERVER_LEASE_S": "8"}  # the outage is shorter than a lease
+    a = serve("a", ws, redis_server.url, database, env_extra=env)
+    b = serve("b", ws, redis_server.url, database, env_extra=env)
+    sid = httpx.post(a.url + "/v1/sessions", headers=AUTH).json()["session_id"]
+    on_b: list[dict[str, Any]] = []
+    follower = threading.Thread(target=_follow, args=(b.url, sid, 0, on_b))
+    follower.start()
+    time.sleep(0.5)
+    assert httpx.post(f"{a.url}/v1/sessions/{sid}/messages", json={"text": "make hello.py"},
+                      headers=AUTH).status_code == 202
+    _wait_for(lambda: len(on_b) >= 4)
+    redis_server.stop()
+    refused = httpx.post(f"{b.url}/v1/sessions/{sid}/messages", json={"text": "hello?"}, headers=AUTH, timeout=30)
+    assert refused.status_code == 503
+    detail = refused.json()
+    assert detail["detail"].startswith("Redis at redis://127.0.0.1:") and "unreachable" in detail["detail"]
+    assert "retry" in detail["next"]
+    time.sleep(1.0)
+    redis_server.start()  # same port, its data back from the append-only file
+    follower.join(90)
+    assert on_b and on_b[-1]["type"] == "done", on_b[-3:]
+    assert [c["seq"] for c in on_b] == list(range(1, len(on_b) + 1))
+    with httpx.stream("GET", f"{a.url}/v1/sessions/{sid}/events?after=0&until_done=true", headers=AUTH,
+                      timeout=30) as r:
+        assert read_sse(r) == on_b  # what is kept is exactly what the follower saw
+    # and the server works again without a restart
+    assert _stream(b.url, sid, "hello?")[-1]["type"] == "done"
+
+
+def test_postgresql_briefly_down_a_clear_503_then_it_works_again_without_a_restart(
+        tmp_path: Path, serve: Any, redis_server: Any, database: str, pg_server: Any) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    a = serve("a", ws, redis_server.url, database)
+    sid = httpx.post(a.url + "/v1/sessions", headers=AUTH).json()["session_id"]
+    first = _stream(a.url, sid, "hello?")
+    pg_server.stop()
+    try:
+        for r in (httpx.post(a.url + "/v1/sessions", headers=AUTH, timeout=30),
+                  httpx.get(f"{a.url}/v1/sessions/{sid}", headers=AUTH, timeout=30),
+                  httpx.post(f"{a.url}/v1/sessions/{sid}/messages", json={"text": "hi"},
+                             headers={**AUTH, "Accept": "text/event-stream"}, timeout=30)):
+            assert r.status_code == 503, r.text
+            assert r.json()["detail"].startswith("PostgreSQL at postgresql://duckflow@127.0.0.1:")
+            assert "Traceback" not in r.text
+    finally:
+        pg_server.start()
+    assert "Traceback" not in a.output()
+    again = _stream(a.url, sid, "hello?")
+    assert again[0]["seq"] == first[-1]["seq"] + 1 and again[-1]["type"] == "done"
+    assert httpx.post(a.url + "/v1/sessions", headers=AUTH).status_code == 201
