@@ -68,3 +68,32 @@ def test_two_processes_share_a_session_its_messages_approvals_and_chunks(
     for srv in (a, b):  # nothing of it in either process's SQLite files
         assert not (srv.home / "server" / "chunks.db").exists()
         assert "shared with other processes: Redis" in srv.output()
+
+
+def _stream(url: str, sid: str, text: str) -> list[dict[str, Any]]:
+    with httpx.stream("POST", f"{url}/v1/sessions/{sid}/messages", json={"text": text},
+                      headers={**AUTH, "Accept": "text/event-stream"}, timeout=60) as r:
+        assert r.status_code == 200
+        return read_sse(r)
+
+
+def test_the_orchestra_flags_and_event_log_are_shared(
+        tmp_path: Path, serve: Any, redis_server: Any, database: str) -> None:
+    import psycopg
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    a = serve("a", ws, redis_server.url, database)
+    b = serve("b", ws, redis_server.url, database)
+    sid = httpx.post(a.url + "/v1/sessions", headers=AUTH).json()["session_id"]
+    first = _stream(a.url, sid, "/local")
+    assert first[-1]["type"] == "done"
+    routed = _stream(b.url, sid, "hello? my key is AKIAIOSFODNN7EXAMPLE")[0]
+    assert routed["data"]["code"] == "route" and routed["data"]["details"]["flags"]["local_only"] is True
+    with psycopg.connect(database) as conn:
+        rows = conn.execute("SELECT type, body FROM events WHERE session_id=%s ORDER BY id", (sid,)).fetchall()
+        version = conn.execute("SELECT max(version) FROM schema_version").fetchone()
+    assert [t for t, _ in rows].count("router.decision") == 2
+    assert version is not None and version[0] >= 2
+    for srv in (a, b):  # nothing of it in either process's own files
+        assert not (srv.home / "events" / "events.jsonl").exists()

@@ -51,6 +51,17 @@ CREATE TABLE events (id BIGSERIAL PRIMARY KEY, at DOUBLE PRECISION NOT NULL, ses
                      type TEXT NOT NULL, body TEXT NOT NULL);
 CREATE TABLE deployment (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """),
+    (2, """
+CREATE TABLE session_flags (
+    channel TEXT NOT NULL, session_id TEXT NOT NULL, local_only BOOLEAN NOT NULL DEFAULT false,
+    prev_route TEXT NOT NULL DEFAULT 'CHAT', updated_at DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (channel, session_id));
+CREATE TABLE coder_jobs (
+    job_id TEXT PRIMARY KEY, session_id TEXT NOT NULL, channel TEXT NOT NULL, route TEXT NOT NULL,
+    workspace TEXT NOT NULL, proposal TEXT NOT NULL, status TEXT NOT NULL, created_at DOUBLE PRECISION NOT NULL,
+    result TEXT);
+CREATE INDEX events_by_session ON events(session_id, id);
+"""),
 ]
 
 

@@ -63,9 +63,36 @@ class SharedRunner(SessionRunner):
     def exists(self, session_id: str) -> bool:
         return self.store.load(session_id) is not None
 
+    def _route_parts(self) -> None:
+        if self._router is None:  # flags, Coder jobs and the event log in PostgreSQL, not this process's SQLite
+            from duckflow.channels.eventqueue import BackgroundEvents
+            from duckflow.channels.shared.pgorchestra import PgEventLog, PgOrchestraState
+
+            super()._route_parts()
+            self._ostate.close()
+            self._events.close()
+            self._ostate = PgOrchestraState(self.db)
+            self._events = BackgroundEvents(PgEventLog(self.db))
+
+    def _coder_job(self, job_id: str) -> tuple[str, str] | None:
+        """A Coder job waiting for approval, asked on any process: (channel, session)."""
+        self._route_parts()
+        job = self._ostate.job(job_id)
+        if job is None or job.get("status") != "pending":
+            return None
+        return str(job["channel"]), str(job["session_id"])
+
     def waiting_on(self, job_id: str) -> str | None:
-        found = super().waiting_on(job_id) if job_id in self._coder_jobs else None
-        return found or self.store.waiting_on(job_id)
+        coder = self._coder_job(job_id)
+        return coder[1] if coder is not None else self.store.waiting_on(job_id)
+
+    async def answer(self, session_id: str, job_id: str, granted: bool, *, by: str,
+                     note: str | None = None) -> Any:
+        coder = self._coder_job(job_id)
+        if coder is not None:
+            self._coder_jobs[job_id] = coder
+        async for c in super().answer(session_id, job_id, granted, by=by, note=note):
+            yield c
 
     def flush(self) -> None:
         self.store.flush()
