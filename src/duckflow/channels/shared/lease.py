@@ -39,7 +39,7 @@ if redis.call('GET', KEYS[1]) ~= ARGV[1] then return -1 end
 if redis.call('XLEN', KEYS[2]) > 0 then return 0 end
 redis.call('DEL', KEYS[1])
 redis.call('SREM', KEYS[3], ARGV[2])
-return 1
+return redis.call('INCR', KEYS[4])
 """
 _RENEW = """
 local v = redis.call('GET', KEYS[1])
@@ -57,6 +57,12 @@ def lock_key(sid: str) -> str:
 
 def queue_key(sid: str) -> str:
     return f"df:q:{sid}"
+
+
+def version_key(sid: str) -> str:
+    """How many times the session's lease was given back: a process whose copy of the session is
+    from the same count may keep it (nobody ran a turn since)."""
+    return f"df:v:{sid}"
 
 
 def _text(fields: dict[Any, Any], key: str) -> str:
@@ -138,8 +144,9 @@ class SharedManager(ChannelManager):
 
     async def _hold(self, sid: str) -> None:
         renew = asyncio.create_task(self._renew(sid))
+        released = 0
         try:
-            self.runner.take(sid)
+            self.runner.take(sid, int(await self.aio.get(version_key(sid)) or 0))
             await self.rlog.prime(sid)
             with contextlib.suppress(Exception):  # BUSYGROUP: made before
                 await self.aio.xgroup_create(queue_key(sid), GROUP, id="0", mkstream=True)
@@ -150,8 +157,9 @@ class SharedManager(ChannelManager):
                     if not got or not got[0][1]:
                         await self.rlog.settle()
                         await asyncio.to_thread(self.runner.flush)
-                        if int(await self._release(keys=[lock_key(sid), queue_key(sid), ACTIVE],
-                                                   args=[self.me, sid])) != 0:
+                        released = int(await self._release(
+                            keys=[lock_key(sid), queue_key(sid), ACTIVE, version_key(sid)], args=[self.me, sid]))
+                        if released != 0:
                             return
                         continue
                     entry, fields = got[0][1][0]
@@ -165,7 +173,7 @@ class SharedManager(ChannelManager):
         finally:
             renew.cancel()
             self.rlog.release(sid)
-            self.runner.give_back(sid)
+            self.runner.give_back(sid, released if released > 0 else None)
             self._owned.pop(sid, None)
 
     async def _one(self, sid: str, fields: dict[Any, Any]) -> None:

@@ -1,9 +1,9 @@
 """`SessionRunner` for several processes: sessions and the gate in PostgreSQL, no stale copy in memory.
 
 The companion's sessions are kept in `PgSessionStore` and the gate's jobs in `PgGateStore`. A
-process opens a session afresh from PostgreSQL when it takes the session's lease (`take`), since
-another process may have run turns meanwhile, and saves everything before it gives the lease
-back (`flush`). A read of a session this process does not hold is made from PostgreSQL too.
+process opens a session afresh from PostgreSQL when it takes the session's lease (`take`) and
+another process may have run turns meanwhile (the lease's give-back count differs from the one
+it kept the session at); it saves everything before it gives the lease back (`flush`). A read of a session this process does not hold is made from PostgreSQL too.
 The job an approval answers is found through the database (`waiting_on`), whichever process
 asked it.
 """
@@ -21,6 +21,7 @@ class SharedRunner(SessionRunner):
         super().__init__(*args, **kw)
         self.db = db
         self.held: set[str] = set()
+        self._versions: dict[str, int] = {}  # sessions kept open after their lease, by version
 
     def _shared_parts(self) -> dict[str, Any]:
         if self._shared is None:
@@ -46,17 +47,27 @@ class SharedRunner(SessionRunner):
         for key in [k for k in self._orchs if k[1] == sid]:
             del self._orchs[key]
 
-    def take(self, sid: str) -> None:
-        """This process runs the session's turns from now on: read it afresh."""
-        self.forget(sid)
+    def take(self, sid: str, version: int) -> None:
+        """This process runs the session's turns from now on: read it afresh, unless the copy
+        here is from the same `version` (no turn ran elsewhere since this process gave it back)."""
+        if self._versions.pop(sid, None) != version:
+            self.forget(sid)
         self.held.add(sid)
 
-    def give_back(self, sid: str) -> None:
+    def give_back(self, sid: str, version: int | None) -> None:
+        """The lease is given back (as `version`; None: lost): keep the copy only with a version."""
         self.held.discard(sid)
-        self.forget(sid)
+        if version is None or sid not in self._open:
+            self.forget(sid)
+            return
+        self._versions[sid] = version
+        while len(self._versions) > self.max_open:
+            self._versions.pop(next(iter(self._versions)))
 
     def session(self, session_id: str) -> Any:
+        """For a read (the API): the saved state, unless this process runs the session now."""
         if session_id not in self.held:
+            self._versions.pop(session_id, None)
             self.forget(session_id)
         return super().session(session_id)
 
