@@ -22,6 +22,7 @@ class SharedRunner(SessionRunner):
         self.db = db
         self.held: set[str] = set()
         self._versions: dict[str, int] = {}  # sessions kept open after their lease, by version
+        self._homes: dict[str, str] = {}  # session -> its workspace, once seen
 
     def _shared_parts(self) -> dict[str, Any]:
         if self._shared is None:
@@ -72,7 +73,21 @@ class SharedRunner(SessionRunner):
         return super().session(session_id)
 
     def exists(self, session_id: str) -> bool:
-        return self.store.load(session_id) is not None
+        return self.workspace_of(session_id) is not None or session_id in self._open
+
+    def workspace_of(self, session_id: str) -> str | None:
+        """The workspace a saved session belongs to (None when unknown); remembered once seen
+        (a session keeps its workspace, and the server deletes none)."""
+        known = self._homes.get(session_id)
+        if known is None:
+            self.store.flush()
+            rows = self.db.query("SELECT workspace FROM companion_sessions WHERE session_id=%s", (session_id,))
+            if not rows:
+                return None
+            known = self._homes[session_id] = str(rows[0]["workspace"])
+            while len(self._homes) > 100_000:
+                self._homes.pop(next(iter(self._homes)))
+        return known
 
     def _route_parts(self) -> None:
         if self._router is None:  # flags, Coder jobs and the event log in PostgreSQL, not this process's SQLite
