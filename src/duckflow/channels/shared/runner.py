@@ -73,21 +73,23 @@ class SharedRunner(SessionRunner):
         return super().session(session_id)
 
     def exists(self, session_id: str) -> bool:
-        return self.workspace_of(session_id) is not None or session_id in self._open
+        """Asked of PostgreSQL every time (one light query): while it is down a request is answered
+        503 before anything is queued."""
+        self.store.flush()
+        rows = self.db.query("SELECT workspace FROM companion_sessions WHERE session_id=%s", (session_id,))
+        if not rows:
+            return False
+        self._homes[session_id] = str(rows[0]["workspace"])
+        while len(self._homes) > 100_000:
+            self._homes.pop(next(iter(self._homes)))
+        return True
 
     def workspace_of(self, session_id: str) -> str | None:
-        """The workspace a saved session belongs to (None when unknown); remembered once seen
+        """The workspace a saved session belongs to (None when unknown); remembered from `exists`
         (a session keeps its workspace, and the server deletes none)."""
-        known = self._homes.get(session_id)
-        if known is None:
-            self.store.flush()
-            rows = self.db.query("SELECT workspace FROM companion_sessions WHERE session_id=%s", (session_id,))
-            if not rows:
-                return None
-            known = self._homes[session_id] = str(rows[0]["workspace"])
-            while len(self._homes) > 100_000:
-                self._homes.pop(next(iter(self._homes)))
-        return known
+        if session_id not in self._homes and not self.exists(session_id):
+            return None
+        return self._homes.get(session_id)
 
     def _route_parts(self) -> None:
         if self._router is None:  # flags, Coder jobs and the event log in PostgreSQL, not this process's SQLite
