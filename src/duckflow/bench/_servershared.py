@@ -16,6 +16,19 @@ from pathlib import Path
 from typing import Any
 
 CHILD_ENV = "DUCKFLOW_BENCH_SHARED"
+REPLY = ("Hello! I read your message and I am ready to help with this workspace: tell me what to "
+         "change, and I will plan it, show you the diff and wait for your approval before I write "
+         "anything. Ask for a status at any time.")
+
+
+def script_step() -> Any:
+    """The one scripted reply of a bench session's model (a greeting that waits for the task)."""
+    from duckflow.llm.scripted import reply
+
+    decision = {"rationale": "a greeting: answer and wait for the task", "goal_consistency": "yes",
+                "constraint_check": "yes", "next_step": "pending_user", "step": "PLANNING",
+                "prompt_pattern": "base_main", "state_delta": {}, "reply": REPLY}
+    return reply(json.dumps(decision))
 
 
 def tree(pid: int) -> list[int]:
@@ -60,7 +73,6 @@ def tree_rss_kb(pid: int) -> int:
 
 def bench_app() -> Any:
     """The app of one worker (uvicorn calls it in each)."""
-    from duckflow.bench.server import _script_step
     from duckflow.channels.http.app import ServerSettings, create_app, tune_gc
     from duckflow.channels.shared.pg import Database
     from duckflow.channels.shared.runner import SharedRunner
@@ -69,7 +81,7 @@ def bench_app() -> Any:
     kw = json.loads(os.environ[CHILD_ENV])
     replies = int(kw["replies"])
     runner = SharedRunner(kw["workspace"], db=Database(kw["database"]), model_factory=lambda: ScriptedModel(
-        [_script_step() for _ in range(replies)], name="bench"))
+        [script_step() for _ in range(replies)], name="bench"))
     settings = ServerSettings(token=os.environ["DUCKFLOW_SERVER_TOKEN"], workspace=kw["workspace"],
                               port=int(kw["port"]), redis_url=kw["redis"], database_url=kw["database"])
     tune_gc()

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from duckflow.bench._serverload import Level, Run, Segment, combine, level_of, round_ratio
+from duckflow.bench._servershared import script_step as _script_step
 
 RATIO_BAR = 10.0
 ROUNDS = 3
@@ -46,11 +47,6 @@ MESSAGES = 3  # messages per session per level and round
 IDLE_CPU_S = 0.01  # the server counts as idle when it used less CPU than this in IDLE_WINDOW_S
 IDLE_WINDOW_S = 0.2
 IDLE_MAX_S = 20.0
-REPLY = ("Hello! I read your message and I am ready to help with this workspace: tell me what to "
-         "change, and I will plan it, show you the diff and wait for your approval before I write "
-         "anything. Ask for a status at any time.")
-
-
 @dataclass(frozen=True)
 class Options:
     rounds: int = ROUNDS
@@ -66,15 +62,6 @@ class Options:
     def replies(self) -> int:
         """Scripted replies each session needs: its paced and burst messages of every round, + warm-up."""
         return self.rounds * (self.messages + int(self.burst)) + 1
-
-
-def _script_step() -> Any:
-    from duckflow.llm.scripted import reply
-
-    decision = {"rationale": "a greeting: answer and wait for the task", "goal_consistency": "yes",
-                "constraint_check": "yes", "next_step": "pending_user", "step": "PLANNING",
-                "prompt_pattern": "base_main", "state_delta": {}, "reply": REPLY}
-    return reply(json.dumps(decision))
 
 
 def serve_child(port: int, workspace: str, replies: int = 1) -> None:

@@ -71,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
                                        max_body_bytes=args.max_body, max_running=max(1, args.max_running),
                                        state_dir=str(duckflow_home() / "server"))
     if workers > 1:
-        from duckflow.channels.shared.workers import preflight
+        from duckflow.channels.http.workers import preflight
 
         preflight(settings)
         app = None
@@ -118,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
 
     pacing.inline_allowed = False  # one loop serves every session: a sync tool never runs on it
     if app is None:
-        from duckflow.channels.shared.workers import run_workers
+        from duckflow.channels.http.workers import run_workers
 
         run_workers(settings, workers, debug=args.debug)
         return 0
