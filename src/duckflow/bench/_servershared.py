@@ -80,7 +80,7 @@ def bench_app() -> Any:
 
     kw = json.loads(os.environ[CHILD_ENV])
     replies = int(kw["replies"])
-    runner = SharedRunner(kw["workspace"], db=Database(kw["database"]), model_factory=lambda: ScriptedModel(
+    runner = SharedRunner(kw["workspace"], db=Database(kw["database"]), redis_url=kw["redis"], model_factory=lambda: ScriptedModel(
         [script_step() for _ in range(replies)], name="bench"))
     settings = ServerSettings(token=os.environ["DUCKFLOW_SERVER_TOKEN"], workspace=kw["workspace"],
                               port=int(kw["port"]), redis_url=kw["redis"], database_url=kw["database"])

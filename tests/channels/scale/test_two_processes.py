@@ -63,6 +63,9 @@ def test_two_processes_share_a_session_its_messages_approvals_and_chunks(
                           headers={**AUTH, "Last-Event-ID": "3"}, timeout=60) as r:
             resumed = read_sse(r)
         assert resumed == (on_b + more)[3:len(on_b)]  # up to the first done after seq 3
+    import redis
+
+    assert int(redis.Redis.from_url(redis_server.url).get(f"duckflow:tokens:{sid}") or 0) > 0  # TokenGuard's total
     listed = httpx.get(a.url + "/v1/sessions", headers=AUTH).json()["sessions"]
     assert [s["session_id"] for s in listed] == [sid]
     for srv in (a, b):  # nothing of it in either process's SQLite files

@@ -5,7 +5,8 @@ process opens a session afresh from PostgreSQL when it takes the session's lease
 another process may have run turns meanwhile (the lease's give-back count differs from the one
 it kept the session at); it saves everything before it gives the lease back (`flush`). A read of a session this process does not hold is made from PostgreSQL too.
 The job an approval answers is found through the database (`waiting_on`), whichever process
-asked it.
+asked it. TokenGuard's totals go to Redis (unless `[token_guard] backend = "memory"`), so a
+session's budget counts every process's turns.
 """
 
 from __future__ import annotations
@@ -17,9 +18,10 @@ from duckflow.channels.shared.pg import Database
 
 
 class SharedRunner(SessionRunner):
-    def __init__(self, *args: Any, db: Database, **kw: Any) -> None:
+    def __init__(self, *args: Any, db: Database, redis_url: str | None = None, **kw: Any) -> None:
         super().__init__(*args, **kw)
         self.db = db
+        self.redis_url = redis_url
         self.held: set[str] = set()
         self._versions: dict[str, int] = {}  # sessions kept open after their lease, by version
         self._homes: dict[str, str] = {}  # session -> its workspace, once seen
@@ -33,6 +35,12 @@ class SharedRunner(SessionRunner):
             parts["store"].close()  # the SQLite one the parent made
             parts["store"] = PgSessionStore(self.db)
             share_gate(parts["gate"], self.db)
+            guard = parts["token_guard"]
+            if self.redis_url and parts["config"].token_guard.backend == "sqlite":  # totals across processes
+                from duckflow.core.token_guard import RedisCounter
+
+                guard.counter.close()
+                guard.counter = RedisCounter(self.redis_url)
         return super()._shared_parts()
 
     def new_session(self) -> str:

@@ -65,7 +65,8 @@ def build(settings: Any, runner: Any = None) -> tuple[Any, Any, Any]:
     chunks = RedisChunkLog(settings.redis_url, PgChunkArchive(db, settings.ring), ring=settings.ring)
     chunks.sync_call(chunks.sync.ping)
     if runner is None:
-        runner = SharedRunner(workspace, model_name=settings.model_name, max_running=settings.max_running, db=db)
+        runner = SharedRunner(workspace, model_name=settings.model_name, max_running=settings.max_running, db=db,
+                              redis_url=settings.redis_url)
     lease = float(os.environ.get(LEASE_ENV) or 10.0)
     manager = SharedManager(runner, chunks, PgIdentityMap(db), lease_s=max(0.5, lease))
     manager.db = db
