@@ -248,13 +248,14 @@ def _loop_factory() -> tuple[Any, str]:
     return uvloop.new_event_loop, "uvloop"
 
 
-def _wait_healthy(url: str, proc: subprocess.Popen[bytes]) -> None:
+def _wait_healthy(url: str, proc: subprocess.Popen[bytes], log: Path) -> None:
     import httpx
 
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError("the bench server exited at start")
+            said = log.read_text(errors="replace").strip().splitlines()[-1:] if log.exists() else []
+            raise RuntimeError(f"the bench server exited at start{': ' + said[0] if said else ''}")
         try:
             if httpx.get(url + "/healthz", timeout=1).status_code == 200:
                 return
@@ -282,14 +283,15 @@ def measure(levels: list[int], opts: Options | None = None) -> dict[str, Any]:
             port = int(s.getsockname()[1])
         env = {**os.environ, "DUCKFLOW_HOME": str(home), "DUCKFLOW_SERVER_TOKEN": token,
                "DUCKFLOW_CONFIG": os.devnull}  # no config file, on purpose
+        log = Path(tmp) / "server.log"  # a file, never a pipe nobody reads (a full one stops the server)
         shared = ["--workers", str(opts.workers), "--redis", opts.redis, "--database", opts.database] \
             if opts.redis and opts.database else []
         proc = subprocess.Popen([sys.executable, "-m", "duckflow.bench.server", "--child", str(port), str(ws),
                                  "--replies", str(opts.replies), *shared],
-                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                                env=env, stdout=subprocess.DEVNULL, stderr=log.open("wb"))
         url = f"http://127.0.0.1:{port}"
         try:
-            _wait_healthy(url, proc)
+            _wait_healthy(url, proc, log)
             factory, loop_name = _loop_factory()
             with asyncio.Runner(loop_factory=factory) as runner:
                 data = runner.run(_client(url, token, levels, proc.pid, opts))

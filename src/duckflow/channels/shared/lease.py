@@ -240,8 +240,10 @@ class SharedManager(ChannelManager):
                         continue
                     if await self.aio.set(lock_key(sid), self.me, nx=True, px=self.lease_ms):
                         self._own(sid)
-            except self.rlog.errors:
-                pass
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # the sweeper never stops: a dead process's sessions depend on it
+                log.warning("sweeping the sessions with queued work failed: %s", exc)
 
     async def drain(self, timeout: float = 10.0) -> None:
         tasks = [t for t in self._owned.values() if not t.done()]

@@ -26,6 +26,7 @@ from duckflow.channels.streamlog import _stamped
 
 log = logging.getLogger("duckflow.channels")
 POLL_S = 1.0
+MAX_CONNECTIONS = 64  # per process, to Redis (the chunk announcements hold one)
 NOTIFY = "df:n"
 _APPEND = """
 local r = redis.pcall('XADD', KEYS[1], 'MAXLEN', '~', ARGV[3], ARGV[1] .. '-1', 'b', ARGV[2])
@@ -70,7 +71,11 @@ class RedisChunkLog:
         self.errors: tuple[type[BaseException], ...] = (redis.ConnectionError, redis.TimeoutError,
                                                          redis.BusyLoadingError, OSError)
         self.sync = redis.Redis.from_url(url, socket_timeout=3, socket_connect_timeout=2)
-        self.aio = redis.asyncio.Redis.from_url(url, socket_timeout=5, socket_connect_timeout=2)
+        # a bounded pool that waits for a free connection: 2,000 sessions running at once asked for
+        # 2,000 connections ("Too many connections", found by `duckflow bench server`)
+        pool = redis.asyncio.BlockingConnectionPool.from_url(url, max_connections=MAX_CONNECTIONS, timeout=20,
+                                                             socket_timeout=5, socket_connect_timeout=2)
+        self.aio = redis.asyncio.Redis(connection_pool=pool)
         self.archive = archive
         self.ring = ring
         self.max_in_memory = max_in_memory
