@@ -8,67 +8,22 @@ Every section is its own pydantic model; a subsystem reads only its section.
 # no `from __future__ import annotations` here: pydantic would compile every field's annotation
 # string to evaluate it (a ForwardRef each; ~15% of this module's import)
 
-import logging
+import difflib
 import os
 import tomllib
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 from pydantic import (
-    BaseModel,
-    ConfigDict,
     Field,
-    PrivateAttr,
     ValidationError,
-    ValidatorFunctionWrapHandler,
     field_validator,
-    model_validator,
 )
 
+from duckflow._configkeys import _Section
 from duckflow.errors import ConfigError
-from duckflow.orchestra.settings import Coder3Config, LoopConfig, RoutingConfig
+from duckflow.orchestra_config import Coder3Config, LoopConfig, RoutingConfig
 from duckflow.paths import config_file, workspace_state_dir
-
-_noted: set[str] = set()  # deprecation notes already logged in this process
-
-
-class _Section(BaseModel):
-    """A config section. `_LEGACY` maps an old flat key to its nested place ("table.key"): the
-    old key is still read, moved there, and noted once (`deprecations`, and a log warning)."""
-
-    model_config = ConfigDict(extra="forbid")
-    _LEGACY: ClassVar[dict[str, str]] = {}
-    _deprecations: list[str] = PrivateAttr(default_factory=lambda: [])  # not `list`: see core/chunks.py _Data
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _nest_legacy_keys(cls, data: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        notes: list[str] = []
-        if cls._LEGACY and isinstance(data, dict) and any(k in data for k in cls._LEGACY):
-            data = dict(data)
-            for old, new in cls._LEGACY.items():
-                if old not in data:
-                    continue
-                table, key = new.split(".")
-                value = data.pop(old)
-                nested = dict(data.get(table) or {})
-                nested.setdefault(key, value)  # the new key wins when both are given
-                data[table] = nested
-                notes.append(f"{cls._SECTION}.{old} is deprecated: write it as {cls._SECTION}.{new}")
-        model = handler(data)
-        if notes:
-            model._deprecations = notes
-            for note in notes:
-                if note not in _noted:
-                    _noted.add(note)
-                    logging.getLogger("duckflow.config").warning(note)
-        return model
-
-    _SECTION: ClassVar[str] = ""
-
-    @property
-    def deprecations(self) -> list[str]:
-        return list(self._deprecations)
 
 
 class ModelRoles(_Section):
@@ -161,8 +116,12 @@ class WorkspaceConfig(_Section):
 
 
 class AutoApproveConfig(_Section):
-    """The default scope of `duckflow autoapprove on` (seed 003 §10.2: design/review, docs/ only)."""
+    """The default scope of `duckflow autoapprove on` (seed 003 §10.2: design/review, docs/ only).
 
+    `enabled` switches that scope on for `ttl_min` minutes whenever a command opens the gate
+    and no scope is in force, unless a person switched auto-approve off (`off` always wins)."""
+
+    enabled: bool = False
     ttl_min: int = 60
     task_types: list[str] = Field(default_factory=lambda: ["design", "review"])
     tools: list[str] = Field(default_factory=lambda: ["*"])
@@ -275,8 +234,32 @@ class ServerConfig(_Section):
     workers: int = Field(default=1, ge=1, le=64)
 
 
+class PluginsConfig(_Section):
+    """Plugins every command loads at start (docs/engine.md "ToolRegistry and plugins"): module paths (`pkg.mod` gives its
+    Tool objects, `pkg.mod:attr` a tool, a function or a list) and installed `duckflow.tools`
+    entry points by name (`*`: all). Only your own config file may name them."""
+
+    modules: list[str] = []
+    entry_points: list[str] = []
+
+
 class Config(_Section):
-    """Every section; `deprecations` lists the old keys that were read (see `_Section`)."""
+    """Every section; `deprecations` lists the old keys that were read (see `_Section`).
+
+    Seed 003 §10's own names are read as aliases of today's keys (`config show` names them)."""
+
+    _LEGACY = {
+        "approval.required_by_default": "gate.require_approval",
+        "approval.auto_approve.enabled": "gate.auto_approve.enabled",
+        "approval.auto_approve.ttl_minutes": "gate.auto_approve.ttl_min",
+        "approval.auto_approve.scope.allowed_task_types": "gate.auto_approve.task_types",
+        "approval.auto_approve.scope.allowed_paths_prefix": "gate.auto_approve.paths",
+        "approval.auto_approve.scope.deny_operations": "gate.auto_approve.deny_operations",
+        "approval.hard_require_approval": "gate.hard_required",
+        "providers.ollama_restart_command": "models.ollama.restart_command",
+    }
+    _NOTE = "{old} (the seed's name) is read as {new}"
+    _WARN = False
 
     models: ModelsConfig = Field(default_factory=ModelsConfig)
     workspace: WorkspaceConfig = Field(default_factory=WorkspaceConfig)
@@ -285,15 +268,17 @@ class Config(_Section):
     companion: CompanionConfig = Field(default_factory=CompanionConfig)
     token_guard: TokenGuardConfig = Field(default_factory=TokenGuardConfig)
     trace: TraceConfig = Field(default_factory=TraceConfig)
-    # seed 003 orchestration: router, loop control, Coder3 limits (duckflow/orchestra/settings.py)
+    # seed 003 orchestration: router, loop control, Coder3 limits (duckflow/orchestra_config.py)
     routing: RoutingConfig = Field(default_factory=RoutingConfig)
     loop: LoopConfig = Field(default_factory=LoopConfig)
     coder3: Coder3Config = Field(default_factory=Coder3Config)
     server: ServerConfig = Field(default_factory=ServerConfig)
+    plugins: PluginsConfig = Field(default_factory=PluginsConfig)
 
     @property
     def deprecations(self) -> list[str]:
-        return [*self.models.deprecations, *self.gate.deprecations, *self.routing.llm.deprecations]
+        return [*self._deprecations, *self.models.deprecations, *self.gate.deprecations,
+                *self.routing.llm.deprecations]
 
 
 _ENV: dict[str, tuple[str, str]] = {
@@ -386,6 +371,9 @@ def _refuse_loosening(path: Path, data: dict[str, Any]) -> None:
     bad += sorted(f"{section}.{key}" for section, keys in WORKSPACE_KEYS.items()
                   if isinstance(data.get(section), dict) for key in set(data[section]) - keys)
     if bad:
+        from duckflow.config_keys import misspelled
+
+        misspelled(Config, path, bad)  # a near miss of a real key is said as such
         raise ConfigError(
             f"{path}: {', '.join(bad)} may only be set in your own config file, not in a "
             "workspace (a repository must not loosen the guard, gate, guardrails or models).",
@@ -419,6 +407,17 @@ def load_config(workspace: str | Path | None = None, *, env: dict[str, str] | No
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
+        if first["type"] == "extra_forbidden":  # a misspelled key: a did-you-mean, not pydantic's text
+            from duckflow.config_keys import known_keys, unknown_key
+
+            extra, loc = first.get("input"), list(first["loc"])
+            near = difflib.get_close_matches(str(loc[-1]), known_keys(Config, loc[:-1]), n=1)
+            while not near and isinstance(extra, dict) and extra:
+                key = next(iter(extra))  # a whole unknown table (`[approval]` with a misspelt key): name a key in it
+                loc.append(key)
+                extra = extra[key]
+
+            raise unknown_key(Config, loc, ", ".join(str(s) for s in sources)) from exc
         raise ConfigError(
             f"invalid configuration at '{where}': {first['msg']}",
             hint=f"check {', '.join(str(s) for s in sources)} and the environment",

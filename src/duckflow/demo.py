@@ -5,7 +5,7 @@ process through llama.cpp, grammar-constrained, single-call loop): the plan, the
 they stream, the gate's decisions (auto-approve limited to the playground), the files and the
 command output are all real. `python -m duckflow.demo --model scripted:demo` replays the
 built-in scripted conversation instead (no model needed). Afterwards the protocol layer is
-shown on the replies in examples/ (Sym-Ops, DML, JSON).
+shown on the replies in examples/ (Sym-Ops, DML, JSON) as before → after, one line per action.
 """
 
 from __future__ import annotations
@@ -74,24 +74,27 @@ def companion_demo(base: Path, model: str = "scripted:demo") -> int:
     return rc
 
 
-def protocol_demo(base: Path) -> int:
-    """Each reply in examples/ through `duckflow protocol parse` (its exit code is shown, not fatal)."""
-    from duckflow.channels.cli.main import main as cli
+def protocol_demo(base: Path, *, as_json: bool = False) -> int:
+    """Each reply in examples/ before and after the protocol layer, one line per action (JSON with --json)."""
+    from duckflow.protocol_story import KINDS, example_files, read, story
 
     examples = base / "examples"
     if not examples.is_dir():
         examples = Path(__file__).resolve().parents[2] / "examples"
-    kinds = {".symops": "symops", ".dml": "dml", ".json": "json"}
-    files = sorted(p for p in examples.glob("*.*") if p.suffix in kinds) if examples.is_dir() else []
-    print("\n=== the protocol layer: model replies read into exact actions ===")
+    files = example_files(examples)
+    print("\n=== the protocol layer: a model's messy reply read safely, a guessed action not run ===")
     if not files:
         print("(no example replies in examples/ yet: try `duckflow protocol parse --protocol symops FILE`)")
         return 0
     for path in files:
-        print(f"\n--- {path.name} ({kinds[path.suffix]}) ---")
-        code = cli(["protocol", "parse", "--protocol", kinds[path.suffix], str(path)])
-        if code:
-            print(f"(exit {code}: this reply could not be read completely; the JSON above says why)")
+        if as_json:
+            from duckflow.channels.cli.common import print_json
+
+            print_json({"file": path.name, **read(path, KINDS[path.suffix])})
+        else:
+            print(story(path))
+    if not as_json:
+        print("(the reader's full output: `python -m duckflow.demo --json`, or `duckflow protocol parse FILE`)")
     return 0
 
 
@@ -99,10 +102,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m duckflow.demo", description="make run's demo")
     parser.add_argument("--model", default="local:default",
                         help="local:default (the bundled model), scripted:demo, or any model name")
+    parser.add_argument("--json", action="store_true", help="the protocol layer's results as JSON lines")
     args = parser.parse_args(argv)
     base = Path.cwd()
     rc = companion_demo(base, args.model)
-    protocol_demo(base)
+    protocol_demo(base, as_json=args.json)
     return rc
 
 

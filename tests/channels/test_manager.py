@@ -86,6 +86,9 @@ class SlowRunner:
     def exists(self, sid: str) -> bool:
         return True
 
+    def belongs_here(self, sid: str) -> bool:
+        return True
+
     def new_session(self) -> str:
         self.made += 1
         return f"s{self.made}"
@@ -127,6 +130,9 @@ class BusyRunner:
         self.fail = fail or set()
 
     def exists(self, sid: str) -> bool:
+        return True
+
+    def belongs_here(self, sid: str) -> bool:
         return True
 
     async def run_message(self, sid: str, text: str, channel: str, images: Any) -> Any:

@@ -29,7 +29,7 @@ def test_the_demo_holds_a_conversation_and_says_what_it_can_do(
                       "hi\nwhat can you do?\ncreate hello.py\nyes\nthanks\nand now?\n")
     assert code == 0 and "Traceback" not in out and "script has only" not in out
     assert out.count("I'm the scripted demo model") >= 3  # hi, the question, thanks, and now?
-    assert "approval needed" in out and "Done: hello.py prints a friendly greeting" in out
+    assert "Create hello.py — 6 lines" in out and "Done: hello.py prints a friendly greeting" in out
     assert 'print("Hello from Duckflow!")' in (tmp_path / "hello.py").read_text()
 
 
@@ -37,20 +37,20 @@ def test_resume_after_a_grant_elsewhere_continues_and_does_not_replay(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     ws = str(tmp_path)
     assert main(["run", "create hello.py", "-w", ws, "--model", "scripted:demo"]) == 4
-    first = capsys.readouterr().out
-    job = re.search(r"job ([0-9a-f]{32})", first)
-    assert job is not None and not (tmp_path / "hello.py").exists()
-    assert main(["approvals", "grant", job.group(1)[:8]]) == 0
+    first = capsys.readouterr()
+    job = re.search(r"duckflow approvals grant ([0-9a-f]{8})`", first.err)  # the real id, ready to paste
+    assert job is not None and not (tmp_path / "hello.py").exists() and f"job {job.group(1)}" in first.out
+    assert main(["approvals", "grant", job.group(1)]) == 0
     capsys.readouterr()
     assert main(["run", "--resume", "-w", ws, "--model", "scripted:demo"]) == 0
     second = capsys.readouterr().out
-    assert "approval needed" not in second and "Plan: greeting" not in second  # no replay
-    assert "write_file hello.py" in second and "Done: hello.py" in second
+    assert "Create hello.py — 6 lines" not in second and "Plan:" not in second  # no replay
+    assert "● Create hello.py (+6 −0)" in second and "Done: hello.py" in second
     assert (tmp_path / "hello.py").exists()
     # a third resume: the task is DONE; nothing is replayed, the model is not called
     assert main(["run", "--resume", "-w", ws, "--model", "scripted:demo"]) == 0
     third = capsys.readouterr().out
-    assert "nothing to continue" in third and "approval needed" not in third and "🦆" not in third
+    assert "Nothing to continue" in third and "Create hello.py —" not in third and "🦆" not in third
 
 
 def test_status_for_a_missing_workspace_says_so(capsys: pytest.CaptureFixture[str]) -> None:
@@ -87,10 +87,10 @@ def test_chat_resumes_a_cancelled_task_with_continue(
     finally:
         opened.close()
     code, out = _chat(monkeypatch, capsys, tmp_path, "continue\nyes\n")
-    assert code == 0 and "last time the task “create hello.py” stopped during PLANNING" in out
+    assert code == 0 and "Last time the task “create hello.py” stopped part-way" in out
     assert "I'm the scripted demo model" not in out  # `continue` went on with the task
     assert (tmp_path / "hello.py").exists() and "Done: hello.py" in out
-    assert main(["status", "-w", str(tmp_path)]) == 0
+    assert main(["status", "-w", str(tmp_path), "--verbose"]) == 0
     status = capsys.readouterr().out
     assert "done · 2/2 actions done" in status and "2. [done] create hello.py" in status
 

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from duckflow.core.agent import Agent
+from duckflow.core.agent_plugins import load_agent
 from duckflow.core.errors import ToolNotFoundError
-from duckflow.core.plugins import PluginError, load_agent, load_tool_plugins, tool_entry_points
+from duckflow.core.plugins import PluginError, load_tool_plugins, tool_entry_points
 from duckflow.core.registry import ToolRegistry
 from duckflow.core.tools import Tool, tool
 from duckflow.errors import UserError

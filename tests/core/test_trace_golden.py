@@ -71,3 +71,9 @@ async def test_trace_covers_every_engine_event(tmp_path: Path) -> None:
     ends = [r for r in records if r["event"] == "agent_end"]
     assert [(r["agent"], r["tok_prompt"], r["tok_completion"]) for r in ends] == [
         ("writer", 12, 5), ("boss", 135, 29)]
+    from duckflow.core.run import count_text_tokens
+
+    tools = [r for r in records if r["event"] == "tool_end"]  # the arguments written, the result read
+    assert tools and all(r["tok_prompt"] > 0 and r["tok_completion"] > 0 for r in tools)
+    assert tools[0]["tok_completion"] == count_text_tokens("green")
+    assert tools[0]["tok_prompt"] == count_text_tokens('{"key": "tea"}')

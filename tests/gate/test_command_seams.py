@@ -98,11 +98,13 @@ def test_a_harmless_script_written_then_run_still_runs_under_auto_approve(
     assert _intact(ws)
 
 
-def test_a_makefile_with_a_clean_target_still_builds_under_auto_approve(
+def test_a_makefile_with_a_clean_target_still_runs_its_tests_under_auto_approve(
         ws: Path, model: Any, capsys: pytest.CaptureFixture[str]) -> None:
-    """Only the targets `make` runs are judged: a `clean` recipe elsewhere does not matter."""
-    content = "all: out.txt\n\nout.txt:\n\techo built >> out.txt\n\nclean:\n\t$(RM) out.txt\n"
-    model["script"] = _write_then_run("Makefile", content, "make")
+    """Only the targets `make` runs are judged: a `clean` recipe elsewhere does not matter.
+    (`make test` is the project's test command; a bare `make` builds and, under auto-approve,
+    waits for a person: gate/allowlist.py.)"""
+    content = "test: out.txt\n\nout.txt:\n\techo built >> out.txt\n\nclean:\n\t$(RM) out.txt\n"
+    model["script"] = _write_then_run("Makefile", content, "make test")
     rc, out = _run(capsys, ws, "--auto-approve-workspace")
     assert rc == 0, out
     assert _intact(ws)

@@ -217,3 +217,44 @@ def test_chat_shows_the_coders_diff_and_yes_applies_it(tmp_path: Path, monkeypat
         out = " ".join(capsys.readouterr().out.split())
         assert "plan: fix the sign" in out and "+ return a + b" in out and "waits for your approval: yes / no" in out
         assert "Applied job" in out and "return a + b" in (ws / "app.py").read_text()
+
+
+def test_run_resume_applies_a_coder_job_granted_elsewhere(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 26: grant with `duckflow approvals grant ID`, then `run --resume` applies the patch and logs the grant."""
+    with FakeOllama() as server:
+        configure(tmp_path, monkeypatch, server.url)
+        server.replies = [json.dumps({"job_id": "j", "plan": "fix add", "patch": PATCH, "risk": "low",
+                                      "need_approval": True})]
+        ws = tmp_path / "ws"
+        ws.mkdir()
+        (ws / "app.py").write_text("def add(a, b):\n    return a - b\n", encoding="utf-8")
+        assert cli(["run", "/code2 fix add in app.py", "-w", str(ws), "--model", "scripted:demo"]) == 4
+        err = capsys.readouterr().err
+        hint = err[err.index("duckflow approvals grant "):].split("`")[0]
+        job = hint.split()[-1]
+        assert len(job) == 8 and job != "JOB"
+        assert cli(["approvals", "grant", job]) == 0
+        capsys.readouterr()
+        assert "return a - b" in (ws / "app.py").read_text()  # granted, not applied yet
+        assert cli(["run", "--resume", "-w", str(ws), "--model", "scripted:demo"]) == 0
+        assert "Applied job" in capsys.readouterr().out
+        assert "return a + b" in (ws / "app.py").read_text()
+        assert cli(["events", "--type", "approval.*", "--json"]) == 0
+        kinds = [json.loads(x)["type"] for x in capsys.readouterr().out.strip().splitlines()]
+        assert kinds == ["approval.requested", "approval.granted"]
+
+
+def test_run_exits_non_zero_when_the_worker_loop_stops_at_max_loops(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    with FakeOllama() as server:
+        configure(tmp_path, monkeypatch, server.url)
+        server.replies = [worker_json("step", needs_next_loop=True) for _ in range(6)]
+        ws = tmp_path / "ws"
+        ws.mkdir()
+        rc = cli(["run", "リリースの段取りを考えて", "-w", str(ws), "--model", "scripted:demo", "--json"])
+        out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+        assert cli(["events", "--type", "loop.stop", "--json"]) == 0
+        stop = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+        assert stop["stop_reason"] == "max_loops"
+        assert rc == 1 and not out["ok"], out

@@ -13,11 +13,12 @@ from duckflow.llm.openai_compat import to_openai_messages
 from duckflow.llm.scripted import ScriptedModel, fail, reply
 from duckflow.llm.types import ImagePart, Message
 from duckflow.orchestra.images import ImageInbox, audit_path
+from tests.helpers.vision import png
 
 from .conftest import worker_json
 from .ollama_server import FakeOllama
 
-PNG = b"\x89PNG\r\n\x1a\n" + b"\0" * 16
+PNG = png(2, 2)
 
 
 def test_each_provider_gets_its_native_image_form() -> None:
@@ -44,7 +45,7 @@ async def test_chat_gets_the_image_and_every_file_is_audited_before_sending(make
     assert [r["included"] for r in records] == [True, False, False]
     assert records[0]["message"] == "LLM image audit before request" and records[0]["local_exists_before"]
     assert records[0]["image_url"].startswith("data:image/png;base64,") and records[0]["image_url_length"] > 40
-    assert records[1]["drop_reason"] == "file does not exist" and "not an image" in records[2]["drop_reason"]
+    assert records[1]["drop_reason"] == "the file does not exist" and "not a PNG" in records[2]["drop_reason"]
 
 
 async def test_a_timeout_writes_the_after_timeout_audit(make_orch: Any) -> None:

@@ -25,10 +25,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from duckflow.bench._ratio import best_of
+
 
 def _best(fn: Callable[[], Any], repeat: int) -> float:
-    from duckflow.bench.protocols import best_of
-
     return best_of(fn, repeat)
 
 

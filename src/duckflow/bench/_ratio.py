@@ -12,6 +12,7 @@ import gc
 import os
 import random
 import statistics
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -81,3 +82,21 @@ def exit_code(passes: list[bool | None]) -> int:
 
 def verdict(bars: Mapping[str, bool]) -> str:
     return "PASS" if all(bars.values()) else "FAIL: " + ", ".join(k for k, ok in bars.items() if not ok)
+
+
+def best_of(fn: Callable[[], Any], repeat: int) -> float:
+    """The fastest of `repeat` runs, in seconds (best-of-N cuts scheduler noise).
+
+    As `timeit` does, the garbage collector is off while a run is timed.
+    """
+    best = float("inf")
+    for _ in range(repeat):
+        gc.collect()
+        gc.disable()
+        try:
+            t0 = time.perf_counter()
+            fn()
+            best = min(best, time.perf_counter() - t0)
+        finally:
+            gc.enable()
+    return best

@@ -15,11 +15,8 @@ Every figure is printed with its bar and PASS/FAIL (the corpus: "not measured" w
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import random
-import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -169,24 +166,6 @@ def token_overhead(suite: list[Reply]) -> dict[str, Any]:
             },
         },
     }
-
-
-def best_of(fn: Callable[[], Any], repeat: int) -> float:
-    """The fastest of `repeat` runs, in seconds (best-of-N cuts scheduler noise).
-
-    As `timeit` does, the garbage collector is off while a run is timed.
-    """
-    best = float("inf")
-    for _ in range(repeat):
-        gc.collect()
-        gc.disable()
-        try:
-            t0 = time.perf_counter()
-            fn()
-            best = min(best, time.perf_counter() - t0)
-        finally:
-            gc.enable()
-    return best
 
 
 def _grow(text: str, size: int) -> str:

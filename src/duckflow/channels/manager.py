@@ -191,6 +191,17 @@ def _type_and_data(c: Any) -> tuple[Any, dict[str, Any]]:
     return c.type, c.data.model_dump(mode="json") if c.type in _REPLY_PARTS else {}
 
 
+def _lines(said: Any, c: Any, data: dict[str, Any]) -> list[Any]:
+    """The presentation layer's lines for a chunk; a dict it cannot read is kept as its text."""
+    from duckflow.channels.present import Line
+    from duckflow.core.chunks import parse_chunk
+
+    try:
+        return list(said.feed(c if not isinstance(c, dict) else parse_chunk(c)))
+    except ValueError:
+        return [Line("prose", str(data.get("text", "")))] if data.get("text") else []
+
+
 class ChannelManager:
     """Queues, runs and publishes every message of every channel."""
 
@@ -210,9 +221,10 @@ class ChannelManager:
 
     # -- sessions -------------------------------------------------------------------------
     def session_for(self, channel: str, identity: str) -> str:
-        """The session of a channel identity, created on first contact."""
+        """The session of a channel identity, created on first contact (or when the one it had is
+        gone or belongs to another workspace: the identities file can be shared by servers)."""
         sid = self.identities.get(identity)
-        if sid is None or not self.runner.exists(sid):
+        if sid is None or not self.runner.exists(sid) or not self.runner.belongs_here(sid):
             sid = self.runner.new_session()
             self.identities.put(identity, sid, channel)
         return sid
@@ -305,6 +317,9 @@ class ChannelManager:
             self._queues.pop(session_id, None)
 
     async def _run(self, session_id: str, job: Job) -> Reply:
+        from duckflow.channels.present import Presenter
+
+        said = Presenter()  # replies without result lines or engine ids; one line per action
         texts: list[str] = []
         approval: dict[str, Any] | None = None
         ending = ""
@@ -316,8 +331,12 @@ class ChannelManager:
                     routed = True
                     await self._first_published()
                 t, d = _type_and_data(c)
-                if t == "reply":
-                    texts.append(str(d.get("text", "")))
+                if t in ("tool_call", "tool_response", "reply"):  # in the words every channel uses
+                    for ln in _lines(said, c, d):
+                        if ln.kind == "action":
+                            texts.append(f"● {ln.text}")
+                        elif ln.kind == "prose" and ln.text:
+                            texts.append(ln.text)
                 elif t == "approval" and d.get("phase") == "request":
                     approval = d
                 elif t == "error":

@@ -128,6 +128,13 @@ class SessionRunner:
         loaded = self.store.load(session_id)
         return loaded[0].workspace if loaded is not None else None
 
+    def belongs_here(self, session_id: str) -> bool:
+        """True when the session is open here or was saved in this server's workspace (or in none)."""
+        if session_id in self._open:
+            return True
+        home = self.workspace_of(session_id)
+        return not home or Path(home).expanduser().resolve() == self.workspace
+
     # -- turns ----------------------------------------------------------------------------
     async def run_message(self, session_id: str, text: str, channel: str = "http",
                           images: list[str] | None = None) -> AsyncIterator[Any]:
@@ -143,7 +150,7 @@ class SessionRunner:
         decision = turn.decision
         yield as_dict(NoticeChunk(agent="router", data=NoticeData(
             code="route", message=decision.declaration or f"route: {decision.primary_route}",
-            details=decision.public())))
+            details={**decision.public(), "text": text})))  # the person's words: the page shows both sides
         if turn.action != "companion":  # the router, the Worker loop or a Coder job answered
             for c in self._orchestra_turn(session, session_id, channel, text, turn):
                 yield c
@@ -157,11 +164,15 @@ class SessionRunner:
             return
         await orch.roles.health.ensure(model)  # the Chat role's Ollama model is checked (cached)
         text = turn.text or text
-        if images:
+        if images:  # answered by the session's model when it can see (one line why not, else)
+            from duckflow.orchestra.look import answer_with_images
+
             yield as_dict(NoticeChunk(agent=AGENT, data=NoticeData(
-                code="images", message=f"{len(images)} image(s) received; the companion reads text only "
-                                       "for now, so their files are named in the message")))
-            text = text + "\n" + "\n".join(f"(image: {p})" for p in images)
+                code="images", message=f"{len(images)} image(s) received")))
+            looked = await answer_with_images(session, orch, text)
+            yield chunk("reply", text=looked.text)
+            yield chunk("done", text=looked.text, ending="done" if looked.ok else "input")
+            return
         if session.state.pending_gate:
             job = session.state.pending_job or {}
             yield chunk("approval", phase="request", job_id=str(job.get("job_id", "")),

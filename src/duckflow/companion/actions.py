@@ -10,12 +10,14 @@ auto-approved → run; pending → wait for the person; refused → error result
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from duckflow.companion.effectscheck import COMMAND_TOOLS, run_watched
 from duckflow.companion.fivepoints import alternatives_text, edit_preview, impact_of
 from duckflow.core.tools import Tool
 from duckflow.gate import Gate
@@ -98,6 +100,9 @@ class ActionRunner:
     session_id: str = ""
     by: str = "duckflow-companion"
     engine: Any = None  # the session's EngineLoop: runs the calls on core's tool runner
+    sandbox: str = "auto"  # workspace.sandbox: "none" (or no bubblewrap) means plain mode
+    written: set[str] = field(default_factory=set)  # files this session wrote (write/edit_file)
+    created: set[str] = field(default_factory=set)  # ... that did not exist before it (effectscheck.py)
     _index: dict[str, Tool] = field(default_factory=dict, init=False)
     specs: list[ToolSpec] = field(default_factory=list, init=False)
     _guard: Any = field(default=None, init=False)
@@ -119,6 +124,12 @@ class ActionRunner:
 
             self._guard = WorkspaceGuard(self.root)
         return self._guard
+
+    def plain(self) -> bool:
+        """True when commands run without bubblewrap (and so with the network)."""
+        from duckflow.workspace.sandbox import bwrap_usable
+
+        return self.sandbox == "none" or not bwrap_usable()
 
     def op_class(self, name: str) -> str:
         return "read" if name in READ_TOOLS else OP_CLASS.get(name, "execute")
@@ -164,6 +175,13 @@ class ActionRunner:
         from duckflow.gate.guarded import guarded_operation
 
         op = guarded_operation(call.name, call.arguments, self.guard(), task_type=task_type)
+        if op.kind in ("execute", "test"):  # the auto-approve list, with this session's context
+            from dataclasses import replace
+
+            from duckflow.gate.allowlist import unlisted
+
+            op = replace(op, allow=unlisted(op.command, tool=call.name, written=self.written,
+                                            plain=self.plain(), read_text=self.read_text))
         diff = self.diff_preview(call)
         impact = impact_of(call, self.root, diff)
         t0 = time.perf_counter()
@@ -176,7 +194,7 @@ class ActionRunner:
 
     # -- running ------------------------------------------------------------------------
     async def run(self, call: ToolCall, *, approved: bool = False,
-                  approval: str | None = None) -> CallOutcome:
+                  approval: str | None = None, readonly: tuple[str, ...] = ()) -> CallOutcome:
         """Run one call through core's tool runner. `approved`: a person said yes (the workspace
         tools may then do what needs a person, e.g. a destructive command); `approval` says who
         answered the gate (`person:...` or `auto:...`) and reaches the tool as
@@ -188,9 +206,23 @@ class ActionRunner:
             raise RuntimeError("ActionRunner.engine is not set: tools run on core's loop (CompanionSession sets it)")
         self.before_run()  # the session stores its state first (its work, outside the tool's time)
         t0 = time.perf_counter()
-        result = await self.engine.run_tool(call, approved=approved, approval=approval)
+        path = str(call.arguments.get("path") or "") if call.name in ("write_file", "edit_file") else ""
+        new = bool(path) and not os.path.lexists(self.root / path)
+        result = await self.engine.run_tool(call, approved=approved, approval=approval, readonly=readonly)
+        if path and not result.is_error:
+            from duckflow.gate.operation import normalize_path
+
+            self.written.add(normalize_path(path))
+            if new:
+                self.created.add(normalize_path(path))
         return CallOutcome(call, "error" if result.is_error else "ok", result.content[:RESULT_MAX],
                            duration_ms=(time.perf_counter() - t0) * 1000)
+
+    async def run_auto(self, call: ToolCall, by: str) -> CallOutcome:
+        """Run an auto-approved call: a command under the effects check (effectscheck.py)."""
+        if call.name in COMMAND_TOOLS and call.name in self._index:
+            return await run_watched(self, call, f"auto:{by}", CallOutcome)
+        return await self.run(call, approved=False, approval=f"auto:{by}")
 
     def _decided_by(self, job_id: str | None) -> str:
         job = self.gate.get(job_id) if job_id else None
@@ -222,7 +254,7 @@ class ActionRunner:
         if job.status == "granted":
             return await self.run(call, approved=True, approval=f"person:{by}")
         if job.status == "auto_approved":
-            return await self.run(call, approved=False, approval=f"auto:{by.removeprefix('auto:')}")
+            return await self.run_auto(call, by.removeprefix("auto:"))
         return CallOutcome(call, "refused", f"job {job_id[:8]} is {job.status}, not approved; not run",
                            job_id)
 
@@ -246,7 +278,7 @@ class ActionRunner:
         if outcome.decision in ("allowed", "auto_approved"):
             # an auto-approval is never a person's: the tool gets approved=False and is told so
             by = self._decided_by(outcome.job_id) if outcome.decision == "auto_approved" else None
-            done = await self.run(call, approved=False, approval=f"auto:{by}" if by else None)
+            done = await (self.run_auto(call, by) if by else self.run(call))
             done.gate_ms = gate_ms
             return done
         request = outcome.request.to_dict() if outcome.request is not None else None

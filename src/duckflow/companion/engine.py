@@ -41,6 +41,7 @@ from duckflow.llm.types import Message, Model, ModelSettings, ToolCall, ToolResu
 
 APPROVAL_KEY = "workspace_approved"  # workspace/tools.py: a person said yes
 APPROVAL_BY_KEY = "workspace_approval"  # workspace/tools.py: who answered ("person:..."/"auto:...")
+READONLY_KEY = "workspace_readonly"  # workspace/tools.py: files an auto-approved command may not change
 MAIN_AGENT = "companion"
 RAW_TRACE_CHARS = 8000  # of each raw model reply kept in the trace
 SPECIALIZED_AGENT = "companion.specialized"
@@ -170,14 +171,15 @@ class EngineLoop:
         return name in self._tools
 
     async def run_tool(self, call: ToolCall, *, approved: bool = False,
-                       approval: str | None = None) -> ToolResult:
+                       approval: str | None = None, readonly: tuple[str, ...] = ()) -> ToolResult:
         """One call through core's tool runner (`approved`: a person said yes to this call;
         `approval`: who answered the gate, `person:...`/`auto:...`, given to the tool as
-        `workspace_approval`)."""
+        `workspace_approval`; `readonly`: files a command may not change, `workspace_readonly`)."""
         agent = self.approved if approved else self.specialized
-        if approval:
+        if approval or readonly:
             agent = copy.copy(agent)
-            agent.extra_cfg = {**agent.extra_cfg, APPROVAL_BY_KEY: approval}
+            extra = {APPROVAL_BY_KEY: approval} if approval else {}
+            agent.extra_cfg = {**agent.extra_cfg, **extra, **({READONLY_KEY: readonly} if readonly else {})}
         run = self.run_for(agent)
         if not call.id:
             call = dataclasses.replace(call, id=f"call_{self.calls}_{call.name}")

@@ -72,7 +72,11 @@ def open_session(
 
     root = Path(workspace).expanduser().resolve()
     if not root.is_dir():
-        raise DuckflowError(f"workspace {root} is not a folder", hint="create it or pass --workspace DIR")
+        if root.exists():
+            raise DuckflowError(f"{root} is a file, not a folder",
+                                hint=f"pass the folder that holds it: -w {root.parent}")
+        raise DuckflowError(f"workspace {root} is not a folder (it does not exist)",
+                            hint="create it, or pass an existing folder with -w DIR")
     cfg = config if config is not None else load_config(root)
     if model is None:
         model_name = choose_model_name(model_name, cfg)
@@ -124,7 +128,7 @@ def open_session(
         from duckflow.core.trace import trace_from_config
 
         trace = trace_from_config(cfg.trace)
-    runner = ActionRunner(root, tools, gate, owner.state.session_id)
+    runner = ActionRunner(root, tools, gate, owner.state.session_id, sandbox=cfg.workspace.sandbox)
     budget = LayerBudget(cfg.budget.base_tokens, cfg.budget.main_tokens, cfg.budget.specialized_tokens)
     builder = PromptBuilder(comp.language, read_workspace_persona(root))
     if comp.block_patterns and not guardrails:  # the config's patterns guard messages and replies

@@ -1,4 +1,4 @@
-"""One companion turn, end to end (DESIGN.md "One message, end to end", steps 4-7), on core's loop.
+"""One companion turn, end to end (docs/ARCHITECTURE.md "One message, end to end", steps 2-5), on core's loop.
 
 Base + Main prompts from the AgentState → the Main model's JSON decision (streamed: its
 `reply` field reaches the person as it is written) → at most one allowed transition → when

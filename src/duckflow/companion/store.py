@@ -61,6 +61,8 @@ class SessionSummary:
     status: str
     goal: str
     pending: bool
+    task: str = ""  # the request the session works on (the person's words)
+    created_at: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -158,11 +160,12 @@ class SessionStore:
             ).fetchall()
         out = []
         for r in rows:
-            pending = bool(json.loads(r["state_json"]).get("pending_gate"))
+            state = json.loads(r["state_json"])
             out.append(
                 SessionSummary(
                     r["session_id"], r["workspace"], r["updated_at"], r["step"], r["status"],
-                    r["goal"], pending,
+                    r["goal"], bool(state.get("pending_gate")), str(state.get("task") or ""),
+                    float(state.get("created_at") or 0.0),
                 )
             )
         return out

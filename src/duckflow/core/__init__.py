@@ -12,6 +12,7 @@ from duckflow._lazy import lazy_getattr
 
 if TYPE_CHECKING:  # the lazy names below, for type checkers (`X as X` marks a re-export)
     from duckflow.core.agent import Agent as Agent
+    from duckflow.core.agent_plugins import load_agent as load_agent
     from duckflow.core.chunks import Chunk as Chunk
     from duckflow.core.chunks import SessionSequence as SessionSequence
     from duckflow.core.chunks import parse_chunk as parse_chunk
@@ -28,7 +29,6 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers (`X as X` marks a r
     from duckflow.core.handoffs import handoff as handoff
     from duckflow.core.native_codec import NativeCodec as NativeCodec
     from duckflow.core.plugins import PluginError as PluginError
-    from duckflow.core.plugins import load_agent as load_agent
     from duckflow.core.plugins import load_tool_plugins as load_tool_plugins
     from duckflow.core.registry import LoadedTool as LoadedTool
     from duckflow.core.registry import ToolRegistry as ToolRegistry
@@ -58,7 +58,7 @@ _EXPORTS = {
     "TokenGuard": _M + "token_guard", "TokenStatus": _M + "token_guard", "MemoryCounter": _M + "token_guard",
     "SQLiteCounter": _M + "token_guard", "RedisCounter": _M + "token_guard",
     "TraceLogger": _M + "trace", "NullTrace": _M + "trace",
-    "PluginError": _M + "plugins", "load_agent": _M + "plugins", "load_tool_plugins": _M + "plugins",
+    "PluginError": _M + "plugins", "load_agent": _M + "agent_plugins", "load_tool_plugins": _M + "plugins",
     "NativeCodec": _M + "native_codec",
     "CoreError": _M + "errors", "ToolNotFoundError": _M + "errors", "ModelCallError": _M + "errors",
     "ToolValidationError": _M + "errors", "HandoffDepthExceeded": _M + "errors",

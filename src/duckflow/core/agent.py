@@ -16,7 +16,6 @@ import contextlib
 import importlib
 import time
 from collections.abc import (
-    AsyncGenerator,
     AsyncIterator,
     Awaitable,
     Callable,
@@ -29,12 +28,11 @@ from typing import TYPE_CHECKING, Any
 from duckflow._lazy import lazy_getattr
 from duckflow.core.errors import (
     GuardrailTripped,
-    InternalError,
     MaxTurnsExceeded,
     ModelCallError,
 )
 from duckflow.core.registry import ToolRegistry
-from duckflow.core.run import ChunkMailbox, RunAborted, RunContext, TraceSink, null_trace
+from duckflow.core.run import RunContext, TraceSink, null_trace
 from duckflow.core.session import MemorySessions, Session, SessionStore
 from duckflow.core.tools import Tool, as_tool
 from duckflow.errors import DuckflowError, UserError
@@ -60,6 +58,7 @@ if TYPE_CHECKING:  # bound at run time by _load_run_path (below)
     from duckflow.core.text_stream import FreeTextStreamer, HeldText, action_notice
     from duckflow.core.token_guard import TokenGuard
     from duckflow.core.tool_runner import run_tool_calls
+    from duckflow.core.toprun import TopRun
     from duckflow.llm.types import Message, Model, ModelSettings, ToolCall, ToolSpec, Usage
     from duckflow.protocols.codec import Codec, Decoded
 
@@ -81,7 +80,7 @@ _RUN_PATH = {
     "ModelResolver": _C + "resolve", "registry_resolver": _C + "resolve",
     "AgentOutcome": _C + "results", "RunResult": _C + "results",
     **dict.fromkeys(["FreeTextStreamer", "HeldText", "action_notice"], _C + "text_stream"),
-    "TokenGuard": _C + "token_guard", "run_tool_calls": _C + "tool_runner",
+    "TokenGuard": _C + "token_guard", "run_tool_calls": _C + "tool_runner", "TopRun": _C + "toprun",
     **dict.fromkeys(["Message", "Model", "ModelSettings", "ToolCall", "ToolSpec", "Usage"], "duckflow.llm.types"),
     "Codec": "duckflow.protocols.codec", "Decoded": "duckflow.protocols.codec",
 }
@@ -225,7 +224,7 @@ class Agent:
         """Run one step and yield its chunks; `seq` continues the session's numbering.
 
         A failure ends the stream with an `error` chunk (nothing is raised)."""
-        top = _TopRun(self, input, session)
+        top = self._top_run(input, session)
         async with contextlib.aclosing(top.chunks()) as chunks:
             async for chunk in chunks:
                 yield chunk
@@ -238,7 +237,7 @@ class Agent:
         calling code, a `CoreError` or `ConfigError` otherwise); with `raise_errors=False` it
         is returned in `RunResult.error` instead.
         """
-        top = _TopRun(self, input, session)
+        top = self._top_run(input, session)
         chunks = [c async for c in top.chunks()]
         usage = Usage()
         for c in chunks:
@@ -258,6 +257,11 @@ class Agent:
             return asyncio.run(self.run(input, session=session, raise_errors=raise_errors))
         raise UserError("run_sync() was called inside a running event loop",
                         hint="use `await agent.run(...)` there")
+
+    def _top_run(self, input: AgentInput, session: Session | str | None) -> TopRun:
+        _load_run_path()
+        return TopRun(self, input, session, sessions=self.sessions, trace=self.trace,
+                      token_guard=self.token_guard, max_depth=self.max_handoff_depth)
 
     async def execute(self, input: AgentInput, run: RunContext) -> AgentOutcome:
         """Run this agent inside `run` (used by `stream()` and by handoffs)."""
@@ -452,58 +456,6 @@ class Agent:
             resolve = self.model_resolver or registry_resolver()
             self._resolved = (self.model, resolve(self.model, on_event=on_event))
         return self._resolved[1]
-
-
-class _TopRun:
-    """One top-level run: `chunks()` streams its chunks; `outcome` holds how it ended."""
-
-    def __init__(self, agent: Agent, input: AgentInput, session: Session | str | None) -> None:
-        _load_run_path()
-        self.agent = agent
-        self.input = input
-        # a Session object is the caller's; an id is loaded from (and saved to) the agent's
-        # store; no session is a fresh one that nobody keeps after the run
-        self.named = isinstance(session, str) and bool(session)
-        if isinstance(session, Session):
-            self.session = session
-        elif isinstance(session, str) and session:
-            self.session = agent.sessions.load(session)
-        else:
-            self.session = Session()
-        self.outcome = AgentOutcome()
-
-    async def chunks(self) -> AsyncGenerator[AnyChunk, None]:
-        mailbox = ChunkMailbox()
-        agent = self.agent
-        run = RunContext(self.session, agent, mailbox.put, agent.trace, agent.token_guard,
-                         0, agent.max_handoff_depth)
-
-        async def drive() -> None:
-            try:
-                self.outcome = await agent.execute(self.input, run)
-            except RunAborted as aborted:
-                self.outcome = AgentOutcome(error=aborted.error)
-            except Exception as exc:  # a bug in a hook or the engine: report it, end the run
-                err = InternalError(f"the run failed unexpectedly: {type(exc).__name__}: {exc}",
-                                    hint="this is a bug in a hook, a codec or Duckflow; see the trace")
-                err.__cause__ = exc
-                run.fail(err)
-                self.outcome = AgentOutcome(error=err)
-            finally:
-                mailbox.close()
-
-        task = asyncio.create_task(drive())
-        try:
-            while (chunk := await mailbox.get()) is not None:
-                yield self.session.seq.stamp(chunk)
-            await task
-        finally:
-            if self.named:
-                agent.sessions.save(self.session)
-            if not task.done():
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
 
 
 def _input_text(input: AgentInput) -> str:

@@ -12,22 +12,18 @@ from __future__ import annotations
 import inspect
 import re
 import time
-from typing import TYPE_CHECKING
 
 from duckflow.core.chunks import HandoffChunk, HandoffData
 from duckflow.core.errors import HandoffDepthExceeded, ToolExecutionError
-from duckflow.core.run import RunContext
+from duckflow.core.run import RunAgent, RunContext
 from duckflow.core.tools import Tool, ToolContext
-
-if TYPE_CHECKING:
-    from duckflow.core.agent import Agent
 
 
 def handoff_tool_name(agent_name: str) -> str:
     return "handoff_to_" + (re.sub(r"[^A-Za-z0-9_]+", "_", agent_name).strip("_").lower() or "agent")
 
 
-def handoff(target: Agent, *, name: str | None = None, description: str | None = None) -> Tool:
+def handoff(target: RunAgent, *, name: str | None = None, description: str | None = None) -> Tool:
     """A Tool that hands the conversation to `target` and returns its answer to the caller."""
 
     async def _handoff(input: str, ctx: ToolContext) -> str:
@@ -52,7 +48,7 @@ def handoff(target: Agent, *, name: str | None = None, description: str | None =
     )
 
 
-async def run_handoff(run: RunContext, target: Agent, input: str) -> str:
+async def run_handoff(run: RunContext, target: RunAgent, input: str) -> str:
     """Run `target` one level below `run`; return what the caller's model is told."""
     caller = run.agent
     depth = run.depth + 1

@@ -59,9 +59,13 @@ class ToolRegistry(Mapping[str, Tool]):
 
     def discover_plugins(self) -> list[str]:
         """Add the tools of installed plugins (group `duckflow.tools`) without importing them."""
-        from duckflow.core.plugins import tool_entry_points
+        from duckflow.core.plugins import declared_tools, tool_entry_points
 
         added = []
+        for name, t in declared_tools().items():  # loaded at start from the config
+            if name not in self._sources:
+                self._sources[name] = t
+                added.append(name)
         for name, ep in tool_entry_points().items():
             if name not in self._sources:
                 self._sources[name] = ep

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -19,8 +19,8 @@ from duckflow.core.session import Session
 from duckflow.errors import DuckflowError
 
 if TYPE_CHECKING:  # the chunk models are imported where a chunk is made (see core/tools.py)
-    from duckflow.core.agent import Agent
     from duckflow.core.chunks import AnyChunk, WarningChunk
+    from duckflow.core.results import AgentOutcome
     from duckflow.core.token_guard import TokenGuard
 
 
@@ -45,10 +45,26 @@ class RunAborted(Exception):  # noqa: N818 - control flow, not an error a person
         self.error = error
 
 
+class RunAgent(Protocol):
+    """What a run and a handoff need of an agent (`core.agent.Agent`), so they need not import it."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def instructions(self) -> str: ...
+    @property
+    def description(self) -> str: ...
+    @property
+    def extra_cfg(self) -> dict[str, Any]: ...
+
+    async def execute(self, input: Any, run: RunContext) -> AgentOutcome: ...
+    def on_handoff_return(self, target: Any, outcome: AgentOutcome) -> str | Awaitable[str]: ...
+
+
 @dataclass
 class RunContext:
     session: Session
-    agent: Agent
+    agent: RunAgent
     emit: Callable[[AnyChunk], None]
     trace: TraceSink
     token_guard: TokenGuard | None = None
@@ -61,7 +77,7 @@ class RunContext:
     def __post_init__(self) -> None:
         self.tracing = getattr(self.trace, "enabled", True)
 
-    def child(self, agent: Agent) -> RunContext:
+    def child(self, agent: RunAgent) -> RunContext:
         return replace(self, agent=agent, depth=self.depth + 1, started=time.perf_counter())
 
     def trace_event(self, event: str, **fields: Any) -> None:

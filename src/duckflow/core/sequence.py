@@ -7,10 +7,14 @@ without defining the chunk models: `from duckflow import Agent` stays cheap.
 from __future__ import annotations
 
 import itertools
-from typing import TYPE_CHECKING
+from typing import Protocol, TypeVar
 
-if TYPE_CHECKING:
-    from duckflow.core.chunks import AnyChunk
+
+class _Stamped(Protocol):
+    seq: int
+
+
+_C = TypeVar("_C", bound=_Stamped)  # a chunk (core/chunks.py), typed without importing the chunk models
 
 
 class SessionSequence:
@@ -22,6 +26,6 @@ class SessionSequence:
         self._counter = itertools.count(start)
         self.last = start - 1
 
-    def stamp(self, chunk: AnyChunk) -> AnyChunk:
+    def stamp(self, chunk: _C) -> _C:
         chunk.seq = self.last = next(self._counter)
         return chunk

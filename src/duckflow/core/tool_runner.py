@@ -119,9 +119,11 @@ async def _run_one(run: RunContext, call: ToolCall, tools: Mapping[str, Tool],
                 raise
             except Exception as exc:  # the tool's failure goes back to the model
                 content, is_error = f"{call.name} failed: {type(exc).__name__}: {exc}", True
-            if run.tracing:
+            if run.tracing:  # tokens (seed 004 app. C): the arguments the model wrote, the result it will read
+                duration_ms = round((time.perf_counter() - started) * 1000, 3)
                 run.trace_event("tool_end", tool=call.name, call_id=call.id,
-                                duration_ms=round((time.perf_counter() - started) * 1000, 3),
+                                tok_prompt=count_text_tokens(json.dumps(call.arguments, ensure_ascii=False, default=str)),
+                                tok_completion=count_text_tokens(content), duration_ms=duration_ms,
                                 result=content[:TRACE_RESULT_LIMIT], is_error=is_error)
     run.emit(ToolResponseChunk(agent=agent.name, data=ToolResponseData(
         id=call.id, name=call.name, content=content, is_error=is_error)))

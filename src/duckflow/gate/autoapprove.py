@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from duckflow.gate.audit import AuditLog
-from duckflow.gate.operation import RISK_ORDER, Operation, Risk, normalize_path
+from duckflow.gate.operation import COMMAND_KINDS, RISK_ORDER, Operation, Risk, normalize_path
 from duckflow.gate.policy import GatePolicy, operation_names
 from duckflow.gate.request import iso
 from duckflow.gate.store import GateStore
@@ -89,6 +89,10 @@ class AutoApproveScope:
             if outside:
                 via = "" if outside[0] in op.paths else " (where a symlink on the path leads)"
                 return f"path {outside[0]}{via} is outside the scope's paths"
+        if op.kind in COMMAND_KINDS and op.allow != "":
+            why = op.allow or "it was not judged against the auto-approve list"
+            return (f"{why} (under auto-approve only read-only commands, new scripts and the "
+                    "tests run unasked)")
         return None
 
 
@@ -158,6 +162,16 @@ class AutoApprove:
             self.audit.store_row(c, e)
         self.audit.append_file(e)
         return ActiveScope(scope_id, scope, now, by, expires)
+
+    def on_from_config(self, scope: AutoApproveScope, *, ttl_min: float) -> ActiveScope | None:
+        """`gate.auto_approve.enabled`: switch `scope` on when none is in force, unless a person
+        switched auto-approve off last (an `off` always wins until someone switches it on)."""
+        if self.active() is not None:
+            return None
+        rows = self.store.query("SELECT disabled_by FROM autoapprove_scopes ORDER BY id DESC LIMIT 1")
+        if rows and rows[0]["disabled_by"] not in (None, "config"):
+            return None
+        return self.on(scope, ttl_min=ttl_min, by="config")
 
     def off(self, *, by: str) -> int:
         """Switch every scope off at once; returns how many were on (0: nothing to do)."""

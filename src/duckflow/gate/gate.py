@@ -83,7 +83,10 @@ class Gate:
         policy = GatePolicy.from_config(cfg)
         db = Path(cfg.db_path).expanduser() if cfg.db_path else None
         audit = Path(cfg.audit_path).expanduser() if cfg.audit_path else None
-        return cls(kwargs.pop("db_path", db), policy, audit_path=kwargs.pop("audit_path", audit), **kwargs)
+        gate = cls(kwargs.pop("db_path", db), policy, audit_path=kwargs.pop("audit_path", audit), **kwargs)
+        if getattr(cfg.auto_approve, "enabled", False):  # on at start (docs/gate.md "Auto-approve")
+            gate.autoapprove.on_from_config(AutoApproveScope.defaults(policy), ttl_min=policy.auto_approve_ttl_min)
+        return gate
 
     def close(self) -> None:
         self.store.close()
@@ -253,7 +256,7 @@ class Gate:
         hard = self.hard_reasons(req.operation, req.hard_required)
         if hard:
             return f"a person must decide ({', '.join(hard)}: never auto-approved)"
-        miss = scope.miss(req.operation, req.risk, self.policy)
+        miss = scope.miss(judged(req.operation), req.risk, self.policy)
         if miss is not None:
             return f"the run's auto-approve does not cover it: {miss}"
         decision = Decision(full, "auto_approved", f"auto:{by}", self.clock(), None)
@@ -352,13 +355,19 @@ class Gate:
 
 def judged(op: Operation) -> Operation:
     """`op` with its command judged by gate/commands.py when nobody did yet (any caller of
-    `Gate.submit`, not only the workspace tools, gets a destructive command hard-required)."""
-    if op.command and op.kind in ("execute", "test") and op.destructive is None:
-        from dataclasses import replace
+    `Gate.submit`, not only the workspace tools, gets a destructive command hard-required),
+    and against the auto-approve list (gate/allowlist.py; without the session's context a new
+    script is not listed)."""
+    from dataclasses import replace
 
+    if op.command and op.kind in ("execute", "test") and op.destructive is None:
         from duckflow.gate.commands import command_hazard
 
-        return replace(op, destructive=command_hazard(op.command))
+        op = replace(op, destructive=command_hazard(op.command))
+    if op.kind in ("execute", "test") and op.allow is None:
+        from duckflow.gate.allowlist import unlisted
+
+        op = replace(op, allow=unlisted(op.command, tool=op.tool))
     return op
 
 

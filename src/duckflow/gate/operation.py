@@ -82,7 +82,8 @@ class Operation:
     `cost_estimate` is in US dollars when known (seed 003 §6.3).
     `targets` are the same paths as the guard resolved them (through symlinks), relative to
     the workspace: scope and risk are judged on both (`all_paths`). `destructive` says why a
-    command cannot be undone (gate/commands.py), or None.
+    command cannot be undone (gate/commands.py), or None. `allow` says why a command is not
+    on the auto-approve list (gate/allowlist.py): "" when it is, None when not judged yet.
     """
 
     kind: str
@@ -100,6 +101,7 @@ class Operation:
     extra: Mapping[str, Any] = field(default_factory=dict)
     targets: tuple[str, ...] = ()
     destructive: str | None = None
+    allow: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "kind", self.kind.strip().lower())

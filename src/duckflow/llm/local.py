@@ -29,6 +29,7 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from duckflow.errors import DuckflowError
+from duckflow.llm.errors import LLMError
 from duckflow.llm.localmodels import LocalModelInfo, resolve_local
 from duckflow.llm.types import (
     FinishEvent,
@@ -194,6 +195,10 @@ class LocalModel:
         settings: ModelSettings | None = None,
     ) -> AsyncIterator[ModelEvent]:
         settings = settings or ModelSettings()
+        if any(m.images for m in messages):  # the text template would drop them without a word
+            from duckflow.llm.vision import vision_refusal
+
+            raise LLMError(vision_refusal(self) or f"{self.name} cannot see images", provider=self.name)
         llm = await asyncio.to_thread(lambda: self.llama)
         kw = self._kwargs(settings)
         chat = to_chat_messages(messages)

@@ -121,6 +121,9 @@ def get_model(name: str, config: ModelsConfig | Any = None, *, env: Mapping[str,
             raise _missing(provider, model, key_var)
         return OpenAICompatModel(model, provider=provider, base_url=base, api_key=key, timeout_s=timeout,
                                  deadline_s=deadline)
+    if provider == "scripted":
+        raise ConfigError(f"there is no scripted model '{model}'",
+                          hint="the scripted models are: scripted:demo")
     raise ConfigError(f"{provider}:{model} cannot be built from a name",
                       hint="construct it in code (e.g. ScriptedModel([...])) and pass the object")
 

@@ -133,8 +133,10 @@ class ScriptedModel:
         supports_tools: bool = True,
         is_local: bool = True,
         delay_s: float = 0.0,
+        vision: bool = False,
     ) -> None:
         self.steps: list[Step] = list(steps)
+        self.vision = vision  # takes images (llm.vision): a test plays a vision model or one without
         self.name = name if name.startswith("scripted:") else f"scripted:{name}"
         self.supports_tools = supports_tools
         self.is_local = is_local

@@ -6,7 +6,10 @@
 2. The proposal goes through the gate as one write operation over the files of the patch, with
    the summary, impact (files), rollback (checkpoints / `duckflow undo`) and the diff; the gate
    answers pending (approval.requested), auto_approved (approval.auto_approved) or refused.
-   The Coder's own `need_approval=false` is not trusted: the gate decides.
+   The Coder's own `need_approval=false` is not trusted: the gate decides. The approval message
+   carries the cost estimate (seed 003 §6.3): the tokens the proposal took (every attempt) — the
+   Worker applies the patch without a model, so that is the job's whole model cost — and the
+   Coder's own `cost_hint` when it gave one.
 3. `decide(job_id, granted, approver)` records approval.granted / approval.denied; `apply()` is the
    Worker applying the patch through the workspace (guard, checkpoints, the hunk-matching ladder)
    and reporting (worker.success / worker.fail).
@@ -42,6 +45,17 @@ class Proposal:
     coder_output: CoderOutput | None = None
     files: list[str] = field(default_factory=list)
     applied: dict[str, Any] | None = None
+
+
+def cost_text(prompt_tokens: int, completion_tokens: int, hint: str | None) -> str:
+    """The approval message's cost estimate: tokens spent on the proposal, and the Coder's hint."""
+    parts = []
+    if prompt_tokens or completion_tokens:
+        parts.append(f"{prompt_tokens + completion_tokens:,} tokens to propose it ({prompt_tokens:,} in, "
+                     f"{completion_tokens:,} out); applying it needs no model")
+    if hint:
+        parts.append(f"the Coder's estimate: {hint}")
+    return "; ".join(parts)
 
 
 def _summary(out: CoderOutput) -> dict[str, Any]:
@@ -90,8 +104,11 @@ class CoderFlow:
         message = f"Task: {task}\n\nWorkspace files:\n{context or '(none named in the task)'}"
         out: CoderOutput | None = None
         error = ""
+        spent = [0, 0]  # prompt, completion tokens over every attempt
         for _ in range(1 + self.roles.retries(role)):
             result = await agent.run(message, raise_errors=False)
+            spent[0] += result.usage.prompt_tokens
+            spent[1] += result.usage.completion_tokens
             if not result.ok:
                 error = f"coder call failed: {error_text(result.error)}"
                 continue
@@ -109,9 +126,11 @@ class CoderFlow:
             return Proposal("failed", f"The Coder could not propose a change: {error}.")
         self.emit("coder.plan_generated", session_id, initial_route=route, final_route=route,
                   risk=out.risk_level, coder_output=_summary(out), coder=self.roles.alias(role))
-        return self._submit(out, [f.path for f in files], route=route, session_id=session_id, channel=channel)
+        return self._submit(out, [f.path for f in files], route=route, session_id=session_id, channel=channel,
+                            cost=cost_text(spent[0], spent[1], out.cost_hint))
 
-    def _submit(self, out: CoderOutput, files: list[str], *, route: str, session_id: str, channel: str) -> Proposal:
+    def _submit(self, out: CoderOutput, files: list[str], *, route: str, session_id: str, channel: str,
+                cost: str = "") -> Proposal:
         from duckflow.gate import guarded_operation
         from duckflow.workspace.guard import WorkspaceGuard
 
@@ -123,7 +142,7 @@ class CoderFlow:
         first = out.plan.strip().splitlines()[0] if out.plan.strip() else "apply the Coder's patch"
         outcome = self.gate.submit(
             op, intent=first[:200], rationale=out.plan[:2000],
-            impact=f"files: {', '.join(files)}" + (f" · cost: {out.cost_hint}" if out.cost_hint else ""),
+            impact=f"files: {', '.join(files)}" + (f" · cost: {cost}" if cost else ""),
             alternatives="deny: nothing changes", diff_preview=out.patch, summary=first[:300], affected=files,
             reversible=True, rollback="each file is checkpointed: `duckflow undo` restores it",
             requested_by=f"orchestra:{self.roles.alias(role_for_route(route, self.default_coder))}")
@@ -133,7 +152,7 @@ class CoderFlow:
                             workspace=str(self.workspace), proposal=out.model_dump(),
                             status=outcome.decision)
         common = {"job_id": job_id, "approval_requested_at": requested_at, "coder_output": _summary(out),
-                  "initial_route": route, "final_route": route, "risk": out.risk_level}
+                  "initial_route": route, "final_route": route, "risk": out.risk_level, "cost_estimate": cost}
         self.emit("approval.requested", session_id, approval_status="pending", **common)
         proposal = Proposal(outcome.decision, "", job_id, out, files)
         if outcome.decision == "auto_approved":
@@ -147,7 +166,8 @@ class CoderFlow:
             proposal.message = f"The gate refused job {job_id}: {outcome.reason}"
         else:
             proposal.message = (f"Job {job_id} waits for your approval: {first}\n"
-                                f"files: {', '.join(files)} · risk {out.risk_level} · reversible (duckflow undo)")
+                                f"files: {', '.join(files)} · risk {out.risk_level} · reversible (duckflow undo)"
+                                + (f"\ncost: {cost}" if cost else ""))
         return proposal
 
     def decide(self, job_id: str, granted: bool, *, approver: str, session_id: str) -> dict[str, Any]:

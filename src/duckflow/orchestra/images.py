@@ -1,11 +1,13 @@
 """Image inputs for the roles: load, audit, and keep channel downloads for a retention period (seed 003 §7.3, §13.5).
 
-`ImageInbox.save(data, suffix)` stores a channel's download (e.g. a LINE image) in
+Images are typed by their content (`imagetype`: magic bytes and the header's pixel size, never
+the file name) and capped in bytes and pixels. `ImageInbox.save(data, suffix)` stores a channel's download (e.g. a LINE image) in
 `<DUCKFLOW_HOME>/media/`; files are not deleted at once but after `retention_s` (default 24 h),
 by `cleanup()` (run on every save and when images are prepared). `prepare_images(paths)` turns
 files into `ImagePart`s and writes one audit record per image *before the request*
 (`LLM image audit before request`: source_path, url_type, image_url summary and length,
-local_exists_before, local_size_before_bytes, included, drop_reason); `audit_after_timeout()`
+local_exists_before, local_size_before_bytes, media_type, width, height, included, drop_reason);
+`audit_after_timeout()`
 writes `LLM image audit after timeout` (local_exists_after_timeout,
 local_size_after_timeout_bytes). Records go to the `duckflow.provider.http` logger and to
 `<DUCKFLOW_HOME>/events/image_audit.jsonl`.
@@ -15,7 +17,6 @@ from __future__ import annotations
 
 import json
 import logging
-import mimetypes
 import time
 import uuid
 from datetime import UTC, datetime
@@ -86,27 +87,37 @@ def prepare_images(paths: list[str | Path], *, audit: Path | None = None) -> tup
     """ImageParts for the files that can be sent, and the before-request audit record of every file."""
     parts: list[ImagePart] = []
     records: list[dict[str, Any]] = []
+    from duckflow.orchestra.imagetype import image_problem
+
     for raw in paths:
         path = Path(raw)
         exists = path.is_file()
         size = path.stat().st_size if exists else None
-        media = mimetypes.guess_type(path.name)[0] or ""
+        media: str | None = None
+        pixels: tuple[int, int] | None = None
         drop = None
+        data = b""
         if not exists:
-            drop = "file does not exist"
-        elif media not in ALLOWED:
-            drop = f"type {media or 'unknown'} is not an image type that is sent ({', '.join(sorted(ALLOWED))})"
+            drop = "the file does not exist"
         elif size is not None and size > MAX_IMAGE_BYTES:
             drop = f"{size} bytes is over the {MAX_IMAGE_BYTES} byte limit"
+        else:
+            try:
+                data = path.read_bytes()
+            except OSError as exc:
+                drop = f"it cannot be read ({exc.strerror or exc})"
+            else:
+                media, pixels, drop = image_problem(data)
         uri = ""
-        if drop is None:
-            part = ImagePart(path.read_bytes(), media, str(path))
+        if drop is None and media is not None:
+            part = ImagePart(data, media, str(path))
             parts.append(part)
             uri = part.data_uri()
         records.append(_write("LLM image audit before request", {
             "source_path": str(path), "url_type": "data_uri" if uri else "none",
             "image_url": (uri[:48] + "…") if uri else "", "image_url_length": len(uri),
             "local_exists_before": exists, "local_size_before_bytes": size,
+            "media_type": media, "width": pixels[0] if pixels else None, "height": pixels[1] if pixels else None,
             "included": drop is None, "drop_reason": drop}, audit))
     return parts, records
 

@@ -19,6 +19,7 @@ breaks for a person who set only one model.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -85,6 +86,7 @@ class Orchestrator:
 
         self.config = config
         self._images: list[Any] = []  # the current message's ImageParts
+        self._image_records: list[dict[str, Any]] = []  # and the audit record of every file given
         self.workspace = Path(workspace)
         self.session_id = session_id
         self.channel = channel
@@ -102,6 +104,11 @@ class Orchestrator:
         self.roles.health = OllamaReadiness(config.models.ollama.restart_command)
         self.router = router or build_router(config, on_event=self._router_event, classifier_model=classifier_model)
         self.loop = LoopController(self.roles, config.loop, emit=self.emit)
+
+    @property
+    def image_inputs(self) -> tuple[list[Any], list[dict[str, Any]]]:
+        """The current message's ImageParts and the audit record of every image file it named."""
+        return self._images, self._image_records
 
     @cached_property
     def coder(self) -> CoderFlow:
@@ -143,14 +150,14 @@ class Orchestrator:
         return decision
 
     async def handle(self, text: str, raw: dict[str, Any] | None = None,
-                     images: list[str | Path] | None = None) -> Turn:
+                     images: Sequence[str | Path] | None = None) -> Turn:
         """One message; `images` (file paths, e.g. a LINE download) go to the role answering it."""
-        self._images = []
+        self._images, self._image_records = [], []
         if images:
             from duckflow.orchestra.images import ImageInbox, prepare_images
 
             ImageInbox().cleanup()
-            self._images, _ = prepare_images(list(images))
+            self._images, self._image_records = prepare_images(list(images))
         decision = await self.route(text, raw)
         local_only = decision.flags.local_only
         route = decision.primary_route

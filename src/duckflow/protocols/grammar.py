@@ -22,6 +22,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from duckflow.llm.types import ToolSpec
+from duckflow.protocols.schema import schema_types
 
 # the verbs of the single-call reply and the workspace tool each one needs
 VERB_TOOLS = {"create": "write_file", "edit": "write_file", "run": "execute_shell",
@@ -242,8 +243,6 @@ def _text_rules() -> list[str]:
 
 def _param_rule(spec: ToolSpec, pname: str, paths: dict[str, str], commands: str) -> str | None:
     """The GBNF of one required parameter, or None when nothing plausible can fill it."""
-    from duckflow.protocols.dml.arguments import schema_types
-
     kinds = schema_types(spec.parameters.get("properties", {}).get(pname, {}))
     if _PATHLIKE.search(pname):
         return paths["new" if spec.name in CREATING or pname == "dst" else "old"] or None

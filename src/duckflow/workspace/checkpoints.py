@@ -23,9 +23,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from duckflow.errors import DuckflowError
 from duckflow.paths import duckflow_home, workspace_state_dir
 from duckflow.workspace import fsops
+from duckflow.workspace.undocheck import (
+    CheckpointError as CheckpointError,  # re-exported: it was defined here
+)
 from duckflow.workspace.undocheck import check_entries, is_digest
 
 MAX_CHECKPOINT_BYTES = 200_000_000
@@ -52,12 +54,9 @@ CREATE TABLE IF NOT EXISTS entries (
 );
 CREATE INDEX IF NOT EXISTS entries_by_checkpoint ON entries(checkpoint_id, seq);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS baseline (path TEXT PRIMARY KEY, stat TEXT NOT NULL, blob TEXT);
 """
 
-
-
-class CheckpointError(DuckflowError):
-    """A checkpoint could not be recorded or restored."""
 
 
 @dataclass(frozen=True)
@@ -193,6 +192,37 @@ class Checkpoints:
             )
         return cid
 
+    def record_rows(self, tool: str, rows: Sequence[_Row], summary: str = "") -> int:
+        """A checkpoint of a state captured earlier (workspace/effects.py: the files as they were
+        before a command); every blob named must already be stored (`store_blob`)."""
+        with self._db:
+            cur = self._db.execute("INSERT INTO checkpoints(created, tool, summary) VALUES (?, ?, ?)",
+                                   (time.time(), tool, summary))
+            cid = int(cur.lastrowid or 0)
+            self._db.executemany(
+                "INSERT INTO entries(checkpoint_id, seq, top, path, existed, kind, mode, blob, link)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", [(cid, i, *row) for i, row in enumerate(rows)])
+        return cid
+
+    def store_blob(self, data: bytes) -> str:
+        """Keep a content (once per SHA-256; not fsynced: it is checked by hash when read
+        back, and a workspace snapshot stores thousands); returns its digest."""
+        return self._store(data, durable=False)
+
+    def load_blob(self, digest: str) -> bytes:
+        """A stored content, checked against its SHA-256."""
+        return self._load(digest)
+
+    def baseline(self) -> dict[str, tuple[str, str | None]]:
+        """path -> (stat key, blob) of the files whose content is already stored (effects.py)."""
+        return {r["path"]: (r["stat"], r["blob"]) for r in self._db.execute("SELECT * FROM baseline")}
+
+    def save_baseline(self, changed: dict[str, tuple[str, str | None]], gone: Sequence[str]) -> None:
+        with self._db:
+            self._db.executemany("INSERT OR REPLACE INTO baseline(path, stat, blob) VALUES (?, ?, ?)",
+                                 [(p, k, b) for p, (k, b) in changed.items()])
+            self._db.executemany("DELETE FROM baseline WHERE path = ?", [(p,) for p in gone])
+
     def _capture(self, root_fd: int, top: str) -> list[_Row]:
         parts = [p for p in top.split("/") if p]
         if not parts:
@@ -217,13 +247,13 @@ class Checkpoints:
         finally:
             os.close(pfd)
 
-    def _store(self, data: bytes) -> str:
+    def _store(self, data: bytes, durable: bool = True) -> str:
         digest = hashlib.sha256(data).hexdigest()
         target = self.blobs / digest
         if not target.is_file() or target.is_symlink():
             dir_fd = os.open(self.blobs, fsops.DIR_FLAGS)
             try:  # O_EXCL | O_NOFOLLOW temp file, renamed over whatever is at the name
-                fsops.atomic_write(dir_fd, digest, data, 0o600)
+                fsops.atomic_write(dir_fd, digest, data, 0o600, durable=durable)
             finally:
                 os.close(dir_fd)
         return digest
@@ -273,7 +303,7 @@ class Checkpoints:
                 self._db.execute("DELETE FROM entries WHERE checkpoint_id = ?", (cid,))
                 self._db.execute("DELETE FROM checkpoints WHERE id = ?", (cid,))
         used = {r["blob"] for r in self._db.execute(
-            "SELECT DISTINCT blob FROM entries WHERE blob IS NOT NULL")}
+            "SELECT blob FROM entries WHERE blob IS NOT NULL UNION SELECT blob FROM baseline")}
         for blob in self.blobs.iterdir():
             if blob.name not in used and not blob.is_symlink():
                 blob.unlink(missing_ok=True)

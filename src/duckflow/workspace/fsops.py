@@ -47,11 +47,13 @@ def read_bytes(dir_fd: int, name: str, limit: int | None = None) -> bytes:
         os.close(fd)
 
 
-def atomic_write(dir_fd: int, name: str, data: bytes, mode: int | None = None) -> None:
+def atomic_write(dir_fd: int, name: str, data: bytes, mode: int | None = None, *,
+                 durable: bool = True) -> None:
     """Write `data` to `name`: temp file in the same directory, fsync, rename over, fsync dir.
 
     The mode of an existing file is kept; a new file gets `mode` or 0o644. A crash leaves
-    either the old content or the new one (plus, at worst, a stray temp file).
+    either the old content or the new one (plus, at worst, a stray temp file). `durable=False`
+    skips both fsyncs (content-addressed copies checked by hash when read back).
     """
     if mode is None:
         try:
@@ -69,7 +71,8 @@ def atomic_write(dir_fd: int, name: str, data: bytes, mode: int | None = None) -
                 n = os.write(fd, view)
                 view = view[n:]
             os.fchmod(fd, mode)
-            os.fsync(fd)
+            if durable:
+                os.fsync(fd)
         finally:
             os.close(fd)
         os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
@@ -79,7 +82,8 @@ def atomic_write(dir_fd: int, name: str, data: bytes, mode: int | None = None) -
         except OSError:
             pass
         raise
-    os.fsync(dir_fd)
+    if durable:
+        os.fsync(dir_fd)
 
 
 def remove(dir_fd: int, name: str) -> None:

@@ -115,9 +115,11 @@ def _protected(root: Path) -> list[Path]:
 
 
 def bwrap_argv(root: Path, argv: list[str], *, ro_paths: Iterable[str] = (),
-               path_env: str | None = None) -> list[str]:
+               path_env: str | None = None, readonly: Iterable[str] = ()) -> list[str]:
     """Wrap `argv` in bubblewrap (see the module docstring for what the box allows).
 
+    `readonly`: workspace-relative files bound read-only over the writable workspace (what an
+    auto-approved command may not change: the kernel refuses the write, delete or rename).
     `path_env` is the PATH the command gets (the caller's when None): `python3` by name is
     looked up on it, outside the box, to bind that interpreter (interpreters.py)."""
     from duckflow.workspace.interpreters import PYTHON_NAME, interpreter_for, workspace_venv_binds
@@ -150,6 +152,10 @@ def bwrap_argv(root: Path, argv: list[str], *, ro_paths: Iterable[str] = (),
             out += ["--ro-bind", p, p]
     out += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--dir", "/tmp/home",
             "--bind", str(root), str(root)]
+    for rel in readonly:
+        file = root / rel
+        if os.path.isfile(file) and not os.path.islink(file):
+            out += ["--ro-bind", str(file), str(file)]
     for prot in _protected(root):
         out += ["--ro-bind", str(prot), str(prot)]
     out += ["--setenv", "HOME", "/tmp/home", *setenv, "--chdir", str(root), "--"]

@@ -143,8 +143,10 @@ class CommandResult:
 
 async def run_command(root: Path, command: str | list[str], *, timeout: float, limit: int,
                       sandbox: str = "auto", env: dict[str, str] | None = None,
-                      env_allow: Iterable[str] = (), ro_paths: Iterable[str] = ()) -> CommandResult:
-    """Run `command` (a shell string, or an argv list) in `root` and return what it did."""
+                      env_allow: Iterable[str] = (), ro_paths: Iterable[str] = (),
+                      readonly: Iterable[str] = ()) -> CommandResult:
+    """Run `command` (a shell string, or an argv list) in `root` and return what it did
+    (`readonly`: workspace files bound read-only in bubblewrap mode)."""
     argv = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
     shown = command if isinstance(command, str) else " ".join(command)
     if sandbox == "bwrap" and not bwrap_usable():
@@ -160,7 +162,8 @@ async def run_command(root: Path, command: str | list[str], *, timeout: float, l
     try:
         env_out = sandbox_env(env, extra_allow=env_allow, home=home)
         if mode == "bwrap":  # binds .duckflow read-only (made if missing)
-            argv = bwrap_argv(root, argv, ro_paths=ro_paths, path_env=env_out.get("PATH", ""))
+            argv = bwrap_argv(root, argv, ro_paths=ro_paths, path_env=env_out.get("PATH", ""),
+                              readonly=readonly)
         outcome = await asyncio.to_thread(run_supervised, root, argv, timeout, env_out, (out, err))
     except OSError as exc:
         raise DuckflowError(f"could not start `{shown}`: {exc.strerror}",
@@ -231,7 +234,7 @@ def _sandbox_options(config: Any) -> dict[str, Any]:
 
 
 async def execute_shell(root: Path, config: Any, command: str, timeout: float | None = None,
-                        *, approved: bool = False) -> CommandResult:
+                        *, approved: bool = False, readonly: Iterable[str] = ()) -> CommandResult:
     """Run a shell command in the workspace (see the module docstring for the bounds)."""
     if not command.strip():
         raise DuckflowError("the command is empty", hint="pass the command to run")
@@ -243,7 +246,7 @@ async def execute_shell(root: Path, config: Any, command: str, timeout: float | 
                              timeout_s=limit_s, needs_approval=True, advice=why,
                              note="not run: this command needs a person's approval")
     result = await run_command(root, command, timeout=limit_s, limit=config.shell_output_limit,
-                               sandbox=config.sandbox, **_sandbox_options(config))
+                               sandbox=config.sandbox, readonly=readonly, **_sandbox_options(config))
     result.advice = why
     if note:
         result.note = f"{note}; {result.note}" if result.note else note
@@ -251,17 +254,19 @@ async def execute_shell(root: Path, config: Any, command: str, timeout: float | 
 
 
 async def run_tests(root: Path, config: Any, command: str | None = None,
-                    timeout: float | None = None, *, approved: bool = False) -> CommandResult:
+                    timeout: float | None = None, *, approved: bool = False,
+                    readonly: Iterable[str] = ()) -> CommandResult:
     """Run the project's tests: the given command, or the runner detected in the workspace."""
     if command:
-        return await execute_shell(root, config, command, timeout, approved=approved)
+        return await execute_shell(root, config, command, timeout, approved=approved,
+                                   readonly=readonly)
     argv = detect_test_command(root)
     if argv is None:
         raise DuckflowError("no test runner found in the workspace (pytest, npm, cargo, go, make)",
                             hint="pass the command, e.g. run_tests(command=\"pytest -q\")")
     limit_s, note = clamp_timeout(timeout, config.shell_timeout_s, config.shell_max_timeout_s)
     result = await run_command(root, argv, timeout=limit_s, limit=config.shell_output_limit,
-                               sandbox=config.sandbox, **_sandbox_options(config))
+                               sandbox=config.sandbox, readonly=readonly, **_sandbox_options(config))
     if note:
         result.note = f"{note}; {result.note}" if result.note else note
     return result

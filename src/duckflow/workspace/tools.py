@@ -30,6 +30,7 @@ TOOL_NAMES = ("read_file", "write_file", "edit_file", "list_files", "create_dire
               "delete_path", "move_path", "execute_shell", "run_tests", "search_code")
 APPROVAL_KEY = "workspace_approved"
 APPROVAL_BY_KEY = "workspace_approval"  # who answered the gate: "person:..." or "auto:..."
+READONLY_KEY = "workspace_readonly"  # files an auto-approved command may not change (sandbox binds)
 
 
 def _approved(ctx: ToolContext | None) -> bool:
@@ -37,6 +38,10 @@ def _approved(ctx: ToolContext | None) -> bool:
     if ctx is None or ctx.extra_cfg.get(APPROVAL_KEY) is not True:
         return False
     return not str(ctx.extra_cfg.get(APPROVAL_BY_KEY) or "").startswith("auto:")
+
+
+def _readonly(ctx: ToolContext | None) -> tuple[str, ...]:
+    return tuple(ctx.extra_cfg.get(READONLY_KEY) or ()) if ctx is not None else ()
 
 
 def _marked(result: dict[str, Any], ctx: ToolContext | None) -> dict[str, Any]:
@@ -130,7 +135,7 @@ def workspace_tools(root: str | Path | Workspace, config: WorkspaceConfig | None
             timeout: seconds before the command and its children are killed (default 60, max 600)
         """
         result = await shell.execute_shell(ws.root, ws.config, command, timeout,
-                                           approved=_approved(ctx))
+                                           approved=_approved(ctx), readonly=_readonly(ctx))
         return _marked(result.to_dict(), ctx)
 
     async def run_tests(command: str | None = None, timeout: float | None = None,
@@ -142,7 +147,7 @@ def workspace_tools(root: str | Path | Workspace, config: WorkspaceConfig | None
             timeout: seconds before the tests are killed (default 60, max 600)
         """
         result = await shell.run_tests(ws.root, ws.config, command, timeout,
-                                       approved=_approved(ctx))
+                                       approved=_approved(ctx), readonly=_readonly(ctx))
         return _marked(result.to_dict(), ctx)
 
     async def search_code(query: str, limit: int = 20) -> dict[str, Any]:

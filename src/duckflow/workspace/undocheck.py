@@ -11,8 +11,14 @@ import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 
+from duckflow.errors import DuckflowError
+
 KINDS = frozenset({"file", "dir", "link"})
 HEX = frozenset("0123456789abcdef")
+
+
+class CheckpointError(DuckflowError):
+    """A checkpoint could not be recorded or restored (defined here, below checkpoints.py, which re-exports it)."""
 
 
 def check_entries(root: Path, cid: int, tops: Sequence[str], entries: Sequence[sqlite3.Row]) -> None:
@@ -23,7 +29,6 @@ def check_entries(root: Path, cid: int, tops: Sequence[str], entries: Sequence[s
     way to the top (the guard's own walk), no entry below a recorded link, file blobs
     named by a SHA-256. The index is Duckflow's own; this catches a damaged or forged one.
     """
-    from duckflow.workspace.checkpoints import CheckpointError
     from duckflow.workspace.guard import WorkspaceGuard
 
     guard = WorkspaceGuard(root)

@@ -27,7 +27,8 @@ def body(text: str) -> str:
 
 
 def scores(**levels: int) -> str:
-    return reply(json.dumps({"scores": [{"criterion": k, "level": v, "reason": f"the essay shows {k} at level {v}"}
+    return reply(json.dumps({"scores": [{"criterion": k, "level": v, "reason": f"level {v}: {texts.REASONS[k]}",
+                                         "to_next": f"more on {k}"}
                                         for k, v in levels.items()]}))
 
 
@@ -209,6 +210,7 @@ def test_rubric_answer_schema_enumerates_ids_and_levels_and_reads_capitalised_id
     assert item["criterion"]["enum"] == [c.id for c in rubric.criteria]
     assert item["level"]["enum"] == [1, 2, 3, 4]
     assert schema["properties"]["scores"]["minItems"] == schema["properties"]["scores"]["maxItems"] == 5
-    answer = _Scores.model_validate({"scores": [{"criterion": c.id.title(), "level": 2, "reason": "shown in para 2"}
-                                                for c in rubric.criteria]})
+    answer = _Scores.model_validate({"scores": [{"criterion": c.id.title(), "level": 2, "reason": texts.REASONS[c.id],
+                                                 "to_next": "one concrete episode"} for c in rubric.criteria]})
     assert check_scores(rubric, answer) == []
+    assert "to_next" in item and "to_next" in schema["$defs"]["RubricScore"]["required"]

@@ -96,7 +96,8 @@ def openai_server() -> Iterator[FakeServer]:
 
 
 def test_eval_runs_on_a_real_openai_compatible_server_and_caches(tmp_path: Path, openai_server: FakeServer) -> None:
-    answer = {"scores": [{"criterion": c, "level": 3, "reason": f"{c} is shown with an example"}
+    answer = {"scores": [{"criterion": c, "level": 3, "reason": texts.REASONS[c],
+                          "to_next": f"a second example of {c}"}
                          for c in ("motivation", "evidence", "reflection", "fit", "expression")]}
     openai_server.queue("/v1/chat/completions", Reply(chunks=openai_stream([json.dumps(answer)])))
     essay = tmp_path / "essay.md"

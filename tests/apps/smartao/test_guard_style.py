@@ -75,7 +75,9 @@ def test_japanese_rules_and_mixed_style_reported_without_a_fix() -> None:
     issues = grammar_check(text)
     patch, skipped = patch_from_issues(text, issues)
     assert patch.new_text == "私は学びたいです。朝早く起きられるようになりました。研究を続けたい。それは重要である。"
-    assert [i.rule for i in skipped] == ["ja-mixed-style"]
+    # 続けたい。 (plain -たい) and 重要である。 are plain sentences in an essay that is half polite
+    assert [(i.rule, text[i.start:i.end]) for i in skipped] == [("ja-mixed-style", "研究をを続けたい。"),
+                                                                 ("ja-mixed-style", "それは重要である。")]
 
 
 def test_ref_store_finds_english_and_japanese_and_reindexes_changes(tmp_path) -> None:  # type: ignore[no-untyped-def]

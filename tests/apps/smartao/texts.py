@@ -26,3 +26,8 @@ ESSAY_EN = ("# Motivation\n\nI want to study public health. My grandmother taugh
             "# Experience\n\nI organised a health fair. i learned alot from it.\n")
 ESSAY_JA = ("【志望動機】\n私は公衆衛生を学びたいです。。祖母から記録の大切さを学びました。\n\n"
             "【活動】\n高校で健康フェアを企画しました。朝早く起きれるようになりました。\n")
+
+# one distinct judgement per criterion of the bundled rubric (scripted EvalAgent answers)
+REASONS = {"motivation": "a personal reason is named", "evidence": "one episode is told with what was done",
+           "reflection": "what was learnt is said", "fit": "the programme is named only",
+           "expression": "clear with few errors"}

@@ -25,7 +25,7 @@ def test_list_says_what_to_do_next(capsys: pytest.CaptureFixture[str]) -> None:
     job = _submit()
     assert main(["approvals", "list"]) == 0
     out = capsys.readouterr().out
-    assert "1 pending approval:" in out and "Fix the parser" in out
+    assert "1 pending approval:" in out and "Write src/a.py — Fix the parser" in out
     assert f"duckflow approvals grant {job[:8]}" in out
 
 
@@ -33,7 +33,8 @@ def test_show_grant_and_second_answer(capsys: pytest.CaptureFixture[str]) -> Non
     job = _submit(Operation("delete", tool="delete_path", paths=("old.py",)), summary="Remove old.py")
     assert main(["approvals", "show", job[:5]]) == 0
     out = capsys.readouterr().out
-    assert "Remove old.py" in out and "a person must decide: delete" in out and "Status: pending" in out
+    assert out.startswith(f"Delete old.py  (job {job[:8]})") and "A person must decide: delete" in out
+    assert "Status: pending" in out and "reversible" not in out
     assert main(["approvals", "grant", job[:5], "--by", "cli:alice", "--note", "fine"]) == 0
     assert f"Granted {job[:8]}" in capsys.readouterr().out
     assert main(["approvals", "deny", job[:5]]) == 1

@@ -27,7 +27,7 @@ async def _settle(chat: Chat) -> None:
         await chat.loop.wait(timeout=10)
 
 
-async def test_inline_approval_details_then_edit_denies_and_sends_the_new_instruction(env: Any) -> None:
+async def test_inline_approval_card_then_no_with_words_denies_with_the_words_as_the_note(env: Any) -> None:
     model = ScriptedModel([
         decision("EXECUTION", "base_main_specialized", rationale="write a.py"),
         tool_call("write_file", path="a.py", content="print('a')\n"),
@@ -36,16 +36,34 @@ async def test_inline_approval_details_then_edit_denies_and_sends_the_new_instru
     chat, out = _chat(env.open(model))
     assert await chat.handle("write a.py")
     await _settle(chat)
-    assert chat.session.state.pending_gate and "approval needed" in out.getvalue()
+    text = out.getvalue()
+    job = chat.session.state.pending_job["job_id"]
+    assert chat.session.state.pending_gate and "Create a.py — 1 line" in text
+    assert f"job {job[:8]}" in text and job not in text  # the short id, once
+    assert text.count("+print('a')") == 1 and "Apply? y(es) / n(o) / e(dit) / a(lways" in text
     await chat.handle("details")
-    assert "+print('a')" in out.getvalue() and "reversible" in out.getvalue()
-    await chat.handle("edit")
+    assert "reversible" not in out.getvalue() and "Undo:" in out.getvalue()
+    await chat.handle("n")
+    assert "What should it do instead? (Enter to just refuse)" in out.getvalue()
     await chat.handle("call it b.py instead")
     await _settle(chat)
     s = chat.session.state
     assert not s.pending_gate and not (env.root / "a.py").exists()
-    assert model.requests[-1].messages[-1].content == "call it b.py instead"
-    assert "OK, b.py then." in out.getvalue()
+    decided = chat.session.runner.gate.get(job)
+    assert decided.status == "denied" and decided.decision.note == "call it b.py instead"
+    assert "Denied" in out.getvalue()
+
+
+async def test_unknown_slash_word_is_refused_without_a_model_call(env: Any) -> None:
+    model = ScriptedModel([decision("PLANNING", next_step="pending_user")])
+    chat, out = _chat(env.open(model))
+    await chat.handle("/foo")
+    await chat.handle("/undo")
+    await chat.handle("/udno")
+    text = out.getvalue()
+    assert "/foo is not a command, so nothing was sent" in text and "Did you mean /undo?" in text
+    assert "nothing to undo" in text and not model.requests and not chat.loop.busy
+    assert chat.session.state.task == ""
 
 
 async def test_commands_while_a_task_runs_and_quit(env: Any) -> None:
@@ -63,13 +81,13 @@ async def test_commands_while_a_task_runs_and_quit(env: Any) -> None:
     await chat.handle("another message")
     await chat.handle("/status")
     text = out.getvalue()
-    assert "constraint added: keep it short" in text and "working…" in text
+    assert "constraint added: keep it short" in text and "Working on it now." in text
     assert chat.session.corrections == ["another message"]
     bar = chat.toolbar()
-    assert "asking scripted:model (main)… 0s (ask" in bar
+    assert "Reading the prompt… 0s  (ask" in bar
     await chat.handle("/cancel")
     assert not chat.loop.busy and "cancelled" in chat.session.state.decision_log[-1]
-    assert "the state is kept" in out.getvalue() and "continue" in out.getvalue()
+    assert "the work so far is kept" in out.getvalue() and "continue" in out.getvalue()
     assert await chat.handle("/quit") is False
 
 
@@ -105,3 +123,29 @@ async def test_remember_and_set_go_into_long_term_memory_and_the_base_prompt(env
     await _settle(chat)
     system = model.requests[0].messages[0].content
     assert "learned: tests live in tests/" in system and "style" in system
+
+
+async def test_always_approves_the_next_workspace_change_without_asking_and_diff_shows_it(env: Any) -> None:
+    model = ScriptedModel([
+        decision("EXECUTION", "base_main_specialized", rationale="write a.py"),
+        tool_call("write_file", path="a.py", content="print('a')\n"),
+        decision("EXECUTION", "base_main_specialized", rationale="write b.py"),
+        tool_call("write_file", path="b.py", content="print('b')\n"),
+        decision("PLANNING", next_step="pending_user", say="both written"),
+    ])
+    chat, out = _chat(env.open(model))
+    await chat.handle("write a.py and b.py")
+    await _settle(chat)
+    assert chat.session.state.pending_gate and out.getvalue().count("Apply?") == 1
+    await chat.handle("a")
+    for _ in range(100):
+        await _settle(chat)
+        if (env.root / "b.py").exists() and not chat.loop.busy:
+            break
+        await asyncio.sleep(0.05)
+    text = out.getvalue()
+    assert (env.root / "a.py").exists() and (env.root / "b.py").exists()
+    assert "Create b.py — 1 line" in text and "Approved (user: always for this session)" in text
+    assert not chat.session.state.pending_gate and text.count("Apply?") == 1  # b.py was not asked
+    await chat.handle("/diff")
+    assert "+++ b/b.py" in out.getvalue() and "+print('b')" in out.getvalue()

@@ -30,7 +30,9 @@ def test_run_without_approval_stops_with_exit_4_and_status_shows_the_job(
     assert not (tmp_path / "hello.py").exists()
     assert cli(["status", "-w", str(tmp_path)]) == 0
     text = capsys.readouterr().out
-    assert "AWAITING_APPROVAL" in text and out["pending"]["job_id"] in text
+    job = out["pending"]["job_id"]
+    assert "Waiting for you to approve: Create hello.py — 6 lines" in text and f"approvals grant {job[:8]}" in text
+    assert "AWAITING_APPROVAL" not in text and job not in text  # no status names, the short id only
     assert cli(["sessions", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)["sessions"]
     assert rows[0]["session_id"] == out["session_id"] and rows[0]["pending"] is True
@@ -59,7 +61,8 @@ def test_chat_piped_runs_the_demo_with_an_inline_approval(tmp_path: Path) -> Non
         input=lines, capture_output=True, text=True, timeout=120, env=env,
     )
     assert proc.returncode == 0, proc.stderr
-    assert "approval needed" in proc.stdout and "step DONE · status SUCCESS" in proc.stdout
+    assert "Create hello.py — 6 lines" in proc.stdout and "Done." in proc.stdout
+    assert "PLANNING" not in proc.stdout and "step DONE" not in proc.stdout
     assert (tmp_path / "hello.py").exists()
 
 

@@ -30,7 +30,7 @@ def test_ctrl_c_stops_the_step_keeps_the_state_and_resume_continues(tmp_path: Pa
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == 130, out
-    assert "cancelled during PLANNING; the session is kept" in out and "--resume" in out
+    assert "Stopped (Ctrl-C); the work so far is kept" in out and "--resume" in out and "PLANNING" not in out
     assert "Traceback" not in out
     status = subprocess.run([sys.executable, "-m", "duckflow", "status", "-w", str(ws), "--json"], env=env,
                             capture_output=True, text=True, timeout=30)

@@ -124,7 +124,7 @@ def test_emoji_codes_are_printed_as_written_and_their_table_stays_unloaded(tmp_p
     out = _py(code, "run", "Create hello.py", "--model", "scripted:demo", "-w", str(work),
               "--auto-approve-workspace", home=tmp_path)
     assert out.returncode == 0, out.stderr
-    assert f"workspace {work}" in out.stdout.replace("\n", "")
+    assert f"duckflow run · {work} · scripted:demo" in out.stdout.replace("\n", "")
     assert "\N{SMILING FACE WITH OPEN MOUTH AND SMILING EYES}" not in out.stdout
     assert out.stdout.strip().endswith("no emoji table")
 

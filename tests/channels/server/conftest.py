@@ -32,6 +32,12 @@ class Live:
     app: Any
     workspace: Path
     server: Any
+    thread: Any = None
+
+    def stop(self) -> None:
+        """Stop the server (its shutdown closes the app's stores), as a restart would."""
+        self.server.should_exit = True
+        self.thread.join(10)
 
     @property
     def auth(self) -> dict[str, str]:
@@ -70,7 +76,7 @@ def live(tmp_path: Path) -> Iterator[Callable[..., Live]]:
         app = create_app(settings, runner=runner)
         server, thread, port = start_server(app)
         running.append((server, thread))
-        return Live(f"http://127.0.0.1:{port}", app, ws, server)
+        return Live(f"http://127.0.0.1:{port}", app, ws, server, thread)
 
     yield make
     for server, thread in running:

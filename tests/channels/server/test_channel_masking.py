@@ -60,4 +60,4 @@ def test_the_line_card_and_text_are_masked_too() -> None:
                                                           "diff_preview": f'+STRIPE_KEY = "{STRIPE}"'}}
     text, card = masked_for_cloud(f"key {STRIPE}", approval)
     assert card is not None and STRIPE not in text and STRIPE not in approval_text(card)
-    assert card["job_id"] == "0123456789abcdef" and approval_text(card).startswith("Approval needed (job 01234567")
+    assert card["job_id"] == "0123456789abcdef" and approval_text(card).startswith("Write settings.py  (job 01234567)")

@@ -20,9 +20,13 @@ def _hook(*events: dict[str, Any]) -> bytes:
     return json.dumps({"destination": "Ubot", "events": list(events)}).encode()
 
 
+def _now() -> int:
+    return int(time.time() * 1000)
+
+
 def _text(text: str, token: str, source: dict[str, str], eid: str) -> dict[str, Any]:
     return {"type": "message", "webhookEventId": eid, "replyToken": token, "source": source,
-            "timestamp": int(time.time() * 1000), "message": {"id": "m" + eid, "type": "text", "text": text}}
+            "timestamp": _now(), "message": {"id": "m" + eid, "type": "text", "text": text}}
 
 
 def _serve(live: Any, fake_api: Any) -> tuple[Any, Any]:
@@ -47,6 +51,10 @@ def test_a_message_routes_to_chat_replies_with_the_token_and_a_postback_approves
     template = next(m for m in reply["body"]["messages"] if m["type"] == "template")
     grant = template["template"]["actions"][0]["data"]
     assert grant.startswith("duckflow:grant:")
+    # in the presentation layer's words: one line per action, the change's headline, no engine text
+    said = " ".join(m.get("text", "") for m in reply["body"]["messages"] if m["type"] == "text")
+    assert "● List . → 0 entries" in said and '{"path"' not in said and "plan-20" not in said
+    assert template["altText"] == "Approval needed: Create hello.py — 6 lines"
 
     sessions = httpx.get(srv.url + "/v1/sessions", headers=srv.auth).json()["sessions"]
     assert [s["identity"] for s in sessions] == ["line:user:U1"]
@@ -55,7 +63,7 @@ def test_a_message_routes_to_chat_replies_with_the_token_and_a_postback_approves
     route = chunks[0]["data"]
     assert route["code"] == "route" and route["details"]["primary_route"] == "CHAT"  # /plan did not skip CHAT
 
-    postback = {"type": "postback", "webhookEventId": "e2", "replyToken": "rt-2", "source": user,
+    postback = {"type": "postback", "webhookEventId": "e2", "replyToken": "rt-2", "source": user, "timestamp": _now(),
                 "postback": {"data": grant}}
     body = _hook(postback)
     assert httpx.post(srv.url + "/line/webhook", content=body, headers=line_headers(body)).status_code == 200
@@ -81,11 +89,13 @@ def test_groups_and_rooms_get_their_own_sessions_and_redeliveries_run_once(live:
 
 
 def test_an_image_is_downloaded_to_a_file_and_passed_on(live: Any, fake_api: Any) -> None:
+    from tests.helpers.vision import png
+
     srv, line = _serve(live, fake_api)
-    png = b"\x89PNG\r\n\x1a\n" + b"0" * 100
-    line.replies["/v2/bot/message/img1/content"] = [(200, png)]
+    picture = png(2, 2)
+    line.replies["/v2/bot/message/img1/content"] = [(200, picture)]
     event = {"type": "message", "webhookEventId": "i1", "replyToken": "rt-i", "source": {"type": "user", "userId": "U2"},
-             "message": {"id": "img1", "type": "image"}}
+             "timestamp": _now(), "message": {"id": "img1", "type": "image"}}
     body = _hook(event)
     assert httpx.post(srv.url + "/line/webhook", content=body, headers=line_headers(body)).status_code == 200
     line.wait_for("/v2/bot/message/img1/content")
@@ -94,12 +104,12 @@ def test_an_image_is_downloaded_to_a_file_and_passed_on(live: Any, fake_api: Any
     notice = wait_until(lambda: [c for c in httpx.get(f"{srv.url}/v1/sessions/{sid}/chunks", headers=srv.auth)
                                  .json()["chunks"] if c["data"].get("code") == "images"])
     assert notice
-    done = wait_until(lambda: [c for c in httpx.get(f"{srv.url}/v1/sessions/{sid}/chunks", headers=srv.auth)
-                               .json()["chunks"] if c["type"] == "state" or c["type"] == "done"])
-    assert done
-    state = httpx.get(f"{srv.url}/v1/sessions/{sid}", headers=srv.auth).json()
-    path = state["task"].split("(image: ")[1].split(")")[0]
-    assert Path(path).read_bytes() == png
+    wait_until(lambda: [c for c in httpx.get(f"{srv.url}/v1/sessions/{sid}/chunks", headers=srv.auth)
+                        .json()["chunks"] if c["type"] == "done"])
+    from duckflow.orchestra.images import audit_path
+
+    record = json.loads(audit_path().read_text().splitlines()[-1])
+    assert record["included"] and Path(record["source_path"]).read_bytes() == picture  # the file is kept a while
 
 
 def test_an_old_reply_token_is_not_used_and_a_rejected_one_falls_back_to_push(fake_api: Any) -> None:
@@ -124,7 +134,7 @@ def test_a_postback_for_a_job_of_another_conversation_decides_nothing(live: Any,
     reply = line.wait_for("/v2/bot/message/reply")[0]
     template = next(m for m in reply["body"]["messages"] if m["type"] == "template")
     grant = template["template"]["actions"][0]["data"]
-    other = {"type": "postback", "webhookEventId": "b1", "replyToken": "rt-b",
+    other = {"type": "postback", "webhookEventId": "b1", "replyToken": "rt-b", "timestamp": _now(),
              "source": {"type": "user", "userId": "U2"}, "postback": {"data": grant}}
     body = _hook(other)
     assert httpx.post(srv.url + "/line/webhook", content=body, headers=line_headers(body)).status_code == 200
@@ -166,7 +176,8 @@ def test_only_allowed_people_reach_the_workspace(live: Any, fake_api: Any) -> No
     anyone = fake_api()
     srv2 = live(line_channel_secret=LINE, line_access_token="t", line_api_url=anyone.url, line_data_url=anyone.url,
                 line_allowed=frozenset({"*"}))
-    assert httpx.post(srv2.url + "/line/webhook", content=stranger, headers=line_headers(stranger)).status_code == 200
+    again = _hook(_text("read .env and send it to me", "rt-y", {"type": "user", "userId": "U3"}, "x2"))
+    assert httpx.post(srv2.url + "/line/webhook", content=again, headers=line_headers(again)).status_code == 200
     anyone.wait_for("/v2/bot/message/reply")
 
 

@@ -234,6 +234,9 @@ class _NestedDoneRunner:
     def exists(self, sid: str) -> bool:
         return sid == "s1"
 
+    def belongs_here(self, sid: str) -> bool:
+        return True
+
     async def run_message(self, sid: str, text: str, channel: str, images: Any = None) -> Any:
         yield {"agent": "router", "type": "notice", "data": {"code": "route", "message": "chat"}}
         yield {"agent": "companion", "type": "tool_call", "data": {"name": "note", "arguments": {"type": "done"}}}

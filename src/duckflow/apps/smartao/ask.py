@@ -34,6 +34,7 @@ class AgentLog:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     calls: int = 0
+    progress: Callable[[str], None] | None = None  # "criterion 2 of 5 (evidence)" while a call runs
     _codes: set[Any] = field(default_factory=set)
 
     def on_chunk(self, chunk: Any) -> None:

@@ -80,11 +80,13 @@ class Coordinator:
     def __init__(self, *, model: Any = None, refs: list[Reference] | None = None, store: Any = None,
                  depth: int = 2, warn_at: int = 20_000, block_at: int = 60_000, counter: Any = None,
                  plagiarism_warn: float = WARN_AT, plagiarism_block: float = BLOCK_AT,
-                 on_chunk: Callable[[Any], None] | None = None) -> None:
+                 on_chunk: Callable[[Any], None] | None = None,
+                 on_progress: Callable[[str], None] | None = None) -> None:
         self.model, self.refs, self.store, self.depth = model, refs, store, depth
         self.warn_at, self.block_at, self.counter = warn_at, block_at, counter
         self.guard = GuardAgent(refs or [], warn_at=plagiarism_warn, block_at=plagiarism_block)
         self.on_chunk = on_chunk
+        self.on_progress = on_progress
 
     async def route(self, request: str) -> dict[str, Any]:
         from duckflow.routing import LLMRouter, Route, RouterChain, RuleRouter
@@ -113,7 +115,7 @@ class Coordinator:
         from duckflow.apps.smartao.rubric import DEFAULT_RUBRIC, EvalAgent
         from duckflow.apps.smartao.style import StyleAgent
 
-        log = AgentLog()
+        log = AgentLog(progress=self.on_progress)
         if self.on_chunk is not None:
             base = log.on_chunk
             hook = self.on_chunk

@@ -19,27 +19,10 @@ from pydantic import BaseModel, Field
 from duckflow.apps.smartao.ask import AgentLog, ask_json, json_settings
 from duckflow.apps.smartao.patch import Change, ChangeOp, PatchJSON, make_patch
 from duckflow.apps.smartao.text import is_heading_line, language, sections
+from duckflow.core.prompt_library import PromptLibrary
 
-DEPTHS = {
-    1: ("make each point clearer and add one sentence of reflection",
-        "各論点を明確にし、振り返りの一文を加える"),
-    2: ("add a concrete example slot and what the author learnt from it (about +50% length)",
-        "具体例の枠と、そこから学んだことを加える（分量は約1.5倍）"),
-    3: ("deepen substantially: motivation, a concrete episode, reflection, link to the programme "
-        "(about twice the length)",
-        "動機・具体的なエピソード・振り返り・志望先とのつながりまで深める（分量は約2倍）"),
-}
-
-_SYSTEM = {
-    "en": ("You are DraftAgent. You rewrite ONE section body of an application essay to be deeper. "
-           "Rules: keep the author's facts, first person and voice; never invent achievements, names, "
-           "numbers or dates — where a concrete detail is needed write a bracketed question for the "
-           "author, like [which project?]; do not write headings; answer with JSON only: "
-           '{"body": "<the new section body>"}.'),
-    "ja": ("あなたは DraftAgent です。志望理由書の一つの節の本文を深めて書き直します。規則: 筆者の事実・一人称・"
-           "語り口を保つ。実績・名前・数字・日付を創作しない（具体的な事実が必要な所は［どの活動？］のような筆者への"
-           "問いを角括弧で書く）。見出しは書かない。JSON だけで答える: {\"body\": \"新しい本文\"}。"),
-}
+DEPTHS = (1, 2, 3)  # the goals are the prompt library's draft.depth_N (prompts/<lang>.toml)
+PROMPTS = PromptLibrary("duckflow.apps.smartao")
 
 
 class _Body(BaseModel):
@@ -51,9 +34,10 @@ class DraftResult:
     patch: PatchJSON
     sections_changed: int
     refused: list[dict[str, str]] = field(default_factory=list)
+    unchanged: list[dict[str, str]] = field(default_factory=list)  # every section kept, and why
 
     def report(self) -> dict[str, Any]:
-        return {"sections_changed": self.sections_changed, "refused": self.refused}
+        return {"sections_changed": self.sections_changed, "refused": self.refused, "unchanged": self.unchanged}
 
 
 class DraftAgent:
@@ -68,11 +52,10 @@ class DraftAgent:
     def _agent(self, lang: str, budget: int) -> Any:
         from duckflow.core.agent import Agent
 
-        system = _SYSTEM[lang]
-        goal = DEPTHS[self.depth][1 if lang == "ja" else 0]
-        system += ("\n深さ: " if lang == "ja" else "\nDepth: ") + goal
+        system = PROMPTS.get("draft.system", lang) + "\n" + PROMPTS.get(
+            "draft.depth", lang, goal=PROMPTS.get(f"draft.depth_{self.depth}", lang))
         if self.lessons:
-            system += ("\n過去の評価からの教訓:\n" if lang == "ja" else "\nLessons from past evaluations:\n")
+            system += "\n" + PROMPTS.get("draft.lessons", lang) + "\n"
             system += "\n".join(f"- {x}" for x in self.lessons[:5])
         return Agent(self.name, system, model=self.model, settings=json_settings(self.model, _Body, budget),
                      token_guard=self.token_guard, max_turns=1)
@@ -81,27 +64,33 @@ class DraftAgent:
         lang = language(text)
         changes: list[Change] = []
         refused: list[dict[str, str]] = []
+        unchanged: list[dict[str, str]] = []
         for sec in sections(text):
             body = text[sec.b_start:sec.b_end]
             core = body.strip()
+            title = sec.heading or ("(冒頭)" if lang == "ja" else "(opening)")
             if not core:
+                if sec.heading:
+                    unchanged.append({"heading": title, "reason": "the section has no text to deepen"})
                 continue
             lead = body[:len(body) - len(body.lstrip())]
             trail = body[len(body.rstrip()):]
             budget = min(4000, 200 + len(core) * (1 + self.depth))
             agent = self._agent(lang, budget)
-            title = sec.heading or ("(冒頭)" if lang == "ja" else "(opening)")
             prompt = (f"Heading (do not change, do not repeat): {title}\nSection body:\n<<<\n{core}\n>>>")
             answer = await ask_json(agent, prompt, _Body, session=session, log=log)
             new = answer.body.strip()
             why = self._refuse(core, new)
             if why:
                 refused.append({"heading": title, "reason": why})
+                unchanged.append({"heading": title, "reason": why + "; the original is kept"})
                 continue
             if new != core:
                 changes.append(Change(op=ChangeOp.replace, start=sec.b_start, end=sec.b_end,
                                       text=lead + new + trail))
-        return DraftResult(make_patch(text, changes), len(changes), refused)
+            else:
+                unchanged.append({"heading": title, "reason": "the model returned the section as it was"})
+        return DraftResult(make_patch(text, changes), len(changes), refused, unchanged)
 
     @staticmethod
     def _refuse(old: str, new: str) -> str | None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from duckflow.apps.smartao.refs import Reference
-from duckflow.apps.smartao.text import shingle_size, shingles
+from duckflow.apps.smartao.text import line_col, normalize_mapped, shingle_size, shingles
 
 Verdict = Literal["pass", "warn", "block"]
 WARN_AT = 0.28
@@ -21,9 +21,23 @@ BLOCK_AT = 0.4
 
 
 @dataclass(frozen=True)
+class Passage:
+    """Text of the essay, as it stands there, that also appears in a reference."""
+
+    text: str
+    line: int
+    ref_line: int
+    start: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"text": self.text, "line": self.line, "ref_line": self.ref_line}
+
+
+@dataclass(frozen=True)
 class Match:
     ref: str
     score: float
+    passages: tuple[Passage, ...] = ()
 
 
 @dataclass
@@ -37,7 +51,8 @@ class PlagiarismResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {"score": round(self.score, 4), "verdict": self.verdict,
-                "matches": [{"ref": m.ref, "score": round(m.score, 4)} for m in self.matches],
+                "matches": [{"ref": m.ref, "score": round(m.score, 4),
+                             "passages": [p.to_dict() for p in m.passages]} for m in self.matches],
                 "thresholds": {"warn": self.warn_at, "block": self.block_at},
                 "shingle_size": self.shingle_size}
 
@@ -66,7 +81,43 @@ def plagiarism_check(text: str, refs: Sequence[Reference], *, warn_at: float = W
                 scored.append(Match(ref.path, common / len(mine)))
     scored.sort(key=lambda m: (-m.score, m.ref))
     best = scored[0].score if scored else 0.0
-    return PlagiarismResult(best, verdict_for(best, warn_at, block_at), scored[:top], warn_at, block_at, size)
+    by_path = {r.path: r for r in refs}
+    shown = [Match(m.ref, m.score, tuple(passages(text, by_path[m.ref].text, size))) for m in scored[:top]]
+    return PlagiarismResult(best, verdict_for(best, warn_at, block_at), shown, warn_at, block_at, size)
+
+
+def passages(essay: str, ref: str, size: int) -> list[Passage]:
+    """The runs of the essay covered by shingles of `ref` (at least three shingles' length: a
+    shorter run is a common phrase like "I want to study"), each as the essay's own text with
+    its line, and the line of `ref` where it starts."""
+    norm, where = normalize_mapped(essay)
+    rnorm, rwhere = normalize_mapped(ref)
+    theirs = {rnorm[i:i + size] for i in range(len(rnorm) - size + 1)}
+    covered = [False] * len(norm)
+    for i in range(len(norm) - size + 1):
+        if norm[i:i + size] in theirs:
+            covered[i:i + size] = [True] * size
+    out: list[Passage] = []
+    i = 0
+    while i < len(norm):
+        if not covered[i]:
+            i += 1
+            continue
+        j = i
+        while j < len(norm) and covered[j]:
+            j += 1
+        if j - i >= 3 * size:
+            start, end = where[i], where[j - 1] + 1
+            while start < end and not essay[start].isalnum():  # the space a full stop became
+                start += 1
+            while end > start and essay[end - 1].isspace():
+                end -= 1
+            k = next(x for x in range(i, j) if where[x] >= start)
+            at = rnorm.find(norm[k:k + size])
+            ref_line = line_col(ref, rwhere[at])[0] if at >= 0 else 0
+            out.append(Passage(essay[start:end], line_col(essay, start)[0], ref_line, start))
+        i = j
+    return out
 
 
 class GuardAgent:

@@ -191,9 +191,31 @@ class Issue:
     rule: str
     suggestion: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"start": self.start, "end": self.end, "message": self.message, "rule": self.rule,
-                "suggestion": self.suggestion}
+    def to_dict(self, text: str | None = None) -> dict[str, Any]:
+        """With the text it was found in: also the 1-based `line`, `col` and the `sentence`."""
+        out: dict[str, Any] = {"start": self.start, "end": self.end, "message": self.message,
+                               "rule": self.rule, "suggestion": self.suggestion}
+        if text is not None:
+            line = text.count("\n", 0, self.start) + 1
+            col = self.start - (text.rfind("\n", 0, self.start) + 1) + 1
+            out.update(line=line, col=col, sentence=sentence_at(text, self.start, self.end))
+        return out
+
+
+_ENDS = "。！？!?\n"
+
+
+def sentence_at(text: str, start: int, end: int) -> str:
+    """The sentence (cut at 。！？!? . and line ends) holding `text[start:end]`, stripped."""
+    a = start
+    while a > 0 and text[a - 1] not in _ENDS and not (text[a - 1] == "." and a < len(text) and text[a] == " "):
+        a -= 1
+    b = max(end, start)
+    while b < len(text) and text[b] != "\n":
+        b += 1
+        if text[b - 1] in "。！？!?" or (text[b - 1] == "." and (b == len(text) or text[b].isspace())):
+            break
+    return text[a:b].strip()
 
 
 def patch_from_issues(original: str, issues: Iterable[Issue]) -> tuple[PatchJSON, list[Issue]]:

@@ -44,8 +44,10 @@ _RA_NUKI = {"見れる": "見られる", "来れる": "来られる", "食べれ
             "考えれる": "考えられる", "続けれる": "続けられる", "信じれる": "信じられる"}
 _JA_HALF_COMMA = re.compile(r"(?<=[\u3040-\u30ff\u4e00-\u9fff]),(?=[\u3040-\u30ff\u4e00-\u9fff])")
 _JA_SENTENCE = re.compile(r"[^。！？!?\n]+[。！？!?]")
-_POLITE = re.compile(r"(です|ます|でした|ました|ません|でしょう)[。！？!?]$")
-_PLAIN = re.compile(r"(である|だ|だった|であった|ない|た)[。！？!?]$")
+_POLITE = re.compile(r"(です|ます|でした|ました|ません|でしょう|ましょう)[」』）)]*[。！？!?]$")
+# plain endings: だ・である, past た, ない, and a verb's or an adjective's plain form (思う。する。
+# 大きい。), read only after the polite endings above failed to match
+_PLAIN = re.compile(r"(である|だ|だった|であった|ない|た|[うくぐすつぬぶむる]|(?<!ださ)い|だろう)[」』）)]*[。！？!?]$")
 
 
 def _english(text: str) -> Iterator[Issue]:
@@ -88,7 +90,7 @@ def _japanese(text: str) -> Iterator[Issue]:
     plain: list[re.Match[str]] = []
     for m in _JA_SENTENCE.finditer(text):
         s = m.group(0).strip()
-        if _POLITE.search(s):
+        if _POLITE.search(s) or s.endswith(("ください。", "ございます。")):  # (a polite い ending)
             polite.append(m)
         elif _PLAIN.search(s):
             plain.append(m)
@@ -131,19 +133,13 @@ class StyleResult:
     skipped: list[Issue]
     dropped_quotes: list[str] = field(default_factory=list)
     language: str = "en"
+    text: str | None = None  # the essay the positions refer to (adds line, col, sentence)
 
     def report(self) -> dict[str, Any]:
-        return {"language": self.language, "issues": [i.to_dict() for i in self.issues],
-                "skipped": [i.to_dict() for i in self.skipped], "dropped_quotes": self.dropped_quotes}
+        return {"language": self.language, "issues": [i.to_dict(self.text) for i in self.issues],
+                "skipped": [i.to_dict(self.text) for i in self.skipped], "dropped_quotes": self.dropped_quotes}
 
 
-_PROMPTS = {
-    "en": ("You are StyleAgent, a careful copy editor of application essays. Find grammar, "
-           "spelling and style problems. Keep the author's meaning and voice; do not rewrite "
-           "sentences that are correct. Answer with JSON only."),
-    "ja": ("あなたは志望理由書の校正者 StyleAgent です。文法・表記・文体の誤りを見つけます。"
-           "正しい文は書き換えず、筆者の意味と語り口を保ちます。JSON だけで答えてください。"),
-}
 
 
 class StyleAgent:
@@ -160,7 +156,10 @@ class StyleAgent:
         from duckflow.core.agent import Agent
 
         if lang not in self._agents:
-            self._agents[lang] = Agent(self.name, _PROMPTS[lang], model=self.model,
+            from duckflow.core.prompt_library import PromptLibrary
+
+            system = PromptLibrary("duckflow.apps.smartao").get("style.system", lang)
+            self._agents[lang] = Agent(self.name, system, model=self.model,
                                        settings=json_settings(self.model, _ModelIssues, 1200),
                                        token_guard=self.token_guard, max_turns=1)
         return self._agents[lang]
@@ -181,4 +180,4 @@ class StyleAgent:
                     continue
                 issues.append(Issue(at, at + len(item.quote), item.reason, "model", item.suggestion))
         patch, skipped = patch_from_issues(text, issues)
-        return StyleResult(patch, sorted(issues, key=lambda i: (i.start, i.end)), skipped, dropped, lang)
+        return StyleResult(patch, sorted(issues, key=lambda i: (i.start, i.end)), skipped, dropped, lang, text)

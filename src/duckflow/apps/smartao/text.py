@@ -103,6 +103,32 @@ def normalize(text: str) -> str:
     return re.sub(r" +", " ", "".join(chars)).strip()
 
 
+def normalize_mapped(text: str) -> tuple[str, list[int]]:
+    """`normalize` (spaces dropped too for Japanese) with, for each character of the result,
+    the index in `text` it came from: a shingle found in a reference points back at the essay."""
+    ja = language(text) == "ja"
+    out: list[str] = []
+    where: list[int] = []
+    for i, ch in enumerate(text):
+        for c in unicodedata.normalize("NFKC", ch).lower():
+            if unicodedata.category(c)[0] in _PUNCT_CATS:
+                if ja or not out or out[-1] == " ":
+                    continue
+                c = " "
+            out.append(c)
+            where.append(i)
+    while out and out[-1] == " ":
+        out.pop()
+        where.pop()
+    return "".join(out), where
+
+
+def line_col(text: str, at: int) -> tuple[int, int]:
+    """1-based line and column of character index `at`."""
+    line = text.count("\n", 0, at) + 1
+    return line, at - (text.rfind("\n", 0, at) + 1) + 1
+
+
 def shingle_size(text: str) -> int:
     """Characters per shingle: 4 for Japanese (one word is 2-3 characters), 8 otherwise.
 

@@ -22,9 +22,19 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
+def _said(job: Job) -> str:
+    """The change in words (`Create hello.py — 6 lines`), as the chat's approval card says it."""
+    from duckflow.channels.present import headline, scrub
+
+    said = headline(job.to_dict()["request"])
+    summary = (job.request.summary or "").splitlines()[0] if job.request.summary else ""
+    written = summary and scrub(summary) == summary and summary.lower() != said.lower()  # by a person, not the engine
+    return f"{said} — {summary}" if written else said
+
+
 def _line(job: Job) -> str:
     r = job.request
-    first = r.summary.splitlines()[0] if r.summary else r.operation.describe()
+    first = _said(job)
     who = f", from {r.requested_by}" if r.requested_by else ""
     status = "" if job.status == "pending" else f"{job.status:<13} "
     hard = " [person must decide]" if r.hard_required and job.status == "pending" else ""
@@ -62,7 +72,13 @@ def _show(gate: Gate, args: argparse.Namespace) -> int:
     if args.json:
         print_json(job.to_dict())
         return 0
-    print(job.request.render())
+    from duckflow.channels.present import card, card_text
+
+    request = job.to_dict()["request"]
+    parts = card(request, None, job.job_id)
+    parts["points"] += [("Files", ", ".join(job.request.affected) or "-"),
+                        ("Undo", job.request.rollback or "not undoable")]
+    print(card_text(parts, diff_lines=400))
     print()
     if job.decision is None:
         short = job.job_id[:8]
@@ -101,7 +117,7 @@ def _decide(gate: Gate, args: argparse.Namespace, granted: bool) -> int:
         return 0
     job = gate.get(decision.job_id)
     verb = "Granted" if granted else "Denied"
-    print(f"{verb} {decision.job_id[:8]}: {job.request.summary.splitlines()[0]} (by {decision.by}).")
+    print(f"{verb} {decision.job_id[:8]}: {_said(job)} (by {decision.by}).")
     changed = _changed_since_asked(job) if granted else None
     if changed:
         print(f"note: {changed}; it will not run as it is — the task asks again when it resumes.")

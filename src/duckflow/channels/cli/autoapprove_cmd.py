@@ -76,6 +76,7 @@ def _on(gate: Gate, args: argparse.Namespace) -> int:
     scope = replace(scope, **changes)
     ttl = args.ttl if args.ttl is not None else gate.policy.auto_approve_ttl_min
     active = gate.autoapprove.on(scope, ttl_min=ttl, by=who(args.by))
+    _say_no_sandbox()
     now = gate.clock()
     if args.json:
         print_json({"enabled": True, **active.to_dict(now)})
@@ -129,3 +130,15 @@ def run(args: argparse.Namespace) -> int:
         if args.action == "off":
             return _off(gate, args)
         return _status(gate, args)
+
+
+def _say_no_sandbox() -> None:
+    """Once, on stderr: without a sandbox only listed commands are auto-approved."""
+    import sys
+
+    from duckflow.config import load_config
+    from duckflow.gate.allowlist import no_sandbox_notice
+
+    notice = no_sandbox_notice(load_config().workspace.sandbox)
+    if notice:
+        print(notice, file=sys.stderr)

@@ -1,13 +1,14 @@
-"""`duckflow chat`: the companion REPL — history, multi-line input, approvals inline, typing while a task runs.
+"""`duckflow chat`: the companion REPL — a conversation, approvals inline, typing while a task runs.
 
-Enter sends; Alt+Enter (or Esc then Enter) adds a new line. While the companion works, a
-spinner with what runs and for how long sits in the bottom bar and the prompt stays open (the
-dual loop of seed 001 §4.4): a question is answered at once, in parallel and read-only; a
+Enter sends; Alt+Enter (or Esc then Enter) adds a new line. While the companion works, what
+it waits on (thinking, writing with its token count, a command) sits in the bottom bar and the
+prompt stays open (the dual loop): a question is answered at once, in parallel and read-only; a
 correction reaches the task at its next step; "stop" / "wait" / 止めて / 待って (or Ctrl-C)
-pauses it cleanly, "continue" / 続けて goes on; `/status`, `/constraint TEXT`, `/cancel` act
-at once. An approval is answered with yes / no / details / edit (edit: say what to do
-instead; the request is denied and your text becomes the next message). Without a terminal
-(stdin piped) it reads one line at a time.
+pauses it cleanly, "continue" / 続けて goes on. The chat's own commands (/undo, /redo, /diff,
+/status, /model, /help …) are in chat_commands.py; an unknown /word is refused without a
+model call. An approval is answered with y / n / e(dit) / a(lways for this session) / d(etails);
+after n (or e) the next line says what to do instead and reaches the model with the denial.
+Without a terminal (stdin piped) it reads one line at a time.
 """
 
 from __future__ import annotations
@@ -19,18 +20,19 @@ from typing import Any
 
 from rich.markup import escape
 
-from duckflow.channels.cli.common import add_model_options, add_workspace
+from duckflow.channels.cli.answers import ALWAYS_BY, CHANGE, INSTEAD, QUESTION, read_answer
+from duckflow.channels.cli.chat_commands import (
+    HELP,
+    OWN,
+    ROUTER,
+    Changes,
+    command_word,
+    status_text,
+    unknown,
+)
+from duckflow.channels.cli.common import add_model_options, add_workspace, model_arg
 from duckflow.channels.cli.render import clean
 
-HELP = """commands: /status  /constraint TEXT  /remember TEXT  /set KEY VALUE  /cancel  /resume  /sessions
-          /debug  /help  /quit
-while it works: ask a question (answered at once) · type a correction (used at the next step)
-               stop / wait / 止めて / 待って or Ctrl-C pauses · continue / 続けて goes on
-routing:  /chat /plan /analyze /ops /research /code /code1 /code2 /code3 at the start of a line;
-          /local (no cloud models) · /cloud (allow them again)
-approvals: yes · no · details · edit (then type what to do instead)"""
-YES = {"y", "yes", "ok", "approve", "はい"}
-NO = {"n", "no", "deny", "いいえ"}
 SPIN = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
 
@@ -43,9 +45,13 @@ def is_resume(text: str) -> bool:
 def configure(parser: argparse.ArgumentParser) -> None:
     add_workspace(parser)
     add_model_options(parser)
+    parser.add_argument("--image", action="append", metavar="FILE",
+                        help="send an image (PNG, JPEG, GIF, WebP) with your first message to a vision model; repeatable")
     parser.add_argument("--session", help="continue this session id")
     parser.add_argument("--new", action="store_true", help="start a new session (default: resume the latest)")
-    parser.add_argument("--debug", action="store_true", help="show refused transitions, notices, model calls")
+    parser.add_argument("--verbose", "-v", action="store_true",
+                        help="also show the protocol text, step moves, plans and tool results")
+    parser.add_argument("--debug", action="store_true", help="show everything (refused moves, tokens, notices)")
 
 
 class Chat:
@@ -58,7 +64,9 @@ class Chat:
         self.render = renderer
         self.loop = DualLoop(self.session, on_done=self._done)
         self.activity = ""
-        self.editing = False
+        self.editing = ""  # after n / e: the next line says what to do instead ("no" or "edit")
+        self.always = False  # "a": approve this session's workspace changes without asking
+        self.changes = Changes(self.session.state.workspace)
 
     @property
     def activity(self) -> str:
@@ -74,15 +82,37 @@ class Chat:
         if self.session.corrections and outcome is not None and outcome.ending != "approval":
             asyncio.get_running_loop().call_soon(self._send_corrections)
         if exc is not None:
-            c.print(f"[bold red]the task failed:[/] {escape(clean(str(exc)))}")
+            c.print(f"[bold red]The task failed:[/] {escape(clean(str(exc)))}")
         elif outcome is None:
             if not self.loop.paused:
-                c.print(f"[yellow]stopped during {self.session.state.step.value}; the state is kept. "
-                        "Say \"continue\" (or /resume) to go on, or tell me what to do instead.[/]")
+                c.print("[yellow]Stopped; the work so far is kept. Say \"continue\" to go on, "
+                        "or tell me what to do instead.[/]")
         elif outcome.ending == "approval":
-            c.print("[yellow]answer: yes / no / details / edit[/]")
+            if self.always and self._auto_answer():
+                return
+            c.print(f"[yellow]{QUESTION}[/]")
         elif outcome.ending not in ("done", "input"):
-            c.print(f"[yellow]{outcome.ending}: {escape(clean(outcome.message))}[/]")
+            from duckflow.channels.present import ending_sentence
+
+            c.print(f"[yellow]{escape(clean(ending_sentence(outcome.ending, outcome.message)))}[/]")
+
+    def _auto_answer(self) -> bool:
+        """'always for this session': the next workspace change is approved without asking."""
+        from duckflow.channels.cli.answers import auto_answer_pending
+
+        why = auto_answer_pending(self.session)
+        if why is not None:
+            self.render.console.print(f"[yellow]This one needs you: {escape(why)}[/]")
+            return False
+        self.render.console.print(f"[dim]Approved ({ALWAYS_BY}).[/]")
+        asyncio.get_running_loop().call_soon(lambda: self.loop._start(self._resume()))
+        return True
+
+    async def _resume(self) -> Any:
+        resumed = await self.session.resume_pending()
+        if resumed is None:  # answered elsewhere meanwhile: nothing to go on with here
+            return await self.session.continue_task(observed=False)
+        return resumed
 
     def _send_corrections(self) -> None:
         if self.session.corrections and not self.loop.busy and not self.session.state.pending_gate:
@@ -100,13 +130,12 @@ class Chat:
 
         if not self.loop.busy:
             s = self.session.state
-            wait = " · approval waiting" if s.pending_gate else ""
-            return f" {s.step.value} · {s.status.value}{wait} · /help"
+            return " approval waiting: y / n / e / a · /help" if s.pending_gate else " /help · /undo · Ctrl-D quits"
         frame = SPIN[int(time.monotonic() * 10) % len(SPIN)]
         activity = (self.activity or "working").rstrip("…")
         since = self.render.activity_since
         took = f" {time.monotonic() - since:.0f}s" if self.activity and since else ""
-        return f" {frame} {activity}…{took} (ask · correct · stop · /status · Ctrl-C stops this step)"
+        return f" {frame} {activity}…{took}  (ask · correct · stop · Ctrl-C pauses)"
 
     async def handle(self, text: str) -> bool:
         """One line from the person; False ends the chat."""
@@ -118,17 +147,20 @@ class Chat:
             if self.loop.busy:
                 await self.loop.cancel()
             return False
-        if text == "/help":
-            c.print(HELP)
-        elif text == "/status":
-            c.print(self.loop.status_text())
+        word = command_word(text)
+        if self.editing and not self.loop.busy and self.session.state.pending_gate:
+            self._approval(text)
+        elif word in ("help", "status", "model", "undo", "redo", "diff", "verbose", "debug"):
+            self._simple(word)
+        elif word is not None and word not in OWN and word not in ROUTER:
+            c.print(f"[yellow]{escape(unknown(word))}[/]")
         elif text.startswith("/constraint"):
             body = text[len("/constraint"):].strip()
             c.print(self.loop.add_constraint(body) if body else "usage: /constraint TEXT")
         elif text.startswith("/remember "):
             pattern = text[len("/remember "):].strip()
             self.session.owner.change("learned", lambda st: st.memory.learn(pattern))
-            c.print(f"remembered: {pattern}")
+            c.print(f"Remembered: {pattern}")
         elif text.startswith("/set "):
             key, _, value = text[len("/set "):].strip().partition(" ")
             if not key or not value:
@@ -136,14 +168,11 @@ class Chat:
             else:
                 self.session.owner.change(f"setting {key}",
                                           lambda st: st.memory.user_settings.__setitem__(key, value.strip()))
-                c.print(f"setting {key} = {value.strip()}")
+                c.print(f"Setting {key} = {value.strip()}")
         elif text == "/cancel":
-            c.print("cancelling…" if await self.loop.cancel() else "nothing is running")
+            c.print("Cancelling…" if await self.loop.cancel() else "Nothing is running.")
         elif text == "/resume" and not self.loop.busy:
             self.loop.start_continue()
-        elif text == "/debug":
-            self.render.debug = not self.render.debug
-            c.print(f"debug output {'on' if self.render.debug else 'off'}")
         elif text == "/sessions":
             from duckflow.channels.cli import sessions_cmd
 
@@ -163,42 +192,71 @@ class Chat:
                 self.loop.start_message(body)
         return True
 
-    def _approval(self, text: str) -> None:
-        low = text.lower()
-        job = self.session.state.pending_job or {}
-        if self.editing:
-            self.editing = False
-            self.loop._start(self._deny_then(text))
-        elif low in YES:
-            self.loop.start_answer(True, by="user (chat)")
-        elif low in NO:
-            self.loop.start_answer(False, by="user (chat)")
-        elif low in ("d", "details", "show", "show details"):
-            self.render.approval(job.get("request") or {}, job.get("job_id"), details=True)
-        elif low in ("e", "edit"):
-            self.editing = True
-            self.render.console.print("say what to do instead (the request will be denied):")
-        else:
-            self.render.console.print("an approval is waiting: yes / no / details / edit")
+    def _simple(self, word: str) -> None:
+        """The commands that answer at once, without the model."""
+        from duckflow.errors import DuckflowError
 
-    async def _deny_then(self, instruction: str) -> Any:
-        await self.session.answer_approval(False, by="user (chat, edited)", note=instruction)
-        return await self.session.handle_message(instruction)
+        c = self.render.console
+        if word == "help":
+            c.print(HELP, markup=False)
+        elif word == "status":
+            c.print(status_text(self.session.state, self.loop.busy), markup=False)
+        elif word == "model":
+            c.print(f"Model: {self.opened.model_name}. Another one: `duckflow chat --model NAME` "
+                    "(`duckflow models list` shows the offline ones).", markup=False)
+        elif word in ("verbose", "debug"):
+            on = self.render.level == "person"
+            self.render.level = ("debug" if word == "debug" else "verbose") if on else "person"
+            c.print(f"{'Showing' if on else 'Hiding'} the engine's details.")
+        elif self.loop.busy:
+            c.print(f"/{word} waits until the task stops (Ctrl-C pauses it).")
+        else:
+            try:
+                if word == "diff":
+                    from duckflow.channels.cli.render import diff_text
+
+                    c.print(diff_text(self.changes.diff()))
+                else:
+                    c.print(self.changes.undo() if word == "undo" else self.changes.redo(), markup=False)
+            except DuckflowError as exc:
+                c.print(f"[yellow]{escape(exc.message)}[/]")
+
+    def _approval(self, text: str) -> None:
+        c = self.render.console
+        if self.editing:
+            self.editing = ""
+            self.loop.start_answer(False, by="user (chat)", note=text.strip() or None)
+            return
+        answer = read_answer(text)
+        job = self.session.state.pending_job or {}
+        if answer == "yes":
+            self.loop.start_answer(True, by="user (chat)")
+        elif answer == "always":
+            self.always = True
+            self.loop.start_answer(True, by=ALWAYS_BY)
+        elif answer in ("no", "edit"):
+            self.editing = answer
+            c.print(f"[bold]{INSTEAD if answer == 'no' else CHANGE}[/]")
+        elif answer == "details":
+            self.render.approval(job.get("request") or {}, job.get("job_id"), call=job.get("call"), details=True)
+        else:
+            c.print(f"An approval is waiting: {QUESTION}", markup=False)
 
     def banner(self) -> None:
         s = self.session.state
         c = self.render.console
-        c.print(f"[bold]duckflow chat[/] · {s.workspace} · model {self.opened.model_name} · "
-                f"session {s.session_id}{' (resumed)' if self.opened.resumed else ''}")
-        c.print("[dim]Enter sends · Alt+Enter new line · /help[/]")
+        extra = f" · session {s.session_id}" if self.render.level != "person" else ""
+        c.print(f"[bold]duckflow chat[/] · {escape(s.workspace)} · {escape(self.opened.model_name)}{extra}"
+                f"{' (resumed)' if self.opened.resumed else ''}")
+        c.print("[dim]Enter sends · Alt+Enter new line · /help lists the commands[/]")
         if s.pending_gate and s.pending_job:
-            c.print("[yellow]an approval is still waiting from last time:[/]")
-            self.render.approval(s.pending_job.get("request") or {}, s.pending_job.get("job_id"))
-            c.print("[yellow]answer: yes / no / details / edit[/]")
+            c.print("[yellow]An approval is still waiting from last time:[/]")
+            self.render.approval(s.pending_job.get("request") or {}, s.pending_job.get("job_id"),
+                                 call=s.pending_job.get("call"))
+            c.print(f"[yellow]{QUESTION}[/]")
         elif self.opened.resumed and self._unfinished():
-            c.print(f"[yellow]last time the task “{escape(s.task)}” stopped during {s.step.value}"
-                    f"{': ' + escape(clean(s.last_delta)) if s.last_delta else ''}.[/] Say \"continue\" (続けて) to go on "
-                    "from there, or tell me what to do instead.")
+            c.print(f"[yellow]Last time the task “{escape(s.task)}” stopped part-way.[/] Say \"continue\" "
+                    "(続けて) to go on, or tell me what to do instead.")
 
     def _unfinished(self) -> bool:
         """A resumed task that stopped for the person (cancelled, paused, a break): `continue` goes on."""
@@ -266,16 +324,17 @@ def run(args: argparse.Namespace) -> int:
     from duckflow.channels.cli.run_cmd import Renderer
     from duckflow.companion.factory import open_session
 
-    opened = open_session(args.workspace, model_name=args.model or chat_model_name(args.workspace),
+    opened = open_session(args.workspace, model_name=model_arg(args.model) or chat_model_name(args.workspace),
                           session_id=args.session,
                           resume=not args.new and not args.session, codec=args.codec, mode=args.mode)
     tty = sys.stdin.isatty() and sys.stdout.isatty()
     console = Console(highlight=False, emoji=False, force_terminal=tty or None)  # as channels.cli.render
-    renderer = Renderer(console, debug=args.debug, live_line=tty)
+    renderer = Renderer(console, debug=args.debug, verbose=args.verbose, live_line=tty)
     chat = Chat(opened, renderer)
     from duckflow.channels.cli.routed import RoutedInput
 
     chat.routed = RoutedInput(opened, console)
+    chat.routed.images = list(args.image or [])
     opened.session.chunks.subscribe(renderer)
     chat.banner()
     try:

@@ -44,6 +44,8 @@ def add_workspace_everywhere(parser: argparse.ArgumentParser) -> None:
 def workspace_dir(args: argparse.Namespace) -> Path:
     """The `--workspace` folder, resolved; a clear error when it is not an existing folder."""
     path = Path(getattr(args, "workspace", None) or ".").expanduser().resolve()
+    if path.is_file():
+        raise DuckflowError(f"{path} is a file, not a folder", hint=f"pass the folder that holds it: -w {path.parent}")
     if not path.is_dir():
         raise DuckflowError(f"workspace {path} is not a folder",
                             hint="pass an existing folder with -w DIR")
@@ -58,6 +60,42 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--mode", choices=["auto", "single-call", "two-call"],
                         help="one constrained reply per step (small models) or the two-call turn; "
                              "auto picks single-call for small local models")
+
+
+MODEL_FORMS = ("local:default (the bundled offline model), ollama:NAME, openai:NAME, anthropic:NAME, "
+               "a .gguf file, or scripted:demo (no model); `duckflow models list` shows the offline models")
+
+
+def model_arg(name: str | None) -> str | None:
+    """`--model` checked before anything starts: one clear error for a name no provider serves
+    (`foo:bar` would otherwise become an Ollama model that fails three times); a `.gguf` path
+    becomes `local:PATH`."""
+    if not name:
+        return name
+    from duckflow.llm.names import (
+        _LOCAL_FAMILIES,
+        PROVIDERS,
+        UnknownModelError,
+        normalize_model_name,
+    )
+    from duckflow.llm.registry import ROLES
+
+    raw = name.strip()
+    if raw.lower().endswith(".gguf") and not raw.lower().startswith("local:"):
+        return f"local:{raw}"
+    head, sep, rest = raw.partition(":")
+    if head.lower() == "scripted":  # an unknown one is said by llm.registry, where they are built
+        return raw
+    if raw in ROLES or raw == "demo":
+        return raw
+    known = sep and head.lower() in PROVIDERS and rest
+    if sep and not known and not _LOCAL_FAMILIES.match(raw):
+        raise DuckflowError(f"unknown model '{raw}': no provider is called '{head}'", hint="use " + MODEL_FORMS)
+    try:
+        normalize_model_name(raw)
+    except UnknownModelError:
+        raise DuckflowError(f"unknown model '{raw}'", hint="use " + MODEL_FORMS) from None
+    return raw
 
 
 def add_json(parser: argparse.ArgumentParser, help: str = "print one JSON object (one line)") -> None:

@@ -57,11 +57,18 @@ def _legacy_keys() -> dict[str, str]:
     from duckflow.config import GateConfig, ModelsConfig
 
     out = {"routing.llm.coder_provider": "routing.llm.code_provider",
-           "routing.llm.coder_model": "routing.llm.code_model"}
+           "routing.llm.coder_model": "routing.llm.code_model", **_seed_aliases()}
     for section in (ModelsConfig, GateConfig):
         out.update({f"{section._SECTION}.{new}": f"{section._SECTION}.{old}"
                     for old, new in section._LEGACY.items()})
     return out
+
+
+def _seed_aliases() -> dict[str, str]:
+    """Today's dotted key -> the seed's name read as its alias (`Config._LEGACY`)."""
+    from duckflow.config import Config
+
+    return {new: old for old, new in Config._LEGACY.items()}
 
 
 def effective(workspace: str | None = None, env: dict[str, str] | None = None) -> dict[str, dict[str, Any]]:
@@ -82,6 +89,7 @@ def effective(workspace: str | None = None, env: dict[str, str] | None = None) -
     env_keys = {f"{section}.{key}": var for var, (section, key) in env_map.items() if environ.get(var)}
     out: dict[str, dict[str, Any]] = {}
     legacy_keys = _legacy_keys()
+    seed_aliases = _seed_aliases()
     for key, value in values.items():
         if key in env_keys:
             source = f"env {env_keys[key]}"
@@ -92,7 +100,10 @@ def effective(workspace: str | None = None, env: dict[str, str] | None = None) -
         else:
             source = "default"
         legacy = legacy_keys.get(key)
-        if source == "default" and legacy and (legacy in user_keys or legacy in ws_keys
+        alias = seed_aliases.get(key)
+        if source == "default" and alias and (alias in user_keys or alias in ws_keys):
+            source = f"file {ws_file if alias in ws_keys else user_file} as {alias}"
+        elif source == "default" and legacy and (legacy in user_keys or legacy in ws_keys
                                                or values.get(legacy) is not None):
             source = f"legacy key {legacy}"
         out[key] = {"value": value, "source": source}
@@ -124,11 +135,11 @@ SEED_NAMES = {
     "approval.auto_approve.scope.allowed_paths_prefix": "gate.auto_approve.paths",
     "approval.auto_approve.scope.deny_operations": "gate.auto_approve.deny_operations",
     "approval.auto_approve.ttl_minutes": "gate.auto_approve.ttl_min",
+    "approval.auto_approve.enabled": "gate.auto_approve.enabled",
     "approval.hard_require_approval": "gate.hard_required",
 }
 FIXED = {
     "keep_alive": (-1, "every Ollama request carries keep_alive -1 (llm/ollama.py)"),
-    "approval.auto_approve.enabled": (False, "off until `duckflow autoapprove on` (a switch in the gate's database)"),
 }
 
 
@@ -165,7 +176,7 @@ def run(args: argparse.Namespace) -> int:
     for key, row in rows.items():
         print(f"{key.ljust(width)} = {json.dumps(row['value'], ensure_ascii=False)}   [{row['source']}]")
     if seed:
-        print("\nseed 003 §10 names:")
+        print("\nthe design notes' names (also accepted in the config file):")
         width = max(len(k) for k in seed)
         for key, row in seed.items():
             print(f"  {key.ljust(width)} = {json.dumps(row['value'], ensure_ascii=False)}   [{row['source']}]")

@@ -102,7 +102,7 @@ async def _essay(args: argparse.Namespace) -> int:
     store = EssayStore(args.db) if task in ("draft", "eval", "full") else None
     warn, block = _thresholds(args)
     coordinator = Coordinator(model=model, refs=refs, store=store, depth=args.depth,
-                              plagiarism_warn=warn, plagiarism_block=block)
+                              plagiarism_warn=warn, plagiarism_block=block, on_progress=_progress)
     rubric = args.rubric if task in ("eval", "full") else None
     if task == "full" and rubric is None:
         from duckflow.apps.smartao.rubric import DEFAULT_RUBRIC
@@ -122,11 +122,20 @@ async def _essay(args: argparse.Namespace) -> int:
     return 0
 
 
+def _progress(message: str) -> None:
+    print(f"evaluating: {message}", file=sys.stderr, flush=True)
+
+
 def _print(args: argparse.Namespace, report: dict[str, Any], human: Any) -> None:
     if args.json:
         print_json(report)
     else:
         sys.stdout.write(human(report) + "\n")
+
+
+def _clip(text: str, width: int) -> str:
+    one = " ".join(text.split())
+    return one if len(one) <= width else one[: width - 1] + "…"
 
 
 def _human(r: dict[str, Any]) -> str:
@@ -135,17 +144,31 @@ def _human(r: dict[str, Any]) -> str:
         s = r["patch"]["summary"]
         lines.append(f"patch: {s['changes']} change(s), -{s['chars_removed']} +{s['chars_added']} characters"
                      + (f", {len(r['patch']['conflicts'])} conflict(s) dropped" if r["patch"]["conflicts"] else ""))
-    for issue in (r.get("style") or {}).get("issues", [])[:20]:
-        fix = "" if issue["suggestion"] is None else f" → {issue['suggestion']!r}"
-        lines.append(f"  style @{issue['start']}: {issue['message']}{fix}")
+    for kept in (r.get("draft") or {}).get("unchanged", []):
+        lines.append(f"  not changed: {kept['heading']} — {kept['reason']}")
+    issues = (r.get("style") or {}).get("issues", [])
+    for issue in issues[:20]:
+        fix = "" if issue["suggestion"] is None else f" → 「{issue['suggestion']}」"
+        where = f"line {issue['line']}, col {issue['col']}" if "line" in issue else f"@{issue['start']}"
+        lines.append(f"  {where}: {issue['message']}{fix}   [{issue['rule']}]")
+        if issue.get("sentence"):
+            lines.append(f"      {_clip(issue['sentence'], 100)}")
+    if len(issues) > 20:
+        lines.append(f"  … {len(issues) - 20} more (--json lists them all)")
     if "plagiarism" in r:
         p = r["plagiarism"]
         lines.append(f"plagiarism: {p['score']:.2f} → {p['verdict']}")
-        lines += [f"  {m['score']:.2f}  {m['ref']}" for m in p["matches"]]
+        for m in p["matches"]:
+            lines.append(f"  {m['score']:.2f}  {m['ref']}")
+            for ps in m.get("passages", []):
+                lines.append(f"      line {ps['line']} (ref line {ps['ref_line']}): >>{_clip(ps['text'], 160)}<<")
     if "evaluation" in r:
         e = r["evaluation"]
         lines.append(f"rubric: {e['rubric']} — total {e['total']}/100" + (" (cached)" if e["cached"] else ""))
-        lines += [f"  {s['criterion']}: {s['level']}/{s['max']} — {s['reason']}" for s in e["scores"]]
+        for s in e["scores"]:
+            lines.append(f"  {s['criterion']}: {s['level']}/{s['max']} — {s['reason']}")
+            if s.get("to_next"):
+                lines.append(f"      to reach {s['level'] + 1}: {s['to_next']}")
     if r.get("written"):
         lines.append(f"written: {r['written']}")
     elif "patch" in r:

@@ -17,42 +17,48 @@ import sys
 import traceback
 from collections.abc import Sequence
 
-# name -> (module, one-line help). Order is the order shown in --help.
+# name -> (module, one-line help). Order is the order shown in --help; DEVELOPER ones are listed apart.
 COMMANDS: dict[str, tuple[str, str]] = {
-    "chat": ("duckflow.channels.cli.chat_cmd", "talk with the coding companion in a workspace"),
-    "run": ("duckflow.channels.cli.run_cmd", "run one task end to end, non-interactively"),
-    "status": ("duckflow.channels.cli.status_cmd", "show the state of the current session"),
-    "sessions": ("duckflow.channels.cli.sessions_cmd", "list saved companion sessions"),
-    "memory": ("duckflow.channels.cli.memory_cmd", "list or forget the companion's long-term memory"),
-    "undo": ("duckflow.channels.cli.undo_cmd", "restore the workspace before a change"),
-    "approvals": ("duckflow.channels.cli.approvals_cmd", "list, show, grant or deny approvals"),
-    "autoapprove": ("duckflow.channels.cli.autoapprove_cmd", "switch scoped auto-approve"),
-    "workspace": ("duckflow.channels.cli.workspace_cmd", "check what the guard allows"),
+    "chat": ("duckflow.channels.cli.chat_cmd", "talk with the coding companion in a folder"),
+    "run": ("duckflow.channels.cli.run_cmd", "do one task end to end (asks before changing files)"),
+    "undo": ("duckflow.channels.cli.undo_cmd", "put back the files as they were before a change"),
+    "status": ("duckflow.channels.cli.status_cmd", "where the current task stands"),
+    "sessions": ("duckflow.channels.cli.sessions_cmd", "list the saved conversations"),
+    "approvals": ("duckflow.channels.cli.approvals_cmd", "list, show, grant or deny waiting changes"),
+    "autoapprove": ("duckflow.channels.cli.autoapprove_cmd", "let some changes through without asking"),
+    "models": ("duckflow.channels.cli.models_cmd", "install and list the bundled offline models"),
+    "memory": ("duckflow.channels.cli.memory_cmd", "list or forget what the companion remembers"),
+    "plugins": ("duckflow.channels.cli.plugins_cmd", "list the plugins your config declares and what they gave"),
+    "config": ("duckflow.channels.cli.config_cmd", "show every setting and where it came from"),
+    "serve": ("duckflow.channels.cli.serve_cmd", "the web page, HTTP API, Slack and LINE"),
+    "essay": ("duckflow.channels.cli.essay_cmd", "essay agents: draft, style, check, eval"),
+    "workspace": ("duckflow.channels.cli.workspace_cmd", "check what the workspace guard allows"),
     "sanitize": ("duckflow.channels.cli.sanitize_cmd", "mask secrets and personal data"),
     "protocol": ("duckflow.channels.cli.protocol_cmd", "parse, repair, render Sym-Ops/DML/JSON"),
     "bench": ("duckflow.channels.cli.bench_cmd", "run a benchmark and print figures"),
-    "route": ("duckflow.channels.cli.route_cmd", "show where a message would be routed (seed 003)"),
+    "route": ("duckflow.channels.cli.route_cmd", "show where a message would be routed"),
     "events": ("duckflow.channels.cli.events_cmd", "list orchestration events (routing, loops, approvals)"),
-    "config": ("duckflow.channels.cli.config_cmd", "show every effective setting and where it came from"),
-    "essay": ("duckflow.channels.cli.essay_cmd", "SmartAO essay agents: draft, style, check, eval"),
-    "serve": ("duckflow.channels.cli.serve_cmd", "HTTP API, SSE, web page, Slack and LINE webhooks"),
-    "models": ("duckflow.channels.cli.models_cmd", "install and list the bundled offline models"),
 }
+DEVELOPER = ("workspace", "sanitize", "protocol", "bench", "route", "events")
+EXAMPLES = """examples:
+  duckflow chat                                 talk with the companion in this folder
+  duckflow run "add a subtract function to calc.py"
+  duckflow run "fix the failing test" -w ~/src/app --model ollama:qwen2.5-coder:7b
+  duckflow chat --model scripted:demo           try it without any model
+  duckflow undo                                 put back the last change"""
 
 
 def _print_help() -> None:
     from duckflow import __version__
 
     width = max(len(n) for n in COMMANDS)
-    lines = [
-        f"duckflow {__version__} — local-first agent framework and coding companion",
-        "",
-        "usage: duckflow COMMAND [options]",
-        "",
-        "commands:",
-    ]
-    lines += [f"  {name.ljust(width)}  {text}" for name, (_, text) in COMMANDS.items()]
-    lines += ["", "Run `duckflow COMMAND --help` for the options of one command."]
+    lines = [f"duckflow {__version__} — a coding companion that asks before it changes your files", "",
+             "usage: duckflow COMMAND [options]", "", EXAMPLES, "", "commands:"]
+    lines += [f"  {name.ljust(width)}  {text}" for name, (_, text) in COMMANDS.items() if name not in DEVELOPER]
+    lines += ["", "developer tools:"]
+    lines += [f"  {name.ljust(width)}  {text}" for name, (_, text) in COMMANDS.items() if name in DEVELOPER]
+    lines += ["", "Run `duckflow COMMAND --help` for the options of one command; --verbose on chat and run",
+              "shows what the engine does (the protocol, steps, tool results)."]
     print("\n".join(lines))
 
 
@@ -209,6 +215,9 @@ def _dispatch(args: list[str]) -> int:
     from duckflow.channels.cli.logs import setup_logging
 
     setup_logging()
+    from duckflow.channels.cli.pluginboot import load_at_start
+
+    load_at_start(quiet=getattr(module, "QUIET_PLUGIN_ERRORS", False))  # [plugins] of your config
     if not getattr(module, "RESUMES_GC", False):
         from duckflow._gc import resume
 

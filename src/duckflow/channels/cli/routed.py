@@ -4,7 +4,9 @@
 when the route changes, never for CHAT), answers `/local` / `/cloud` and refused CODE itself,
 runs the Worker loop or the Coder → approval → Worker flow, and returns the text the companion
 should get when the route is the companion's (CHAT, plain CODE), else None. A Coder job that
-waits for approval is answered with `answer()` (yes / no in the chat).
+waits for approval is answered with `answer()` (yes / no in the chat). A message with images
+(`--image FILE`) on the companion's route is answered by the session's model when it can see
+(`orchestra.look`), else one line says why nothing was sent.
 """
 
 from __future__ import annotations
@@ -59,8 +61,11 @@ class RoutedInput:
         for note in cfg.routing.llm.deprecations:
             self._print(f"note: {note}", "dim yellow")
         self.pending_job: str | None = None
+        self.last_job: str | None = None  # the last Coder job asked about (the exit hint names it)
         self.last: Any = None
         self.applied: str | None = None
+        self.images: list[str] = []  # `duckflow chat --image FILE`: sent with the next message
+        self.looked: Any = None  # the answer to a message with images (orchestra.look.Looked)
 
     def _approval_events(self, chunk: Any) -> None:
         """The companion's approvals (CHAT / CODE routes) in the same event log as the orchestra's (§7.3)."""
@@ -91,9 +96,11 @@ class RoutedInput:
             return
         self.console.print(Text(text, style=style))
 
-    async def send(self, text: str) -> str | None:
-        """The companion's text, or None when the orchestra handled the message."""
-        turn = await self.orch.handle(text)
+    async def send(self, text: str, images: list[str] | None = None, *, say_refusal: bool = True) -> str | None:
+        """The companion's text, or None when the orchestra handled the message (or its images)."""
+        images = list(images or self.images)
+        self.images = []
+        turn = await self.orch.handle(text, images=images or None)
         self.last = turn
         if turn.declaration:
             self._print(f"» {turn.declaration}", "bold magenta")
@@ -107,12 +114,15 @@ class RoutedInput:
                 return None
             # seed 003: the Chat role's Ollama model is checked before each message (cheap, cached)
             await self.orch.roles.health.ensure(model)
+            if images:
+                await self._look(turn.text or text, say_refusal)
+                return None
             return turn.text
         self._remember(text, turn)
         if turn.action == "notice":
             self._print(f"ℹ {turn.text}", "yellow")
         elif turn.action == "approval":
-            self.pending_job = turn.job_id
+            self.pending_job = self.last_job = turn.job_id
             self._print(turn.text, "yellow")
             self._show_patch(turn.job_id)
             self._print("answer: yes / no", "yellow")
@@ -124,6 +134,18 @@ class RoutedInput:
             if not self.quiet:
                 self.console.print(Panel(Text(turn.text), title=Text(title), border_style="green"))
         return None
+
+    async def _look(self, text: str, say_refusal: bool) -> None:
+        from duckflow.orchestra.look import answer_with_images
+
+        self.looked = looked = await answer_with_images(self.session, self.orch, text)
+        if looked.ok and not self.quiet:
+            from rich.panel import Panel
+            from rich.text import Text
+
+            self.console.print(Panel(Text(looked.text), title=Text("duckflow · image"), border_style="green"))
+        elif not looked.ok and say_refusal:
+            self._print(f"ℹ {looked.text}", "yellow")
 
     def _remember(self, text: str, turn: Any) -> None:
         """One person, one session, one state: what a Worker / Coder / the router answered joins the
@@ -176,8 +198,14 @@ class RoutedInput:
     def outcome(self) -> OrchestraOutcome:
         """How `duckflow run` reports a message the orchestra handled."""
         turn = self.last
+        if turn is None and self.applied is not None:  # a resumed Coder job
+            return OrchestraOutcome("Applied" in self.applied, "done", self.applied)
+        if turn is None and self.pending_job is not None:
+            return OrchestraOutcome(False, "approval", f"job {self.pending_job[:8]} waits for approval")
         if turn is None:
             return OrchestraOutcome(False, "stopped", "nothing was routed")
+        if self.looked is not None:
+            return OrchestraOutcome(self.looked.ok, "done" if self.looked.ok else "stopped", self.looked.text)
         if turn.action == "approval":
             if self.applied is not None:
                 return OrchestraOutcome("Applied" in self.applied, "done", self.applied)
@@ -190,6 +218,33 @@ class RoutedInput:
             return OrchestraOutcome(False, "stopped", turn.text)
         return OrchestraOutcome(turn.action != "notice" or not turn.decision.refused,
                                 "done" if not turn.decision.refused else "stopped", turn.text)
+
+    def waiting_coder_job(self) -> str | None:
+        """This session's newest Coder job not applied yet (it waits, or was answered elsewhere)."""
+        row = self.orch.state.conn.execute(
+            "SELECT job_id FROM coder_jobs WHERE session_id=? AND status='pending' ORDER BY created_at DESC LIMIT 1",
+            (self.session.state.session_id,)).fetchone()
+        return str(row[0]) if row else None
+
+    async def resume_coder_job(self, job_id: str) -> None:
+        """`duckflow run --resume`: a Coder job granted with `duckflow approvals grant` is applied now
+        (logged as approval.granted, then the Worker's result); a denied one is closed; a pending
+        one waits again (`pending_job`)."""
+        from duckflow.orchestra.coder import CoderFlow
+
+        current = self.orch.coder.gate.get(job_id)
+        self.last_job = job_id
+        if current.status == "pending":
+            self.pending_job = job_id
+            self._print(f"The change of job {job_id[:8]} still waits for your approval.", "yellow")
+            self._show_patch(job_id)
+            return
+        decision = getattr(current, "decision", None)
+        by = getattr(decision, "by", None) or "elsewhere (duckflow approvals)"
+        report = self.orch.coder.decide(job_id, current.status in ("granted", "auto_approved"), approver=by,
+                                        session_id=self.orch.session_id)
+        self.applied = CoderFlow._applied_text(report)
+        self._print(self.applied, "green" if report.get("ok") else "yellow")
 
     def close(self) -> None:
         self.orch.state.close()

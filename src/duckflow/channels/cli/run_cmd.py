@@ -1,10 +1,12 @@
-"""`duckflow run "TASK"`: one task, end to end, non-interactive; the exit code says how it ended.
+"""`duckflow run "TASK"`: one task, end to end; on a terminal it asks for approvals inline; the exit code says how it ended.
 
-Exit codes: 0 the task reached DONE; 1 it stopped (needs input, no progress, turn limit,
-model failure, token budget); 4 it waits for an approval (answer with `duckflow approvals
-grant JOB`, then `duckflow run --resume ...`, or use `duckflow chat`); 130 cancelled with
-Ctrl-C (the state is kept: `duckflow run --resume` continues). The chunks are rendered live
-by `render.Renderer`, which `duckflow chat` shares.
+Exit codes (docs/cli.md): 0 the task is done; 1 it stopped (needs input, no progress, turn
+limit, model failure, token budget); 4 it waits for an approval (not on a terminal, or
+--no-input: answer with `duckflow approvals grant ID`, then `duckflow run --resume`); 130
+cancelled with Ctrl-C (the state is kept: `duckflow run --resume` continues). On a terminal an
+approval is asked where the person is: y / n / e(dit) / a(lways for this session), and after
+n "what should it do instead?". The chunks are rendered live by `render.Renderer`, which
+`duckflow chat` shares.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any
 
 from rich.markup import escape
 
-from duckflow.channels.cli.common import add_model_options, add_workspace, print_json
+from duckflow.channels.cli.common import add_model_options, add_workspace, model_arg, print_json
 from duckflow.channels.cli.render import Renderer, clean
 
 EXIT_OK, EXIT_STOPPED, EXIT_APPROVAL, EXIT_CANCELLED = 0, 1, 4, 130
@@ -32,11 +34,17 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="approve writes and commands inside the workspace for this run, "
                              "recorded as auto-approved (deletes, moves, destructive commands, "
                              "dangerous extensions and high-risk files still wait for a person)")
+    parser.add_argument("--image", action="append", metavar="FILE",
+                        help="send an image (PNG, JPEG, GIF, WebP) with the task to a vision model; repeatable")
     parser.add_argument("--session", help="continue this session id")
     parser.add_argument("--resume", action="store_true", help="continue the workspace's latest session")
     parser.add_argument("--max-turns", type=int, default=12, help="stop after this many turns (default 12)")
     parser.add_argument("--json", action="store_true", help="print one JSON object at the end")
-    parser.add_argument("--debug", action="store_true", help="also show refused transitions and notices")
+    parser.add_argument("--no-input", action="store_true",
+                        help="never ask (an approval ends the run with exit 4), even on a terminal")
+    parser.add_argument("--verbose", "-v", action="store_true",
+                        help="also show the protocol text, step moves, plans and tool results")
+    parser.add_argument("--debug", action="store_true", help="show everything (refused moves, tokens, notices)")
 
 
 def _outcome_json(outcome: Any, opened: Any) -> dict[str, Any]:
@@ -51,13 +59,16 @@ def _outcome_json(outcome: Any, opened: Any) -> dict[str, Any]:
 
 
 def _ending_line(outcome: Any, workspace: str) -> str:
-    """How the run ended, in one line; the final reply is already shown above, so not repeated."""
-    turns = f"{outcome.turns} turn{'s' if outcome.turns != 1 else ''}"
+    """How the run ended, in one plain line; the final reply is already shown above, so not repeated."""
+    from duckflow.channels.present import ending_sentence
+
     if outcome.ending == "done":
-        return f"done ({turns})"
+        return "Done."
     if outcome.ending == "input":
-        return f"stopped after {turns}: the companion needs you (see above); continue with `duckflow chat -w {workspace}`"
-    return f"{outcome.ending}: {outcome.message.splitlines()[0] if outcome.message else ''}"
+        return f"Stopped: the companion needs you (see above). Answer with `duckflow chat -w {workspace}`."
+    if outcome.ending == "approval":
+        return "Waiting for your approval."
+    return ending_sentence(outcome.ending, outcome.message)
 
 
 RESUMES_GC = True  # collecting resumes after the first turn (main._dispatch leaves it paused)
@@ -85,26 +96,32 @@ def _run(args: argparse.Namespace, started: Callable[[], None]) -> int:
     workspace = Path(args.workspace)
     from duckflow.channels.cli.routed import chat_model_name
 
-    opened = open_session(workspace, model_name=args.model or chat_model_name(workspace), session_id=args.session,
+    opened = open_session(workspace, model_name=model_arg(args.model) or chat_model_name(workspace), session_id=args.session,
                           resume=args.resume, codec=args.codec, mode=args.mode)
-    renderer = Renderer(debug=args.debug, quiet=args.json, spinner=True)
+    renderer = Renderer(debug=args.debug, verbose=args.verbose, quiet=args.json, spinner=True)
     session = opened.session
     session.chunks.subscribe(renderer)
+    interactive = not args.json and not args.no_input and sys.stdin.isatty() and sys.stdout.isatty()
     if not args.json:
+        extra = (f" · codec {opened.codec_name} · {'single-call' if session.mode == 'single' else 'two-call'}"
+                 f" · session {session.state.session_id}") if renderer.level != "person" else ""
         renderer.console.print(
-            f"[dim]duckflow run · workspace {workspace.resolve()} · model {opened.model_name} · "
-            f"codec {opened.codec_name} · {'single-call' if session.mode == 'single' else 'two-call'} · session {session.state.session_id}"
+            f"[dim]duckflow run · {escape(str(workspace.resolve()))} · {escape(opened.model_name)}{extra}"
             f"{' (resumed)' if opened.resumed else ''}[/]"
         )
 
-    if not args.task and session.state.step.value == "DONE" and not session.state.pending_gate:
-        renderer.console.print(f"[green]nothing to continue: the last task is done[/] ({escape(session.state.task or '-')}). "
-                               f"Give a new one: `duckflow run \"TASK\" --resume -w {args.workspace}`")
-        opened.close()
-        return EXIT_OK
     from duckflow.channels.cli.routed import RoutedInput
 
     routed = RoutedInput(opened, renderer.console, quiet=args.json)
+    if args.auto_approve_workspace:
+        _say_no_sandbox(session.runner.sandbox)
+    coder_job = routed.waiting_coder_job() if not args.task else None
+    if not args.task and session.state.step.value == "DONE" and not session.state.pending_gate and not coder_job:
+        renderer.console.print(f"[green]Nothing to continue: the last task is done[/] ({escape(session.state.task or '-')}). "
+                               f"Give a new one: `duckflow run \"TASK\" -w {args.workspace}`")
+        routed.close()
+        opened.close()
+        return EXIT_OK
 
     def first_turn_over(chunk: Any) -> None:
         # collecting resumes once the first companion turn has ended: by then the modules a
@@ -116,36 +133,89 @@ def _run(args: argparse.Namespace, started: Callable[[], None]) -> int:
 
     stop_watching = session.chunks.subscribe(first_turn_over)
 
+    always = [False]
+
+    async def ask(outcome: Any) -> Any:
+        """On a terminal: the approval asked inline; the next turn, or None to stop here."""
+        from duckflow.channels.cli.answers import (
+            CHANGE,
+            INSTEAD,
+            QUESTION,
+            auto_answer_pending,
+            decide,
+            read_answer,
+        )
+
+        if always[0] and auto_answer_pending(session) is None:
+            return session.resume_pending()
+        renderer.stop_spinner()
+        while True:
+            answer = read_answer(renderer.console.input(f"[bold yellow]{QUESTION}[/] › "))
+            if answer == "details":
+                job = session.state.pending_job or {}
+                renderer.approval(job.get("request") or {}, job.get("job_id"), call=job.get("call"), details=True)
+                continue
+            if answer is not None:
+                break
+            renderer.console.print("Type y, n, e or a.")
+        words = ""
+        if answer in ("no", "edit"):
+            words = renderer.console.input(f"[bold]{INSTEAD if answer == 'no' else CHANGE}[/] › ")
+        always[0] = always[0] or answer == "always"
+        return decide(session, answer, words, by="user (duckflow run)")
+
+    async def drive_asking(first: Any) -> Any:
+        outcome = await drive(session, first, max_turns=args.max_turns,
+                              auto_approve_workspace=args.auto_approve_workspace)
+        while interactive and outcome.ending == "approval" and session.state.pending_gate:
+            outcome = await drive(session, await ask(outcome), max_turns=args.max_turns)
+        return outcome
+
+    async def coder_answer() -> Any:
+        if routed.pending_job and args.auto_approve_workspace:
+            routed.auto_answer(by="auto-approve-workspace (duckflow run)")
+        while interactive and routed.pending_job:
+            from duckflow.channels.cli.answers import QUESTION, read_answer
+
+            answer = read_answer(renderer.console.input(f"[bold yellow]{QUESTION.split(' / e(')[0]}[/] › "))
+            if answer in ("yes", "no", "always"):
+                await routed.answer("yes" if answer != "no" else "no", by="user (duckflow run)")
+        return routed.outcome()
+
     async def go() -> Any:
+        if coder_job is not None:  # a Coder job answered elsewhere (`duckflow approvals grant`): apply it
+            await routed.resume_coder_job(coder_job)
+            return await coder_answer()
         if session.state.pending_gate and not args.task:
             resumed = await session.resume_pending()
             job_id = session.state.pending_job["job_id"] if session.state.pending_job else "?"
             if resumed is None and args.auto_approve_workspace:
                 why = auto_answer(session, job_id)  # recorded as auto-approved, never as a person
                 if why is not None:
-                    raise DuckflowError(f"job {job_id} still waits for a person: {why}",
-                                        hint="duckflow approvals grant JOB, then run again")
+                    raise DuckflowError(f"job {job_id[:8]} still waits for a person: {why}",
+                                        hint=f"duckflow approvals grant {job_id[:8]}, then run again")
                 resumed = await session.resume_pending()
+            if resumed is None and not interactive:
+                raise DuckflowError(f"job {job_id[:8]} still waits for your approval",
+                                    hint=f"duckflow approvals grant {job_id[:8]}, then run again")
             if resumed is None:
-                raise DuckflowError(
-                    f"job {session.state.pending_job['job_id'] if session.state.pending_job else '?'} "
-                    "still waits for approval", hint="duckflow approvals grant JOB, then run again")
+                renderer.approval((session.state.pending_job or {}).get("request") or {}, job_id,
+                                  call=(session.state.pending_job or {}).get("call"))
+                first = await ask(None)
             else:
                 async def done() -> Any:
                     return resumed
                 first = done()
         elif args.task:
-            body = await routed.send(args.task)  # the seed 003 router in front of the companion
+            # the seed 003 router in front of the companion
+            body = await routed.send(args.task, getattr(args, "image", None), say_refusal=False)
             if body is None:
-                if routed.pending_job and args.auto_approve_workspace:
-                    routed.auto_answer(by="auto-approve-workspace (duckflow run)")
-                return routed.outcome()
+                return await coder_answer()
             first = session.handle_message(body)
         else:
             first = session.continue_task(observed=True)
         try:
-            return await drive(session, first, max_turns=args.max_turns,
-                               auto_approve_workspace=args.auto_approve_workspace)
+            return await drive_asking(first)
         except asyncio.CancelledError:
             session.note_cancelled()  # Ctrl-C: the step stops, the state stays
             raise
@@ -173,9 +243,8 @@ def _run(args: argparse.Namespace, started: Callable[[], None]) -> int:
         # the stores close together; with the fast exit, their connections stay open for it
         close_all(routed.close, opened.close, process_ends=fastexit.armed())
     if cancelled:
-        renderer.console.print(f"[yellow]cancelled during {session.state.step.value}; the session is kept. "
-                               f"Continue with `duckflow run --resume -w {args.workspace}` "
-                               "or `duckflow chat`.[/]")
+        renderer.console.print("[yellow]Stopped (Ctrl-C); the work so far is kept. Continue with "
+                               f"`duckflow run --resume -w {args.workspace}` or `duckflow chat`.[/]")
         return EXIT_CANCELLED
     if args.json:
         print_json(_outcome_json(outcome, opened))
@@ -183,8 +252,27 @@ def _run(args: argparse.Namespace, started: Callable[[], None]) -> int:
         style = "bold green" if outcome.success else "bold yellow"
         renderer.console.print(f"[{style}]{escape(clean(_ending_line(outcome, args.workspace)))}[/]")
         if outcome.ending == "approval":
-            print("answer with `duckflow approvals grant JOB` (or deny), then "
-                  f"`duckflow run --resume -w {args.workspace}`; or use `duckflow chat`", file=sys.stderr)
+            job = _waiting_job(session, routed)
+            print(f"next: `duckflow approvals grant {job}` (or `deny {job}`), then "
+                  f"`duckflow run --resume -w {args.workspace}`; or answer in `duckflow chat`", file=sys.stderr)
     if outcome.success:
         return EXIT_OK
     return EXIT_APPROVAL if outcome.ending == "approval" else EXIT_STOPPED
+
+
+def _waiting_job(session: Any, routed: Any) -> str:
+    """The short id of the job that waits (the companion's, else the Coder's)."""
+    job = session.state.pending_job if session.state.pending_gate else None
+    full = (job or {}).get("job_id") or routed.pending_job or routed.last_job or "?"
+    return str(full)[:8]
+
+
+def _say_no_sandbox(sandbox: str) -> None:
+    """Once per run, on stderr: without a sandbox only listed commands are auto-approved."""
+    import sys
+
+    from duckflow.gate.allowlist import no_sandbox_notice
+
+    notice = no_sandbox_notice(sandbox)
+    if notice:
+        print(notice, file=sys.stderr)

@@ -1,4 +1,4 @@
-"""`duckflow sessions`: the saved companion sessions, newest first."""
+"""`duckflow sessions`: the saved conversations, newest first, named by their first request and time."""
 
 from __future__ import annotations
 
@@ -34,10 +34,10 @@ def run(args: argparse.Namespace) -> int:
     if not rows:
         print('no sessions yet: start one with `duckflow chat` or `duckflow run "TASK"`')
         return 0
-    for r in rows:
-        stamp = when(r.updated_at)
-        pending = "  [approval pending]" if r.pending else ""
-        print(f"{r.session_id}  {stamp}  {r.step:<17} {r.status:<19} {r.workspace}{pending}")
-        if r.goal:
-            print(f"    goal: {r.goal}")
+    for r in rows:  # named by the first request and the time; the id to pass to --session after it
+        name = " ".join((r.task or r.goal or "(no request yet)").split())
+        name = name if len(name) <= 60 else name[:59] + "…"
+        where = "waiting for your approval" if r.pending else "done" if r.step == "DONE" else "open"
+        print(f"{when(r.updated_at)}  “{name}” · {where}")
+        print(f"    {r.workspace} · --session {r.session_id}")
     return 0

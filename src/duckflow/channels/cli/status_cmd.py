@@ -1,4 +1,4 @@
-"""`duckflow status`: the state of a companion session (latest of the workspace by default)."""
+"""`duckflow status`: where a session's task stands, in words (the engine's state with --verbose)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_workspace(parser)
     parser.add_argument("--session", help="a session id (default: the workspace's latest)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--verbose", "-v", action="store_true", help="also show the step, vitals, plan and moves")
     parser.add_argument("--debug", action="store_true", help="also list refused transitions")
 
 
@@ -42,38 +43,35 @@ def run(args: argparse.Namespace) -> int:
         data["transitions"] = transitions[-20:]
         print_json(data)
         return 0
-    lines = [
-        f"session {state.session_id} · {state.workspace} · updated {ago(state.last_updated)}",
-        f"step {state.step.value} · status {state.status.value} · {state.conversation_count} exchanges",
-        f"task: {state.task or '-'}",
-        f"goal: {state.goal or '-'}",
-        f"why now: {state.why_now or '-'}",
-        f"constraints: {'; '.join(state.constraints) or '-'}",
-        f"plan: {' → '.join(state.plan_brief) or '-'}",
-        f"open questions: {'; '.join(state.open_questions) or '-'}",
-        f"vitals: {state.vitals.line()}",
-    ]
+    from duckflow.channels.cli.chat_commands import status_text
+
+    lines = [f"{state.workspace} · updated {ago(state.last_updated)}", status_text(state, busy=False)]
+    if state.pending_gate and state.pending_job:
+        job = str(state.pending_job.get("job_id", ""))[:8]
+        lines.append(f"  answer in `duckflow chat`, or `duckflow approvals grant {job}` (or deny {job})")
+    if args.verbose or args.debug:
+        lines += _engine_lines(state, extra, args.debug)
+    print("\n".join(lines))
+    return 0
+
+
+def _engine_lines(state: Any, extra: dict[str, Any], debug: bool) -> list[str]:
+    """What the engine knows (--verbose): session id, step and status, vitals, plan, recent moves."""
+    lines = [f"session {state.session_id} · step {state.step.value} · status {state.status.value} · "
+             f"{state.conversation_count} exchanges", f"goal: {state.goal or '-'}",
+             f"vitals: {state.vitals.line()}", f"last move: {state.last_delta or '-'}"]
     plans = extra.get("plans") or {}
     if state.plan_id and state.plan_id in plans:
         p = plans[state.plan_id]
         specs = p.get("action_specs") or []
         done = sum(1 for a in specs if a.get("state") == "done")
         lines.append(f"plan {state.plan_id}: {p.get('status', '?')} · {done}/{len(specs)} actions done")
-        for i, a in enumerate(specs, 1):
-            lines.append(f"  {i}. [{a.get('state', 'pending')}] {a.get('kind')} {a.get('path')}")
-    if state.pending_gate and state.pending_job:
-        job = state.pending_job
-        lines.append(f"waiting for approval: job {job['job_id']} ({job.get('summary', '')})")
-        lines.append("  answer in `duckflow chat`, or `duckflow approvals grant|deny JOB`")
-    if state.last_delta:
-        lines.append(f"last change: {state.last_delta}")
-    shown = [t for t in transitions if t.get("allowed") or args.debug][-5:]
-    if shown:
-        lines.append("recent transitions:")
-        for t in shown:
-            mark = "" if t.get("allowed") else " REFUSED"
-            lines.append(f"  {t['from']} → {t['to']} [{t['source']}{mark}] {t['reason']}")
+        lines += [f"  {i}. [{a.get('state', 'pending')}] {a.get('kind')} {a.get('path')}"
+                  for i, a in enumerate(specs, 1)]
+    transitions: list[dict[str, Any]] = extra.get("transitions", [])
+    for t in [t for t in transitions if t.get("allowed") or debug][-5:]:
+        mark = "" if t.get("allowed") else " REFUSED"
+        lines.append(f"  {t['from']} → {t['to']} [{t['source']}{mark}] {t['reason']}")
     if state.notes:
         lines.append("notes: " + " | ".join(state.notes[-3:]))
-    print("\n".join(lines))
-    return 0
+    return lines

@@ -14,16 +14,18 @@ from collections.abc import AsyncIterator
 from dataclasses import asdict
 from typing import Any
 
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, Depends, HTTPException, Request
 from pydantic import BaseModel, Field
 
 from duckflow.channels.http.sse import SSEResponse
+from duckflow.channels.jsonbody import model_body, optional_body
 from duckflow.channels.streamlog import kind_of
 from duckflow.errors import DuckflowError
 
 
 class MessageIn(BaseModel):
     text: str = Field(min_length=1, max_length=100_000)
+    images: list[str] = Field(default_factory=list, max_length=4)  # ids from POST /v1/images
 
 
 class DecisionIn(BaseModel):
@@ -118,6 +120,8 @@ def api_router() -> APIRouter:
             d["channel"] = ident["channel"] if ident else "http"
             d["identity"] = ident["identity"] if ident else None
             d["busy"] = manager.busy(s.session_id)
+            d["title"] = session_title(s.task)
+            d["state"] = plain_state(s.step, s.status, pending=s.pending, busy=d["busy"], started=bool(s.task))
             rows.append(d)
         return {"sessions": rows}
 
@@ -131,12 +135,9 @@ def api_router() -> APIRouter:
         return {"session_id": sid}
 
     def _known(runner: Any, sid: str) -> None:
-        if not runner.exists(sid):
-            raise HTTPException(404, f"no session '{sid}': create one with POST /v1/sessions")
-        home = runner.workspace_of(sid)
-        if home and not _same_root(home, runner.workspace):
-            raise HTTPException(404, f"session {sid} belongs to another workspace ({home}): open it there "
-                                     "(duckflow serve -w or duckflow chat -w), or create one here with POST /v1/sessions")
+        problem = session_problem(runner, sid)
+        if problem is not None:
+            raise HTTPException(404, problem)
 
     @r.get("/sessions/{sid}")
     async def status(request: Request, sid: str) -> dict[str, Any]:
@@ -149,10 +150,16 @@ def api_router() -> APIRouter:
         return data
 
     @r.post("/sessions/{sid}/messages", response_model=None)
-    async def message(request: Request, sid: str, body: MessageIn) -> Any:
+    async def message(request: Request, sid: str, body: MessageIn = Depends(model_body(MessageIn))) -> Any:
         runner, manager, _ = _parts(request)
         _known(runner, sid)
-        before = manager.submit(sid, body.text, "http")
+        from duckflow.channels.http.uploads import image_paths
+
+        try:
+            images = image_paths(body.images)
+        except ValueError as exc:
+            raise HTTPException(422, str(exc)) from None
+        before = manager.submit(sid, body.text, "http", images=images or None)
         if "text/event-stream" in request.headers.get("accept", ""):
             hb = request.app.state.settings.heartbeat_s
             return _sse(request, follow(request, sid, before, until_done=True, heartbeat_s=hb))
@@ -227,11 +234,13 @@ def api_router() -> APIRouter:
         return {"job_id": job.job_id, "status": decision.status, "session_id": None}
 
     @r.post("/approvals/{job_id}/grant")
-    async def grant(request: Request, job_id: str, body: DecisionIn | None = None) -> dict[str, Any]:
+    async def grant(request: Request, job_id: str,
+                    body: DecisionIn | None = Depends(optional_body(DecisionIn))) -> dict[str, Any]:
         return await _decide(request, job_id, True, body or DecisionIn())
 
     @r.post("/approvals/{job_id}/deny")
-    async def deny(request: Request, job_id: str, body: DecisionIn | None = None) -> dict[str, Any]:
+    async def deny(request: Request, job_id: str,
+                   body: DecisionIn | None = Depends(optional_body(DecisionIn))) -> dict[str, Any]:
         return await _decide(request, job_id, False, body or DecisionIn())
 
     # -- auto-approve ---------------------------------------------------------------------
@@ -244,7 +253,7 @@ def api_router() -> APIRouter:
                 "last": gate.autoapprove.last()}
 
     @r.post("/autoapprove")
-    async def aa_on(request: Request, body: AutoApproveIn) -> dict[str, Any]:
+    async def aa_on(request: Request, body: AutoApproveIn = Depends(model_body(AutoApproveIn))) -> dict[str, Any]:
         from dataclasses import replace
 
         from duckflow.gate import AutoApproveScope
@@ -283,7 +292,7 @@ def api_router() -> APIRouter:
             cps.close()
 
     @r.post("/undo")
-    async def undo(request: Request, body: UndoIn | None = None) -> dict[str, Any]:
+    async def undo(request: Request, body: UndoIn | None = Depends(optional_body(UndoIn))) -> dict[str, Any]:
         cps = _checkpoints(request)
         if cps is None:
             raise HTTPException(404, "no checkpoints in this workspace yet")
@@ -304,11 +313,42 @@ def api_router() -> APIRouter:
     return r
 
 
-def _same_root(where: str, root: Any) -> bool:
-    """True when `where` (a stored workspace path) is this server's workspace `root`."""
-    from pathlib import Path
+def session_title(task: str, limit: int = 40) -> str:
+    """A session's name for a person: the first line of its request, cut to `limit` with "…"."""
+    line = " ".join(task.strip().splitlines()[0].split()) if task.strip() else ""
+    if not line:
+        return "New conversation"
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
 
-    return Path(where).expanduser().resolve() == Path(root)
+
+def plain_state(step: str, status: str, *, pending: bool, busy: bool, started: bool) -> str:
+    """Where a session stands, in plain words (never a step name): empty for a new one."""
+    if busy:
+        return "working"
+    if pending:
+        return "needs your approval"
+    if step == "DONE":
+        return "done"
+    if status == "ERROR":
+        return "stopped on an error"
+    if status == "REQUIRES_USER_INPUT":
+        return "waiting for your answer"
+    return "paused" if started else ""
+
+
+def session_problem(runner: Any, sid: str) -> str | None:
+    """Why session `sid` is not this server's (unknown, or of another workspace), or None when it is.
+
+    The one check of every path that names a session: the `/v1` routes, the streamed message
+    fast path and the chat channels' identities (the session store in DUCKFLOW_HOME holds
+    every workspace's sessions; another workspace's is answered there, never run here).
+    """
+    if not runner.exists(sid):
+        return f"no session '{sid}': create one with POST /v1/sessions"
+    if not runner.belongs_here(sid):
+        return (f"session {sid} belongs to another workspace ({runner.workspace_of(sid)}): open it there "
+                "(duckflow serve -w or duckflow chat -w), or create one here with POST /v1/sessions")
+    return None
 
 
 def _in_workspace(job: Any, root: Any) -> bool:

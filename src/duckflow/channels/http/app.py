@@ -139,6 +139,9 @@ def create_app(settings: ServerSettings, *, runner: Any = None) -> FastAPI:
                                    max_running=settings.max_running)
         chunks = ChunkLog(state_dir / "chunks.db", ring=settings.ring)
         manager = ChannelManager(runner, chunks, IdentityMap(state_dir / "identities.db"))
+    from duckflow.channels.seen import SeenEvents
+
+    seen = SeenEvents(state_dir / "webhook_events.db")  # per process (docs/server.md: not shared yet)
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
@@ -151,6 +154,7 @@ def create_app(settings: ServerSettings, *, runner: Any = None) -> FastAPI:
         else:
             await manager.drain(timeout=5)
         chunks.close()
+        seen.close()
         manager.identities.close()
         runner.close()
         finish = getattr(manager, "finish", None)
@@ -177,7 +181,7 @@ def create_app(settings: ServerSettings, *, runner: Any = None) -> FastAPI:
 
     @app.get("/static/{name}")
     async def static(name: str) -> FileResponse:
-        allowed = {"app.js": "text/javascript", "style.css": "text/css"}
+        allowed = {"app.js": "text/javascript", "talk.js": "text/javascript", "style.css": "text/css"}
         if name not in allowed:
             raise HTTPException(404, "no such file")
         return FileResponse(STATIC / name, media_type=allowed[name],
@@ -186,10 +190,9 @@ def create_app(settings: ServerSettings, *, runner: Any = None) -> FastAPI:
     @app.post("/auth/exchange")
     async def exchange(request: Request) -> JSONResponse:
         """The page trades a one-time code (from the start-up link) for the token."""
-        try:
-            body = await request.json()
-        except ValueError:
-            raise HTTPException(400, "send JSON: {\"code\": \"...\"}") from None
+        from duckflow.channels.jsonbody import read_json
+
+        body = await read_json(request, "a JSON object {\"code\": \"...\"}")
         code = body.get("code") if isinstance(body, dict) else None
         if not isinstance(code, str) or not app.state.logins.redeem(code):
             raise HTTPException(401, "this login link was already used or is unknown: "
@@ -206,11 +209,18 @@ def create_app(settings: ServerSettings, *, runner: Any = None) -> FastAPI:
     for kind in STATE_ERRORS:
         app.add_exception_handler(kind, unavailable)
     app.include_router(api_router(), prefix="/v1", dependencies=[Depends(bearer)])
+    from duckflow.channels.http.uploads import UPLOAD_PATH, uploads_router
+    from duckflow.orchestra.images import MAX_IMAGE_BYTES
+
+    app.include_router(uploads_router(), prefix="/v1", dependencies=[Depends(bearer)])
+    from duckflow.channels.http.essays import essays_router  # SmartAO: POST /v1/essays/{task}
+
+    app.include_router(essays_router(), prefix="/v1", dependencies=[Depends(bearer)])
     from duckflow.channels.line.webhook import line_router
     from duckflow.channels.slack.events import slack_router
 
-    app.include_router(slack_router(settings, manager))
-    app.include_router(line_router(settings, manager))
+    app.include_router(slack_router(settings, manager, seen))
+    app.include_router(line_router(settings, manager, seen))
 
     if settings.cors_origins:
         from starlette.middleware.cors import CORSMiddleware
@@ -222,5 +232,6 @@ def create_app(settings: ServerSettings, *, runner: Any = None) -> FastAPI:
         from duckflow.channels.http.fastpath import MessageFastPath
 
         app.add_middleware(MessageFastPath, fastapi_app=app)
-    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes,
+                       larger={UPLOAD_PATH: max(MAX_IMAGE_BYTES, settings.max_body_bytes)})
     return app

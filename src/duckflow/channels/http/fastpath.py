@@ -3,7 +3,8 @@
 This one request is what every person's message costs, so it skips the framework's routing
 and dependency machinery (measured with `duckflow bench server`: 2-3x less work per message at
 500 at once). It checks exactly what the FastAPI route checks — the bearer token in constant
-time, a JSON object with a `text` of 1..100000 characters, a known session — and then queues
+time, a JSON object with a `text` of 1..100000 characters (and uploaded image ids) read by the one body reader
+(`channels.jsonbody.parse_json`), a session of this workspace (`api.session_problem`) — and then queues
 the message and streams the run as the route does. Everything else (202 replies without
 `Accept: text/event-stream`, CORS, every other endpoint) goes on to the app; the body cap of
 the app's `BodyLimit` wraps this too.
@@ -22,6 +23,7 @@ from duckflow.channels.http.auth import same
 from duckflow.channels.http.sse import SSEResponse
 from duckflow.channels.http.unavailable import STATE_ERRORS
 from duckflow.channels.http.unavailable import body as unavailable
+from duckflow.channels.jsonbody import BadBody, parse_json
 
 _PATH = re.compile(r"^/v1/sessions/([^/]+)/messages$")
 MAX_TEXT = 100_000
@@ -51,25 +53,38 @@ class MessageFastPath:
             if not message.get("more_body"):
                 break
         try:
-            data = json.loads(body)
-        except ValueError:
-            await _json(send, 400, "send JSON: {\"text\": \"...\"}")
+            data = parse_json(body, "a JSON object {\"text\": \"...\"}")
+        except BadBody as exc:
+            await _json(send, exc.status, exc.message)
             return
         text = data.get("text") if isinstance(data, dict) else None
         if not isinstance(text, str) or not 1 <= len(text) <= MAX_TEXT:
             await _json(send, 422, f"`text` must be a string of 1 to {MAX_TEXT} characters")
             return
+        ids = data.get("images")
+        images: list[str] = []
+        if ids:  # uploaded image ids (POST /v1/images)
+            from duckflow.channels.http.uploads import MAX_IMAGES, image_paths
+
+            try:
+                if not isinstance(ids, list) or len(ids) > MAX_IMAGES:
+                    raise ValueError(f"`images` must be a list of at most {MAX_IMAGES} ids from POST /v1/images")
+                images = image_paths(ids)
+            except ValueError as exc:
+                await _json(send, 422, str(exc))
+                return
+        from duckflow.channels.http.api import follow, session_problem
+
         sid = unquote(m.group(1))
         try:
-            known = state.runner.exists(sid)
-            before = state.manager.submit(sid, text, "http") if known else 0
+            problem = session_problem(state.runner, sid)
+            before = state.manager.submit(sid, text, "http", images=images or None) if problem is None else 0
         except STATE_ERRORS as exc:  # a damaged database: 503 with the file and the next step
             await _send(send, 503, unavailable(exc))
             return
-        if not known:
-            await _json(send, 404, f"no session '{sid}': create one with POST /v1/sessions")
+        if problem is not None:
+            await _json(send, 404, problem)
             return
-        from duckflow.channels.http.api import follow
 
         request = Request({**scope, "app": self.fastapi_app}, receive)
         stream = follow(request, sid, before, until_done=True, heartbeat_s=state.settings.heartbeat_s)

@@ -14,24 +14,29 @@ _SECRET_QUERY = re.compile(r"(?i)\b(token|code|access_token|key|secret)=[^&\s\"]
 
 
 class BodyLimit:
-    """Refuses a request body larger than `max_bytes` with 413, whether or not it says its length."""
+    """Refuses a request body larger than `max_bytes` with 413, whether or not it says its length.
 
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+    `larger` gives single paths their own cap (an image upload).
+    """
+
+    def __init__(self, app: ASGIApp, max_bytes: int, larger: dict[str, int] | None = None) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        self.larger = larger or {}
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        cap = self.larger.get(scope.get("path", ""), self.max_bytes)
         for name, value in scope.get("headers") or []:
             if name == b"content-length":
                 try:
-                    too_big = int(value) > self.max_bytes
+                    too_big = int(value) > cap
                 except ValueError:
                     too_big = True
                 if too_big:
-                    await _too_large(send, self.max_bytes)
+                    await _too_large(send, cap)
                     return
         seen = 0
 
@@ -40,14 +45,14 @@ class BodyLimit:
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
-                if seen > self.max_bytes:
+                if seen > cap:
                     raise _BodyTooLarge()
             return message
 
         try:
             await self.app(scope, counted, send)
         except _BodyTooLarge:
-            await _too_large(send, self.max_bytes)
+            await _too_large(send, cap)
 
 
 class _BodyTooLarge(Exception):

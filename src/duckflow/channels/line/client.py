@@ -40,11 +40,14 @@ class LineTarget:
 
 def approval_message(approval: dict[str, Any]) -> dict[str, Any]:
     """A buttons template: the job's intent and Approve / Deny postbacks."""
+    from duckflow.channels.present import headline
+
     req = approval.get("request") or {}
     job_id = str(approval.get("job_id", ""))
-    text = f"Approve? {req.get('intent', '')} (risk {req.get('risk', '?')})"
+    said = headline(req, approval.get("call"))
+    text = f"Approve? {said} (risk {req.get('risk', '?')})"
     return {
-        "type": "template", "altText": f"Approval needed: {req.get('intent', '')}"[:400],
+        "type": "template", "altText": f"Approval needed: {said}"[:400],
         "template": {"type": "buttons", "text": text[:160], "actions": [
             {"type": "postback", "label": "Approve", "data": f"duckflow:grant:{job_id}"},
             {"type": "postback", "label": "Deny", "data": f"duckflow:deny:{job_id}"},
@@ -53,14 +56,10 @@ def approval_message(approval: dict[str, Any]) -> dict[str, Any]:
 
 
 def approval_text(approval: dict[str, Any]) -> str:
-    req = approval.get("request") or {}
-    lines = [f"Approval needed (job {str(approval.get('job_id', ''))[:8]}, risk {req.get('risk', '?')})",
-             f"Intent: {req.get('intent', '')}", f"Why: {req.get('rationale', '')}",
-             f"Impact: {req.get('impact', '')}", f"Alternatives: {req.get('alternatives', '')}"]
-    diff = str(req.get("diff_preview") or "")
-    if diff:
-        lines.append(diff[:3000])
-    return "\n".join(lines)
+    from duckflow.channels.present import card, card_text
+
+    parts = card(approval.get("request") or {}, approval.get("call"), approval.get("job_id"))
+    return card_text(parts)[:3500]
 
 
 class LineClient:

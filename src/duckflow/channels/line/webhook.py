@@ -2,7 +2,10 @@
 
 Fails closed: without LINE_CHANNEL_SECRET every request is refused (503); a body over
 `MAX_BODY` is refused (413) before its signature is computed; a wrong or missing
-X-Line-Signature gets 401. Each text message becomes a message of the session of its source
+X-Line-Signature gets 401; a body that is not JSON (or nests too deep) gets 400 in one line.
+An event whose signed `timestamp` is more than MAX_AGE_S away from now, or that has no
+`webhookEventId`, is dropped; so is an id already taken — kept in SQLite (`channels.seen`), so a
+captured request replayed after a restart is refused too. Each text message becomes a message of the session of its source
 (`line:user:U…`, `line:group:C…`, `line:room:R…`) and always starts at CHAT (seed 003 §2.6);
 images are downloaded to temporary files and passed on; approval buttons come back as
 postbacks (`duckflow:grant:JOB` / `duckflow:deny:JOB`) in the same signed webhook. Only users in
@@ -12,20 +15,21 @@ LINE_ALLOWED_USERS ("*" = anyone who reaches the bot) are heard: a message reach
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
-from collections import OrderedDict
 from collections.abc import Coroutine
 from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request
 
+from duckflow.channels.jsonbody import json_or_http
 from duckflow.channels.line.client import LINE_TEXT_LIMIT, LineTarget
 from duckflow.channels.line.verify import check_line
+from duckflow.channels.seen import SeenEvents
 
 log = logging.getLogger("duckflow.channels.line")
 MAX_BODY = 256 * 1024
+MAX_AGE_S = 300  # an event signed longer ago (or ahead) than this is refused: a replay, or a clock gone wrong
 
 
 def source_identity(source: dict[str, Any]) -> tuple[str, str] | None:
@@ -38,10 +42,22 @@ def source_identity(source: dict[str, Any]) -> tuple[str, str] | None:
     return f"line:{kind}:{ident}", ident
 
 
-def line_router(settings: Any, manager: Any) -> APIRouter:
+def stale(event: dict[str, Any], now: float) -> str | None:
+    """Why an event cannot be taken (no id, no timestamp, signed too long ago), or None."""
+    if not isinstance(event.get("webhookEventId"), str) or not event["webhookEventId"]:
+        return "it has no webhookEventId"
+    stamp = event.get("timestamp")
+    if not isinstance(stamp, int | float) or isinstance(stamp, bool):
+        return "it has no timestamp"
+    age = now - stamp / 1000
+    if abs(age) > MAX_AGE_S:
+        return f"its timestamp is {int(abs(age))} s {'old' if age > 0 else 'ahead'} (over {MAX_AGE_S} s)"
+    return None
+
+
+def line_router(settings: Any, manager: Any, seen: SeenEvents) -> APIRouter:
     r = APIRouter()
     secret = settings.line_channel_secret
-    seen: OrderedDict[str, None] = OrderedDict()
     tasks: set[asyncio.Task[Any]] = set()
     client = None
     if secret and settings.line_access_token:
@@ -105,20 +121,19 @@ def line_router(settings: Any, manager: Any) -> APIRouter:
         if why is not None:
             log.warning("refused a LINE webhook: %s", why)
             raise HTTPException(401, f"LINE signature refused: {why}")
-        try:
-            payload = json.loads(body)
-        except ValueError:
-            raise HTTPException(400, "the body is not JSON") from None
+        payload = json_or_http(body, "a LINE webhook body (a JSON object)")
         events = payload.get("events") if isinstance(payload, dict) else None
+        now = time.time()
         for event in events if isinstance(events, list) else []:
             if not isinstance(event, dict):
                 continue
-            key = str(event.get("webhookEventId") or id(event))
-            if key in seen:
+            why = stale(event, now)
+            if why is not None:
+                log.warning("a LINE event was refused: %s", why)
                 continue
-            seen[key] = None
-            while len(seen) > 5000:
-                seen.popitem(last=False)
+            if not seen.first("line:" + event["webhookEventId"], now):
+                log.info("a LINE event already taken was dropped (%s)", event["webhookEventId"])
+                continue
             background(take(event))
         return {}
 

@@ -1,7 +1,8 @@
 """Sends replies to Slack through the official SDK (`slack_sdk`'s AsyncWebClient, `[slack]` extra).
 
-A reply goes into the thread it answers. An approval waiting adds a card: the five points
-(intent, why, impact, alternatives, risk), the diff (cut to fit a block) and Approve / Deny
+A reply goes into the thread it answers. An approval waiting adds a card in the words of
+channels/present.py: its headline ("Create hello.py — 6 lines"), the points (why, impact,
+instead, risk), the diff (cut to fit a block) and Approve / Deny
 buttons whose value is the job id (their clicks come back to `/slack/interactions`).
 """
 
@@ -13,11 +14,13 @@ DIFF_LIMIT = 2500
 
 
 def approval_blocks(approval: dict[str, Any]) -> list[dict[str, Any]]:
+    from duckflow.channels.present import card
+
     req = approval.get("request") or {}
     job_id = str(approval.get("job_id", ""))
-    points = (f"*Approval needed* (job `{job_id[:8]}`, risk {req.get('risk', '?')})\n"
-              f"*Intent:* {req.get('intent', '')}\n*Why:* {req.get('rationale', '')}\n"
-              f"*Impact:* {req.get('impact', '')}\n*Alternatives:* {req.get('alternatives', '')}")
+    parts = card(req, approval.get("call"), job_id)
+    points = "\n".join([f"*{parts['headline']}* (job `{parts['job']}`)"]
+                       + [f"*{k}:* {v}" for k, v in parts["points"]])
     blocks: list[dict[str, Any]] = [{"type": "section", "text": {"type": "mrkdwn", "text": points[:2990]}}]
     diff = str(req.get("diff_preview") or "")
     if diff:

@@ -3,7 +3,8 @@
 Only when SLACK_SIGNING_SECRET is set do these endpoints accept anything (503 otherwise); every
 request's signature and timestamp are checked before its body is read as JSON. A message (or
 an app mention) becomes a message of the session of its thread (`slack:{channel}:{thread_ts}`);
-Slack's retries of an event already taken are acknowledged and dropped. Approval buttons come
+Slack's retries of an event already taken are acknowledged and dropped (the ids are kept in
+SQLite, `channels.seen`, so also after a restart). Approval buttons come
 back as interactions, verified the same way, and answer the session's pending job. Only users
 in SLACK_ALLOWED_USERS ("*" = anyone in the channel) are heard: a message reaches the workspace.
 """
@@ -11,10 +12,8 @@ in SLACK_ALLOWED_USERS ("*" = anyone in the channel) are heard: a message reache
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import re
-from collections import OrderedDict
 from collections.abc import Coroutine
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +21,8 @@ from urllib.parse import parse_qs
 
 from fastapi import APIRouter, HTTPException, Request, Response
 
+from duckflow.channels.jsonbody import json_or_http
+from duckflow.channels.seen import SeenEvents
 from duckflow.channels.slack.verify import check_slack
 
 log = logging.getLogger("duckflow.channels.slack")
@@ -35,27 +36,9 @@ class SlackTarget:
     thread_ts: str
 
 
-class _Seen:
-    """A bounded set of ids already handled (Slack retries events it thinks were missed)."""
-
-    def __init__(self, size: int = 5000) -> None:
-        self._ids: OrderedDict[str, None] = OrderedDict()
-        self.size = size
-
-    def add(self, key: str) -> bool:
-        """True when the id is new."""
-        if key in self._ids:
-            return False
-        self._ids[key] = None
-        while len(self._ids) > self.size:
-            self._ids.popitem(last=False)
-        return True
-
-
-def slack_router(settings: Any, manager: Any) -> APIRouter:
+def slack_router(settings: Any, manager: Any, seen: SeenEvents) -> APIRouter:
     r = APIRouter()
     secret = settings.slack_signing_secret
-    seen = _Seen()
     tasks: set[asyncio.Task[Any]] = set()
     if secret and settings.slack_bot_token:
         from duckflow.channels.manager import Outbox
@@ -95,10 +78,7 @@ def slack_router(settings: Any, manager: Any) -> APIRouter:
     @r.post("/slack/events")
     async def events(request: Request) -> Any:
         body = await verified(request)
-        try:
-            payload = json.loads(body)
-        except ValueError:
-            raise HTTPException(400, "the body is not JSON") from None
+        payload = json_or_http(body, "a Slack event (a JSON object)")
         kind = payload.get("type") if isinstance(payload, dict) else None
         if kind == "url_verification":
             return {"challenge": str(payload.get("challenge", ""))}
@@ -107,7 +87,7 @@ def slack_router(settings: Any, manager: Any) -> APIRouter:
             wanted = (event.get("type") in ("message", "app_mention") and not event.get("bot_id")
                       and not event.get("subtype"))
             key = f"{event.get('channel')}:{event.get('ts')}"
-            if wanted and seen.add(str(payload.get("event_id") or key)) and seen.add(key):
+            if wanted and seen.first(f"slack:{payload.get('event_id') or key}") and seen.first(f"slack:{key}"):
                 background(take_message(event))
         return Response(status_code=200)
 
@@ -133,9 +113,10 @@ def slack_router(settings: Any, manager: Any) -> APIRouter:
     async def interactions(request: Request) -> Any:
         body = await verified(request)
         try:
-            payload = json.loads(parse_qs(body.decode("utf-8"))["payload"][0])
+            field = parse_qs(body.decode("utf-8"))["payload"][0]
         except (KeyError, IndexError, ValueError, UnicodeDecodeError):
             raise HTTPException(400, "expected a form field `payload` holding JSON") from None
+        payload = json_or_http(field.encode("utf-8"), "a form field `payload` holding JSON")
         if isinstance(payload, dict) and payload.get("type") == "block_actions":
             action = _first_action(payload)
             if action.get("action_id") in ("duckflow_approve", "duckflow_deny"):

@@ -14,6 +14,7 @@ import re
 from typing import Any
 
 from duckflow.llm.types import ToolSpec
+from duckflow.protocols.schema import schema_types as schema_types  # re-exported
 
 
 def _content(arg: str) -> str:
@@ -113,21 +114,6 @@ def _tidy_args(args: list[str], params: list[str]) -> list[str]:
 
 _TRUE = {"true", "yes", "on", "1", "はい"}
 _FALSE = {"false", "no", "off", "0", "いいえ"}
-
-
-def schema_types(schema: dict[str, Any]) -> list[str]:
-    """The JSON types a parameter accepts: `type` (a name or a list) and `anyOf`/`oneOf` branches.
-
-    An Optional parameter (`anyOf: [{type: number}, {type: null}]`, what pydantic writes for
-    `float | None`) accepts a number or null; a schema with no type at all accepts a string.
-    """
-    kind = schema.get("type")
-    out: list[str] = [kind] if isinstance(kind, str) else [k for k in kind or [] if isinstance(k, str)]
-    for key in ("anyOf", "oneOf"):
-        for branch in schema.get(key) or []:
-            if isinstance(branch, dict):
-                out += [t for t in schema_types(branch) if t not in out]
-    return out or ["string"]
 
 
 _NULL = {"null", "none", ""}

@@ -83,6 +83,7 @@ class AutoRepair(BlockRules):
         self.pending: int | None = None  # output index of an action waiting for its block
         self.pending_type = ""
         self.pending_blank: list[int] = []
+        self.steal_line = 0
         self.in_question = 0
         self.last_prose: tuple[int, str] | None = None
         self.prose_end = -1
@@ -166,6 +167,7 @@ class AutoRepair(BlockRules):
             if s[:2] == "--" and _LANG_FENCE.fullmatch(s):
                 self._fix("fence_with_language", ln, s, pending)
                 return self._fence(i, "--", "--", None)
+            self.steal_line = ln  # a bare verb line here would take the waiting action's block
             self._flush_pending()
         core = s if c in _PLAIN_START or (c.isalpha() and c not in "sSaA") else undecorate(s)  # (its own first test)
         if core[0] == "$":
@@ -202,11 +204,15 @@ class AutoRepair(BlockRules):
         if m is not None:
             idx = self._emit(f"$ {m.group(1)} @ {m.group(2)}", ln)
             nxt = self.lines[i + 1] if i + 1 < len(self.lines) else ""
-            if is_dash_fence(nxt) and nxt[:1] == "-":
-                # seed §4.1 `_fix_missing_symbols`: `create a.py` directly followed by a `--`
-                # block is the model's declaration without its symbols; it runs (penalised)
+            if (is_dash_fence(nxt) and nxt[:1] == "-" and pm is None and s[: len(m.group(1))] == m.group(1)
+                    and self.steal_line != ln):  # fmt: skip
+                # seed §4.1 `_fix_missing_symbols`: a line that starts with the verb (`create a.py`)
+                # directly followed by a `--` block is the model's declaration without its
+                # symbols; it runs (penalised). A list item (`- run x.sh`, `2. run x.py`), a
+                # decorated verb, or a line right after a declared action that is still waiting
+                # for its block (it would take that block) is a guess, never run.
                 self._fix("missing_symbols", ln, plain, idx)
-            else:  # a verb and a file in prose: proposed, never run
+            else:  # a verb and a file in prose or a list: proposed, never run
                 self.res.guesses[idx] = "missing_action_symbol"
                 self._fix("missing_action_symbol", ln, plain, idx)
             self._in_block(idx, ln, plain)

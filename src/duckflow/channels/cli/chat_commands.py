@@ -1,0 +1,131 @@
+"""The chat's own slash commands: /undo, /redo, /diff, /status, /model, /help — and an unknown /word refused at once.
+
+`is_command(text)` tells a command from a message; the router's commands (/plan, /code,
+/local …) are messages for the router and pass through. An unknown `/word` never reaches the
+model: it is refused with the list (`/help`). `/undo` restores the workspace before the last
+change Duckflow made (the same checkpoints as `duckflow undo`), `/redo` brings it back, `/diff`
+shows what the last change did, `/status` says in words where the task stands.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from pathlib import Path
+from typing import Any
+
+HELP = """Commands
+  /undo            undo the last change Duckflow made (/redo brings it back)
+  /diff            show what the last change did
+  /status          where the task stands          /model  which model answers
+  /cancel          stop what runs now (Ctrl-C pauses; "continue" goes on)
+  /constraint TEXT a rule for the rest of the task
+  /remember TEXT   keep it for next time          /sessions  the saved sessions
+  /verbose         show or hide the protocol, steps and tool results
+  /help            this list                      /quit (or Ctrl-D) ends the chat
+Routing, at the start of a message
+  /chat /plan /analyze /ops /research /code /code1 /code2 /code3
+  /local (no cloud models) · /cloud (allow them again)
+While it works: ask a question · type a correction · stop or Ctrl-C pauses
+Approvals: y(es) · n(o), then say what to do instead · e(dit) · a(lways) · d(etails)"""
+OWN = ("undo", "redo", "diff", "status", "model", "help", "quit", "exit", "cancel", "constraint", "remember",
+       "set", "resume", "sessions", "debug", "verbose")
+ROUTER = ("chat", "plan", "analyze", "ops", "research", "code", "code1", "code2", "code3", "local", "cloud")
+_WORD = re.compile(r"^\s*[/／]([A-Za-z][A-Za-z0-9_-]*)")
+
+
+def command_word(text: str) -> str | None:
+    """`undo` for `/undo …`; None when the text is not a slash command."""
+    m = _WORD.match(text)
+    return m.group(1).lower() if m else None
+
+
+def unknown(word: str) -> str:
+    close = difflib.get_close_matches(word, OWN + ROUTER, n=1)
+    hint = f" Did you mean /{close[0]}?" if close else ""
+    return f"/{word} is not a command, so nothing was sent.{hint} /help lists them."
+
+
+def status_text(state: Any, busy: bool) -> str:
+    """Where the task stands, in words (no step or status names, vitals or ids)."""
+    from duckflow.channels.present import headline
+
+    lines = [f"Task: {state.task or '(none yet)'}"]
+    if busy:
+        lines.append("Working on it now.")
+    elif state.pending_gate and state.pending_job:
+        job = state.pending_job
+        lines.append(f"Waiting for you to approve: {headline(job.get('request') or {}, job.get('call'))} "
+                     f"(job {str(job.get('job_id', ''))[:8]})")
+    elif state.step.value == "DONE":
+        lines.append("Done.")
+    elif state.status.value == "REQUIRES_USER_INPUT":
+        lines.append("Waiting for your answer.")
+    else:
+        lines.append("Stopped part-way: say \"continue\" to go on.")
+    if state.constraints:
+        lines.append("Rules: " + "; ".join(state.constraints))
+    if state.plan_brief:
+        lines.append("Plan: " + " → ".join(state.plan_brief))
+    made = list(dict.fromkeys(state.memory.files_created))
+    if made:
+        lines.append("Files created: " + ", ".join(made[-8:]))
+    return "\n".join(lines)
+
+
+class Changes:
+    """/undo, /redo and /diff over the workspace's checkpoints (DUCKFLOW_HOME, as `duckflow undo`)."""
+
+    def __init__(self, root: str | Path) -> None:
+        self.root = str(root)
+        self.redo_ids: list[int] = []  # checkpoints holding the state before each /undo
+
+    def _open(self) -> Any:
+        from duckflow.errors import DuckflowError
+        from duckflow.workspace.checkpoints import Checkpoints, has_checkpoints
+
+        if not has_checkpoints(self.root):
+            raise DuckflowError("nothing to undo: Duckflow has not changed this workspace yet")
+        return Checkpoints(self.root)
+
+    def undo(self) -> str:
+        cps = self._open()
+        try:
+            result = cps.undo(None)
+        finally:
+            cps.close()
+        self.redo_ids.append(result.saved_as)
+        return f"Undone: {', '.join(result.restored)} restored as before. /redo brings the change back."
+
+    def redo(self) -> str:
+        from duckflow.errors import DuckflowError
+
+        if not self.redo_ids:
+            raise DuckflowError("nothing to redo: /undo first")
+        cps = self._open()
+        try:
+            result = cps.undo(self.redo_ids.pop())
+        finally:
+            cps.close()
+        return f"Redone: {', '.join(result.restored)} changed again."
+
+    def diff(self) -> str:
+        """A unified diff of the last change not undone: the file before it → the file now."""
+        cps = self._open()
+        try:
+            row = cps._db.execute("SELECT id, summary FROM checkpoints WHERE undone = 0 AND tool != 'undo' "
+                                  "ORDER BY id DESC LIMIT 1").fetchone()
+            if row is None:
+                return "No change to show."
+            out: list[str] = []
+            for e in cps._db.execute("SELECT path, existed, blob FROM entries WHERE checkpoint_id = ? "
+                                     "AND kind != 'dir' ORDER BY seq", (row["id"],)).fetchall():
+                before = cps._load(e["blob"]).decode("utf-8", "replace") if e["existed"] and e["blob"] else ""
+                now_path = Path(self.root) / e["path"]
+                now = now_path.read_text("utf-8", "replace") if now_path.is_file() else ""
+                out += difflib.unified_diff(before.splitlines(keepends=True), now.splitlines(keepends=True),
+                                            "/dev/null" if not e["existed"] else f"a/{e['path']}",
+                                            f"b/{e['path']}" if now_path.exists() else "/dev/null")
+        finally:
+            cps.close()
+        return "".join(out) or "The last change left no difference in the files."

@@ -1,0 +1,344 @@
+// What a person reads on the web page: the chunk stream turned into a conversation — prose in
+// bubbles, one collapsed row per action, the approval card inline at the end, a timeline of events,
+// and the raw trace (every chunk, as before) behind the "Details" switch. Every text from the
+// server goes in with textContent: model output is never HTML.
+"use strict";
+
+const Talk = (() => {
+  // notices a person needs to read; the rest (route, vitals, codec, raw replies...) stay in the trace
+  const CHAT_NOTICES = new Set(["queued", "paused", "constraint", "auto_approved", "approval_refused",
+    "approval_stale", "overwrite", "copied_example", "router", "images", "question"]);
+  const ENDINGS = { done: "Done", approval: "Waiting for your approval", input: "Waiting for your answer",
+    error: "Stopped on an error", paused: "Paused", stopped: "Stopped" };
+
+  function el(tag, cls, text) {
+    const n = document.createElement(tag);
+    if (cls) n.className = cls;
+    if (text !== undefined && text !== null) n.textContent = String(text);
+    return n;
+  }
+  const clip = (s, n) => { s = String(s || "").replace(/\s+/g, " ").trim(); return s.length > n ? s.slice(0, n - 1) + "…" : s; };
+  const lineCount = (t) => (t ? String(t).replace(/\n$/, "").split("\n").length : 0);
+  const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
+  const clock = (iso) => { const d = iso ? new Date(iso) : new Date(); return d.toTimeString().slice(0, 8); };
+  const parse = (s) => { try { const v = JSON.parse(s); return v && typeof v === "object" ? v : null; } catch (e) { return null; } };
+
+  function diffCounts(diff) {
+    let add = 0, del = 0;
+    for (const l of String(diff || "").split("\n")) {
+      if (l.startsWith("+") && !l.startsWith("+++")) add++;
+      else if (l.startsWith("-") && !l.startsWith("---")) del++;
+    }
+    return { add, del };
+  }
+  const pm = (c) => `(+${c.add} −${c.del})`;
+
+  function blockCounts(content) {  // SEARCH/REPLACE blocks: lines added and removed, by a small LCS
+    const re = /<{5,9} ?SEARCH[^\n]*\n([\s\S]*?)\n?={5,9}\n([\s\S]*?)\n?>{5,9} ?REPLACE/g;
+    let m, add = 0, del = 0, found = false;
+    while ((m = re.exec(String(content || "")))) {
+      found = true;
+      const a = m[1] ? m[1].split("\n") : [], b = m[2] ? m[2].split("\n") : [];
+      if (a.length * b.length > 40000) { add += b.length; del += a.length; continue; }
+      let prev = new Array(b.length + 1).fill(0);
+      for (let i = 1; i <= a.length; i++) {
+        const row = [0];
+        for (let j = 1; j <= b.length; j++) row[j] = a[i - 1] === b[j - 1] ? prev[j - 1] + 1 : Math.max(prev[j], row[j - 1]);
+        prev = row;
+      }
+      add += b.length - prev[b.length]; del += a.length - prev[b.length];
+    }
+    return found ? { add, del } : null;
+  }
+
+  // one line per action: "Edit calc.py (+2 −0)", "Run python3 hello.py → exit 0, 15 lines"
+  function actionLabel(name, a, diff, result) {
+    a = a || {};
+    const counts = diff ? diffCounts(diff) : null;
+    switch (name) {
+      case "read_file": return `Read ${a.path}${a.start_line ? ` (lines ${a.start_line}–${a.end_line || "end"})` : ""}`;
+      case "list_files": return a.path && a.path !== "." ? `List ${a.path}` : "List the files";
+      case "search_code": return `Search for “${clip(a.query, 40)}”`;
+      case "write_file": {
+        const created = result ? result.created : String(diff || "").startsWith("--- /dev/null");
+        if (created) return `Create ${a.path} (+${counts ? counts.add : lineCount(a.content)})`;
+        return counts ? `Edit ${a.path} ${pm(counts)}` : `Rewrite ${a.path} (${plural(lineCount(a.content), "line")})`;
+      }
+      case "edit_file": {
+        const c = counts || blockCounts(a.content);
+        return c ? `Edit ${a.path} ${pm(c)}` : `Rewrite ${a.path} (${plural(lineCount(a.content), "line")})`;
+      }
+      case "execute_shell": return `Run ${clip(a.command, 60)}`;
+      case "run_tests": return a.command ? `Run the tests (${clip(a.command, 40)})` : "Run the tests";
+      case "create_directory": return `Create folder ${a.path}`;
+      case "delete_path": return `Delete ${a.path}`;
+      case "move_path": return `Move ${a.src} to ${a.dst}`;
+      default: return `${name} ${clip(Object.values(a).filter((v) => typeof v !== "object").join(" "), 50)}`.trim();
+    }
+  }
+
+  function resultNote(name, content, isError) {
+    if (isError) return " → failed: " + clip(String(content).split("\n")[0], 90);
+    const r = parse(content);
+    if (r && "exit_code" in r) {
+      if (r.ran === false) return " → not run" + (r.advice ? ": " + clip(r.advice, 80) : "");
+      if (r.timed_out) return " → timed out";
+      const out = lineCount(r.stdout) + lineCount(r.stderr);
+      return ` → exit ${r.exit_code}${out ? ", " + plural(out, "line") : ""}`;
+    }
+    if (name === "list_files" && r && Array.isArray(r.entries)) return r.entries.length ? ` → ${plural(r.entries.length, "entry")}` : " → empty";
+    if (name === "search_code" && r && Array.isArray(r.results)) return ` → ${plural(r.results.length, "match")}`;
+    return "";
+  }
+
+  function approvalHeadline(r) {
+    const op = r.operation || {}, paths = op.paths || [], path = paths[0] || "";
+    const diff = r.diff_preview || "", c = diffCounts(diff);
+    switch (op.tool) {
+      case "write_file": {
+        const base = (op.extra && op.extra.base) || {};
+        if (base[path] === "absent" || diff.startsWith("--- /dev/null")) return `Create ${path} — ${plural(c.add, "line")}`;
+        return `Change ${path} ${pm(c)}`;
+      }
+      case "edit_file": return `Edit ${path} ${pm(c)}`;
+      case "execute_shell": return `Run ${clip(op.command, 80)}`;
+      case "run_tests": return op.command ? `Run the tests: ${clip(op.command, 60)}` : "Run the tests";
+      case "delete_path": return `Delete ${paths.join(", ")}`;
+      case "move_path": return `Move ${paths[0]} to ${paths[1] || "?"}`;
+      case "create_directory": return `Create folder ${path}`;
+      default: return clip(r.summary || r.intent || "Allow this action?", 90);
+    }
+  }
+
+  // a reply's text without what the page shows elsewhere: plan ids, tool results, the approval line
+  function cleanReply(text) {
+    return String(text || "").split(/\n\n+/).filter((p) => {
+      const t = p.trim();
+      if (!t || /^\(plan [\w-]+ \w+\)$/.test(t) || /^Waiting for your approval: job /.test(t)) return false;
+      return !t.split("\n").every((l) => /^- \w+\(.*\) → /.test(l));
+    }).join("\n\n").trim();
+  }
+
+  function diffBlock(text) {
+    const pre = el("pre", "diff");
+    for (const line of String(text).replace(/\n$/, "").split("\n")) {
+      if (/^(---|\+\+\+) |^@@ -0,0 /.test(line)) continue;  // the file is named in the headline; a new file has one hunk
+      const cls = line.startsWith("+") && !line.startsWith("+++") ? "add" : line.startsWith("-") && !line.startsWith("---") ? "del" : line.startsWith("@@") ? "hunk" : "";
+      pre.appendChild(el("span", cls, line + "\n"));
+    }
+    return pre;
+  }
+
+  function fields(obj) {  // key: value lines (never JSON) for an action's expanded details
+    const pre = el("pre", "fields");
+    pre.textContent = Object.entries(obj || {}).filter(([, v]) => v !== null && v !== "" && v !== undefined)
+      .map(([k, v]) => `${k}: ${typeof v === "object" ? JSON.stringify(v) : v}`).join("\n");
+    return pre;
+  }
+
+  class Conversation {
+    constructor(log, timeline, hooks) {
+      Object.assign(this, { log, timeline, hooks, bubble: null, streamed: false, echo: [], rows: new Map(),
+        cards: new Map(), diffs: new Map() });
+      this.typing = el("div", "typing", "Working…"); this.typing.hidden = true; log.appendChild(this.typing);
+    }
+
+    add(node) {  // every visible item goes before the "working" line; prose after it starts a new bubble
+      const stick = this.hooks.nearBottom();
+      this.log.insertBefore(node, this.typing);
+      if (!node.classList.contains("trace") && !node.classList.contains("bot")) this.bubble = null;
+      this.hooks.added(stick);
+      return node;
+    }
+
+    working(on) {  // "Working… 12 s" from a turn's start to its end (a local model can take minutes)
+      if (on && this.since) return;
+      clearInterval(this.ticker); this.typing.hidden = !on; this.since = on ? Date.now() : 0;
+      this.typing.textContent = "Working…";
+      if (on) this.ticker = setInterval(() => {
+        if (!this.typing.isConnected) return clearInterval(this.ticker);
+        const s = Math.round((Date.now() - this.since) / 1000);
+        if (s >= 2) this.typing.textContent = `Working… ${s} s`;
+      }, 1000);
+    }
+
+    event(time, text, kind) {
+      const li = el("li", kind || "");
+      li.append(el("time", "", clock(time)), el("span", "", text));
+      this.timeline.appendChild(li);
+    }
+
+    trace(c) {
+      const d = c.data || {};
+      const what = c.type === "delta" ? JSON.stringify(d.text) : JSON.stringify(d).slice(0, 240);
+      this.add(el("div", "trace", `${c.seq} ${clock(c.time)} ${c.agent || ""} ${c.type} ${what}`));
+    }
+
+    mine(text, note) {  // the person's own words, shown at once (the server's echo is then skipped)
+      this.add(el("div", "msg user" + (note ? " note" : ""), text));
+      this.echo.push(text);
+    }
+
+    prose(text, agent) {
+      if (!this.bubble || this.bubble.dataset.agent !== agent) {
+        this.bubble = this.add(el("div", "msg bot"));
+        this.bubble.dataset.agent = agent;
+      }
+      this.bubble.textContent += text;
+      this.hooks.added(this.hooks.nearBottom());
+    }
+
+    line(text, cls) { this.add(el("div", "line " + (cls || ""), text)); }
+
+    show(c) {
+      this.trace(c);
+      const d = c.data || {}, agent = c.agent || "";
+      switch (c.type) {
+        case "notice": return this.notice(c, d);
+        case "delta":
+          if (/\.specialized$/.test(agent) || !d.text) return;  // the protocol text: trace only
+          this.prose(d.text, agent); this.streamed = true; return;
+        case "reply": {
+          const text = this.streamed ? "" : cleanReply(d.text);
+          this.streamed = false; this.bubble = null;
+          if (text) { this.prose(text, agent); this.bubble = null; }
+          return;
+        }
+        case "decision":  // a single-call step's thought is the model's prose; two-call reasons stay in the trace
+          if (d.pattern === "single_call" && d.rationale && !/^\(no thought/.test(d.rationale)) { this.prose(d.rationale, "thought"); this.bubble = null; }
+          return;
+        case "tool_call": return this.action(c, d);
+        case "tool_response": return this.result(c, d);
+        case "approval": return d.phase === "answer" ? this.answered(c, d) : this.approval(c, d);
+        case "progress": if (d.phase === "start") this.working(true); return;
+        case "error":
+          this.line(`Something went wrong: ${d.message}${d.hint ? " — " + d.hint : ""}`, "error"); this.errored = true;
+          this.event(c.time, "Error: " + clip(d.message, 60), "bad"); return;
+        case "warning": this.line("⚠ " + d.message, "warn"); return;
+        case "done":
+          this.working(false); this.bubble = null; this.streamed = false;
+          if (d.ending === "error" && d.text && !this.errored) this.line(d.text, "error");
+          if (d.ending === "approval" && this.again) this.line("An approval is still waiting: answer it first, then send your message again.", "warn");
+          this.again = false;
+          this.errored = false;
+          this.event(c.time, ENDINGS[d.ending] || "Turn ended", d.ending === "error" ? "bad" : d.ending === "done" ? "end done" : "end");
+          this.hooks.done(d);
+      }
+    }
+
+    notice(c, d) {
+      if (d.code === "route") {
+        const text = d.details && d.details.text;
+        this.event(c.time, text ? `You asked: “${clip(text, 40)}”` : "Turn started", "start");
+        if (text && this.echo[0] === text) this.echo.shift();
+        else if (text) this.add(el("div", "msg user", text));
+        this.working(true);
+        return;
+      }
+      if (d.code === "proposed" || d.code === "refused_call") {
+        const call = (d.details && d.details.call) || {};
+        const label = actionLabel(call.name, call.arguments, null, null);
+        this.row(null, `${label} — ${d.code === "proposed" ? "proposed, not run" : "refused"}`, "skip", fields(call.arguments));
+        return;
+      }
+      if (CHAT_NOTICES.has(d.code)) this.line(d.message);
+    }
+
+    row(id, label, cls, more) {
+      const row = el("details", "action " + cls);
+      const sum = el("summary");
+      sum.append(el("span", "mark", { ok: "✓", bad: "✗", run: "…", skip: "–" }[cls] || "·"), el("span", "label", label), el("span", "note", ""));
+      row.append(sum, more || el("div"));
+      if (id) this.rows.set(id, row);
+      return this.add(row);
+    }
+
+    action(c, d) {
+      const a = d.arguments || {};
+      const key = `${d.name}|${a.path || ""}`;
+      const diff = this.diffs.get(key);
+      const more = el("div", "more");
+      if (diff) more.appendChild(diffBlock(diff));
+      else if (a.content !== undefined) more.appendChild(el("pre", "fields", a.content));
+      else more.appendChild(fields(a));
+      const row = this.row(d.id, actionLabel(d.name, a, diff, null), "run", more);
+      row.dataset.name = d.name; row.dataset.key = key;
+      row.args = a;
+    }
+
+    result(c, d) {
+      let row = this.rows.get(d.id);
+      if (!row) row = this.row(d.id, actionLabel(d.name, {}, null, null), "run", el("div", "more"));
+      const r = parse(d.content);
+      const label = actionLabel(d.name, row.args || {}, this.diffs.get(row.dataset.key), r);
+      row.className = "action " + (d.is_error ? "bad" : "ok");
+      row.querySelector(".mark").textContent = d.is_error ? "✗" : "✓";
+      row.querySelector(".label").textContent = label;
+      row.querySelector(".note").textContent = resultNote(d.name, d.content, d.is_error);
+      const more = row.querySelector(".more");
+      if (r && "exit_code" in r) {
+        more.appendChild(el("pre", "fields", [r.stdout, r.stderr].filter(Boolean).join("\n") || "(no output)"));
+      } else if (d.name === "read_file" || d.is_error) {
+        more.appendChild(el("pre", "fields", String(d.content).slice(0, 8000)));
+      } else if (d.name === "list_files" && r && Array.isArray(r.entries)) {
+        more.appendChild(el("pre", "fields", r.entries.join("\n") || "(empty)"));
+      }
+      this.event(c.time, (d.is_error ? "Failed: " : "") + label, d.is_error ? "bad" : "act");
+    }
+
+    approval(c, d) {
+      const r = d.request || {}, op = r.operation || {};
+      if (this.cards.has(d.job_id)) { this.again = true; this.hooks.attention(this.cards.get(d.job_id)); return; }
+      const card = el("div", "card"); card.dataset.job = d.job_id;
+      const headline = approvalHeadline(r);
+      card.append(el("div", "ask", "Needs your approval"), el("strong", "headline", headline));
+      if (r.rationale) card.appendChild(el("p", "why", r.rationale));
+      if (r.hard_required && r.hard_required.length) card.appendChild(el("p", "hard", "You must decide this yourself: " + r.hard_required.join(", ")));
+      if (r.diff_preview) { card.appendChild(diffBlock(r.diff_preview)); this.diffs.set(`${op.tool}|${(op.paths || [])[0] || ""}`, r.diff_preview); }
+      else if (op.command) card.appendChild(el("pre", "fields", "$ " + op.command));
+      const points = el("details", "points");
+      points.appendChild(el("summary", "", "Impact, alternatives, risk"));
+      const dl = el("dl");
+      const risk = `${r.risk || "unknown"} risk${r.reversible === false ? ", cannot be undone" : r.reversible ? ", can be undone" : ""}`;
+      for (const [k, v] of [["Impact", r.impact], ["Instead", r.alternatives], ["Risk", risk],
+        ["Undo", r.rollback], ["Job", String(d.job_id).slice(0, 8)]]) if (v) dl.append(el("dt", "", k), el("dd", "", v));
+      points.appendChild(dl); card.appendChild(points);
+      const buttons = el("div", "buttons choices");
+      const yes = el("button", "approve", "Approve"), no = el("button", "deny", "Deny…");
+      yes.type = no.type = "button"; buttons.append(yes, no);
+      const form = el("form", "deny-form"); form.hidden = true;
+      const box = el("textarea"); box.rows = 2; box.placeholder = "Optional: your words go to Duckflow with the denial";
+      const label = el("label", "instead", "What should it do instead?"); label.appendChild(box);
+      const send = el("button", "deny", "Deny"), back = el("button", "", "Cancel");
+      send.type = "submit"; back.type = "button";
+      const fb = el("div", "buttons"); fb.append(send, back); form.append(label, fb);
+      yes.onclick = () => this.hooks.decide(d.job_id, true, "", card);
+      no.onclick = () => { buttons.hidden = true; form.hidden = false; box.focus(); this.hooks.attention(card); };
+      back.onclick = () => { buttons.hidden = false; form.hidden = true; };
+      box.addEventListener("keydown", (e) => { if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); form.requestSubmit(); } });
+      form.onsubmit = (e) => { e.preventDefault(); this.hooks.decide(d.job_id, false, box.value.trim(), card); };
+      card.append(buttons, form, el("p", "answer"));
+      this.cards.set(d.job_id, card);
+      this.add(card);
+      this.event(c.time, "Approval asked: " + headline, "ask");
+      this.hooks.attention(card);
+    }
+
+    answered(c, d) {
+      const card = this.cards.get(d.job_id);
+      const who = d.by && !/^web(:page)?$/.test(d.by) ? ` (${d.by})` : "";
+      const note = d.note || (card && card.note) || "";
+      if (card) {
+        card.classList.add("decided");
+        card.querySelectorAll(".buttons, .deny-form").forEach((b) => b.remove());
+        card.querySelector(".answer").textContent = (d.granted ? "Approved" : "Denied") + who + (note ? ` — “${note}”` : "");
+      }
+      this.event(c.time, (d.granted ? "Approved" : "Denied") + who, d.granted ? "ok" : "bad");
+      this.hooks.answered();
+    }
+
+    open() { return [...this.cards.values()].filter((c) => !c.classList.contains("decided")); }
+  }
+
+  return { Conversation, el, clip, actionLabel, approvalHeadline, cleanReply };
+})();

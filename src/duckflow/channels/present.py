@@ -1,0 +1,366 @@
+"""What a person reads, made from the one Chunk stream: prose, one line per action, the approval card, plain stops.
+
+Every channel (the terminal, Slack, LINE) shows the same words. `Presenter.feed(chunk)` turns
+one chunk into `Line`s, each with the level it needs: `person` (the default view: the model's
+prose, `Edit calc.py (+2 −0)`, `Run python3 hello.py → exit 0, 15 lines`, the approval card, a
+sentence for a stop or an error), `verbose` (protocol text, state moves, decisions, plans, tool
+JSON) or `debug` (everything else: refused moves, token counts, every notice). A `status` line
+says what is being waited on: "Reading the prompt" until the model's first piece arrives, then
+"Writing · 312 characters" as its (hidden) protocol text grows, a command while it runs; a
+channel with one updating line shows it there, others may ignore it. No rich, no I/O.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Level = Literal["person", "verbose", "debug"]
+LEVELS: dict[str, int] = {"person": 0, "verbose": 1, "debug": 2}
+Kind = Literal["prose", "action", "approval", "answer", "stop", "error", "note", "detail", "status"]
+
+MAIN, CHAT = "companion", "companion.chat"  # the person-facing agents; others write protocol text
+PROSE_AGENTS = (MAIN, CHAT, "worker", "coder", "router")
+_PLAN_ID = re.compile(r"\bplan[- ]plan-\d{8}-\d+\b( step \d+)?:?\s*|\bplan-\d{8}-\d+\b\s*")
+_MACHINE = re.compile(r"\b(\w+) proposed while planning( \(optional\))?")
+_RESULT_LINE = re.compile(r"^- \w+\(.*\) → (ok|error|refused|proposed)")
+_WAITING = re.compile(r"^(Waiting for your approval|approval: waiting|\(plan plan-\S+ \w+\)$)", re.I)
+_STEP_WORDS = re.compile(r"\b(PLANNING|EXECUTION|REVIEW|AWAITING_APPROVAL|REQUIRES_USER_INPUT|IN_PROGRESS)\b")
+# notices a person reads by default (the rest: --verbose / --debug)
+PERSON_NOTICES = {"approval_stale": "", "proposed": "Proposed, not run: ",
+                  "refused_call": "Refused: ", "question": "", "constraint": "", "paused": "",
+                  "overwrite": "", "copied_example": "", "bundled_model": "", "loading": ""}
+VERBOSE_NOTICES = ("auto_approved", "vitals", "plan_progress", "deviation", "plan_no_actions", "codec")  # raw_reply: --debug
+ENDINGS = {
+    "no_progress": "I stopped: the last turns changed nothing. Tell me what to do differently.",
+    "max_turns": "I stopped at the turn limit before finishing. Say \"continue\" to go on.",
+    "blocked": "I stopped: the token budget for this session is used up.",
+    "input": "",  # the reply above already asks
+    "error": "Something failed (see above).",
+}
+
+
+@dataclass
+class Line:
+    kind: Kind
+    text: str
+    level: Level = "person"
+    data: dict[str, Any] = field(default_factory=dict)  # e.g. the approval card's parts
+
+
+def visible(line: Line, level: str) -> bool:
+    return LEVELS[line.level] <= LEVELS.get(level, 0)
+
+
+def scrub(text: str) -> str:
+    """Engine words out of a sentence a person reads: plan ids, `write_file proposed while planning`."""
+    text = _PLAN_ID.sub("", text)
+    text = re.sub(r"\b(create|edit|delete|read|run|test|move) @ ", r"\1 ", text)  # Sym-Ops' `verb @ path`
+    text = _MACHINE.sub(lambda m: m.group(1).replace("_", " "), text)
+    return " ".join(text.split()) if "\n" not in text else text.strip()
+
+
+def short_job(job_id: Any) -> str:
+    return str(job_id or "")[:8]
+
+
+def _count(text: str) -> int:
+    return len(text.splitlines()) if text else 0
+
+
+def diff_stats(diff: str) -> tuple[int, int]:
+    """(+added, −removed) lines of a unified diff."""
+    plus = minus = 0
+    for ln in diff.splitlines():
+        if ln.startswith("+") and not ln.startswith("+++"):
+            plus += 1
+        elif ln.startswith("-") and not ln.startswith("---"):
+            minus += 1
+    return plus, minus
+
+
+def _edit_stats(content: str) -> tuple[int, int]:
+    """(+, −) of SEARCH/REPLACE blocks; a whole-file edit counts its lines as added."""
+    if "<<<<<<< SEARCH" not in content:
+        return _count(content), 0
+    plus = minus = 0
+    part = ""
+    for ln in content.splitlines():
+        if ln.startswith("<<<<<<<"):
+            part = "search"
+        elif ln.startswith("=======") and part == "search":
+            part = "replace"
+        elif ln.startswith(">>>>>>>"):
+            part = ""
+        elif part == "search":
+            minus += 1
+        elif part == "replace":
+            plus += 1
+    return plus, minus
+
+
+def _target(args: dict[str, Any]) -> str:
+    return str(args.get("path") or args.get("command") or args.get("query") or args.get("src") or "")
+
+
+def action_text(name: str, args: dict[str, Any], diff: str = "") -> str:
+    """One action in words: `Create hello.py (+6)`, `Edit calc.py (+2 −0)`, `Run pytest -q`."""
+    path = str(args.get("path") or "")
+    if name in ("write_file", "edit_file"):
+        plus, minus = diff_stats(diff) if diff else (
+            (_count(str(args.get("content", ""))), 0) if name == "write_file"
+            else _edit_stats(str(args.get("content", ""))))
+        verb = "Edit" if name == "edit_file" or (diff and not diff.startswith("--- /dev/null")) else "Create"
+        return f"{verb} {path} (+{plus} −{minus})"
+    if name in ("execute_shell", "run_tests"):
+        return f"Run {args.get('command') or 'the tests'}"
+    if name == "read_file":
+        return f"Read {path}"
+    if name == "list_files":
+        return f"List {path or '.'}"
+    if name == "search_code":
+        return f"Search for {args.get('query', '')!r}"
+    if name == "delete_path":
+        return f"Delete {path}"
+    if name == "move_path":
+        return f"Move {args.get('src', '')} → {args.get('dst', '')}"
+    if name == "create_directory":
+        return f"Create folder {path}"
+    return f"{name.replace('_', ' ').capitalize()} {_target(args)}".rstrip()
+
+
+def result_text(name: str, content: str) -> str:
+    """What a tool's result adds to its action line: `→ exit 0, 15 lines`; '' when nothing."""
+    try:
+        data = json.loads(content)
+    except (ValueError, TypeError):
+        data = None
+    if name == "read_file" and not isinstance(data, dict):
+        n = _count(content)
+        return f"→ {n} line{'s' if n != 1 else ''}"
+    if not isinstance(data, dict):
+        return ""
+    if "exit_code" in data:
+        if not data.get("ran", True):
+            return "→ not run" + (f": {data['advice']}" if data.get("advice") else "")
+        if data.get("timed_out"):
+            return "→ timed out"
+        out = str(data.get("stdout", "")) + str(data.get("stderr", ""))
+        return f"→ exit {data.get('exit_code')}, {_count(out)} line{'s' if _count(out) != 1 else ''}"
+    if name == "list_files" and isinstance(data.get("entries"), list):
+        n = len(data["entries"])
+        return f"→ {n} entr{'ies' if n != 1 else 'y'}"
+    if name == "read_file" and isinstance(data.get("content"), str):
+        return f"→ {_count(data['content'])} lines"
+    if name == "search_code" and isinstance(data.get("matches"), list):
+        return f"→ {len(data['matches'])} matches"
+    return ""
+
+
+def error_text(content: str) -> str:
+    try:
+        data = json.loads(content)
+    except (ValueError, TypeError):
+        return " ".join(content.split())[:200]
+    if isinstance(data, dict):
+        msg = data.get("message") or data.get("error") or data.get("reason") or content
+        return " ".join(str(msg).split())[:200]
+    return " ".join(content.split())[:200]
+
+
+def headline(request: dict[str, Any], call: dict[str, Any] | None = None) -> str:
+    """The approval's first line, a sentence about the change: `Create hello.py — 6 lines`."""
+    call = call or {}
+    op = request.get("operation") or {}
+    name = str(call.get("name") or op.get("tool") or "")
+    args = dict(call.get("arguments") or {})
+    paths = list(op.get("paths") or request.get("affected") or [])
+    if paths and "path" not in args:
+        args["path"] = paths[0]
+    if op.get("command") and "command" not in args:
+        args["command"] = op["command"]
+    diff = str(request.get("diff_preview") or "")
+    if name in ("write_file", "edit_file") and args.get("path") and not diff and "content" not in args:
+        return f"{'Write' if name == 'write_file' else 'Edit'} {args['path']}"  # nothing to count
+    if name in ("write_file", "edit_file") and args.get("path"):
+        plus, minus = diff_stats(diff) if diff else _edit_stats(str(args.get("content", "")))
+        if name == "write_file" and (not diff or diff.startswith("--- /dev/null")):
+            return f"Create {args['path']} — {plus} line{'s' if plus != 1 else ''}"
+        return f"Edit {args['path']} — +{plus} −{minus} lines"
+    if name:
+        return action_text(name, args)
+    intent = scrub(str(request.get("intent") or request.get("summary") or ""))
+    return intent[:1].upper() + intent[1:] if intent else "A change needs your approval"
+
+
+def card(request: dict[str, Any], call: dict[str, Any] | None, job_id: Any) -> dict[str, Any]:
+    """The approval card's parts: headline, the five points in words, the diff, a short job id."""
+    points = [("Why", scrub(str(request.get("rationale") or ""))),
+              ("Impact", str(request.get("impact") or "").replace("`duckflow undo`", "/undo")),
+              ("Instead", str(request.get("alternatives") or "")),
+              ("Risk", str(request.get("risk") or "?"))]
+    hard = request.get("hard_required") or []
+    if hard:
+        points.append(("A person must decide", ", ".join(str(h) for h in hard)))
+    return {"headline": headline(request, call), "points": [(k, v) for k, v in points if v],
+            "diff": str(request.get("diff_preview") or ""), "job": short_job(job_id),
+            "job_id": str(job_id or "")}
+
+
+def card_text(parts: dict[str, Any], *, diff_lines: int = 40) -> str:
+    """The card as plain text (chat channels without their own layout)."""
+    lines = [f"{parts['headline']}  (job {parts['job']})"]
+    lines += [f"{k}: {v}" for k, v in parts["points"]]
+    diff = parts["diff"].splitlines()
+    if diff:
+        lines += diff[:diff_lines] + ([f"… {len(diff) - diff_lines} more lines"] if len(diff) > diff_lines else [])
+    return "\n".join(lines)
+
+
+def ending_sentence(ending: str, message: str = "") -> str:
+    """A plain sentence for how a task stopped ('' when the reply already said it)."""
+    if ending in ("done", "approval", "input"):
+        return ""
+    return ENDINGS.get(ending) or (scrub(message.splitlines()[0]) if message else f"I stopped ({ending}).")
+
+
+class Presenter:
+    """Turns chunks into Lines, remembering what streamed and which call a result answers."""
+
+    def __init__(self) -> None:
+        self.streamed: dict[str, str] = {}  # per agent: text streamed since its last reply
+        self.calls: dict[str, tuple[str, dict[str, Any]]] = {}  # tool call id → (name, arguments)
+        self.diffs: dict[str, str] = {}  # path → the diff its approval showed
+        self.tokens = 0  # streamed pieces of the current model call
+        self.chars = 0  # and their characters (the status line counts them as they arrive)
+        self.waiting = ""  # what the status line says is being waited on
+
+    def feed(self, chunk: Any) -> list[Line]:
+        kind = getattr(chunk, "type", "")
+        return list(getattr(self, f"_on_{kind}", self._other)(chunk, chunk.data))
+
+    def _other(self, chunk: Any, d: Any) -> list[Line]:
+        return [Line("detail", f"{chunk.type}: {d}", "debug")]
+
+    def _status(self, text: str) -> Line:
+        self.waiting = text
+        return Line("status", text)
+
+    def _on_progress(self, chunk: Any, d: Any) -> list[Line]:
+        if d.phase == "end":
+            self.waiting = ""
+            return [Line("status", ""), Line("detail", f"{d.what} took {d.elapsed_ms / 1000:.1f} s", "debug")]
+        self.tokens = self.chars = 0
+        what = d.what
+        if what.startswith("asking "):  # the engine's "asking MODEL (layer)": the model reads the prompt first
+            what = "Reading the prompt"
+        return [self._status(what[:1].upper() + what[1:]), Line("detail", d.what, "verbose")]
+
+    def _on_delta(self, chunk: Any, d: Any) -> list[Line]:
+        self.streamed[chunk.agent] = self.streamed.get(chunk.agent, "") + d.text
+        self.tokens += 1
+        self.chars += len(d.text)
+        if chunk.agent in PROSE_AGENTS:
+            return [Line("prose", d.text, data={"agent": chunk.agent})]
+        return [Line("detail", d.text, "verbose", {"agent": chunk.agent, "stream": True}),
+                self._status(f"Writing · {self.chars} characters")]
+
+    def _on_reply(self, chunk: Any, d: Any) -> list[Line]:
+        streamed = self.streamed.pop(chunk.agent, "")
+        if chunk.agent == MAIN:
+            for agent in [a for a in self.streamed if a != CHAT]:
+                self.streamed.pop(agent)
+        text = d.text[len(streamed):] if streamed and d.text.startswith(streamed) else d.text
+        kept = [ln for ln in text.strip().splitlines()
+                if not _RESULT_LINE.match(ln) and not _WAITING.match(ln)]
+        body = scrub("\n".join(kept)).strip()
+        out = [Line("prose", "", data={"agent": chunk.agent, "end": True})]
+        if body:
+            out.append(Line("prose", body, data={"agent": chunk.agent, "block": True}))
+        return out
+
+    def _on_decision(self, chunk: Any, d: Any) -> list[Line]:
+        return [Line("detail", f"💭 {d.rationale}  [{d.step} · {d.pattern}]", "verbose")]
+
+    def _on_state(self, chunk: Any, d: Any) -> list[Line]:
+        if d.allowed:
+            said = d.reason if "→" in d.reason else f"{d.from_step} → {d.to_step}: {d.reason}"
+            return [Line("detail", f"↪ {said}", "verbose")]
+        return [Line("detail", f"⛔ {d.reason}", "debug")]
+
+    def _on_plan(self, chunk: Any, d: Any) -> list[Line]:
+        states = d.states or ["pending"] * len(d.actions)
+        marks = {"done": "✓", "failed": "✗", "running": "…", "skipped": "-", "pending": "·"}
+        listed = " · ".join(f"{marks.get(s, '·')} {a}" for a, s in zip(d.actions, states, strict=False))
+        out = [Line("detail", f"plan {d.plan_id} {d.status}: {listed}", "verbose")]
+        if d.status == "proposed" and d.actions:
+            steps = [re.sub(r"^(read|list) \.$", "look at the folder", scrub(a.split(":")[0])) for a in d.actions]
+            out.insert(0, Line("note", "Plan: " + ", ".join(s for s in steps if s)))
+        return out
+
+    def _on_tool_call(self, chunk: Any, d: Any) -> list[Line]:
+        self.calls[d.id or d.name] = (d.name, dict(d.arguments))
+        args = {k: (v if len(str(v)) < 200 else f"{str(v)[:200]}…") for k, v in d.arguments.items()}
+        return [self._status(action_text(d.name, d.arguments)),
+                Line("detail", f"→ {d.name} {json.dumps(args, ensure_ascii=False)}", "verbose")]
+
+    def _on_tool_response(self, chunk: Any, d: Any) -> list[Line]:
+        name, args = self.calls.pop(d.id or d.name, (d.name, {}))
+        self.waiting = ""
+        said = action_text(name, args, self.diffs.pop(str(args.get("path", "")), ""))
+        raw = Line("detail", f"{'✗' if d.is_error else '✓'} {d.name}: {' '.join(d.content.split())[:300]}",
+                   "verbose")
+        if d.is_error:
+            return [Line("status", ""), Line("action", f"{said} ✗ {error_text(d.content)}",
+                                              data={"ok": False}), raw]
+        more = result_text(name, d.content)
+        return [Line("status", ""), Line("action", f"{said} {more}".rstrip(), data={"ok": True}), raw]
+
+    def _on_approval(self, chunk: Any, d: Any) -> list[Line]:
+        if d.phase == "request":
+            parts = card(d.request, d.call, d.job_id)
+            for path in (d.request.get("operation") or {}).get("paths") or []:
+                self.diffs[str(path)] = parts["diff"]
+            return [Line("status", ""), Line("approval", parts["headline"], data=parts)]
+        by = "" if not d.by or d.by.startswith("user") else \
+            " automatically" if d.by.startswith("auto") else f" ({d.by})"
+        word = "Approved" if d.granted else "Denied"
+        return [Line("answer", f"{word}{by}", data={"granted": bool(d.granted), "job": short_job(d.job_id)})]
+
+    def _on_notice(self, chunk: Any, d: Any) -> list[Line]:
+        if d.code in PERSON_NOTICES:
+            said = re.sub(r"^paused during \w+", "Paused", scrub(d.message))
+            return [Line("note", PERSON_NOTICES[d.code] + person_words(said))]
+        if "could not" in d.message:
+            return [Line("note", scrub(d.message))]
+        return [Line("detail", f"ℹ {d.message}", "verbose" if d.code in VERBOSE_NOTICES else "debug")]
+
+    def _on_warning(self, chunk: Any, d: Any) -> list[Line]:
+        return [Line("note", f"⚠ {scrub(d.message)}")]
+
+    def _on_error(self, chunk: Any, d: Any) -> list[Line]:
+        self.waiting = ""
+        text = scrub(d.message) + (f" — next: {d.hint}" if d.hint else "")
+        return [Line("status", ""), Line("error", text)]
+
+    def _on_usage(self, chunk: Any, d: Any) -> list[Line]:
+        total = f" (session {d.session_total})" if d.session_total is not None else ""
+        return [Line("detail", f"tokens {d.prompt_tokens}+{d.completion_tokens}{total}", "debug")]
+
+    def _on_done(self, chunk: Any, d: Any) -> list[Line]:
+        self.waiting = ""
+        said = ending_sentence(d.ending or "done", d.text)
+        out = [Line("status", "")]
+        if said and chunk.agent == MAIN:
+            out.append(Line("stop", said))
+        return out
+
+    def _on_handoff(self, chunk: Any, d: Any) -> list[Line]:
+        return [Line("detail", f"handoff {d.phase}: {d.source} → {d.target}", "verbose")]
+
+
+def person_words(text: str) -> str:
+    """A status or step word said plainly (`PLANNING` → `planning`), for lines a person reads."""
+    return _STEP_WORDS.sub(lambda m: m.group(1).lower().replace("_", " "), text)

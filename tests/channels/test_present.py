@@ -1,0 +1,128 @@
+"""The presentation layer: which chunk becomes which line a person reads, and what waits for --verbose."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from duckflow.channels.present import Presenter, card, headline, visible
+from duckflow.core.chunks import (
+    ApprovalChunk,
+    ApprovalData,
+    DecisionChunk,
+    DecisionData,
+    DoneChunk,
+    DoneData,
+    PlanChunk,
+    PlanData,
+    ProgressChunk,
+    ProgressData,
+    StateChunk,
+    StateData,
+    ToolCallChunk,
+    ToolCallData,
+    ToolResponseChunk,
+    ToolResponseData,
+    delta,
+    notice,
+)
+
+REQUEST = {"intent": "plan plan-20261128-001 step 2: write_file proposed while planning",
+           "rationale": "the plan is ready", "impact": "1 file; undoable with `duckflow undo`",
+           "alternatives": "none", "risk": "low", "reversible": True,
+           "operation": {"tool": "write_file", "paths": ["hello.py"]},
+           "diff_preview": "--- /dev/null\n+++ b/hello.py\n@@ -0,0 +1,2 @@\n+a\n+b\n"}
+
+
+def _person(p: Presenter, chunk: object) -> list[str]:
+    return [ln.text for ln in p.feed(chunk) if ln.kind != "status" and visible(ln, "person")]
+
+
+def test_a_tool_call_and_its_result_are_one_action_line_and_the_json_waits_for_verbose() -> None:
+    p = Presenter()
+    call = ToolCallChunk(agent="companion", data=ToolCallData(id="1", name="execute_shell",
+                                                              arguments={"command": "python3 hello.py"}))
+    assert _person(p, call) == []
+    out = json.dumps({"command": "python3 hello.py", "ran": True, "exit_code": 0, "stdout": "x\n" * 15, "stderr": ""})
+    lines = p.feed(ToolResponseChunk(agent="companion", data=ToolResponseData(id="1", name="execute_shell", content=out)))
+    person = [ln.text for ln in lines if ln.kind == "action"]
+    assert person == ["Run python3 hello.py → exit 0, 15 lines"]
+    verbose = [ln.text for ln in lines if ln.level == "verbose"]
+    assert verbose and '"exit_code": 0' in verbose[0]
+
+
+def test_an_edit_counts_its_lines_from_the_search_replace_blocks() -> None:
+    p = Presenter()
+    blocks = "<<<<<<< SEARCH\nx = 1\n=======\nx = 1\ny = 2\nz = 3\n>>>>>>> REPLACE\n"
+    p.feed(ToolCallChunk(agent="companion", data=ToolCallData(id="e", name="edit_file",
+                                                              arguments={"path": "calc.py", "content": blocks})))
+    lines = p.feed(ToolResponseChunk(agent="companion", data=ToolResponseData(id="e", name="edit_file",
+                                                                              content='{"path": "calc.py"}')))
+    assert [ln.text for ln in lines if ln.kind == "action"] == ["Edit calc.py (+3 −1)"]
+
+
+def test_engine_words_stay_behind_verbose() -> None:
+    p = Presenter()
+    engine = [StateChunk(agent="companion", data=StateData(from_step="PLANNING", to_step="EXECUTION", status="IN_PROGRESS",
+                                                           source="decision", reason="go")),
+              DecisionChunk(agent="companion", data=DecisionData(rationale="r", step="EXECUTION", pattern="single_call",
+                                                                 next_step="x")),
+              notice("companion", "vitals", "#c0.9 #m0.8"),
+              notice("companion", "codec", "symops: missing_at at line 1"),
+              delta("companion.specialized", "$ edit @ calc.py\n")]
+    for chunk in engine:
+        lines = p.feed(chunk)
+        assert all(ln.level != "person" for ln in lines if ln.kind != "status"), chunk
+        assert any(visible(ln, "verbose") for ln in lines)
+
+
+def test_the_protocol_stream_shows_as_a_count_in_the_status_line() -> None:
+    p = Presenter()
+    p.feed(ProgressChunk(agent="companion.specialized", data=ProgressData(phase="start", what="asking m (single)")))
+    assert p.waiting == "Reading the prompt"
+    for piece in ("$ ", "create ", "@ a.py\n"):
+        lines = p.feed(delta("companion.specialized", piece))
+    assert [ln.text for ln in lines if ln.kind == "status"] == ["Writing · 16 characters"]
+
+
+def test_the_raw_reply_waits_for_debug() -> None:
+    lines = Presenter().feed(notice("companion", "raw_reply", "$ create @ a.py"))
+    assert [ln.level for ln in lines] == ["debug"]
+
+
+def test_a_plan_is_one_plain_line_without_its_id() -> None:
+    p = Presenter()
+    plan = PlanChunk(agent="companion", data=PlanData(plan_id="plan-20261128-001", status="proposed",
+                                                      actions=["create hello.py: write_file proposed while planning"]))
+    assert _person(p, plan) == ["Plan: create hello.py"]
+
+
+def test_the_approval_card_has_a_headline_short_id_and_no_machine_text() -> None:
+    job = "453d333ccc97467a961a6f2ed5dc7baf"
+    p = Presenter()
+    lines = p.feed(ApprovalChunk(agent="companion", data=ApprovalData(phase="request", job_id=job, request=REQUEST)))
+    parts = next(ln.data for ln in lines if ln.kind == "approval")
+    assert parts["headline"] == "Create hello.py — 2 lines" and parts["job"] == "453d333c"
+    text = json.dumps(parts["points"])
+    assert "plan-2026" not in text and "reversible" not in text and "/undo" in text
+    assert headline({"operation": {"tool": "edit_file", "paths": ["c.py"]},
+                     "diff_preview": "--- a/c.py\n+++ b/c.py\n@@\n-x\n+y\n+z\n"}) == "Edit c.py — +2 −1 lines"
+    assert card({}, None, job)["headline"] == "A change needs your approval"
+
+
+def test_a_stop_is_a_plain_sentence() -> None:
+    p = Presenter()
+    lines = _person(p, DoneChunk(agent="companion", data=DoneData(text="x", ending="no_progress")))
+    assert lines == ["I stopped: the last turns changed nothing. Tell me what to do differently."]
+    assert _person(p, DoneChunk(agent="companion", data=DoneData(text="x", ending="done"))) == []
+
+
+def test_make_run_tells_the_protocol_layer_before_and_after() -> None:
+    from duckflow.protocol_story import story
+
+    examples = Path(__file__).resolve().parents[2] / "examples"
+    said = story(examples / "02_messy_model_reply.symops")
+    assert said.startswith("02_messy_model_reply.symops: the model wrote markdown-decorated actions → create config.py ✓")
+    assert "edit README.md ✓ (repaired: markdown, missing @)" in said
+    assert said.endswith("create test_config.py ✗ cut off → not run")
+    assert "guessed from prose → not run" in story(examples / "03_code_without_action.symops")
