@@ -156,7 +156,7 @@ class SharedManager(ChannelManager):
                     got: Any = await self.aio.xreadgroup(GROUP, self.me, {queue_key(sid): ">"}, count=1)
                     if not got or not got[0][1]:
                         await self.rlog.settle()
-                        await asyncio.to_thread(self.runner.flush)
+                        await self._saved(sid)
                         released = int(await self._release(
                             keys=[lock_key(sid), queue_key(sid), ACTIVE, version_key(sid)], args=[self.me, sid]))
                         if released != 0:
@@ -175,6 +175,17 @@ class SharedManager(ChannelManager):
             self.rlog.release(sid)
             self.runner.give_back(sid, released if released > 0 else None)
             self._owned.pop(sid, None)
+
+    async def _saved(self, sid: str) -> None:
+        """The session's state is in PostgreSQL before the lease goes (while it is down: wait, holding it)."""
+        from duckflow.channels.shared.pg import StoreUnavailable
+
+        while True:
+            try:
+                await asyncio.to_thread(self.runner.flush)
+                return
+            except StoreUnavailable as exc:
+                log.error("session %s waits to be saved: %s", sid, exc.message)
 
     async def _one(self, sid: str, fields: dict[Any, Any]) -> None:
         channel = _text(fields, "channel") or "http"

@@ -115,24 +115,30 @@ class Database:
         return conn
 
     def run(self, fn: Callable[[Any], T]) -> T:
-        """`fn(connection)`; a lost connection becomes StoreUnavailable (and is opened again next time)."""
+        """`fn(connection)`; a connection the server dropped (it restarted) is opened again once at
+        once; a server that cannot be reached raises StoreUnavailable."""
         import psycopg
 
-        try:
-            return fn(self._conn())
-        except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
-            conn = getattr(self._local, "conn", None)
-            if conn is not None:
-                conn.close()
-            self._local.conn = None
-            raise unavailable(self.name, exc) from None
+        for attempt in (1, 2):
+            reused = getattr(self._local, "conn", None) is not None
+            try:
+                return fn(self._conn())
+            except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
+                conn = getattr(self._local, "conn", None)
+                if conn is not None:
+                    conn.close()
+                self._local.conn = None
+                if attempt == 2 or not reused:
+                    raise unavailable(self.name, exc) from None
+        raise AssertionError("unreachable")  # pragma: no cover
 
     @contextmanager
     def tx(self) -> Iterator[Any]:
-        """A transaction on this thread's connection."""
+        """A transaction on this thread's connection (checked first: a dropped one is opened again)."""
         import psycopg
 
         try:
+            self.run(lambda c: c.execute("SELECT 1"))
             conn = self._conn()
             with conn.transaction():
                 yield conn

@@ -24,6 +24,19 @@ from duckflow.companion.store import SaveRows, SessionStore, SessionSummary
 log = logging.getLogger("duckflow.channels")
 RETRY_S = 0.5
 RETRY_FOR_S = 120.0  # how long a writer keeps rows while PostgreSQL is down (then it logs them lost)
+FLUSH_WAIT_S = 5.0  # a read waits this long for the writes before it; longer: PostgreSQL is down (503)
+
+
+def flushed(db: Database, behind: WriteBehind) -> None:
+    """Wait for the writes put so far; while PostgreSQL is down they wait, and so would every
+    request on the event loop: after FLUSH_WAIT_S the request is answered 503 instead."""
+    from concurrent.futures import TimeoutError as Late
+
+    try:
+        behind.flush(FLUSH_WAIT_S)
+    except Late:
+        raise StoreUnavailable(f"{db.name} is unreachable (writes are waiting for it)",
+                               hint="retry in a moment: the server reconnects by itself; check that it runs") from None
 
 
 def retried(db: Database, write: Any, what: str) -> None:
@@ -77,7 +90,7 @@ class PgSessionStore(SessionStore):
         retried(self.db, write, "session states")
 
     def flush(self) -> None:
-        self._behind.flush()
+        flushed(self.db, self._behind)
 
     def load(self, session_id: str) -> tuple[AgentState, dict[str, Any]] | None:
         self.flush()
@@ -189,13 +202,13 @@ class PgChunkArchive:
         retried(self.db, write, "chunks")
 
     def since(self, session_id: str, after: int, upto: int) -> list[tuple[int, str]]:
-        self._behind.flush()
+        flushed(self.db, self._behind)
         rows = self.db.query("SELECT seq, body FROM chunks WHERE session_id=%s AND seq>%s AND seq<=%s ORDER BY seq",
                              (session_id, after, upto))
         return [(int(r["seq"]), str(r["body"])) for r in rows]
 
     def oldest(self, session_id: str) -> int:
-        self._behind.flush()
+        flushed(self.db, self._behind)
         rows = self.db.query("SELECT min(seq) AS s FROM chunks WHERE session_id=%s", (session_id,))
         return int(rows[0]["s"] or 0)
 
