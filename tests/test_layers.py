@@ -26,7 +26,7 @@ FLOORS: list[tuple[str, ...]] = [
     ("bench",),                                   # bench: measures everything below, the server included
     ("channels.http",),                           # server: `duckflow serve`
     ("channels.slack", "channels.line"),          # webhooks
-    ("channels",),                                # channels: runner, manager, stream log, shared by all
+    ("channels", "channels.shared"),              # channels: runner, manager, stream log, shared by all; Redis + PostgreSQL
     ("orchestra", "apps", "companion"),           # apps: the applications of the engine
     ("gate", "prompts"),                          # approval
     ("workspace", "routing"),                     # tools

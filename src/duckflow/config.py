@@ -225,6 +225,15 @@ class TraceConfig(_Section):
     service_name: str = "duckflow"
 
 
+class ServerConfig(_Section):
+    """`duckflow serve` on several processes (docs/deploy.md); the flags and DUCKFLOW_REDIS_URL /
+    DUCKFLOW_DATABASE_URL come first. Both unset: one process on SQLite."""
+
+    redis_url: str | None = None
+    database_url: str | None = None
+    workers: int = Field(default=1, ge=1, le=64)
+
+
 class PluginsConfig(_Section):
     """Plugins every command loads at start (docs/engine.md "ToolRegistry and plugins"): module paths (`pkg.mod` gives its
     Tool objects, `pkg.mod:attr` a tool, a function or a list) and installed `duckflow.tools`
@@ -263,6 +272,7 @@ class Config(_Section):
     routing: RoutingConfig = Field(default_factory=RoutingConfig)
     loop: LoopConfig = Field(default_factory=LoopConfig)
     coder3: Coder3Config = Field(default_factory=Coder3Config)
+    server: ServerConfig = Field(default_factory=ServerConfig)
     plugins: PluginsConfig = Field(default_factory=PluginsConfig)
 
     @property

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from duckflow.bench._serverload import Level, Run, Segment, combine, level_of, round_ratio
+from duckflow.bench._servershared import script_step as _script_step
 
 RATIO_BAR = 10.0
 ROUNDS = 3
@@ -46,31 +47,21 @@ MESSAGES = 3  # messages per session per level and round
 IDLE_CPU_S = 0.01  # the server counts as idle when it used less CPU than this in IDLE_WINDOW_S
 IDLE_WINDOW_S = 0.2
 IDLE_MAX_S = 20.0
-REPLY = ("Hello! I read your message and I am ready to help with this workspace: tell me what to "
-         "change, and I will plan it, show you the diff and wait for your approval before I write "
-         "anything. Ask for a status at any time.")
-
-
 @dataclass(frozen=True)
 class Options:
     rounds: int = ROUNDS
     pace: float = PACE_S
     messages: int = MESSAGES
     burst: bool = True
+    workers: int = 1  # with redis and database: the server's processes (bench/_servershared.py)
+    redis: str | None = None
+    database: str | None = None
+    workspace: str | None = None  # shared stores: one workspace for the side-by-side runs (the database serves one)
 
     @property
     def replies(self) -> int:
         """Scripted replies each session needs: its paced and burst messages of every round, + warm-up."""
         return self.rounds * (self.messages + int(self.burst)) + 1
-
-
-def _script_step() -> Any:
-    from duckflow.llm.scripted import reply
-
-    decision = {"rationale": "a greeting: answer and wait for the task", "goal_consistency": "yes",
-                "constraint_check": "yes", "next_step": "pending_user", "step": "PLANNING",
-                "prompt_pattern": "base_main", "state_delta": {}, "reply": REPLY}
-    return reply(json.dumps(decision))
 
 
 def serve_child(port: int, workspace: str, replies: int = 1) -> None:
@@ -91,16 +82,19 @@ def serve_child(port: int, workspace: str, replies: int = 1) -> None:
 
 
 def _rss_kb(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    return 0
+    """The server's resident memory (with its worker processes, if any)."""
+    from duckflow.bench._servershared import tree_rss_kb
+
+    return tree_rss_kb(pid)
 
 
 def _cpu_s(pid: int) -> float:
-    """CPU seconds (user + system) the process has used so far."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """CPU seconds (user + system) the server (with its worker processes) has used so far."""
+    from duckflow.bench._servershared import tree_cpu_s
+
+    if not Path(f"/proc/{pid}/stat").exists():
+        raise OSError(f"no process {pid}")
+    return tree_cpu_s(pid)
 
 
 def _cpu_or_nan(pid: int) -> float:
@@ -254,13 +248,14 @@ def _loop_factory() -> tuple[Any, str]:
     return uvloop.new_event_loop, "uvloop"
 
 
-def _wait_healthy(url: str, proc: subprocess.Popen[bytes]) -> None:
+def _wait_healthy(url: str, proc: subprocess.Popen[bytes], log: Path) -> None:
     import httpx
 
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError("the bench server exited at start")
+            said = log.read_text(errors="replace").strip().splitlines()[-1:] if log.exists() else []
+            raise RuntimeError(f"the bench server exited at start{': ' + said[0] if said else ''}")
         try:
             if httpx.get(url + "/healthz", timeout=1).status_code == 200:
                 return
@@ -278,9 +273,9 @@ def measure(levels: list[int], opts: Options | None = None) -> dict[str, Any]:
     token = secrets.token_urlsafe(max(MIN_TOKEN_LEN, 24))
     load0 = machine()["load_avg"]
     with tempfile.TemporaryDirectory(prefix="duckflow-bench-server-") as tmp:
-        home, ws = Path(tmp) / "home", Path(tmp) / "ws"
+        home, ws = Path(tmp) / "home", Path(opts.workspace or Path(tmp) / "ws")
         home.mkdir()
-        ws.mkdir()
+        ws.mkdir(exist_ok=True)
         import socket
 
         with socket.socket() as s:
@@ -288,12 +283,15 @@ def measure(levels: list[int], opts: Options | None = None) -> dict[str, Any]:
             port = int(s.getsockname()[1])
         env = {**os.environ, "DUCKFLOW_HOME": str(home), "DUCKFLOW_SERVER_TOKEN": token,
                "DUCKFLOW_CONFIG": os.devnull}  # no config file, on purpose
+        log = Path(tmp) / "server.log"  # a file, never a pipe nobody reads (a full one stops the server)
+        shared = ["--workers", str(opts.workers), "--redis", opts.redis, "--database", opts.database] \
+            if opts.redis and opts.database else []
         proc = subprocess.Popen([sys.executable, "-m", "duckflow.bench.server", "--child", str(port), str(ws),
-                                 "--replies", str(opts.replies)],
-                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                                 "--replies", str(opts.replies), *shared],
+                                env=env, stdout=subprocess.DEVNULL, stderr=log.open("wb"))
         url = f"http://127.0.0.1:{port}"
         try:
-            _wait_healthy(url, proc)
+            _wait_healthy(url, proc, log)
             factory, loop_name = _loop_factory()
             with asyncio.Runner(loop_factory=factory) as runner:
                 data = runner.run(_client(url, token, levels, proc.pid, opts))
@@ -310,39 +308,6 @@ def measure(levels: list[int], opts: Options | None = None) -> dict[str, Any]:
     return data
 
 
-def _report(data: dict[str, Any], levels: list[int]) -> None:
-    print(f"duckflow bench server · {data['cores']} cores, load {data['machine']['load_avg']} · real HTTP on "
-          f"127.0.0.1 · ScriptedModel · {data['rounds_run']} rounds, medians over them (client on "
-          f"{data['client_loop']})")
-    head = (f"{'sessions':>8} {'msgs/s':>7} {'TTFC p50':>9} {'TTFC p99':>9} {'text p50':>9} {'text p99':>9} "
-            f"{'chunks/s':>9} {'CPU/msg':>8} {'errors':>6} {'gaps':>5}")
-
-    def rows(lvs: list[dict[str, Any]]) -> None:
-        print(head)
-        for lv in lvs:
-            print(f"{lv['sessions']:>8} {lv['messages_per_s']:>7.1f} {lv['ttfc_p50_ms']:>7.1f}ms "
-                  f"{lv['ttfc_p99_ms']:>7.1f}ms {lv['ttft_p50_ms']:>7.1f}ms {lv['ttft_p99_ms']:>7.1f}ms "
-                  f"{lv['chunks_per_s']:>9.0f} {lv['cpu_ms_per_message']:>6.2f}ms {lv['errors']:>6} {lv['seq_gaps']:>5}")
-            for sample in lv["error_samples"]:
-                print(f"         error: {sample}")
-
-    print(f"paced (the bar): every session live, one message every {data['pace_s']:g} s on average "
-          f"(0.5-1.5x), {data['messages_per_session']} messages each per round")
-    rows(data["levels"])
-    bar = data["ratios"][0]
-    print(f"p99 TTFC at {levels[-1]} / at {levels[0]}, paced, median of the rounds' ratios: {bar['value']}x "
-          f"(per round {', '.join(str(x) for x in data['round_ratios'])}; bar <= {data['ratio_bar']:g}x)")
-    if data["burst_levels"]:
-        print("burst (information, not a bar): all of a level's messages written in the same instant; "
-              "one event loop queues them, so p99 grows as N x the per-message cost")
-        rows(data["burst_levels"])
-        print(f"p99 TTFC at {levels[-1]} / at {levels[0]}, burst: {data['burst_ttfc_p99_ratio']}x "
-              f"(per round {', '.join(str(x) for x in data['burst_round_ratios'])})")
-    print(f"memory per idle session: {data['memory_per_idle_session_kb']} KB "
-          f"(server RSS {data['rss_before_kb']} -> {data['rss_after_kb']} KB over {data['idle_sessions']} sessions)")
-    print("PASS" if data["passed"] else "FAIL")
-
-
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="duckflow bench server", description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -356,10 +321,24 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--no-burst", action="store_true", help="skip the burst figures shown beside the bar")
     parser.add_argument("--child", nargs=2, metavar=("PORT", "WORKSPACE"), help=argparse.SUPPRESS)
     parser.add_argument("--replies", type=int, default=1, help=argparse.SUPPRESS)
+    parser.add_argument("--redis", metavar="URL", help="run the server on Redis and PostgreSQL (with --database)")
+    parser.add_argument("--database", metavar="URL", help="PostgreSQL for the server (a scratch database)")
+    parser.add_argument("--workers", type=int, default=1, metavar="N",
+                        help="server processes (needs --redis, --database); one and N are run side by side")
     args = parser.parse_args(argv)
     if args.child:
-        serve_child(int(args.child[0]), args.child[1], max(1, args.replies))
+        if args.redis and args.database:
+            from duckflow.bench._servershared import serve_shared
+
+            serve_shared(int(args.child[0]), args.child[1], max(1, args.replies), args.workers, args.redis,
+                         args.database)
+        else:
+            serve_child(int(args.child[0]), args.child[1], max(1, args.replies))
         return 0
+    if bool(args.redis) != bool(args.database) or (args.workers > 1 and not args.redis):
+        print("duckflow bench server: --redis and --database go together, and --workers needs both",
+              file=sys.stderr)
+        return 2
     try:
         levels = [int(x) for x in args.levels.split(",") if x.strip()]
     except ValueError:
@@ -372,10 +351,28 @@ def main(argv: list[str]) -> int:
         if bad:
             print(f"duckflow bench server: {msg}", file=sys.stderr)
             return 2
-    data = measure(levels, Options(args.rounds, args.pace, args.messages, not args.no_burst))
+    from duckflow.bench._serverreport import report as _report
+
+    shared_ws = tempfile.mkdtemp(prefix="duckflow-bench-ws-") if args.redis else None
+    opts = Options(args.rounds, args.pace, args.messages, not args.no_burst, 1, args.redis, args.database, shared_ws)
+    data = measure(levels, opts)
+    if args.workers > 1:  # one process, then N, on the same load
+        from dataclasses import replace
+
+        from duckflow.bench._servershared import side_by_side
+
+        many = measure(levels, replace(opts, workers=args.workers))
+        if not args.json:
+            print("one process:")
+            _report(data, levels)
+            print(f"{args.workers} processes:")
+            _report(many, levels)
+        data = side_by_side(data, many, args.workers)
+        if not args.json:
+            print(f"throughput ({args.workers} processes / 1, burst at {levels[-1]}): {data['throughput_ratio']}x")
     if args.json:
         print(json.dumps(data))
-    else:
+    elif args.workers == 1:
         _report(data, levels)
     return 0 if data["passed"] else 1
 

@@ -81,13 +81,13 @@ class WriteBehind:
         if batch.items:
             self._write(list(batch.items.items()))
 
-    def flush(self) -> None:
-        """Wait until every write put so far is done."""
+    def flush(self, timeout: float | None = None) -> None:
+        """Wait until every write put so far is done (concurrent.futures.TimeoutError after `timeout`)."""
         with self._lock:
             if self._batch is not None:
                 self._batch.sealed = True
             done = self._pool.submit(lambda: None)
-        done.result()
+        done.result(timeout)
 
     def close(self) -> None:
         self.flush()

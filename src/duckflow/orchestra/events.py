@@ -108,7 +108,11 @@ class EventLog:
         record.update(fields)
         # every value but our own timestamp through the sanitizer (the memo's get/set/clear are atomic)
         record = {k: v if k == "ts" else _mask(v, self._masked) for k, v in record.items()}
-        line = json.dumps(record, ensure_ascii=False, default=str)
+        self._append(json.dumps(record, ensure_ascii=False, default=str), record)
+        return record
+
+    def _append(self, line: str, record: dict[str, Any]) -> None:
+        """One masked record, as a line of the file (rotated past `max_bytes`)."""
         with self._lock:
             if not self._dir_made:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -123,7 +127,6 @@ class EventLog:
                 full = fh.tell() > self.max_bytes
             if full:
                 self._rotate()
-        return record
 
     def _rotated(self, n: int) -> Path:
         return self.path.with_name(f"{self.path.name}.{n}")

@@ -24,6 +24,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-body", type=int, default=1_000_000, help="request body cap in bytes")
     parser.add_argument("--max-running", type=int, default=16, metavar="N",
                         help="companion tasks running at once (default 16); more messages wait their turn")
+    parser.add_argument("--redis", metavar="URL", help="share sessions with other processes: Redis for what is "
+                        "live (with --database; or DUCKFLOW_REDIS_URL, [server] redis_url)")
+    parser.add_argument("--database", metavar="URL", help="PostgreSQL for what must last (with --redis; or "
+                        "DUCKFLOW_DATABASE_URL, [server] database_url)")
+    parser.add_argument("--workers", type=int, default=None, metavar="N",
+                        help="N processes on one port (needs --redis and --database; or [server] workers)")
     parser.add_argument("--debug", action="store_true", help="uvicorn's debug logging and access log")
 
 
@@ -47,20 +53,47 @@ def run(args: argparse.Namespace) -> int:
         raise DuckflowError(f"workspace {args.workspace} is not a folder", hint="pass --workspace DIR")
     _check_listen(args.host, args.port)
     model_note = _model_note(args)
+    from duckflow.channels.shared.wiring import urls
+    from duckflow.config import load_config
+
+    config = load_config(args.workspace)
+    redis_url, database_url = urls(args.redis, args.database, config)
+    workers = args.workers if args.workers is not None else config.server.workers
+    if workers < 1 or workers > 64:
+        raise DuckflowError(f"--workers {workers} is out of range", hint="use 1 to 64")
+    if workers > 1 and not redis_url:
+        raise DuckflowError("--workers needs --redis and --database: the processes share sessions through them",
+                            hint="pass --redis URL --database URL (docs/deploy.md), or run one process")
     token, created = resolve_token(loopback=is_loopback(args.host))
     settings = ServerSettings.from_env(token, workspace=args.workspace, model_name=args.model,
+                                       redis_url=redis_url, database_url=database_url,
                                        host=args.host, port=args.port, cors_origins=args.cors_origin,
                                        max_body_bytes=args.max_body, max_running=max(1, args.max_running),
                                        state_dir=str(duckflow_home() / "server"))
-    app = create_app(settings)
-    code = app.state.logins.issue()
+    if workers > 1:
+        from duckflow.channels.http.workers import preflight
+
+        preflight(settings)
+        app = None
+        code = ""
+    else:
+        app = create_app(settings)
+        code = app.state.logins.issue()
     shown = "localhost" if args.host in ("127.0.0.1", "::1") else args.host
     out = sys.stderr
     print(f"duckflow serve · workspace {settings.workspace} · http://{shown}:{args.port}", file=out)
+    if redis_url:
+        from duckflow.channels.shared.pg import redact
+
+        print(f"shared with other processes: Redis {redact(redis_url)} · PostgreSQL {redact(database_url or '')}",
+              file=out)
     if created:
         print(f"API token (made now, saved in {token_path()} with mode 0600; shown only this once):\n  {token}",
               file=out)
-    print(f"open the web page (this link logs you in once): http://{shown}:{args.port}/#code={code}", file=out)
+    if code:
+        print(f"open the web page (this link logs you in once): http://{shown}:{args.port}/#code={code}", file=out)
+    else:
+        print(f"{workers} processes on one port; open http://{shown}:{args.port}/ and paste the API token", file=out)
     if model_note:
         print(model_note, file=out)
     token_note = short_token_note(token)
@@ -84,6 +117,11 @@ def run(args: argparse.Namespace) -> int:
     from duckflow.core import pacing
 
     pacing.inline_allowed = False  # one loop serves every session: a sync tool never runs on it
+    if app is None:
+        from duckflow.channels.http.workers import run_workers
+
+        run_workers(settings, workers, debug=args.debug)
+        return 0
     uvicorn.run(app, host=args.host, port=args.port, log_level="debug" if args.debug else "warning",
                 access_log=args.debug, server_header=False, proxy_headers=False,
                 timeout_graceful_shutdown=5)  # open page streams do not hold Ctrl-C up

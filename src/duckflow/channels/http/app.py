@@ -51,6 +51,9 @@ class ServerSettings:
     # who can reach the bot; empty = nobody yet (a webhook reaches the workspace: opt in)
     slack_allowed: frozenset[str] = frozenset()
     line_allowed: frozenset[str] = frozenset()
+    # several processes (docs/deploy.md): sessions, approvals and chunks on Redis and PostgreSQL
+    redis_url: str | None = None
+    database_url: str | None = None
 
     def allowed(self, channel: str, user: str) -> bool:
         people = self.slack_allowed if channel == "slack" else self.line_allowed
@@ -126,23 +129,37 @@ def create_app(settings: ServerSettings, *, runner: Any = None) -> FastAPI:
     state_dir = Path(settings.state_dir) if settings.state_dir else duckflow_home() / "server"
     state_dir.mkdir(parents=True, exist_ok=True)
     state_dir.chmod(0o700)  # the chunk log holds conversations and file contents: this user only
-    if runner is None:
-        runner = SessionRunner(settings.workspace, model_name=settings.model_name,
-                               max_running=settings.max_running)
-    chunks = ChunkLog(state_dir / "chunks.db", ring=settings.ring)
-    manager = ChannelManager(runner, chunks, IdentityMap(state_dir / "identities.db"))
+    if settings.redis_url or settings.database_url:  # several processes: channels/shared
+        from duckflow.channels.shared.wiring import build
+
+        runner, chunks, manager = build(settings, runner)
+    else:
+        if runner is None:
+            runner = SessionRunner(settings.workspace, model_name=settings.model_name,
+                                   max_running=settings.max_running)
+        chunks = ChunkLog(state_dir / "chunks.db", ring=settings.ring)
+        manager = ChannelManager(runner, chunks, IdentityMap(state_dir / "identities.db"))
     from duckflow.channels.seen import SeenEvents
 
-    seen = SeenEvents(state_dir / "webhook_events.db")
+    seen = SeenEvents(state_dir / "webhook_events.db")  # per process (docs/server.md: not shared yet)
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        start, stop = getattr(manager, "start", None), getattr(manager, "stop", None)
+        if start is not None:
+            await start()
         yield
-        await manager.drain(timeout=5)
+        if stop is not None:
+            await stop()
+        else:
+            await manager.drain(timeout=5)
         chunks.close()
         seen.close()
         manager.identities.close()
         runner.close()
+        finish = getattr(manager, "finish", None)
+        if finish is not None:
+            finish()
 
     app = FastAPI(title="Duckflow", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
     app.state.settings = settings
