@@ -199,6 +199,42 @@ def call_commands_rule(modules: list[str]) -> str:
             "| \"[\" ( carg ( \", \" carg ){0,4} )? \"]\" | \"True\" | \"False\" | \"None\"\n")
 
 
+def call_modules(session: Any, task: str, log: CheckLog) -> list[str]:
+    """Top-level modules the task names or changed that define functions (a call checks them)."""
+    from duckflow.protocols.grammar import plausible_paths
+
+    named = [p for p in plausible_paths(task, []) if p.endswith(".py") and "/" not in p]
+    mods = []
+    for path in dict.fromkeys([*named, *log.changed]):
+        text = session.runner.read_text(path)
+        if text is not None and "def " in text and not TEST_FILE.search(path):
+            mods.append(PurePosixPath(path).stem)
+    return [m for m in mods if re.fullmatch(r"[A-Za-z_]\w*", m)]
+
+
+def check_lines(session: Any, log: CheckLog, ask_call: bool, mods: list[str],
+                 task: str) -> list[str]:
+    """What the step says about checking: the failed check to fix, or the call to write."""
+    if log.passed is False:
+        return [f"The check failed: {log.last.removeprefix('check failed: ')}. Fix the code so that "
+                f"it passes (chance {log.fixes} of {MAX_FIXES})."]
+    if ask_call:
+        mod = mods[0]
+        text = session.runner.read_text(f"{mod}.py") or ""
+        defs = re.findall(r"^def ([A-Za-z_]\w*)", text, re.M)
+        named = [f for f in re.findall(r"\b([A-Za-z_]\w*)\(", task) if f in defs]
+        fn = (named or defs or ["f"])[0]
+        return [f"Now check {mod}.py: call {fn} with sample arguments and print the result, as "
+                f"$ run @ python3 -c \"import {mod}; print({mod}.{fn}(...))\" with real values for ..."]
+    lines = []
+    if log.last.startswith("not checked"):
+        lines.append(f"Note: {log.last}.")
+    if session.state.evidence:
+        lines.append("If the results show the task is complete, write one short thought and "
+                     "\"~ next: DONE\". Otherwise fix what failed.")
+    return lines
+
+
 def ending(log: CheckLog) -> str:
     """What the result says about its check."""
     if log.passed is True:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from duckflow.companion.planmarks import same_call
 from duckflow.llm.types import ToolCall
 from duckflow.protocols.editblocks import (
     apply_hunks,
@@ -22,11 +23,6 @@ from duckflow.protocols.editblocks import (
 )
 
 MAX_REASKS = 2
-
-
-def same_call(call: ToolCall, spec_call: dict[str, Any] | None) -> bool:
-    return bool(spec_call) and call.name == spec_call.get("name") and \
-        dict(call.arguments) == dict(spec_call.get("arguments") or {})  # type: ignore[union-attr]
 
 
 def edit_problem(call: ToolCall, read: Callable[[str], str | None]) -> str:

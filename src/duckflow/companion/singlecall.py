@@ -32,8 +32,11 @@ from duckflow.companion.singlecall_end import (
     ACCEPT,
     Verdict,
     accept,
+    after_verdict,
     conclude,
-    ending_line,
+    ended,
+    no_action,
+    run_check,
     step_failed,
 )
 from duckflow.companion.singlecall_end import failed_run as failed_run  # re-exported
@@ -165,8 +168,8 @@ def build_step(session: CompanionSession, user_text: str | None) -> StepPrompt:
         lines.append("Results so far:\n" + "\n".join(f"- {e}" for e in state.evidence[-4:]))
     log = checks.log_of(session)
     ask_call = bool(session.__dict__.pop("_ask_call", False))
-    calls_to = _call_modules(session, task, log)
-    lines += _check_lines(session, log, ask_call and bool(calls_to), calls_to, task)
+    calls_to = checks.call_modules(session, task, log)
+    lines += checks.check_lines(session, log, ask_call and bool(calls_to), calls_to, task)
     user = "\n".join(lines)
     names = set(session.runner.tool_names)
     # an edit changes a shown file with SEARCH/REPLACE hunks (the grammar holds its lines)
@@ -215,40 +218,6 @@ def build_step(session: CompanionSession, user_text: str | None) -> StepPrompt:
         return dml_step(session, user, spec, count, max_tokens=700)
     tokens = {"system": count(system), "examples": sum(count(m.content) for m in examples), "task": count(user)}
     return StepPrompt(msgs, grammar, tokens, max_tokens=700)
-
-
-def _call_modules(session: CompanionSession, task: str, log: checks.CheckLog) -> list[str]:
-    """Top-level modules the task names or changed that define functions (a call checks them)."""
-    named = [p for p in plausible_paths(task, []) if p.endswith(".py") and "/" not in p]
-    mods = []
-    for path in dict.fromkeys([*named, *log.changed]):
-        text = session.runner.read_text(path)
-        if text is not None and "def " in text and not TEST_FILE.search(path):
-            mods.append(Path(path).stem)
-    return [m for m in mods if re.fullmatch(r"[A-Za-z_]\w*", m)]
-
-
-def _check_lines(session: CompanionSession, log: checks.CheckLog, ask_call: bool, mods: list[str],
-                 task: str) -> list[str]:
-    """What the step says about checking: the failed check to fix, or the call to write."""
-    if log.passed is False:
-        return [f"The check failed: {log.last.removeprefix('check failed: ')}. Fix the code so that "
-                f"it passes (chance {log.fixes} of {checks.MAX_FIXES})."]
-    if ask_call:
-        mod = mods[0]
-        text = session.runner.read_text(f"{mod}.py") or ""
-        defs = re.findall(r"^def ([A-Za-z_]\w*)", text, re.M)
-        named = [f for f in re.findall(r"\b([A-Za-z_]\w*)\(", task) if f in defs]
-        fn = (named or defs or ["f"])[0]
-        return [f"Now check {mod}.py: call {fn} with sample arguments and print the result, as "
-                f"$ run @ python3 -c \"import {mod}; print({mod}.{fn}(...))\" with real values for ..."]
-    lines = []
-    if log.last.startswith("not checked"):
-        lines.append(f"Note: {log.last}.")
-    if session.state.evidence:
-        lines.append("If the results show the task is complete, write one short thought and "
-                     "\"~ next: DONE\". Otherwise fix what failed.")
-    return lines
 
 
 def _commands(paths: list[str]) -> list[str]:
@@ -301,19 +270,19 @@ async def single_turn(session: CompanionSession, user_text: str | None) -> TurnR
     log = checks.log_of(session)
     if user_text and ACCEPT.match(user_text) and (log.changed or log.passed is False):
         if accept(session):  # the person takes the result as it is
-            return _ended(session, [])
+            return ended(session, [])
     command = session.__dict__.pop("_check_next", None)
     if command and not user_text:  # a check the loop chose: run it, no model call
-        return await _run_check(session, command)
+        return await run_check(session, command)
     if session.__dict__.pop("_singlecall_then_done", False) and not user_text \
             and state.step == Step.REVIEW and state.status != Status.ERROR and log.passed is not False:
         # the step's reply said DONE and its actions ran after their approval
         verdict = conclude(session, workspace_files(session.runner.root))
         if verdict != "continue" or "_check_next" in session.__dict__:
-            return await _after_verdict(session, verdict, [], None)
+            return await after_verdict(session, verdict, [], None)
     if log.passed is False and log.changed:
         if log.fixes >= checks.MAX_FIXES:
-            return await _after_verdict(session, conclude(session, []), [], None)
+            return await after_verdict(session, conclude(session, []), [], None)
         log.fixes += 1  # one of the bounded chances to fix what the check found
     step = build_step(session, user_text)
     session.last_tokens = dict(step.tokens)
@@ -361,10 +330,10 @@ async def single_turn(session: CompanionSession, user_text: str | None) -> TurnR
     elif step_failed(outcomes) or (fresh and not done_said and any(o.status != "proposed" for o in outcomes)):
         verdict = "continue"
     elif not any(o.status != "proposed" for o in outcomes) and not done_said and log.passed is None:
-        verdict = _no_action(session)
+        verdict = no_action(session)
     else:
         verdict = conclude(session, workspace_files(session.runner.root))
-    return await _after_verdict(session, verdict, outcomes, d, thought, user_text)
+    return await after_verdict(session, verdict, outcomes, d, thought, user_text)
 
 
 async def _ask(session: CompanionSession, step: StepPrompt) -> tuple[str, list[ToolCall], bool]:
@@ -401,60 +370,6 @@ async def _ask(session: CompanionSession, step: StepPrompt) -> tuple[str, list[T
         messages = [*step.messages, Message("assistant", raw), Message("user", again)]
         feed = Silent()
     raise AssertionError("unreachable")
-
-
-async def _run_check(session: CompanionSession, command: str) -> TurnResult:
-    """Run the check the loop chose (through the gate, as any run) and go on from its result."""
-    d = MainDecision(rationale=f"check the result: {command}", goal_consistency="yes", constraint_check="yes",
-                     next_step="continue", step="EXECUTION", prompt_pattern="base_main_specialized")
-    session.chunks.notice("check", f"checking the result: {command}")
-    if session.state.step != Step.EXECUTION:
-        session._transition(Step.EXECUTION, "single-call: check the result", "outcome")
-    call = ToolCall(name="execute_shell", arguments={"command": command}, id=f"check-{len(command)}")
-    outcomes = await session._run_calls([call], d)
-    if session.state.pending_gate:
-        session.__dict__["_singlecall_then_done"] = True
-        verdict: Verdict = "continue"
-    elif step_failed(outcomes):
-        verdict = "continue"
-    else:
-        verdict = conclude(session, workspace_files(session.runner.root))
-    return await _after_verdict(session, verdict, outcomes, d)
-
-
-def _no_action(session: CompanionSession) -> Verdict:
-    """A reply that neither acted nor said DONE, with nothing changed: not finished."""
-    if session.state.step == Step.EXECUTION:
-        session._transition(Step.REVIEW, "single-call: the reply ran no action", "outcome", Status.SUCCESS)
-    return "continue"
-
-
-async def _after_verdict(session: CompanionSession, verdict: Verdict, outcomes: list[Any],
-                         d: MainDecision | None, thought: str = "", user_text: str | None = None) -> TurnResult:
-    from duckflow.companion.reply import outcome_text
-
-    state = session.state
-    if verdict == "done":
-        return _ended(session, outcomes, d, user_text)
-    text = outcome_text(state, outcomes) if outcomes else thought
-    if verdict == "stopped":
-        text = session.__dict__.pop("_stopped_text", "Not done.")
-    session.owner.change("exchange", lambda s: s.add_exchange(user_text or "(continued)", text or "(no reply)"))
-    session._reply(text)
-    nxt = "pending_user" if state.status == Status.REQUIRES_USER_INPUT or verdict == "stopped" else "continue"
-    return session._result(text, d, outcomes, nxt)
-
-
-def _ended(session: CompanionSession, outcomes: list[Any], d: MainDecision | None = None,
-           user_text: str | None = None) -> TurnResult:
-    from duckflow.companion.reply import outcome_text
-
-    state = session.state
-    head = outcome_text(state, outcomes) + "\n" if outcomes else ""
-    text = head + f"Done: {state.task}"[:300] + f"\n{ending_line(session)}"
-    session.owner.change("exchange", lambda s: s.add_exchange(user_text or "(continued)", text))
-    session._reply(text)
-    return session._result(text, d, outcomes, "done")
 
 
 def _note_overwrites(session: CompanionSession, calls: list[ToolCall]) -> None:

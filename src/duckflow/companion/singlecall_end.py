@@ -14,10 +14,12 @@ import re
 from typing import TYPE_CHECKING, Any, Literal
 
 from duckflow.companion import checks
+from duckflow.companion.decision import MainDecision
 from duckflow.companion.state import Status, Step
+from duckflow.llm.types import ToolCall
 
 if TYPE_CHECKING:
-    from duckflow.companion.session import CompanionSession
+    from duckflow.companion.session import CompanionSession, TurnResult
 
 Verdict = Literal["done", "continue", "stopped"]
 ACCEPT = re.compile(r"^\s*(done|accept(ed)?|ok(ay)?|yes|looks good|it'?s fine|keep it|lgtm|"
@@ -86,3 +88,63 @@ def _stop(session: CompanionSession, why: str, *, unchecked: bool = False) -> Ve
 
 def ending_line(session: CompanionSession) -> str:
     return checks.ending(checks.log_of(session))
+
+
+def _files(session: CompanionSession) -> list[str]:
+    from duckflow.companion.singlecall import workspace_files
+
+    return workspace_files(session.runner.root)
+
+
+async def run_check(session: CompanionSession, command: str) -> TurnResult:
+    """Run the check the loop chose (through the gate, as any run) and go on from its result."""
+    d = MainDecision(rationale=f"check the result: {command}", goal_consistency="yes", constraint_check="yes",
+                     next_step="continue", step="EXECUTION", prompt_pattern="base_main_specialized")
+    session.chunks.notice("check", f"checking the result: {command}")
+    if session.state.step != Step.EXECUTION:
+        session._transition(Step.EXECUTION, "single-call: check the result", "outcome")
+    call = ToolCall(name="execute_shell", arguments={"command": command}, id=f"check-{len(command)}")
+    outcomes = await session._run_calls([call], d)
+    if session.state.pending_gate:
+        session.__dict__["_singlecall_then_done"] = True
+        verdict: Verdict = "continue"
+    elif step_failed(outcomes):
+        verdict = "continue"
+    else:
+        verdict = conclude(session, _files(session))
+    return await after_verdict(session, verdict, outcomes, d)
+
+
+def no_action(session: CompanionSession) -> Verdict:
+    """A reply that neither acted nor said DONE, with nothing changed: not finished."""
+    if session.state.step == Step.EXECUTION:
+        session._transition(Step.REVIEW, "single-call: the reply ran no action", "outcome", Status.SUCCESS)
+    return "continue"
+
+
+async def after_verdict(session: CompanionSession, verdict: Verdict, outcomes: list[Any],
+                         d: MainDecision | None, thought: str = "", user_text: str | None = None) -> TurnResult:
+    from duckflow.companion.reply import outcome_text
+
+    state = session.state
+    if verdict == "done":
+        return ended(session, outcomes, d, user_text)
+    text = outcome_text(state, outcomes) if outcomes else thought
+    if verdict == "stopped":
+        text = session.__dict__.pop("_stopped_text", "Not done.")
+    session.owner.change("exchange", lambda s: s.add_exchange(user_text or "(continued)", text or "(no reply)"))
+    session._reply(text)
+    nxt = "pending_user" if state.status == Status.REQUIRES_USER_INPUT or verdict == "stopped" else "continue"
+    return session._result(text, d, outcomes, nxt)
+
+
+def ended(session: CompanionSession, outcomes: list[Any], d: MainDecision | None = None,
+           user_text: str | None = None) -> TurnResult:
+    from duckflow.companion.reply import outcome_text
+
+    state = session.state
+    head = outcome_text(state, outcomes) + "\n" if outcomes else ""
+    text = head + f"Done: {state.task}"[:300] + f"\n{ending_line(session)}"
+    session.owner.change("exchange", lambda s: s.add_exchange(user_text or "(continued)", text))
+    session._reply(text)
+    return session._result(text, d, outcomes, "done")

@@ -29,9 +29,8 @@ from duckflow.companion.plan import (
     spec_matches,
     specs_for_calls,
 )
+from duckflow.companion.planmarks import mark_denied, mark_ran, same_call
 from duckflow.companion.reply import outcome_text
-from duckflow.companion.replycheck import same_call
-from duckflow.companion.singlecall_end import failed_run
 from duckflow.companion.replygrammar import specialized_settings
 from duckflow.companion.state import AgentState, Status, Step
 from duckflow.core.chunks import ApprovalChunk, ApprovalData, PlanChunk, PlanData, delta
@@ -349,7 +348,7 @@ class StepsMixin:
 
         self.owner.change("tool results", record)
         checks.note(self, ran)  # what changed and what checked it (companion/checks.py)
-        self._mark_calls(ran)
+        mark_ran(self, ran)
         if not finish:
             return
         if failed and self.state.step == Step.PLANNING:
@@ -383,7 +382,7 @@ class StepsMixin:
                 plan, i = planned
                 self._mark(plan, i, "denied")
                 self._set_plan_status(plan, "abandoned", f"step {i + 1} denied")
-            self._mark_denied(call, words)
+            mark_denied(self, call, words)
             what = f"{call.name} {call.arguments.get('path') or call.arguments.get('command') or ''}".strip()
             if words:  # the person's words are a correction: the next step follows them
                 self.owner.change("the person's words", lambda s: s.add_constraint(f"the person: {words}"))
@@ -422,33 +421,6 @@ class StepsMixin:
         self._reply(reply)
         goes_on = granted or self.state.status == Status.IN_PROGRESS
         return self._result(reply, None, outcomes, "continue" if goes_on else "pending_user")
-
-    def _mark_calls(self, ran: list[CallOutcome]) -> None:
-        """A plan that no plan run drives (single-call): each ran call marks its action."""
-        plan = self.owner.plans.latest()
-        if plan is None or plan.status != "proposed":
-            return
-        for o in ran:
-            i = next((i for i in plan.pending() if same_call(o.call, plan.action_specs[i].call)), None)
-            if i is not None:
-                self._mark(plan, i, "done" if o.status == "ok" and not failed_run(o.content) else "failed")
-
-    def _mark_denied(self, call: ToolCall, words: str) -> None:
-        """The denied action is marked denied in the plan (added when the plan did not hold it),
-        with the person's words: a repeat of exactly it is refused."""
-        why = f"their words: {words}" if words else "no reason given"
-        plan = self.owner.plans.latest()
-        if plan is None:
-            plan = self.owner.plans.get(self.owner.plans.propose(f"denied: {call.name}"))
-        i = next((i for i, a in enumerate(plan.action_specs) if a.state in ("pending", "running", "skipped")
-                  and same_call(call, a.call)), None)
-        if i is None:
-            spec = specs_for_calls([call])[0]
-            i = self.owner.plans.add_action(plan.plan_id, spec)
-        plan.action_specs[i].description = why[:200]
-        self._mark(plan, i, "denied")
-        self._plan_chunk(plan)
-
 
     def _job_plan(self, job: dict[str, Any]) -> tuple[Plan, int] | None:
         ref = job.get("plan")
