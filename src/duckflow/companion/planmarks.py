@@ -36,6 +36,7 @@ def mark_denied(session: Any, call: ToolCall, words: str) -> None:
     plan = plans.latest()
     if plan is None:
         plan = plans.get(plans.propose(f"denied: {call.name}"))
+        session.owner.change("plan", lambda s: setattr(s, "plan_id", plan.plan_id))
     i = next((i for i, a in enumerate(plan.action_specs) if a.state in ("pending", "running", "skipped")
               and same_call(call, a.call)), None)
     if i is None:

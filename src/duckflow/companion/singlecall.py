@@ -280,7 +280,7 @@ async def single_turn(session: CompanionSession, user_text: str | None) -> TurnR
         verdict = conclude(session, workspace_files(session.runner.root))
         if verdict != "continue" or "_check_next" in session.__dict__:
             return await after_verdict(session, verdict, [], None)
-    if log.passed is False and log.changed:
+    if log.passed is False:
         if log.fixes >= checks.MAX_FIXES:
             return await after_verdict(session, conclude(session, []), [], None)
         log.fixes += 1  # one of the bounded chances to fix what the check found
