@@ -163,3 +163,18 @@ async def test_deny_with_words_leads_to_a_new_proposal_and_done(env: Any) -> Non
     text = (env.root / "calc.py").read_text()
     assert text.index("def subtract") < text.index("print(add(1, 2))")
     assert "checked: python3 calc.py → exit 0" in out.message
+
+
+async def test_a_change_nothing_could_check_waits_and_the_person_may_accept_it(env: Any) -> None:  # noqa: F811
+    model = ScriptedModel([
+        step("write greet", create("greet.py", "def greet(name):\n    return f'Hello, {name}!'\n")),
+        step("it is fine"),  # asked for a call of the function: no action, DONE again
+    ], name="t")
+    o = env.open(model, codec="symops", mode="single-call")
+    out = await drive(o.session, o.session.handle_message("Create greet.py with a function greet(name)"),
+                      auto_approve_workspace=True)
+    assert out.ending == "input" and not out.success
+    assert out.message.startswith("Not done — not checked:") and "Say \"done\" to accept it" in out.message
+    accepted = await o.session.handle_message("done")
+    assert accepted.next_step == "done" and len(model.requests) == 2  # no model call for the answer
+    assert "accepted by the person as it is (not checked)" in accepted.reply

@@ -12,8 +12,9 @@ from duckflow.llm.types import ToolCall
 
 def same_call(call: ToolCall, spec_call: dict[str, Any] | None) -> bool:
     """`call` is exactly the call a plan action stands for (same tool, same arguments)."""
-    return bool(spec_call) and call.name == spec_call.get("name") and \
-        dict(call.arguments) == dict(spec_call.get("arguments") or {})  # type: ignore[union-attr]
+    if not spec_call:
+        return False
+    return call.name == spec_call.get("name") and dict(call.arguments) == dict(spec_call.get("arguments") or {})
 
 
 def mark_ran(session: Any, ran: list[Any]) -> None:

@@ -277,9 +277,9 @@ async def single_turn(session: CompanionSession, user_text: str | None) -> TurnR
     if session.__dict__.pop("_singlecall_then_done", False) and not user_text \
             and state.step == Step.REVIEW and state.status != Status.ERROR and log.passed is not False:
         # the step's reply said DONE and its actions ran after their approval
-        verdict = conclude(session, workspace_files(session.runner.root))
-        if verdict != "continue" or "_check_next" in session.__dict__:
-            return await after_verdict(session, verdict, [], None)
+        first_verdict = conclude(session, workspace_files(session.runner.root))
+        if first_verdict != "continue" or "_check_next" in session.__dict__:
+            return await after_verdict(session, first_verdict, [], None)
     if log.passed is False:
         if log.fixes >= checks.MAX_FIXES:
             return await after_verdict(session, conclude(session, []), [], None)
