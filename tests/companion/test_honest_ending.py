@@ -178,3 +178,17 @@ async def test_a_change_nothing_could_check_waits_and_the_person_may_accept_it(e
     accepted = await o.session.handle_message("done")
     assert accepted.next_step == "done" and len(model.requests) == 2  # no model call for the answer
     assert "accepted by the person as it is (not checked)" in accepted.reply
+
+
+async def test_a_script_that_reads_its_arguments_is_run_by_the_model_with_sample_arguments(env: Any) -> None:  # noqa: F811
+    model = ScriptedModel([
+        step("write it", create("shout.py", "import sys\n\nprint(sys.argv[1].upper())\n")),
+        step("run it", run("python3 shout.py hey")),
+    ], name="t")
+    o = env.open(model, codec="symops", mode="single-call")
+    out = await drive(o.session, o.session.handle_message("Create shout.py that prints its first argument in upper case"),
+                      auto_approve_workspace=True)
+    assert out.success, out.message
+    assert "Now check shout.py: run it with sample arguments" in asked(model, 1)
+    assert [c.call.arguments["command"] for c in ran(out)] == ["python3 shout.py hey"]  # never run bare
+    assert "checked: python3 shout.py hey → exit 0, 1 line of output" in out.message

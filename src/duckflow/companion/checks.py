@@ -177,9 +177,20 @@ def auto_command(session: Any, log: CheckLog, files: list[str]) -> str | None:
             return f"python3 -m pytest -q {test}"
     for path in log.changed:
         text = session.runner.read_text(path)
-        if text is not None and not only_definitions(text) and f"python3 {path}" not in log.auto_tried:
+        if text is not None and not only_definitions(text) and not reads_arguments(text) \
+                and f"python3 {path}" not in log.auto_tried:
             return f"python3 {path}"
     return None
+
+
+def reads_arguments(text: str) -> bool:
+    """A script that needs command-line arguments (run bare, it would fail for that alone)."""
+    return "sys.argv" in text or "argparse" in text
+
+
+def argument_scripts(session: Any, log: CheckLog) -> list[str]:
+    """Changed scripts that read their arguments: the model runs them, with sample arguments."""
+    return [p for p in log.changed if reads_arguments(session.runner.read_text(p) or "")]
 
 
 def call_targets(log: CheckLog) -> list[str]:
@@ -218,6 +229,10 @@ def check_lines(session: Any, log: CheckLog, ask_call: bool, mods: list[str],
     if log.passed is False:
         return [f"The check failed: {log.last.removeprefix('check failed: ')}. Fix the code so that "
                 f"it passes (chance {log.fixes} of {MAX_FIXES})."]
+    scripts = argument_scripts(session, log)
+    if session.__dict__.pop("_ask_run", False) and scripts:
+        return [f"Now check {scripts[0]}: run it with sample arguments, as "
+                f"$ run @ python3 {scripts[0]} followed by the arguments."]
     if ask_call:
         mod = mods[0]
         text = session.runner.read_text(f"{mod}.py") or ""

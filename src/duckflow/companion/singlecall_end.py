@@ -57,6 +57,10 @@ def conclude(session: CompanionSession, files: list[str]) -> Verdict:
             log.auto_tried.add(cmd)
             session.__dict__["_check_next"] = cmd
             return "continue"
+        if checks.argument_scripts(session, log) and log.asked_call < 1:
+            log.asked_call += 1
+            session.__dict__["_ask_run"] = True  # run with sample arguments
+            return "continue"
         if checks.call_targets(log) and log.asked_call < 1:
             log.asked_call += 1
             session.__dict__["_ask_call"] = True
