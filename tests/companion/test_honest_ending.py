@@ -105,22 +105,24 @@ async def test_an_edit_whose_search_equals_replace_is_re_asked(env: Any) -> None
     assert "checked: python3 hello.py → exit 0, 1 line of output" in out.message
 
 
-async def test_a_second_def_main_is_re_asked_and_additions_go_before_the_main_block(env: Any) -> None:  # noqa: F811
+async def test_a_second_def_main_is_never_added_and_additions_go_before_the_main_block(env: Any) -> None:  # noqa: F811
     src = ("import sys\n\n\ndef main():\n    print('hi')\n\n\nif __name__ == \"__main__\":\n    main()\n")
     (env.root / "app.py").write_text(src)
-    twice = edit("app.py", "", "\n\ndef main():\n    name = sys.argv[1]\n    print('hi', name)\n")
+    mixed = edit("app.py", "", "\n\nNAME = 'you'\n\n\ndef main():\n    print('hi', NAME)\n")
+    again = edit("app.py", "", "\n\ndef main():\n    print('hi', name_of(sys.argv))\n")  # only main, again
+    helper = edit("app.py", "", "\n\ndef name_of(args):\n    return args[1] if len(args) > 1 else 'you'\n")
     model = ScriptedModel([
-        step("add the option", twice),
-        step("add a helper", edit("app.py", "", "\n\ndef name_of(args):\n    return args[1] if len(args) > 1 else 'you'\n"),
-             run("python3 app.py")),
+        step("add the option", mixed),
+        step("add the option", again, helper, run("python3 app.py Ann")),
     ], name="t")
     o = env.open(model, codec="symops", mode="single-call")
     out = await drive(o.session, o.session.handle_message("Add a name option to app.py"), auto_approve_workspace=True)
     assert out.success, out.message
-    assert "app.py already defines main" in asked(model, 1)
+    assert "app.py already defines main" in asked(model, 1)  # a second main beside other code: re-asked
     text = (env.root / "app.py").read_text()
-    assert text.count("def main") == 1
+    assert text.count("def main") == 1 and "print('hi', name_of(sys.argv))" in text  # main itself replaced
     assert text.index("def name_of") < text.index("if __name__")  # not after the block that runs
+    assert "checked: python3 app.py Ann → exit 0" in out.message
 
 
 async def test_editing_a_file_the_task_did_not_name_waits_for_a_person(env: Any) -> None:  # noqa: F811

@@ -4,7 +4,8 @@ The two-call turn re-asks a reply it cannot read (core.correction); a single-cal
 same here, and also for replies that read fine but would do nothing or the wrong thing: an edit
 whose SEARCH matches nowhere (the error and the file's closest lines go back), an edit whose
 SEARCH equals its REPLACE (a no-op), an addition that would define a function the file already
-has (a second `def main()`), an empty reply, and a repeat of exactly what the person denied.
+has (a second `def main()`, unless the addition is only that function again: then it replaces
+it), an empty reply, and a repeat of exactly what the person denied.
 `problems` returns (the calls still usable, the re-ask text or "").
 """
 
@@ -17,12 +18,28 @@ from duckflow.companion.planmarks import same_call
 from duckflow.llm.types import ToolCall
 from duckflow.protocols.editblocks import (
     apply_hunks,
+    as_replacements,
     describe_failures,
     duplicate_definitions,
     parse_hunks,
 )
 
 MAX_REASKS = 2
+
+
+def redefinition_as_replacement(call: ToolCall, read: Callable[[str], str | None]) -> ToolCall:
+    """An addition (empty SEARCH) that only redefines a function the file has — `def add` again,
+    fixed — is the change of that function: its hunk becomes a replacement of the old lines
+    (a second `def` would never be what was meant). Anything else is left as it is."""
+    from dataclasses import replace
+
+    old = read(str(call.arguments.get("path") or ""))
+    hunks = parse_hunks(str(call.arguments.get("content") or ""))
+    fixed = as_replacements(old, hunks) if old is not None and hunks else None
+    if fixed is None:
+        return call
+    content = "".join(f"<<<<<<< SEARCH\n{h.search}=======\n{h.replace}>>>>>>> REPLACE\n" for h in fixed)
+    return replace(call, arguments={**call.arguments, "content": content})
 
 
 def edit_problem(call: ToolCall, read: Callable[[str], str | None]) -> str:
@@ -56,6 +73,8 @@ def problems(calls: Sequence[ToolCall], errors: Sequence[str], read: Callable[[s
             said.append(f"The person said no to exactly this ({call.name} {spec.path}): "
                         f"{spec.description}. Propose something different that follows their words.")
             continue
+        if call.name == "edit_file":
+            call = redefinition_as_replacement(call, read)
         problem = edit_problem(call, read) if call.name == "edit_file" else ""
         if problem:
             said.append(problem)

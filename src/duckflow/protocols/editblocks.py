@@ -327,6 +327,32 @@ def duplicate_definitions(original: str, hunks: Sequence[Hunk]) -> list[str]:
                    for name in _DEF.findall(h.replace) if name in have})
 
 
+def as_replacements(original: str, hunks: Sequence[Hunk]) -> list[Hunk] | None:
+    """Empty-SEARCH hunks that each (re)define exactly one top-level function or class the file
+    already has, turned into replacements of that definition (its lines up to the next
+    top-level line); None when any such hunk holds anything else (it cannot be read so)."""
+    lines = _lines(original)
+    out: list[Hunk] = []
+    changed = False
+    for h in hunks:
+        names = _DEF.findall(h.replace) if h.complete and not h.search.strip() else []
+        have = [n for n in names if re.search(rf"^(?:async\s+)?(?:def|class)\s+{n}\b", original, re.M)]
+        if not have:
+            out.append(h)
+            continue
+        body = _trim_blank(_lines(h.replace))
+        if len(names) != 1 or not body or not _DEF.match(body[0]) or any(
+                ln.strip() and not ln[:1].isspace() for ln in body[1:]):
+            return None
+        start = next(i for i, ln in enumerate(lines) if re.match(rf"(?:async\s+)?(?:def|class)\s+{names[0]}\b", ln))
+        end = next((i for i in range(start + 1, len(lines)) if lines[i].strip() and not lines[i][:1].isspace()),
+                   len(lines))
+        old = _trim_blank(lines[start:end])
+        out.append(Hunk("\n".join(old) + "\n", "\n".join(body) + "\n"))
+        changed = True
+    return out if changed else None
+
+
 def closest_lines(text: str, search: str) -> tuple[str, int]:
     """The window of `text` most similar to `search` (difflib ratio) and its 1-based first line."""
     hay, needle = _lines(text), _trim_blank(_lines(search))
