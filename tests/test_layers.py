@@ -42,7 +42,8 @@ FACE = "duckflow"
 # inside one of these sets (a fixed circle may leave its entry behind; delete it then)
 KNOTS: dict[frozenset[str], str] = {
     frozenset(f"duckflow.companion.{m}" for m in (
-        "live", "replygrammar", "session", "sidechat", "singlecall", "singlecall_protocol", "steps", "task")):
+        "live", "planmarks", "replycheck", "replygrammar", "session", "sidechat", "singlecall",
+        "singlecall_end", "singlecall_protocol", "steps", "task")):
         "CompanionSession is one class spread over mixins that call each other's private methods; "
         "issue 25's TurnContext opens this knot",
 }

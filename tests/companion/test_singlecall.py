@@ -148,7 +148,8 @@ APPEND_DOUBLE = ("~ add double at the end\n#c0.9 #m0.8 #f0.9 #s0.9\n$ edit @ uti
 
 async def test_an_edit_with_hunks_changes_a_shown_file_and_keeps_the_rest(env: Any, steps_of: Any) -> None:  # noqa: F811
     (env.root / "utils.py").write_text("def half(x):\n    return x / 2\n")
-    o = env.open([reply(APPEND_DOUBLE)], codec="symops", mode="single-call")
+    call = "~ call it\n#c0.9 #m0.8 #f0.9 #s0.9\n$ run @ python3 -c \"import utils; print(utils.double(4))\"\n~ next: DONE\n"
+    o = env.open([reply(APPEND_DOUBLE), reply(call)], codec="symops", mode="single-call")
     o.session.owner.change("task", lambda s: setattr(s, "task", "Add a function double(x) to utils.py"))
     step = build_step(o.session, None)
     assert 'f0x0 ::= "def half(x):\\n" f0x1?' in step.grammar  # SEARCH can only hold the file's lines
@@ -162,22 +163,32 @@ async def test_an_edit_with_hunks_changes_a_shown_file_and_keeps_the_rest(env: A
         "def half(x):\n    return x / 2\n\n\ndef double(x):\n    return x * 2\n")
     edits = [x for r in out.results for x in r.outcomes if x.call.name == "edit_file"]
     assert edits and edits[-1].status == "ok" and '"hunks"' in edits[-1].content
+    # a module of functions is checked by a call of the function the task names (asked for)
+    model = o.session.model
+    assert isinstance(model, ScriptedModel) and "call double with sample arguments" in \
+        model.requests[1].messages[-1].content
+    assert 'checked: python3 -c "import utils; print(utils.double(4))" → exit 0' in out.message
 
 
-async def test_a_hunk_that_does_not_match_is_fed_back_and_the_next_step_fixes_it(env: Any) -> None:  # noqa: F811
+async def test_a_hunk_that_does_not_match_is_re_asked_with_the_closest_lines(env: Any) -> None:  # noqa: F811
     (env.root / "calc.py").write_text("def add(a, b):\n    return a - b\n")
     wrong = ("~ fix it\n#c0.9 #m0.8 #f0.9 #s0.9\n$ edit @ calc.py\n---\n<<<<<<< SEARCH\n    return a -- b\n"
              "=======\n    return a + b\n>>>>>>> REPLACE\n---\n~ next: DONE\n")
     right = wrong.replace("a -- b", "a - b")
-    o = env.open([reply(wrong), reply(right)], codec="symops", mode="single-call")
+    call = "~ call it\n#c0.9 #m0.8 #f0.9 #s0.9\n$ run @ python3 -c \"import calc; print(calc.add(2, 3))\"\n~ next: DONE\n"
+    o = env.open([reply(wrong), reply(right), reply(call)], codec="symops", mode="single-call")
     out = await drive(o.session, o.session.handle_message("Fix the bug in calc.py so that add returns the sum"),
                       auto_approve_workspace=True)
     assert out.success, out.message
     assert (env.root / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
     model = o.session.model
-    assert isinstance(model, ScriptedModel) and len(model.requests) == 2
-    second = model.requests[1].messages[-1].content
-    assert "Results so far" in second and "calc.py" in second and "return a - b" in second
+    assert isinstance(model, ScriptedModel) and len(model.requests) == 3
+    again = model.requests[1].messages  # the same step, asked again: its reply, then why it failed
+    assert again[-2].content == wrong and "Hunk 1 for calc.py did not apply" in again[-1].content
+    assert "return a - b" in again[-1].content  # the closest real lines
+    edits = [x for r in out.results for x in r.outcomes if x.call.name == "edit_file"]
+    assert [e.status for e in edits] == ["pending", "ok"]  # the failing hunk never reached the gate
+    assert "checked: python3 -c" in out.message and "→ exit 0" in out.message
 
 
 async def test_a_test_file_runs_with_pytest(env: Any) -> None:  # noqa: F811

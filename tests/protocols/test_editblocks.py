@@ -136,3 +136,30 @@ def test_identity_hunk_never_changes_the_file(lines: list[str], data: st.DataObj
         assert r.text == text
     else:
         assert r.failures and r.text == text
+
+
+def test_an_addition_goes_before_a_closing_main_block_and_a_second_def_is_named() -> None:
+    from duckflow.protocols.editblocks import duplicate_definitions
+
+    src = "def a():\n    return 1\n\n\nif __name__ == \"__main__\":\n    print(a())\n"
+    added = Hunk("", "\n\ndef b():\n    return 2\n")
+    r = apply_hunks(src, [added])
+    assert r.ok and r.applied == ["add_before_main"]
+    assert r.text == ("def a():\n    return 1\n\n\ndef b():\n    return 2\n\n\n"
+                      "if __name__ == \"__main__\":\n    print(a())\n")
+    assert duplicate_definitions(src, [added]) == []
+    assert duplicate_definitions(src, [Hunk("", "def a():\n    return 3\n")]) == ["a"]
+    # code after the block (not the end of a script): the addition goes at the end as before
+    tail = src + "print('after')\n"
+    assert apply_hunks(tail, [added]).text.endswith("def b():\n    return 2\n")
+
+
+def test_an_addition_that_only_redefines_a_function_replaces_it() -> None:
+    from duckflow.protocols.editblocks import as_replacements
+
+    src = "def add(a, b):\n    return a - b\n\n\ndef sub(a, b):\n    return a - b\n"
+    fixed = as_replacements(src, [Hunk("", "\n\ndef add(a, b):\n    return a + b\n")])
+    assert fixed is not None
+    assert apply_hunks(src, fixed).text == "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
+    assert as_replacements(src, [Hunk("", "X = 1\ndef add(a, b):\n    return 0\n")]) is None  # more than the def
+    assert as_replacements(src, [Hunk("", "def mul(a, b):\n    return a * b\n")]) is None  # a new name: no change

@@ -261,7 +261,7 @@ class Bench:
         t0 = time.perf_counter()
         calls: list[ToolCall] = []
         try:
-            out = await drive(opened.session, opened.session.handle_message(task.text), max_turns=4,
+            out = await drive(opened.session, opened.session.handle_message(task.text), max_turns=12,
                               auto_approve_workspace=True)
             for res in out.results:
                 calls += [o.call for o in res.outcomes if o.status in ("ok", "pending", "error")]

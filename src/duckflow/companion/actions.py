@@ -4,8 +4,8 @@ For each call: unknown tool → error; a guessed call (`executable=False`) → p
 run; read_file / list_files / search_code → run (the workspace guard still checks the path);
 write, edit, delete, move, directory creation, shell and tests → `Gate.submit` with the five
 points of seed 001 §8.2 (intent, rationale, impact and alternatives computed in fivepoints.py,
-unified diff); allowed or
-auto-approved → run; pending → wait for the person; refused → error result.
+unified diff); a write that empties a file, removes most of it or changes a file the task did
+not name is marked destructive (risk high: a person decides); allowed or auto-approved → run; pending → wait for the person; refused → error result.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from duckflow.companion.effectscheck import COMMAND_TOOLS, run_watched
-from duckflow.companion.fivepoints import alternatives_text, edit_preview, impact_of
+from duckflow.companion.fivepoints import alternatives_text, edit_preview, impact_of, write_hazard
 from duckflow.core.tools import Tool
 from duckflow.gate import Gate
 from duckflow.llm.types import ToolCall, ToolSpec
@@ -107,6 +107,7 @@ class ActionRunner:
     specs: list[ToolSpec] = field(default_factory=list, init=False)
     _guard: Any = field(default=None, init=False)
     before_run: Callable[[], None] = field(default=lambda: None, init=False)  # before every tool run
+    named: tuple[str, ...] | None = None  # the files the task names (None: it names none)
 
     def __post_init__(self) -> None:
         self._index = {t.name: t for t in self.tools}
@@ -145,6 +146,25 @@ class ActionRunner:
         except Exception:
             return None
 
+    def after_text(self, call: ToolCall) -> str | None:
+        """A write's or edit's file text once it ran (None: not a write, or hunks that do not apply)."""
+        from duckflow.protocols.editblocks import apply_hunks, parse_hunks
+
+        content = str(call.arguments.get("content", ""))
+        if call.name == "write_file":
+            return content
+        hunks = parse_hunks(content) if call.name == "edit_file" else None
+        if hunks is None:
+            return content if call.name == "edit_file" else None
+        applied = apply_hunks(self.read_text(str(call.arguments.get("path") or "")) or "", hunks)
+        return applied.text if applied.ok else None
+
+    def write_hazard(self, call: ToolCall) -> str | None:
+        if call.name not in ("write_file", "edit_file"):
+            return None
+        old = self.read_text(str(call.arguments.get("path") or ""))
+        return write_hazard(call, old, self.after_text(call), self.named)
+
     def diff_preview(self, call: ToolCall) -> str:
         from duckflow.gate.diff import unified_diff
 
@@ -174,7 +194,9 @@ class ActionRunner:
         """Submit to the gate; returns (outcome, ms spent inside Gate.submit)."""
         from duckflow.gate.guarded import guarded_operation
 
-        op = guarded_operation(call.name, call.arguments, self.guard(), task_type=task_type)
+        hazard = self.write_hazard(call)  # emptying, removing most, a file the task did not name
+        op = guarded_operation(call.name, call.arguments, self.guard(), task_type=task_type,
+                               **({"destructive": hazard} if hazard else {}))
         if op.kind in ("execute", "test"):  # the auto-approve list, with this session's context
             from dataclasses import replace
 
@@ -184,6 +206,8 @@ class ActionRunner:
                                             plain=self.plain(), read_text=self.read_text))
         diff = self.diff_preview(call)
         impact = impact_of(call, self.root, diff)
+        if hazard:
+            impact = f"{hazard}; {impact}"
         t0 = time.perf_counter()
         outcome = self.gate.submit(
             op, intent=intent, rationale=rationale, impact=impact,

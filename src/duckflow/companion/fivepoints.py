@@ -129,3 +129,24 @@ def edit_preview(path: str, old: str, content: str, unified: Callable[[str, str 
             lines += [f"    {ln}" for ln in f.closest.splitlines()[:8]]
     partial = unified(path, old, applied.text) if applied.applied else ""
     return "\n".join(lines) + (f"\n{partial}" if partial else "")
+
+
+def write_hazard(call: ToolCall, old: str | None, new: str | None, named: tuple[str, ...] | None) -> str | None:
+    """Why a write or edit is not the small change it looks like (the gate then asks a person,
+    risk high): it empties a file, removes most of it (keeps less than half of its lines and shrinks it to
+    less than half: a rewrite of the same size is not a removal), or changes a file the task did not name.
+    `new` is the file's text after the call (None when the edit would not apply)."""
+    path = str(call.arguments.get("path") or "")
+    if call.name not in ("write_file", "edit_file") or not path:
+        return None
+    if old is not None and old.strip() and new is not None:
+        before = [ln for ln in old.splitlines() if ln.strip()]
+        after = [ln for ln in new.splitlines() if ln.strip()]
+        if not after:
+            return f"it empties {path} ({len(before)} lines removed)"
+        kept = sum(1 for ln in before if ln in set(after))
+        if len(before) >= 4 and kept < len(before) / 2 and len(after) < len(before) / 2:  # (a rewrite is not)
+            return f"it removes most of {path} ({len(before) - kept} of {len(before)} lines)"
+    if named and old is not None and path not in named and Path(path).name not in named:
+        return f"it changes {path}, a file the task did not name ({', '.join(named[:3])})"
+    return None

@@ -5,7 +5,7 @@ what the plan will do, one ActionSpec per action. There is no fallback path: an 
 id or an empty spec list is an error (the seed removed its silent fallbacks on purpose).
 A plan is the contract of EXECUTION: status proposed → approved → executing → done | failed
 | abandoned (a deviation needs a re-plan); each ActionSpec carries the call it stands for and
-its own state (pending → running → done | failed | skipped).
+its own state (pending → running → done | failed | skipped | denied: the person said no).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from duckflow.errors import DuckflowError
 
 ACTION_KINDS = ("read", "create", "edit", "delete", "run", "test", "implement", "other")
 READ_TOOLS = frozenset({"read_file", "list_files", "search_code"})
-SPEC_STATES = ("pending", "running", "done", "failed", "skipped")
+SPEC_STATES = ("pending", "running", "done", "failed", "skipped", "denied")
 # the ActionSpec kind of a mutating workspace tool call proposed while planning
 TOOL_KIND = {"write_file": "create", "edit_file": "edit", "delete_path": "delete",
              "execute_shell": "run", "run_tests": "test", "move_path": "edit",
@@ -138,6 +138,17 @@ class PlanTool:
             raise PlanError(f"unknown action state '{state}'", hint=f"use one of {', '.join(SPEC_STATES)}")
         self.get(plan_id).action_specs[index].state = state
         self.version += 1
+
+    def add_action(self, plan_id: str, spec: ActionSpec) -> int:
+        """Append an action to a plan (one the model proposed after the plan was made); its index."""
+        plan = self.get(plan_id)
+        plan.action_specs.append(spec)
+        self.version += 1
+        return len(plan.action_specs) - 1
+
+    def denied_calls(self) -> list[ActionSpec]:
+        """Every action the person said no to, in all plans (a repeat of one is refused)."""
+        return [a for p in self._plans.values() for a in p.action_specs if a.state == "denied"]
 
     def latest(self) -> Plan | None:
         return next(reversed(self._plans.values()), None) if self._plans else None

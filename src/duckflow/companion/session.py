@@ -13,6 +13,7 @@ one `ChunkHub` (one seq per session). `stream(text)` is the one async function c
 from __future__ import annotations
 
 import functools
+import re
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
@@ -56,6 +57,9 @@ from duckflow.protocols.codec import Codec
 if TYPE_CHECKING:
     pass
 
+# a name with a file's extension (`calc.add` in "add type hints to calc.add" names no file)
+FILE_NAME = re.compile(r"\.(py|pyi|txt|md|rst|json|jsonl|csv|tsv|toml|ya?ml|ini|cfg|conf|env|js|mjs|cjs|ts|tsx|jsx|"
+                       r"html?|css|scss|sh|bash|rs|go|c|h|cc|cpp|hpp|java|kt|rb|php|sql|xml|lock|log|ipynb)$")
 CONTINUE_TEXT = "(no new message: continue the task from the evidence)"
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -271,6 +275,11 @@ class CompanionSession(LiveMixin, StepsMixin):
 
     # -- the turn ---------------------------------------------------------------------------
     async def _turn(self, user_text: str | None) -> TurnResult:
+        from duckflow.protocols.grammar import plausible_paths
+
+        # the files the task names: a write to another existing file is gated as what it is
+        self.runner.named = tuple(p for p in plausible_paths(self.state.task or "", [])
+                                  if FILE_NAME.search(p)) or None
         if self.mode == "single":  # one constrained reply per step (small models)
             from duckflow.companion.singlecall import single_turn
 

@@ -24,8 +24,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from duckflow.companion import checks
 from duckflow.companion.decision import MainDecision
 from duckflow.companion.engine import SPECIALIZED_AGENT
+from duckflow.companion.replycheck import MAX_REASKS, problems
+from duckflow.companion.singlecall_end import (
+    ACCEPT,
+    Verdict,
+    accept,
+    after_verdict,
+    conclude,
+    ended,
+    no_action,
+    run_check,
+    step_failed,
+)
+from duckflow.companion.singlecall_end import failed_run as failed_run  # re-exported
 from duckflow.companion.singlecall_protocol import dml_step, is_dml, step_protocol
 from duckflow.companion.state import Status, Step
 from duckflow.companion.turnmode import MODES as MODES  # re-exported: where they lived before
@@ -147,10 +161,15 @@ def build_step(session: CompanionSession, user_text: str | None) -> StepPrompt:
         lines.append("Constraints: " + "; ".join(state.constraints))
     if user_text and user_text.strip() and user_text.strip() != task.strip():
         lines.append(f"The person adds: {user_text.strip()}")
+    for spec_ in session.owner.plans.denied_calls()[-2:]:
+        lines.append(f"The person said no to: {spec_.kind} {spec_.path}. {spec_.description}. "
+                     "Do something different that follows their words.")
     if state.evidence:
         lines.append("Results so far:\n" + "\n".join(f"- {e}" for e in state.evidence[-4:]))
-        lines.append("If the results show the task is complete, write one short thought and "
-                     "\"~ next: DONE\". Otherwise fix what failed.")
+    log = checks.log_of(session)
+    ask_call = bool(session.__dict__.pop("_ask_call", False))
+    calls_to = checks.call_modules(session, task, log)
+    lines += checks.check_lines(session, log, ask_call and bool(calls_to), calls_to, task)
     user = "\n".join(lines)
     names = set(session.runner.tool_names)
     # an edit changes a shown file with SEARCH/REPLACE hunks (the grammar holds its lines)
@@ -187,6 +206,13 @@ def build_step(session: CompanionSession, user_text: str | None) -> StepPrompt:
         if tests:
             spec.extra["test"] = f"\"$ test @ \" ( {' | '.join(_lit(t) for t in tests)} ) \"\\n\""
     grammar = _with_test(symops_grammar(spec), bool(spec.extra))
+    if calls_to and "run" in verbs:  # a call of the function: `python3 -c "import m; print(m.f(2))"`
+        only = ask_call and bool(calls_to)
+        grammar = re.sub(r"^action ::= .*$", "action ::= callrun" if only else r"\g<0> | callrun",
+                         grammar, count=1, flags=re.M)
+        if only:
+            grammar = re.sub(r"action\{0,", "action{1,", grammar, count=1)
+        grammar += 'callrun ::= "$ run @ " callcheck "\\n"\n' + checks.call_commands_rule(calls_to)
     count = _counter(session)
     if is_dml(session):  # the same step in DML: its templates, grammar and codec
         return dml_step(session, user, spec, count, max_tokens=700)
@@ -232,66 +258,49 @@ def copied_example(calls: list[ToolCall], task: str) -> bool:
     return False
 
 
-def _signature(call: ToolCall) -> tuple[str, str]:
-    a = call.arguments
-    return call.name, str(a.get("path") or a.get("command") or "") + "\x00" + str(a.get("content") or "")
-
-
 async def single_turn(session: CompanionSession, user_text: str | None) -> TurnResult:
-    """One step: ask once (constrained), decode, gate and run, move the state machine."""
+    """One step: ask once (constrained; re-asked when unusable), decode, gate and run, then end
+    honestly: DONE only after a check (singlecall_end)."""
     from duckflow.core.errors import CoreError
-    from duckflow.llm.constrain import constrained
 
     state = session.state
     if state.pending_gate:
         session.chunks.notice("approval_pending", "an approval is pending: no step change, no new action")
         return session._result("An approval is pending.", None, [], "pending_user")
-    done_before: set[tuple[str, str]] = session.__dict__.setdefault("_singlecall_done", set())
-    last: list[ToolCall] = session.__dict__.pop("_singlecall_last", [])
-    if state.status != Status.ERROR and not state.pending_gate:
-        done_before.update(_signature(c) for c in last)  # they ran (also those run after approval)
-    if session.__dict__.pop("_singlecall_then_done", False) and state.step == Step.REVIEW \
-            and state.status != Status.ERROR and not user_text \
-            and not any(failed_run(e) for e in state.evidence[-max(1, len(last)):]):
-        # the step's reply said DONE and its actions ran after their approval: finish
-        rec = session._transition(Step.DONE, "single-call: the approved actions ran; the task is complete",
-                                  "outcome", Status.SUCCESS)
-        if rec.allowed:
-            text = f"Done: {state.task}"[:300]
-            session._reply(text)
-            return session._result(text, None, [], "done")
+    log = checks.log_of(session)
+    if user_text and ACCEPT.match(user_text) and (log.changed or log.passed is False):
+        if accept(session):  # the person takes the result as it is
+            return ended(session, [])
+    command = session.__dict__.pop("_check_next", None)
+    if command and not user_text:  # a check the loop chose: run it, no model call
+        return await run_check(session, command)
+    if session.__dict__.pop("_singlecall_then_done", False) and not user_text \
+            and state.step == Step.REVIEW and state.status != Status.ERROR and log.passed is not False:
+        # the step's reply said DONE and its actions ran after their approval
+        first_verdict = conclude(session, workspace_files(session.runner.root))
+        if first_verdict != "continue" or "_check_next" in session.__dict__:
+            return await after_verdict(session, first_verdict, [], None)
+    if log.passed is False:
+        if log.fixes >= checks.MAX_FIXES:
+            return await after_verdict(session, conclude(session, []), [], None)
+        log.fixes += 1  # one of the bounded chances to fix what the check found
     step = build_step(session, user_text)
     session.last_tokens = dict(step.tokens)
-    enabled = getattr(session, "constrained_decoding", True)
-    settings = constrained(session.model, max_tokens=step.max_tokens,
-                           grammar=step.grammar, enabled=enabled)
-    feed = LineFeed(lambda t: session._emit(delta(SPECIALIZED_AGENT, t)))
     try:
-        reply = await session.engine.call("single", step.messages, streamer=feed, specialized=True,
-                                          settings=settings)
+        raw, calls, done_said = await _ask(session, step)
     except CoreError as exc:
         session.owner.set_status(Status.REQUIRES_USER_INPUT, f"model call failed: {exc.message}")
         text = f"The model call failed: {exc.message}" + (f" ({exc.hint})" if exc.hint else "")
         session._reply(text)
         return session._result(text, None, [], "pending_user")
-    raw = reply.text
-    proto = step_protocol(session)  # Sym-Ops, or DML for a DML session: codec, marker, thought
-    codec = proto.codec
-    decoded = codec.decode(raw, session.runner.specs)
-    for msg in decoded.errors + decoded.warnings:
-        session.chunks.notice("codec", f"{codec.name}: {msg}")
-    done_said = proto.said(raw) == "DONE"
+    proto = step_protocol(session)
     thought = proto.thought_of(raw) or "(no thought given)"
-    calls = list(decoded.calls)
-    if copied_example(calls, state.task):
-        session.chunks.notice("copied_example", "the reply copied the prompt's example; nothing was run")
-        calls = []
     from duckflow.companion.context import symops_vitals
 
     vitals = symops_vitals(raw)
     if vitals:
         session.owner.change("vitals", lambda s: s.vitals.update_from_symops(vitals))
-    fresh = [c for c in calls if _signature(c) not in done_before]
+    fresh = [c for c in calls if checks.signature(c) not in log.done]
     session._emit(DecisionChunk(agent="companion", data=DecisionData(
         rationale=thought, step="EXECUTION" if calls else ("DONE" if done_said else state.step.value),
         pattern="single_call", next_step="done" if done_said else "continue",
@@ -303,7 +312,7 @@ async def single_turn(session: CompanionSession, user_text: str | None) -> TurnR
     outcomes = []
     if fresh:
         if state.step != Step.EXECUTION:
-            first = state.step == Step.PLANNING
+            first = state.step == Step.PLANNING and session.owner.plans.latest() is None
             moved = session._transition(Step.EXECUTION, "single-call: act on the reply", "decision")
             if not moved.allowed:
                 text = f"Could not start executing from {state.step.value}."
@@ -313,54 +322,54 @@ async def single_turn(session: CompanionSession, user_text: str | None) -> TurnR
                 session._plan(thought, fresh)
         _note_overwrites(session, fresh)
         outcomes = await session._run_calls(fresh, d)
-    session.__dict__["_singlecall_last"] = fresh
-    finished = _finish(session, done_said, bool(fresh), outcomes)
-    if state.pending_gate and done_said:
-        session.__dict__["_singlecall_then_done"] = True
-    from duckflow.companion.reply import outcome_text
+        log.done.update(checks.signature(o.call) for o in outcomes if o.status == "proposed")  # not again
+    if state.pending_gate:
+        if done_said:
+            session.__dict__["_singlecall_then_done"] = True
+        verdict: Verdict = "continue"
+    elif step_failed(outcomes) or (fresh and not done_said and any(o.status != "proposed" for o in outcomes)):
+        verdict = "continue"
+    elif not any(o.status != "proposed" for o in outcomes) and not done_said and log.passed is None:
+        verdict = no_action(session)
+    else:
+        verdict = conclude(session, workspace_files(session.runner.root))
+    return await after_verdict(session, verdict, outcomes, d, thought, user_text)
 
-    text = outcome_text(session.state, outcomes) if outcomes else thought
-    if finished:
-        text = (text + "\n" if outcomes else "") + f"Done: {state.task}"[:300]
-    session.owner.change("exchange", lambda s: s.add_exchange(user_text or "(continued)", text))
-    session._reply(text)
-    nxt = "done" if finished else ("pending_user" if state.status == Status.REQUIRES_USER_INPUT else "continue")
-    return session._result(text, d, outcomes, nxt)
 
+async def _ask(session: CompanionSession, step: StepPrompt) -> tuple[str, list[ToolCall], bool]:
+    """The model's reply for `step`, re-asked (at most `MAX_REASKS` times, with the error and
+    the file's closest lines) while it cannot be used: (raw reply, usable calls, said DONE)."""
+    from duckflow.companion.decision import Silent
+    from duckflow.llm.constrain import constrained
 
-def _finish(session: CompanionSession, done_said: bool, acted: bool, outcomes: list[Any]) -> bool:
-    """Move to DONE when the model says so and nothing failed; a step that only repeats is done."""
     state = session.state
-    ran = [o for o in outcomes if o.status in ("ok", "error", "refused")]
-    ok = [o for o in ran if o.status == "ok"]
-    if state.pending_gate or (ran and len(ok) != len(ran)) or any(failed_run(o.content) for o in ok):
-        return False
-    if not acted or done_said:
-        if state.step == Step.EXECUTION:
-            why = "single-call: the actions ran" if acted else "single-call: the reply ran no action"
-            session._transition(Step.REVIEW, why, "outcome", Status.SUCCESS)
-        if state.step == Step.REVIEW:
-            if not state.memory.files_created and not acted and not done_said:
-                return False
-            rec = session._transition(Step.DONE, "single-call: the task is complete", "outcome", Status.SUCCESS)
-            return rec.allowed
-    return False
-
-
-def failed_run(content: str) -> bool:
-    """A command result (JSON from execute_shell / run_tests, or its evidence line
-    `… → ok: exit N; …`) that exited non-zero or timed out."""
-    import json
-
-    if re.search(r"→ \w+: (exit (-?[1-9]|None)|timed out)\b", content):
-        return True
-    if '"exit_code"' not in content:
-        return False
-    try:
-        data = json.loads(content)
-    except ValueError:
-        return bool(re.search(r'"exit_code": [1-9]', content)) or '"timed_out": true' in content
-    return isinstance(data, dict) and (bool(data.get("exit_code")) or bool(data.get("timed_out")))
+    settings = constrained(session.model, max_tokens=step.max_tokens, grammar=step.grammar,
+                           enabled=getattr(session, "constrained_decoding", True))
+    proto = step_protocol(session)
+    messages = list(step.messages)
+    denied = session.owner.plans.denied_calls()
+    feed: Any = LineFeed(lambda t: session._emit(delta(SPECIALIZED_AGENT, t)))
+    for round_ in range(MAX_REASKS + 1):
+        reply = await session.engine.call("single", messages, streamer=feed, specialized=True, settings=settings)
+        raw = reply.text
+        decoded = proto.codec.decode(raw, session.runner.specs)
+        for msg in decoded.errors + decoded.warnings:
+            session.chunks.notice("codec", f"{proto.codec.name}: {msg}")
+        calls = list(decoded.calls)
+        if copied_example(calls, state.task):
+            session.chunks.notice("copied_example", "the reply copied the prompt's example; nothing was run")
+            calls = []
+        usable, again = problems(calls, decoded.errors, session.runner.read_text, denied,
+                                 wants_action=not state.evidence)
+        if not again:
+            return raw, usable, proto.said(raw) == "DONE"
+        if round_ == MAX_REASKS:
+            session.chunks.notice("reply_unusable", f"still unusable after {MAX_REASKS} re-asks: {again}"[:300])
+            return raw, usable, proto.said(raw) == "DONE" and not (len(usable) < len(calls))
+        session.chunks.notice("reasked", f"the reply cannot be used as it is; asking again: {again}"[:300])
+        messages = [*step.messages, Message("assistant", raw), Message("user", again)]
+        feed = Silent()
+    raise AssertionError("unreachable")
 
 
 def _note_overwrites(session: CompanionSession, calls: list[ToolCall]) -> None:

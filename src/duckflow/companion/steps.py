@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from duckflow.companion import checks
 from duckflow.companion.actions import CallOutcome, call_from_dict, call_to_dict
 from duckflow.companion.context import file_context, symops_vitals
 from duckflow.companion.decision import MainDecision, Silent
@@ -28,6 +29,7 @@ from duckflow.companion.plan import (
     spec_matches,
     specs_for_calls,
 )
+from duckflow.companion.planmarks import mark_denied, mark_ran, same_call
 from duckflow.companion.reply import outcome_text
 from duckflow.companion.replygrammar import specialized_settings
 from duckflow.companion.state import AgentState, Status, Step
@@ -275,7 +277,15 @@ class StepsMixin:
                          prior: list[CallOutcome] | None = None) -> list[CallOutcome]:
         """Run calls in order; stop at a pending approval or an error. `prior`: already ran this step."""
         outcomes: list[CallOutcome] = list(prior or [])
+        denied = self.owner.plans.denied_calls()
         for i, call in enumerate(calls):
+            no = next((a for a in denied if same_call(call, a.call)), None)
+            if no is not None:  # exactly what the person said no to: refused, with their reason
+                out = CallOutcome(call, "refused", f"the person said no to exactly this ({no.description}); "
+                                  "not run: propose something different")
+                outcomes.append(out)
+                self._emit_outcome(out)
+                break
             out = await self.runner.process(call, intent=f"{call.name} for: {self.state.task or self.state.goal}",
                                             rationale=d.rationale, alternatives=list(self._alternatives))
             outcomes.append(out)
@@ -337,6 +347,8 @@ class StepsMixin:
                     s.memory.failed_operations += 1
 
         self.owner.change("tool results", record)
+        checks.note(self, ran)  # what changed and what checked it (companion/checks.py)
+        mark_ran(self, ran)
         if not finish:
             return
         if failed and self.state.step == Step.PLANNING:
@@ -361,13 +373,22 @@ class StepsMixin:
         self.owner.change("approval answered", clear)
         outcomes: list[CallOutcome] = []
         if not granted:
-            self._transition(Step.PLANNING, f"denied: job {job['job_id']}", "outcome", Status.REQUIRES_USER_INPUT)
+            answered = self.runner.gate.get(job["job_id"]).decision
+            words = (answered.note or "").strip() if answered is not None else ""
+            self._transition(Step.PLANNING, f"denied: job {job['job_id']}", "outcome",
+                             Status.IN_PROGRESS if words else Status.REQUIRES_USER_INPUT)
             planned = self._job_plan(job)
             if planned is not None:  # the contract cannot be kept as it was: a re-plan is needed
                 plan, i = planned
-                self._mark(plan, i, "skipped")
+                self._mark(plan, i, "denied")
                 self._set_plan_status(plan, "abandoned", f"step {i + 1} denied")
-            reply = f"Understood: {call.name} was not run. What should I do instead?"
+            mark_denied(self, call, words)
+            what = f"{call.name} {call.arguments.get('path') or call.arguments.get('command') or ''}".strip()
+            if words:  # the person's words are a correction: the next step follows them
+                self.owner.change("the person's words", lambda s: s.add_constraint(f"the person: {words}"))
+                reply = f"Understood: {what} was not run. Next: {words}"
+            else:
+                reply = f"Understood: {what} was not run. What should I do instead?"
         else:
             self._transition(Step.EXECUTION, f"approved: job {job['job_id']}", "outcome")
             first = await self.runner.run_approved(job["job_id"], call)
@@ -398,8 +419,8 @@ class StepsMixin:
             reply = outcome_text(self.state, outcomes)
         self.owner.change("exchange", lambda s: s.add_exchange("(approval: " + ("yes)" if granted else "no)"), reply))
         self._reply(reply)
-        return self._result(reply, None, outcomes, "continue" if granted else "pending_user")
-
+        goes_on = granted or self.state.status == Status.IN_PROGRESS
+        return self._result(reply, None, outcomes, "continue" if goes_on else "pending_user")
 
     def _job_plan(self, job: dict[str, Any]) -> tuple[Plan, int] | None:
         ref = job.get("plan")

@@ -42,6 +42,7 @@ def guarded_operation(
     content every path has now (gate/binding.py): what is approved is what runs.
     """
     from duckflow.gate.binding import bind
+    from duckflow.gate.callcheck import workspace_call_check
     from duckflow.gate.commands import command_hazard, programs_run
 
     op = operation_for_tool(tool, arguments, task_type=task_type, **fields)
@@ -50,15 +51,21 @@ def guarded_operation(
     outside = op.outside_workspace
     dangerous = op.dangerous_extension
     destructive = op.destructive
+    call_check = False
     if op.command and op.kind in ("execute", "test"):
         if destructive is None:
             destructive = command_hazard(op.command)
+            call_check = destructive is not None and workspace_call_check(guard, op.command)
+            if call_check:
+                destructive = None  # judged by its module's text below (gate/callcheck.py)
         for script in programs_run(op.command):  # `./run.sh`, `sh run.txt -> run.sh`
             verdict = guard.check(script, "execute")
             if verdict.allowed and verdict.needs_approval and verdict.code == "dangerous_extension":
                 dangerous = True
         if destructive is None:  # `sh notes.txt`, `python3 clean.py`: the file's text is judged
             destructive = _script_hazard(guard, op.command)
+            if destructive is None and call_check:
+                destructive = ""  # judged here, and safe: not judged again as inline code
     raw = tool_paths(arguments) if "paths" not in fields else list(op.paths)
     for i, path in enumerate(raw):
         if op.kind in ("rename", "move"):

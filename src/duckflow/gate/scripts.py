@@ -11,6 +11,7 @@ from __future__ import annotations
 import posixpath
 import re
 
+from duckflow.gate.callcheck import call_check_module
 from duckflow.gate.commands import (
     _ASSIGNMENT,
     _KEYWORDS,
@@ -90,6 +91,8 @@ def scripts_run(command: str) -> list[tuple[str, str]]:
                 out += [("python", f) for f in module_files(target, rest)]
             elif kind == "script":
                 out.append(("variable" if "$" in target else "python", target))
+            elif kind == "inline" and (called := call_check_module(args)) is not None:
+                out += [("python", f) for f in module_files(called, [])]  # gate/callcheck.py
         elif name in _SHELL_RUNNERS or lang:
             i = 0
             while i < len(args) and args[i].startswith("-") and args[i] != "-":

@@ -15,8 +15,11 @@ without a spurious leading/trailing blank line, then with `...` elision lines â€
 fuzzy match. A search text found more than once is refused, not guessed. A failed hunk
 reports the closest lines of the file (difflib) so that a re-ask can point at them.
 
-Empty SEARCH rule: a SEARCH section with nothing but blank lines appends the REPLACE text at
-the end of the file (on an empty file this creates the content).
+Empty SEARCH rule: a SEARCH section with nothing but blank lines adds the REPLACE text at the
+end of the file, or, when the file ends with a top-level `if __name__ == "__main__":` block,
+just before that block (an addition after it would never be defined when the script runs);
+on an empty file this creates the content. `duplicate_definitions` names the top-level
+functions or classes such an addition would define a second time (a caller re-asks).
 """
 
 from __future__ import annotations
@@ -292,6 +295,64 @@ def _apply_one(
     raise LookupError("SEARCH text not found")
 
 
+_MAIN_GUARD = re.compile(r"""^if\s+__name__\s*==\s*['"]__main__['"]\s*:""")
+_DEF = re.compile(r"^(?:async\s+)?(?:def|class)\s+([A-Za-z_]\w*)", re.M)
+
+
+def _add(doc: tuple[list[str], list[str]], new: list[str], new_ends: list[str],
+         newline: str) -> tuple[tuple[list[str], list[str]], str]:
+    """Add lines at the end, or before the file's closing top-level `if __name__` block."""
+    lines, ends = list(doc[0]), list(doc[1])
+    guard = next((i for i, ln in enumerate(lines) if _MAIN_GUARD.match(ln)), None)
+    if guard is not None and not any(ln.strip() and not ln[:1].isspace() for ln in lines[guard + 1:]):
+        body = _trim_blank(new)
+        if body:
+            cut = guard
+            while cut > 0 and not lines[cut - 1].strip():
+                cut -= 1
+            block = ([""] * 2 if cut else []) + body + [""] * 2
+            lines = lines[:cut] + block + lines[guard:]
+            ends = ends[:cut] + [newline] * len(block) + ends[guard:]
+            return (lines, ends), "add_before_main"
+    if ends and ends[-1] == "":
+        ends[-1] = newline
+    return (lines + new, ends + new_ends), "append"
+
+
+def duplicate_definitions(original: str, hunks: Sequence[Hunk]) -> list[str]:
+    """Top-level names an empty-SEARCH hunk defines that the file already defines (a second
+    `def main()`): the change should replace the existing one instead."""
+    have = set(_DEF.findall(original))
+    return sorted({name for h in hunks if h.complete and not h.search.strip()
+                   for name in _DEF.findall(h.replace) if name in have})
+
+
+def as_replacements(original: str, hunks: Sequence[Hunk]) -> list[Hunk] | None:
+    """Empty-SEARCH hunks that each (re)define exactly one top-level function or class the file
+    already has, turned into replacements of that definition (its lines up to the next
+    top-level line); None when any such hunk holds anything else (it cannot be read so)."""
+    lines = _lines(original)
+    out: list[Hunk] = []
+    changed = False
+    for h in hunks:
+        names = _DEF.findall(h.replace) if h.complete and not h.search.strip() else []
+        have = [n for n in names if re.search(rf"^(?:async\s+)?(?:def|class)\s+{n}\b", original, re.M)]
+        if not have:
+            out.append(h)
+            continue
+        body = _trim_blank(_lines(h.replace))
+        if len(names) != 1 or not body or not _DEF.match(body[0]) or any(
+                ln.strip() and not ln[:1].isspace() for ln in body[1:]):
+            return None
+        start = next(i for i, ln in enumerate(lines) if re.match(rf"(?:async\s+)?(?:def|class)\s+{names[0]}\b", ln))
+        end = next((i for i in range(start + 1, len(lines)) if lines[i].strip() and not lines[i][:1].isspace()),
+                   len(lines))
+        old = _trim_blank(lines[start:end])
+        out.append(Hunk("\n".join(old) + "\n", "\n".join(body) + "\n"))
+        changed = True
+    return out if changed else None
+
+
 def closest_lines(text: str, search: str) -> tuple[str, int]:
     """The window of `text` most similar to `search` (difflib ratio) and its 1-based first line."""
     hay, needle = _lines(text), _trim_blank(_lines(search))
@@ -333,15 +394,10 @@ def apply_hunks(original: str, hunks: Sequence[Hunk]) -> ApplyResult:
             )
             continue
         if not hunk.search.strip():
-            # Empty SEARCH: append at the end of the file (creates the content of an empty file).
-            lines, ends = list(doc[0]), list(doc[1])
-            if ends and ends[-1] == "":
-                ends[-1] = newline
+            # Empty SEARCH: add at the end, or before a closing `if __name__` block
             new, new_ends = _split_keep(hunk.replace)
-            lines += new
-            ends += [newline if e else "" for e in new_ends]
-            doc = (lines, ends)
-            applied.append("append")
+            doc, where = _add(doc, new, [newline if e else "" for e in new_ends], newline)
+            applied.append(where)
             continue
         try:
             doc, method = _apply_one(doc, hunk, newline)

@@ -1,0 +1,264 @@
+"""Check, then fix: what proved a task's change works, which check to run next, and the ending's words.
+
+A write or edit is not the end of a task: the result must be checked by running it. Each tool
+result is noted here (`note`): a change makes the task unchecked; a run that exits 0 proves it
+only when it shows something (output, passing tests, a call of the function) — running a
+module that only defines functions exits 0 with no output and proves nothing. When the model
+says DONE without such a proof, the loop picks the check itself (`auto_command`: the tests that
+import the changed module, or the changed script), or asks the model for a short call of the
+function the task names (`python3 -c "import m; print(m.f(...))"`). A failed check goes back
+to the model with its first error, at most `MAX_FIXES` times. `ending` is the line the result
+says: `checked: python3 hello.py → exit 0`, `check failed: …`, `not checked: …`.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import shlex
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from duckflow.companion.actions import CallOutcome
+    from duckflow.llm.types import ToolCall
+
+MAX_FIXES = 2
+RUN_TOOLS = ("execute_shell", "run_tests")
+WRITE_TOOLS = ("write_file", "edit_file")
+TEST_FILE = re.compile(r"(^|/)test_[^/]*\.py$|_test\.py$")
+
+
+def signature(call: ToolCall) -> tuple[str, str]:
+    a = call.arguments
+    return call.name, str(a.get("path") or a.get("command") or "") + "\x00" + str(a.get("content") or "")
+
+
+@dataclass
+class CheckLog:
+    """One session's record of changes and the checks of them (kept in memory for the task)."""
+
+    changed: list[str] = field(default_factory=list)  # code files changed since the last proof
+    passed: bool | None = None  # None: nothing has checked the last change yet
+    last: str = ""  # what the last check said (the ending's words)
+    fixes: int = 0  # fix rounds given after a failed check
+    asked_call: int = 0  # times the model was asked for a call of its function
+    auto_tried: set[str] = field(default_factory=set)  # checks the loop chose and ran
+    done: set[tuple[str, str]] = field(default_factory=set)  # calls that succeeded (a repeat is dropped)
+    written: list[str] = field(default_factory=list)  # every file written or edited for the task
+    task: str = ""
+
+    def reset(self, task: str) -> None:
+        self.__init__()  # type: ignore[misc]
+        self.task = task
+
+
+def log_of(session: Any) -> CheckLog:
+    """The session's CheckLog, started again when the task changes."""
+    log: CheckLog = session.__dict__.setdefault("_checks", CheckLog())
+    task = session.state.task or ""
+    if log.task != task:
+        log.reset(task)
+    return log
+
+
+def run_result(content: str) -> tuple[int | None, str, str]:
+    """(exit code, stdout, stderr) of a command's JSON result; exit None when it timed out or
+    the content is not a command result."""
+    try:
+        data = json.loads(content)
+    except ValueError:
+        return None, "", content
+    if not isinstance(data, dict) or "exit_code" not in data:
+        return None, "", content
+    code = None if data.get("timed_out") else data.get("exit_code")
+    return code, str(data.get("stdout") or ""), str(data.get("stderr") or "")
+
+
+def first_error(stdout: str, stderr: str) -> str:
+    """The line that names the error: a traceback's last line, a failed test, else the last line."""
+    for text in (stderr, stdout):
+        lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+        named = [ln for ln in lines if re.match(r"^(\w+(\.\w+)*(Error|Exception)|FAILED|E |SyntaxError)", ln)]
+        if named:
+            return named[-1][:160]
+        if lines:
+            return lines[-1][:160]
+    return "no output"
+
+
+def only_definitions(text: str) -> bool:
+    """A module whose top level only imports and defines (running it shows nothing)."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return False
+    quiet = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
+             ast.Assign, ast.AnnAssign)
+    return all(isinstance(n, quiet) or (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))
+               for n in tree.body)
+
+
+def _script_of(command: str) -> str | None:
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    if len(words) >= 2 and words[0] in ("python3", "python") and words[1].endswith(".py"):
+        return words[1]
+    return None
+
+
+def note(session: Any, ran: list[CallOutcome]) -> None:
+    """Tool results into the CheckLog: changes, checks, and the calls that succeeded."""
+    log = log_of(session)
+    for o in ran:
+        sig = signature(o.call)
+        if o.call.name in WRITE_TOOLS:
+            if o.status != "ok":
+                continue
+            log.done.add(sig)
+            log.done = {s for s in log.done if s[0] not in RUN_TOOLS}  # a run after a change is new
+            path = str(o.call.arguments.get("path") or "")
+            if path not in log.written:
+                log.written.append(path)
+            if path.endswith(".py") and path not in log.changed:
+                log.changed.append(path)
+            if path.endswith(".py"):
+                log.passed, log.last = None, ""
+        elif o.call.name in RUN_TOOLS:
+            command = str(o.call.arguments.get("command") or o.call.arguments.get("path") or "the tests")
+            code, out, err = run_result(o.content) if o.status in ("ok", "error") else (None, "", o.content)
+            if o.status != "ok" or code != 0:
+                why = "timed out" if code is None and o.status == "ok" else (
+                    f"exit {code}" if code is not None else o.status)
+                log.passed, log.last = False, f"check failed: {command} → {why}: {first_error(out, err)}"
+                log.done.discard(sig)
+                continue
+            log.done.add(sig)
+            script = _script_of(command)
+            text = session.runner.read_text(script) if script else None
+            if not out.strip() and script and text is not None and only_definitions(text):
+                log.last = (f"not checked: {command} exits 0 with no output ({script} only defines "
+                            "functions; a call of its function is needed)")
+                continue
+            lines = len(out.strip().splitlines())
+            log.passed, log.changed = True, []
+            log.last = f"checked: {command} → exit 0" + (f", {lines} line{'s' * (lines != 1)} of output"
+                                                         if lines and "pytest" not in command else "")
+            if "pytest" in command:
+                found = re.search(r"(\d+) passed", out)
+                log.last = f"checked: {command} → {found.group(0) if found else 'exit 0'}"
+
+
+def did_something(log: CheckLog) -> bool:
+    """The task changed a file or ran a check (a reply that only says DONE has done nothing)."""
+    return bool(log.written) or log.passed is not None or bool(log.done)
+
+
+def needs_check(log: CheckLog) -> bool:
+    """A code change that nothing has proved yet (text and data files have nothing to run), or
+    a last check that failed."""
+    return (bool(log.changed) and log.passed is not True) or log.passed is False
+
+
+def auto_command(session: Any, log: CheckLog, files: list[str]) -> str | None:
+    """The check the loop runs itself: tests that import a changed module (or a changed test),
+    else a changed script that shows something when run. None when only a call can prove it."""
+    for path in log.changed:
+        if TEST_FILE.search(path):
+            return f"python3 -m pytest -q {path}"
+    mods = {PurePosixPath(p).stem for p in log.changed}
+    for test in (f for f in files if TEST_FILE.search(f)):
+        text = session.runner.read_text(test) or ""
+        if any(re.search(rf"^\s*(from|import)\s+{re.escape(m)}\b", text, re.M) for m in mods):
+            return f"python3 -m pytest -q {test}"
+    for path in log.changed:
+        text = session.runner.read_text(path)
+        if text is not None and not only_definitions(text) and not reads_arguments(text) \
+                and f"python3 {path}" not in log.auto_tried:
+            return f"python3 {path}"
+    return None
+
+
+def reads_arguments(text: str) -> bool:
+    """A script that needs command-line arguments (run bare, it would fail for that alone)."""
+    return "sys.argv" in text or "argparse" in text
+
+
+def argument_scripts(session: Any, log: CheckLog) -> list[str]:
+    """Changed scripts that read their arguments: the model runs them, with sample arguments."""
+    return [p for p in log.changed if reads_arguments(session.runner.read_text(p) or "")]
+
+
+def call_targets(log: CheckLog) -> list[str]:
+    """Changed modules that only a call of their function can check (`import m` names)."""
+    return [PurePosixPath(p).stem for p in log.changed
+            if "/" not in p and re.fullmatch(r"[A-Za-z_]\w*", PurePosixPath(p).stem)]
+
+
+def call_commands_rule(modules: list[str]) -> str:
+    """GBNF: `python3 -c "import M; print(M.F(ARGS))"` for the changed modules, args as plain
+    literals (numbers, quoted words, lists): no other code reaches the interpreter."""
+    alts = " | ".join(f'"python3 -c \\"import {m}; print({m}."' for m in modules)
+    return (f"callcheck ::= ( {alts} ) fname \"(\" cargs? \"))\\\"\"\n"
+            "fname ::= [A-Za-z_] [A-Za-z0-9_]{0,30}\n"
+            "cargs ::= carg ( \", \" carg ){0,3}\n"
+            "carg ::= \"-\"? [0-9] [0-9.]{0,8} | \"'\" [A-Za-z0-9 ,.!?_-]{0,20} \"'\" "
+            "| \"[\" ( carg ( \", \" carg ){0,4} )? \"]\" | \"True\" | \"False\" | \"None\"\n")
+
+
+def call_modules(session: Any, task: str, log: CheckLog) -> list[str]:
+    """Top-level modules the task names or changed that define functions (a call checks them)."""
+    from duckflow.protocols.grammar import plausible_paths
+
+    named = [p for p in plausible_paths(task, []) if p.endswith(".py") and "/" not in p]
+    mods = []
+    for path in dict.fromkeys([*named, *log.changed]):
+        text = session.runner.read_text(path)
+        if text is not None and "def " in text and not TEST_FILE.search(path):
+            mods.append(PurePosixPath(path).stem)
+    return [m for m in mods if re.fullmatch(r"[A-Za-z_]\w*", m)]
+
+
+def check_lines(session: Any, log: CheckLog, ask_call: bool, mods: list[str],
+                 task: str) -> list[str]:
+    """What the step says about checking: the failed check to fix, or the call to write."""
+    if log.passed is False:
+        return [f"The check failed: {log.last.removeprefix('check failed: ')}. Fix the code so that "
+                f"it passes (chance {log.fixes} of {MAX_FIXES})."]
+    scripts = argument_scripts(session, log)
+    if session.__dict__.pop("_ask_run", False) and scripts:
+        return [f"Now check {scripts[0]}: run it with sample arguments, as "
+                f"$ run @ python3 {scripts[0]} followed by the arguments."]
+    if ask_call:
+        mod = mods[0]
+        text = session.runner.read_text(f"{mod}.py") or ""
+        defs = re.findall(r"^def ([A-Za-z_]\w*)", text, re.M)
+        named = [f for f in re.findall(r"\b([A-Za-z_]\w*)\(", task) if f in defs]
+        fn = (named or defs or ["f"])[0]
+        return [f"Now check {mod}.py: call {fn} with sample arguments and print the result, as "
+                f"$ run @ python3 -c \"import {mod}; print({mod}.{fn}(...))\" with real values for ..."]
+    lines = []
+    if log.last.startswith("not checked"):
+        lines.append(f"Note: {log.last}.")
+    if session.state.evidence:
+        lines.append("If the results show the task is complete, write one short thought and "
+                     "\"~ next: DONE\". Otherwise fix what failed.")
+    return lines
+
+
+def ending(log: CheckLog) -> str:
+    """What the result says about its check."""
+    if log.passed is True:
+        return log.last
+    if log.passed is False:
+        return log.last
+    if not log.changed and log.written:
+        names = ", ".join(log.written[:3])
+        return f"nothing to run: {names} {'is' if len(log.written) == 1 else 'are'} not code"
+    if not log.changed:
+        return "nothing was changed"
+    return log.last or "not checked: nothing ran the changed code"

@@ -1,0 +1,47 @@
+"""Marks a plan's actions from what became of their calls: done or failed when they ran, denied
+(with the person's words) when the person said no — a denied action is never left `pending`,
+and a repeat of exactly it is refused (steps.py, replycheck.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from duckflow.companion.plan import specs_for_calls
+from duckflow.llm.types import ToolCall
+
+
+def same_call(call: ToolCall, spec_call: dict[str, Any] | None) -> bool:
+    """`call` is exactly the call a plan action stands for (same tool, same arguments)."""
+    if not spec_call:
+        return False
+    return call.name == spec_call.get("name") and dict(call.arguments) == dict(spec_call.get("arguments") or {})
+
+
+def mark_ran(session: Any, ran: list[Any]) -> None:
+    """A plan that no plan run drives (single-call): each call that ran marks its action."""
+    from duckflow.companion.singlecall_end import failed_run
+
+    plan = session.owner.plans.latest()
+    if plan is None or plan.status != "proposed":
+        return
+    for o in ran:
+        i = next((i for i in plan.pending() if same_call(o.call, plan.action_specs[i].call)), None)
+        if i is not None:
+            session._mark(plan, i, "done" if o.status == "ok" and not failed_run(o.content) else "failed")
+
+
+def mark_denied(session: Any, call: ToolCall, words: str) -> None:
+    """The denied action is marked denied in the plan (added when the plan did not hold it),
+    with the person's words as its description."""
+    plans = session.owner.plans
+    plan = plans.latest()
+    if plan is None:
+        plan = plans.get(plans.propose(f"denied: {call.name}"))
+        session.owner.change("plan", lambda s: setattr(s, "plan_id", plan.plan_id))
+    i = next((i for i, a in enumerate(plan.action_specs) if a.state in ("pending", "running", "skipped")
+              and same_call(call, a.call)), None)
+    if i is None:
+        i = plans.add_action(plan.plan_id, specs_for_calls([call])[0])
+    plan.action_specs[i].description = (f"their words: {words}" if words else "no reason given")[:200]
+    session._mark(plan, i, "denied")
+    session._plan_chunk(plan)

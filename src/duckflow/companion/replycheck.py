@@ -1,0 +1,88 @@
+"""Why a single-call reply cannot be used as it is, found before anything runs (the re-ask text).
+
+The two-call turn re-asks a reply it cannot read (core.correction); a single-call step does the
+same here, and also for replies that read fine but would do nothing or the wrong thing: an edit
+whose SEARCH matches nowhere (the error and the file's closest lines go back), an edit whose
+SEARCH equals its REPLACE (a no-op), an addition that would define a function the file already
+has (a second `def main()`, unless the addition is only that function again: then it replaces
+it), an empty reply, and a repeat of exactly what the person denied.
+`problems` returns (the calls still usable, the re-ask text or "").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from duckflow.companion.planmarks import same_call
+from duckflow.llm.types import ToolCall
+from duckflow.protocols.editblocks import (
+    apply_hunks,
+    as_replacements,
+    describe_failures,
+    duplicate_definitions,
+    parse_hunks,
+)
+
+MAX_REASKS = 2
+
+
+def redefinition_as_replacement(call: ToolCall, read: Callable[[str], str | None]) -> ToolCall:
+    """An addition (empty SEARCH) that only redefines a function the file has — `def add` again,
+    fixed — is the change of that function: its hunk becomes a replacement of the old lines
+    (a second `def` would never be what was meant). Anything else is left as it is."""
+    from dataclasses import replace
+
+    old = read(str(call.arguments.get("path") or ""))
+    hunks = parse_hunks(str(call.arguments.get("content") or ""))
+    fixed = as_replacements(old, hunks) if old is not None and hunks else None
+    if fixed is None:
+        return call
+    content = "".join(f"<<<<<<< SEARCH\n{h.search}=======\n{h.replace}>>>>>>> REPLACE\n" for h in fixed)
+    return replace(call, arguments={**call.arguments, "content": content})
+
+
+def edit_problem(call: ToolCall, read: Callable[[str], str | None]) -> str:
+    """What is wrong with an edit_file call's hunks against the file as it is ("" = nothing)."""
+    path = str(call.arguments.get("path") or "")
+    hunks = parse_hunks(str(call.arguments.get("content") or ""))
+    old = read(path)
+    if hunks is None or old is None:
+        return ""
+    same = [i + 1 for i, h in enumerate(hunks) if h.complete and h.search.strip()
+            and h.search.strip() == h.replace.strip()]
+    if same:
+        return (f"Hunk {same[0]} for {path} changes nothing: its SEARCH and REPLACE are the same. "
+                "Write the changed lines in REPLACE.")
+    twice = duplicate_definitions(old, hunks)
+    if twice:
+        return (f"{path} already defines {', '.join(twice)}: change the existing "
+                f"`def {twice[0]}` with a SEARCH of its lines instead of adding a second one.")
+    applied = apply_hunks(old, hunks)
+    return "" if applied.ok else describe_failures(applied, path)
+
+
+def problems(calls: Sequence[ToolCall], errors: Sequence[str], read: Callable[[str], str | None],
+             denied: Sequence[Any], wants_action: bool) -> tuple[list[ToolCall], str]:
+    """(usable calls, re-ask text): the text is "" when the reply can be used as it is."""
+    usable: list[ToolCall] = []
+    said: list[str] = []
+    for call in calls:
+        spec = next((d for d in denied if same_call(call, d.call)), None)
+        if spec is not None:
+            said.append(f"The person said no to exactly this ({call.name} {spec.path}): "
+                        f"{spec.description}. Propose something different that follows their words.")
+            continue
+        if call.name == "edit_file":
+            call = redefinition_as_replacement(call, read)
+        problem = edit_problem(call, read) if call.name == "edit_file" else ""
+        if problem:
+            said.append(problem)
+            continue
+        usable.append(call)
+    if errors and not usable:
+        said.insert(0, "Your reply could not be read: " + "; ".join(errors[:3])
+                    + ". Answer again with Sym-Ops lines only, in the form shown.")
+    elif not calls and wants_action and not said:
+        said.append("Your reply had no action. Write the action the task needs.")
+    return usable, "\n\n".join(said)

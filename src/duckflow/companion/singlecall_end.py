@@ -1,0 +1,154 @@
+"""How a single-call task ends: DONE only when its last check passed (or nothing needed one).
+
+A reply saying `~ next: DONE` is a claim. A step whose command failed, or whose edit did not
+apply, is not done. When the model says DONE and code changed with nothing proving it, the
+loop runs a check itself (tests importing the module, or the script) or asks the model once
+for a call of its function; a failed check goes back to the model with its error, at most
+`checks.MAX_FIXES` times; when nothing could check the change, the task waits for the person
+("not checked": they may accept it as it is). The final reply says which (`checks.ending`).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any, Literal
+
+from duckflow.companion import checks
+from duckflow.companion.decision import MainDecision
+from duckflow.companion.state import Status, Step
+from duckflow.llm.types import ToolCall
+
+if TYPE_CHECKING:
+    from duckflow.companion.session import CompanionSession, TurnResult
+
+Verdict = Literal["done", "continue", "stopped"]
+ACCEPT = re.compile(r"^\s*(done|accept(ed)?|ok(ay)?|yes|looks good|it'?s fine|keep it|lgtm|"
+                    r"それでいい|いいよ|OK|完了)\W*\s*$", re.I)
+
+
+def failed_run(content: str) -> bool:
+    """A command result (JSON from execute_shell / run_tests, or its evidence line
+    `… → ok: exit N; …`) that exited non-zero or timed out."""
+    if re.search(r"→ \w+: (exit (-?[1-9]|None)|timed out)\b", content):
+        return True
+    if '"exit_code"' not in content:
+        return False
+    code, _, _ = checks.run_result(content)
+    return code != 0
+
+
+def step_failed(outcomes: list[Any]) -> bool:
+    ran = [o for o in outcomes if o.status in ("ok", "error", "refused")]
+    return any(o.status != "ok" for o in ran) or any(failed_run(o.content) for o in ran if o.status == "ok")
+
+
+def conclude(session: CompanionSession, files: list[str]) -> Verdict:
+    """The model said DONE and nothing of this step failed: finish, check first, or stop."""
+    log = checks.log_of(session)
+    if not checks.did_something(log):
+        return "continue"  # nothing was done for the task: a DONE alone ends nothing
+    if checks.needs_check(log):
+        if log.passed is False:
+            if log.fixes >= checks.MAX_FIXES:
+                return _stop(session, f"{log.last} (after {log.fixes} fixes)")
+            return "continue"  # the next step shows the model the error to fix
+        cmd = checks.auto_command(session, log, files)
+        if cmd is not None and cmd not in log.auto_tried:
+            log.auto_tried.add(cmd)
+            session.__dict__["_check_next"] = cmd
+            return "continue"
+        if checks.argument_scripts(session, log) and log.asked_call < 1:
+            log.asked_call += 1
+            session.__dict__["_ask_run"] = True  # run with sample arguments
+            return "continue"
+        if checks.call_targets(log) and log.asked_call < 1:
+            log.asked_call += 1
+            session.__dict__["_ask_call"] = True
+            return "continue"
+        return _stop(session, checks.ending(log), unchecked=True)
+    state = session.state
+    if state.step == Step.EXECUTION:
+        session._transition(Step.REVIEW, "single-call: the actions ran", "outcome", Status.SUCCESS)
+    if state.step == Step.PLANNING:  # (after a recovery: the check that followed passed)
+        session._transition(Step.REVIEW, "single-call: the result is checked", "outcome", Status.SUCCESS)
+    rec = session._transition(Step.DONE, f"single-call: {checks.ending(log)}", "outcome", Status.SUCCESS)
+    return "done" if rec.allowed else "continue"
+
+
+def accept(session: CompanionSession) -> bool:
+    """The person accepts the result as it is (a change nobody checked, or a failed check)."""
+    log = checks.log_of(session)
+    log.last, log.passed, log.changed = "accepted by the person as it is (not checked)", True, []
+    return conclude(session, []) == "done"
+
+
+def _stop(session: CompanionSession, why: str, *, unchecked: bool = False) -> Verdict:
+    nxt = ("Say \"done\" to accept it as it is, or tell me how to check it." if unchecked
+           else "Say what to change, or \"done\" to accept it as it is.")
+    session.owner.set_status(Status.REQUIRES_USER_INPUT, why[:200])
+    session.__dict__["_stopped_text"] = f"Not done — {why}. {nxt}"
+    return "stopped"
+
+
+def ending_line(session: CompanionSession) -> str:
+    return checks.ending(checks.log_of(session))
+
+
+def _files(session: CompanionSession) -> list[str]:
+    from duckflow.companion.singlecall import workspace_files
+
+    return workspace_files(session.runner.root)
+
+
+async def run_check(session: CompanionSession, command: str) -> TurnResult:
+    """Run the check the loop chose (through the gate, as any run) and go on from its result."""
+    d = MainDecision(rationale=f"check the result: {command}", goal_consistency="yes", constraint_check="yes",
+                     next_step="continue", step="EXECUTION", prompt_pattern="base_main_specialized")
+    session.chunks.notice("check", f"checking the result: {command}")
+    if session.state.step != Step.EXECUTION:
+        session._transition(Step.EXECUTION, "single-call: check the result", "outcome")
+    call = ToolCall(name="execute_shell", arguments={"command": command}, id=f"check-{len(command)}")
+    outcomes = await session._run_calls([call], d)
+    if session.state.pending_gate:
+        session.__dict__["_singlecall_then_done"] = True
+        verdict: Verdict = "continue"
+    elif step_failed(outcomes):
+        verdict = "continue"
+    else:
+        verdict = conclude(session, _files(session))
+    return await after_verdict(session, verdict, outcomes, d)
+
+
+def no_action(session: CompanionSession) -> Verdict:
+    """A reply that neither acted nor said DONE, with nothing changed: not finished."""
+    if session.state.step == Step.EXECUTION:
+        session._transition(Step.REVIEW, "single-call: the reply ran no action", "outcome", Status.SUCCESS)
+    return "continue"
+
+
+async def after_verdict(session: CompanionSession, verdict: Verdict, outcomes: list[Any],
+                         d: MainDecision | None, thought: str = "", user_text: str | None = None) -> TurnResult:
+    from duckflow.companion.reply import outcome_text
+
+    state = session.state
+    if verdict == "done":
+        return ended(session, outcomes, d, user_text)
+    text = outcome_text(state, outcomes) if outcomes else thought
+    if verdict == "stopped":
+        text = session.__dict__.pop("_stopped_text", "Not done.")
+    session.owner.change("exchange", lambda s: s.add_exchange(user_text or "(continued)", text or "(no reply)"))
+    session._reply(text)
+    nxt = "pending_user" if state.status == Status.REQUIRES_USER_INPUT or verdict == "stopped" else "continue"
+    return session._result(text, d, outcomes, nxt)
+
+
+def ended(session: CompanionSession, outcomes: list[Any], d: MainDecision | None = None,
+           user_text: str | None = None) -> TurnResult:
+    from duckflow.companion.reply import outcome_text
+
+    state = session.state
+    head = outcome_text(state, outcomes) + "\n" if outcomes else ""
+    text = head + f"Done: {state.task}"[:300] + f"\n{ending_line(session)}"
+    session.owner.change("exchange", lambda s: s.add_exchange(user_text or "(continued)", text))
+    session._reply(text)
+    return session._result(text, d, outcomes, "done")

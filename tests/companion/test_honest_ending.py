@@ -1,0 +1,196 @@
+"""Single-call tasks end honestly: DONE only after a check passed; each failure shape of issue 24."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from duckflow.companion.task import drive
+from duckflow.llm.scripted import ScriptedModel, reply
+from tests.helpers.companion import env  # noqa: F401
+
+HEAD = "#c0.9 #m0.8 #f0.9 #s0.9\n"
+
+
+def step(thought: str, *actions: str, done: bool = True) -> Any:
+    return reply(f"~ {thought}\n{HEAD}" + "".join(actions) + f"~ next: {'DONE' if done else 'CONTINUE'}\n")
+
+
+def create(path: str, text: str) -> str:
+    return f"$ create @ {path}\n---\n{text}---\n"
+
+
+def edit(path: str, search: str, replace: str) -> str:
+    return f"$ edit @ {path}\n---\n<<<<<<< SEARCH\n{search}=======\n{replace}>>>>>>> REPLACE\n---\n"
+
+
+def run(command: str) -> str:
+    return f"$ run @ {command}\n"
+
+
+def ran(out: Any, name: str = "execute_shell") -> list[Any]:
+    return [o for r in out.results for o in r.outcomes if o.call.name == name and o.status in ("ok", "error")]
+
+
+def asked(model: Any, i: int) -> str:
+    return str(model.requests[i].messages[-1].content)
+
+
+async def test_a_failed_run_re_issued_is_run_again_and_never_ends_done(env: Any) -> None:  # noqa: F811
+    model = ScriptedModel([
+        step("write and run", create("calc.py", "print(1/0)\n"), run("python3 calc.py")),
+        step("run it again", run("python3 calc.py")),  # no fix: the same run, claiming DONE
+        step("run it again", run("python3 calc.py")),
+    ], name="t")
+    o = env.open(model, codec="symops", mode="single-call")
+    out = await drive(o.session, o.session.handle_message("Create calc.py printing a quotient"),
+                      auto_approve_workspace=True)
+    assert out.ending != "done" and not out.success
+    assert len(ran(out)) == 3  # the re-issued run that had failed ran again each time
+    assert "check failed: python3 calc.py → exit 1: ZeroDivisionError: division by zero" in out.message
+    assert "after 2 fixes" in out.message and "Done" not in out.message
+    assert "The check failed" in asked(model, 1) and "chance 1 of 2" in asked(model, 1)
+
+
+async def test_a_module_of_functions_run_with_no_output_is_not_proof(env: Any) -> None:  # noqa: F811
+    model = ScriptedModel([
+        step("write greet", create("greet.py", "def greet(name):\n    return f'Hello, {name}!'\n"),
+             run("python3 greet.py")),
+        step("call it", run("python3 -c \"import greet; print(greet.greet('Bob'))\"")),
+    ], name="t")
+    o = env.open(model, codec="symops", mode="single-call")
+    task = "Create greet.py with a function greet(name) that returns 'Hello, NAME!'"
+    out = await drive(o.session, o.session.handle_message(task), auto_approve_workspace=True)
+    assert out.success, out.message
+    assert "Now check greet.py: call greet with sample arguments" in asked(model, 1)
+    calls = ran(out)
+    assert calls[-1].call.arguments["command"].startswith("python3 -c") and "Hello, Bob!" in calls[-1].content
+    assert "checked: python3 -c \"import greet; print(greet.greet('Bob'))\" → exit 0" in out.message
+
+
+async def test_no_run_at_all_the_loop_runs_the_script_itself(env: Any) -> None:  # noqa: F811
+    model = ScriptedModel([step("write it", create("hello.py", "print('Hello, World!')\n"))], name="t")
+    o = env.open(model, codec="symops", mode="single-call")
+    out = await drive(o.session, o.session.handle_message("Create hello.py that prints Hello, World!"),
+                      auto_approve_workspace=True)
+    assert out.success, out.message
+    assert len(model.requests) == 1  # the check needed no model call
+    assert [c.call.arguments["command"] for c in ran(out)] == ["python3 hello.py"]
+    assert "checked: python3 hello.py → exit 0, 1 line of output" in out.message
+
+
+async def test_emptying_a_file_is_gated_as_destructive_not_low_risk(env: Any) -> None:  # noqa: F811
+    body = "".join(f"def f{i}(x):\n    return x + {i}\n" for i in range(4))
+    (env.root / "stats.py").write_text(body)
+    model = ScriptedModel([step("clean up", edit("stats.py", body, ""))] * 2, name="t")
+    o = env.open(model, codec="symops", mode="single-call")
+    out = await drive(o.session, o.session.handle_message("Tidy stats.py"), auto_approve_workspace=True)
+    assert out.ending == "approval" and "a person must decide" in out.message  # never auto-approved
+    req = out.results[0].pending["request"]
+    assert req["risk"] == "high" and req["impact"].startswith("it empties stats.py (8 lines removed)")
+    assert (env.root / "stats.py").read_text() == body
+
+
+async def test_an_edit_whose_search_equals_replace_is_re_asked(env: Any) -> None:  # noqa: F811
+    (env.root / "hello.py").write_text('print("Hello")\n')
+    model = ScriptedModel([
+        step("change it", edit("hello.py", 'print("Hello")\n', 'print("Hello")\n')),
+        step("change it", edit("hello.py", 'print("Hello")\n', 'print("Goodbye")\n'), run("python3 hello.py")),
+    ], name="t")
+    o = env.open(model, codec="symops", mode="single-call")
+    out = await drive(o.session, o.session.handle_message("Change hello.py so that it prints Goodbye"),
+                      auto_approve_workspace=True)
+    assert out.success, out.message
+    assert "changes nothing: its SEARCH and REPLACE are the same" in asked(model, 1)
+    assert (env.root / "hello.py").read_text() == 'print("Goodbye")\n'
+    assert "checked: python3 hello.py → exit 0, 1 line of output" in out.message
+
+
+async def test_a_second_def_main_is_never_added_and_additions_go_before_the_main_block(env: Any) -> None:  # noqa: F811
+    src = ("import sys\n\n\ndef main():\n    print('hi')\n\n\nif __name__ == \"__main__\":\n    main()\n")
+    (env.root / "app.py").write_text(src)
+    mixed = edit("app.py", "", "\n\nNAME = 'you'\n\n\ndef main():\n    print('hi', NAME)\n")
+    again = edit("app.py", "", "\n\ndef main():\n    print('hi', name_of(sys.argv))\n")  # only main, again
+    helper = edit("app.py", "", "\n\ndef name_of(args):\n    return args[1] if len(args) > 1 else 'you'\n")
+    model = ScriptedModel([
+        step("add the option", mixed),
+        step("add the option", again, helper, run("python3 app.py Ann")),
+    ], name="t")
+    o = env.open(model, codec="symops", mode="single-call")
+    out = await drive(o.session, o.session.handle_message("Add a name option to app.py"), auto_approve_workspace=True)
+    assert out.success, out.message
+    assert "app.py already defines main" in asked(model, 1)  # a second main beside other code: re-asked
+    text = (env.root / "app.py").read_text()
+    assert text.count("def main") == 1 and "print('hi', name_of(sys.argv))" in text  # main itself replaced
+    assert text.index("def name_of") < text.index("if __name__")  # not after the block that runs
+    assert "checked: python3 app.py Ann → exit 0" in out.message
+
+
+async def test_editing_a_file_the_task_did_not_name_waits_for_a_person(env: Any) -> None:  # noqa: F811
+    (env.root / "app.py").write_text("import json\n\nprint(json.load(open('app.json'))['port'])\n")
+    (env.root / "app.json").write_text('{"port": 80}\n')
+    model = ScriptedModel([step("change the port", edit("app.json", '{"port": 80}\n', '{"port": 8080}\n'))] * 2,
+                          name="t")
+    o = env.open(model, codec="symops", mode="single-call")
+    out = await drive(o.session, o.session.handle_message("Make app.py print 8080"), auto_approve_workspace=True)
+    assert out.ending == "approval"
+    req = out.results[0].pending["request"]
+    assert "app.json, a file the task did not name (app.py)" in req["impact"] and req["risk"] == "high"
+    assert (env.root / "app.json").read_text() == '{"port": 80}\n'
+
+
+async def test_deny_with_words_leads_to_a_new_proposal_and_done(env: Any) -> None:  # noqa: F811
+    src = "def add(a, b):\n    return a + b\n\n\nprint(add(1, 2))\n"
+    (env.root / "calc.py").write_text(src)
+    at_end = edit("calc.py", "", "\n\ndef subtract(a, b):\n    return a - b\n")
+    after_add = edit("calc.py", "    return a + b\n",
+                     "    return a + b\n\n\ndef subtract(a, b):\n    return a - b\n")
+    model = ScriptedModel([
+        step("append subtract", at_end),
+        step("append subtract", at_end),  # exactly the denied edit again: refused, asked again
+        step("subtract right after add", after_add, run("python3 calc.py")),
+    ], name="t")
+    o = env.open(model, codec="symops", mode="single-call")
+    s = o.session
+    first = await s.handle_message("Add a function subtract(a, b) to calc.py")
+    assert first.pending is not None
+    note = "put subtract right after add"
+    denied = await s.answer_approval(False, note=note)
+    assert denied.next_step == "continue" and note in denied.reply
+    plan = s.owner.plans.latest()
+    assert plan is not None and [a.state for a in plan.action_specs] == ["denied"]  # not left pending
+    out = await drive(s, s.continue_task(observed=False), auto_approve_workspace=True)
+    assert out.success, out.message
+    assert note in asked(model, 1) and "The person said no to" in asked(model, 1)
+    assert "The person said no to exactly this" in asked(model, 2)  # the repeat was refused with a reason
+    text = (env.root / "calc.py").read_text()
+    assert text.index("def subtract") < text.index("print(add(1, 2))")
+    assert "checked: python3 calc.py → exit 0" in out.message
+
+
+async def test_a_change_nothing_could_check_waits_and_the_person_may_accept_it(env: Any) -> None:  # noqa: F811
+    model = ScriptedModel([
+        step("write greet", create("greet.py", "def greet(name):\n    return f'Hello, {name}!'\n")),
+        step("it is fine"),  # asked for a call of the function: no action, DONE again
+    ], name="t")
+    o = env.open(model, codec="symops", mode="single-call")
+    out = await drive(o.session, o.session.handle_message("Create greet.py with a function greet(name)"),
+                      auto_approve_workspace=True)
+    assert out.ending == "input" and not out.success
+    assert out.message.startswith("Not done — not checked:") and "Say \"done\" to accept it" in out.message
+    accepted = await o.session.handle_message("done")
+    assert accepted.next_step == "done" and len(model.requests) == 2  # no model call for the answer
+    assert "accepted by the person as it is (not checked)" in accepted.reply
+
+
+async def test_a_script_that_reads_its_arguments_is_run_by_the_model_with_sample_arguments(env: Any) -> None:  # noqa: F811
+    model = ScriptedModel([
+        step("write it", create("shout.py", "import sys\n\nprint(sys.argv[1].upper())\n")),
+        step("run it", run("python3 shout.py hey")),
+    ], name="t")
+    o = env.open(model, codec="symops", mode="single-call")
+    out = await drive(o.session, o.session.handle_message("Create shout.py that prints its first argument in upper case"),
+                      auto_approve_workspace=True)
+    assert out.success, out.message
+    assert "Now check shout.py: run it with sample arguments" in asked(model, 1)
+    assert [c.call.arguments["command"] for c in ran(out)] == ["python3 shout.py hey"]  # never run bare
+    assert "checked: python3 shout.py hey → exit 0, 1 line of output" in out.message

@@ -1,0 +1,46 @@
+"""A call check (`python3 -c "import m; print(m.f(2))"`) is judged by its module's text, under the real gate."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from duckflow.gate import AutoApproveScope, Gate, guarded_operation
+from duckflow.workspace.guard import WorkspaceGuard
+
+SCOPE = AutoApproveScope.workspace()
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "greet.py").write_text("def greet(name):\n    return f'Hello, {name}!'\n")
+    (root / "tidy.py").write_text("import shutil\n\n\ndef tidy():\n    shutil.rmtree('src')\n")
+    return root
+
+
+def _auto(ws: Path, tmp_path: Path, command: str) -> object:
+    gate = Gate(tmp_path / "g.db")
+    op = guarded_operation("execute_shell", {"command": command}, WorkspaceGuard(ws))
+    job = gate.submit(op, intent="check", rationale="check")
+    assert job.decision == "pending" and job.job_id
+    return gate.auto_answer(job.job_id, SCOPE, by="test")
+
+
+def test_a_call_of_a_safe_workspace_module_is_auto_approved(ws: Path, tmp_path: Path) -> None:
+    answered = _auto(ws, tmp_path, "python3 -c \"import greet; print(greet.greet('Bob'))\"")
+    assert not isinstance(answered, str), answered  # a Decision: auto-approved, judged again on the way
+
+
+@pytest.mark.parametrize("command", [
+    "python3 -c \"import tidy; print(tidy.tidy())\"",  # the module's text deletes: judged by it
+    "python3 -c \"import shutil; print(shutil.rmtree('src'))\"",  # not a workspace module
+    "python3 -c \"import greet; print(greet.greet(open('x').read()))\"",  # not a literal argument
+    "python3 -c \"import greet; print(greet.greet('a')); import os\"",  # more code
+    "python3 -c \"import greet; print(greet.greet('a'))\"; rm -rf src",
+])
+def test_anything_else_inline_still_needs_a_person(ws: Path, tmp_path: Path, command: str) -> None:
+    answered = _auto(ws, tmp_path, command)
+    assert isinstance(answered, str) and "a person must decide" in answered
