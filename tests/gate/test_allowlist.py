@@ -80,3 +80,17 @@ def test_without_a_sandbox_a_workspace_module_the_script_imports_is_read_for_the
     assert "network" in why
     files["pkg/__init__.py"] = "def send():\n    return 1\n"
     assert unlisted("python3 new.py", written={"new.py"}, plain=True, read_text=files.get) == ""
+
+
+def test_a_function_call_check_is_judged_as_its_module() -> None:
+    """The loop's check `python3 -c "import m; print(m.f(2))"` runs unasked when `m.py` would:
+    a module this session wrote, harmless and offline; anything else in `-c` waits."""
+    texts = {"m.py": "def f(x):\n    return x * 2\n", "net.py": "import urllib.request\ndef f(x):\n    return x\n"}
+    check = 'python3 -c "import m; print(m.f(2))"'
+    assert unlisted(check, written={"m.py"}, plain=True, read_text=texts.get) == ""
+    assert "was not written" in unlisted(check, written=set(), plain=True, read_text=texts.get)
+    assert "network" in unlisted('python3 -c "import net; print(net.f(2))"', written={"net.py"},
+                                 plain=True, read_text=texts.get)
+    assert unlisted('python3 -c "import m; m.f(2)"', written={"m.py"}, plain=True, read_text=texts.get) != ""
+    assert unlisted("python3 -c \"import shutil; print(shutil.rmtree('src'))\"", written={"m.py"},
+                    plain=True, read_text=texts.get) != ""

@@ -183,9 +183,13 @@ def _leaves(arg: str) -> bool:
 
 def _script(args: list[str], written: Collection[str], plain: bool,
             read_text: Callable[[str], str | None] | None) -> str:
+    from duckflow.gate.callcheck import call_check_module
     from duckflow.gate.operation import normalize_path
     from duckflow.gate.scripts import script_hazard
 
+    module = call_check_module(args)  # `-c "import m; print(m.f(1))"`: judged as `python3 m.py`
+    if module is not None:
+        args = [f"{module}.py"]
     if not args or args[0].startswith("-"):
         return "python with options or code from its input is not on the list"
     path = normalize_path(args[0])
