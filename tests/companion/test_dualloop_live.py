@@ -23,7 +23,7 @@ from tests.helpers.companion import decision
 
 def _chat(opened: Any) -> tuple[Chat, io.StringIO]:
     buf = io.StringIO()
-    renderer = Renderer(Console(file=buf, width=120, highlight=False))
+    renderer = Renderer(Console(file=buf, width=120, highlight=False), verbose=True)
     chat = Chat(opened, renderer)
     opened.session.chunks.subscribe(renderer)
     return chat, buf
@@ -99,7 +99,7 @@ async def test_stop_in_japanese_pauses_the_task_and_continue_goes_on(env: Any) -
     assert not chat.loop.busy and chat.loop.paused
     s = chat.session.state
     assert s.step == Step.EXECUTION and "paused by the person during EXECUTION" in s.decision_log[-1]
-    assert "paused during EXECUTION" in out.getvalue() and "続けて" in out.getvalue()
+    assert "Paused" in out.getvalue() and "続けて" in out.getvalue()
     await chat.handle("続けて")
     await chat.loop.wait(timeout=5)
     assert s.pending_gate and "x = 2" in s.pending_job["call"]["arguments"]["content"]  # type: ignore[index]

@@ -22,7 +22,7 @@ from tests.helpers.companion import decision
 
 def _rendered(opened: Any) -> tuple[Renderer, io.StringIO]:
     buf = io.StringIO()
-    renderer = Renderer(Console(file=buf, width=120, highlight=False))
+    renderer = Renderer(Console(file=buf, width=120, highlight=False), verbose=True)
     opened.session.chunks.subscribe(renderer)
     return renderer, buf
 
@@ -87,7 +87,7 @@ async def test_token_guard_warns_then_stops_a_companion_session(env: Any) -> Non
     assert seen.index(warnings[0]) < seen.index(errors[0])
     assert seen[-1].data.ending == "blocked" and "Stopped:" in seen[-1].data.text
     text = out.getvalue()
-    assert "⚠" in text and "error:" in text and "Stopped:" in text and "--new" in text
+    assert "⚠" in text and "I stopped: the token budget" in text and "--new" in text
     calls_before = len(o.session.model.requests)  # type: ignore[attr-defined]
     again = [c async for c in s.stream("one more")]
     assert again[-1].data.ending == "blocked"

@@ -212,7 +212,7 @@ def call_commands_rule(modules: list[str]) -> str:
 
 def call_modules(session: Any, task: str, log: CheckLog) -> list[str]:
     """Top-level modules the task names or changed that define functions (a call checks them)."""
-    from duckflow.protocols.grammar import plausible_paths
+    from duckflow.protocols.filenames import plausible_paths
 
     named = [p for p in plausible_paths(task, []) if p.endswith(".py") and "/" not in p]
     mods = []

@@ -275,7 +275,7 @@ class CompanionSession(LiveMixin, StepsMixin):
 
     # -- the turn ---------------------------------------------------------------------------
     async def _turn(self, user_text: str | None) -> TurnResult:
-        from duckflow.protocols.grammar import plausible_paths
+        from duckflow.protocols.filenames import plausible_paths
 
         # the files the task names: a write to another existing file is gated as what it is
         self.runner.named = tuple(p for p in plausible_paths(self.state.task or "", [])

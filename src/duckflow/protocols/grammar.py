@@ -22,13 +22,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from duckflow.llm.types import ToolSpec
+from duckflow.protocols.filenames import plausible_paths as plausible_paths  # re-exported
 from duckflow.protocols.schema import schema_types
 
 # the verbs of the single-call reply and the workspace tool each one needs
 VERB_TOOLS = {"create": "write_file", "edit": "write_file", "run": "execute_shell",
               "test": "run_tests", "delete": "delete_path", "read": "read_file"}
 MARKERS = ("DONE", "CONTINUE")
-_SAFE_PATH = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_./-]{0,120}$")
 
 
 def literal(text: str) -> str:
@@ -62,19 +62,6 @@ def json_string_rule(name: str = "string") -> str:
     """A JSON string with escapes: without them a grammar ends the string at an inner `"`."""
     return (f'{name} ::= "\\"" ( [^"\\\\\\x7F\\x00-\\x1F] | "\\\\" ( ["\\\\/bfnrt] | '
             f'"u" [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F] ) )* "\\""')
-
-
-def plausible_paths(task: str, existing: Sequence[str]) -> list[str]:
-    """File names the task names (`hello.py`, `src/calc.py`) plus the workspace's files."""
-    # ASCII names: a Japanese task writes `hello.pyを作成` with no space around the name
-    named = re.findall(r"(?<![A-Za-z0-9_/.-])((?:[A-Za-z0-9_-]+/)*[A-Za-z0-9_-]+\.[A-Za-z0-9]{1,8})"
-                       r"(?![A-Za-z0-9_/-])", task)
-    seen: list[str] = []
-    for p in [*named, *existing]:
-        p = p.strip().strip("`'\".,;:()")
-        if p and _SAFE_PATH.match(p) and ".." not in p.split("/") and p not in seen:
-            seen.append(p)
-    return seen
 
 
 def run_commands(paths: Sequence[str]) -> list[str]:
