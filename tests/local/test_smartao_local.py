@@ -16,9 +16,17 @@ pytestmark = [pytest.mark.local_model, needs_llama, pytest.mark.timeout(900)]
 
 
 async def test_eval_agent_scores_every_criterion_with_the_bundled_model(default_model_home: Path) -> None:
+    """Every criterion scored with its own reason, or, when the small model pastes one reason under
+    several criteria (the 0.5B often does), a clear refusal after one re-ask: never a made-up score."""
+    from duckflow.apps.smartao.ask import EssayError
+
     model = get_model("local:default")
     log = AgentLog()
-    ev = await EvalAgent(model).run(texts.ESSAY_EN, session="essay:local", log=log)
+    try:
+        ev = await EvalAgent(model).run(texts.ESSAY_EN, session="essay:local", log=log)
+    except EssayError as exc:
+        assert "no usable answer after a re-ask" in exc.message and log.calls == 2
+        return
     assert [s["criterion"] for s in ev.scores] == ["motivation", "evidence", "reflection", "fit", "expression"]
     assert all(1 <= s["level"] <= s["max"] and s["reason"].strip() for s in ev.scores)
     assert 0 <= ev.total <= 100 and log.calls <= 2

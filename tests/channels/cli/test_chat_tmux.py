@@ -105,7 +105,7 @@ def _chat_session(tmp_path: Path, flag: str) -> str:
     ws = tmp_path / f"ws{flag}"
     ws.mkdir()
     screen = _start(tmp_path, f"chat{flag or '-default'}", f"chat -w {ws} --model scripted:demo --new {flag}",
-                    delay="0.15")
+                    delay="0.08")
     try:
         screen.wait_for("you ›", 30)
         screen.type("create hello.py")
@@ -156,6 +156,7 @@ def _chat_session(tmp_path: Path, flag: str) -> str:
         subprocess.run(["tmux", "-L", screen.name, "kill-server"], check=False, capture_output=True)
 
 
+@pytest.mark.timeout(300)  # two whole chats (default and --verbose), each word paced like a model
 def test_chat_in_a_terminal_reads_as_a_conversation_and_verbose_shows_the_engine(tmp_path: Path) -> None:
     default = _chat_session(tmp_path, "")
     assert _engine_words(default) == [], default

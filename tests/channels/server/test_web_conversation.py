@@ -194,8 +194,10 @@ def test_deny_with_words_sends_them_with_the_denial(served: Served, browser: Any
     box.fill("call it greet.py instead")
     page.screenshot(path=str(SHOTS / "web-390-deny.png"))
     box.press("Enter")
-    page.locator("#log .msg.bot", has_text="What should I do instead?").wait_for(timeout=20000)
     wait_js(page, "document.querySelectorAll('#timeline li.end').length === 2")  # asked, then answered
+    # the words went to the model with the denial; the scripted demo proposes the same file again,
+    # which is refused as a repeat of the denied action instead of asking the same card twice
+    assert "— refused" in chat_text(page) and page.locator("#log .card").count() == 1
     assert card.locator(".answer").inner_text() == "Denied — “call it greet.py instead”"
     job = served.api("GET", "/v1/approvals", params={"all": "true"})["jobs"][0]
     assert job["status"] == "denied" and job["decision"]["note"] == "call it greet.py instead"
