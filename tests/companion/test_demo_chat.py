@@ -108,3 +108,18 @@ def test_configured_block_patterns_guard_chat_messages(
     cfg.write_text('[companion]\nblock_patterns = ["["]\n')
     assert main(["run", "hi", "-w", str(ws), "--model", "scripted:demo"]) == 1
     assert "'[' is not a regular expression" in capsys.readouterr().err
+
+
+def test_a_model_that_repeats_a_denied_change_stops_and_asks_and_asking_again_allows_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    # the demo model ignores the person's words and proposes the same file again
+    code, out = _chat(monkeypatch, capsys, tmp_path,
+                      "create hello.py\nn\nwrite it as greet.py instead\ncreate hello.py\ny\n")
+    assert code == 0 and "Traceback" not in out
+    out = " ".join(out.split())  # (lines wrap at the terminal's width)
+    refused = "Refused: write hello.py again — you said no to it (“write it as greet.py instead”)"
+    assert out.count(refused) == 2, out  # refused once, then once more: then the person decides
+    assert out.count("It keeps proposing what you said no to.") == 1
+    # the person asks for it again: the gate asks them again, and yes applies it
+    assert out.count("Create hello.py — 6 lines") == 2 and "Done: hello.py" in out
+    assert (tmp_path / "hello.py").exists()

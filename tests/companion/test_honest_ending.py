@@ -194,3 +194,49 @@ async def test_a_script_that_reads_its_arguments_is_run_by_the_model_with_sample
     assert "Now check shout.py: run it with sample arguments" in asked(model, 1)
     assert [c.call.arguments["command"] for c in ran(out)] == ["python3 shout.py hey"]  # never run bare
     assert "checked: python3 shout.py hey → exit 0, 1 line of output" in out.message
+
+
+GREET = "import sys\n\n\ndef main():\n    print('Hello')\n\n\nif __name__ == '__main__':\n    main()\n"
+WITH_NAME = ("import argparse\n\n\ndef main():\n    p = argparse.ArgumentParser()\n    p.add_argument('--name', default='World')\n"
+             "    print(f'Hello, {p.parse_args().name}')\n\n\nif __name__ == '__main__':\n    main()\n")
+NAME_TASK = "Add a --name option to greet.py so that python3 greet.py --name Ann prints Hello, Ann"
+
+
+async def test_a_run_without_the_option_the_task_adds_is_not_proof(env: Any) -> None:  # noqa: F811
+    (env.root / "greet.py").write_text(GREET)
+    model = ScriptedModel([
+        step("add it", create("greet.py", WITH_NAME), run("python3 greet.py")),  # runs, but not with --name
+        step("run it with the option", run("python3 greet.py --name Ann")),
+    ], name="t")
+    o = env.open(model, codec="symops", mode="single-call")
+    out = await drive(o.session, o.session.handle_message(NAME_TASK), auto_approve_workspace=True)
+    assert out.success, out.message
+    assert "Now check greet.py: run it with --name and a sample value" in asked(model, 1)
+    assert "checked: python3 greet.py --name Ann → exit 0, 1 line of output" in out.message
+
+
+async def test_never_running_the_option_ends_not_checked_not_done(env: Any) -> None:  # noqa: F811
+    (env.root / "greet.py").write_text(GREET)
+    model = ScriptedModel([
+        step("add it", create("greet.py", WITH_NAME), run("python3 greet.py")),
+        step("run it", run("python3 greet.py")),
+        step("run it", run("python3 greet.py")),
+    ], name="t")
+    o = env.open(model, codec="symops", mode="single-call")
+    out = await drive(o.session, o.session.handle_message(NAME_TASK), auto_approve_workspace=True)
+    assert out.ending != "done" and not out.success
+    assert "not checked: python3 greet.py ran without --name" in out.message and "Done" not in out.message
+
+
+async def test_a_write_that_repeats_one_line_over_and_over_is_re_asked(env: Any) -> None:  # noqa: F811
+    (env.root / "greet.py").write_text(GREET)
+    loop = "import argparse\nimport sys\n" * 12
+    model = ScriptedModel([
+        step("add it", edit("greet.py", "import sys\n", loop), done=False),
+        step("add it", create("greet.py", WITH_NAME), run("python3 greet.py --name Ann")),
+    ], name="t")
+    o = env.open(model, codec="symops", mode="single-call")
+    out = await drive(o.session, o.session.handle_message(NAME_TASK), auto_approve_workspace=True)
+    assert out.success, out.message
+    assert "repeats `import argparse` 12 times" in asked(model, 1)
+    assert (env.root / "greet.py").read_text() == WITH_NAME  # the looping edit never touched the file

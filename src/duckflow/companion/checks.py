@@ -140,6 +140,11 @@ def note(session: Any, ran: list[CallOutcome]) -> None:
             log.done.add(sig)
             script = _script_of(command)
             text = session.runner.read_text(script) if script else None
+            flags = task_flags(log.task)
+            if script and script in log.changed and flags and not set(flags) & set(_words(command)):
+                log.last = (f"not checked: {command} ran without {flags[0]}, the option the task "
+                            "names")
+                continue
             if not out.strip() and script and text is not None and only_definitions(text):
                 log.last = (f"not checked: {command} exits 0 with no output ({script} only defines "
                             "functions; a call of its function is needed)")
@@ -181,6 +186,19 @@ def auto_command(session: Any, log: CheckLog, files: list[str]) -> str | None:
                 and f"python3 {path}" not in log.auto_tried:
             return f"python3 {path}"
     return None
+
+
+def task_flags(task: str) -> list[str]:
+    """The command-line options a task names (`--name`, `-n`): a check of the script must use one."""
+    found = re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*|-[a-zA-Z])(?![\w-])", task)
+    return list(dict.fromkeys(f for f in found if f not in ("-c", "-m")))
+
+
+def _words(command: str) -> list[str]:
+    try:
+        return [w.split("=", 1)[0] for w in shlex.split(command)]
+    except ValueError:
+        return command.split()
 
 
 def reads_arguments(text: str) -> bool:
@@ -231,6 +249,10 @@ def check_lines(session: Any, log: CheckLog, ask_call: bool, mods: list[str],
                 f"it passes (chance {log.fixes} of {MAX_FIXES})."]
     scripts = argument_scripts(session, log)
     if session.__dict__.pop("_ask_run", False) and scripts:
+        flags = task_flags(task)
+        if flags:
+            return [f"Now check {scripts[0]}: run it with {flags[0]} and a sample value, as "
+                    f"$ run @ python3 {scripts[0]} {flags[0]} followed by the value."]
         return [f"Now check {scripts[0]}: run it with sample arguments, as "
                 f"$ run @ python3 {scripts[0]} followed by the arguments."]
     if ask_call:

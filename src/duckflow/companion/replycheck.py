@@ -5,7 +5,8 @@ same here, and also for replies that read fine but would do nothing or the wrong
 whose SEARCH matches nowhere (the error and the file's closest lines go back), an edit whose
 SEARCH equals its REPLACE (a no-op), an addition that would define a function the file already
 has (a second `def main()`, unless the addition is only that function again: then it replaces
-it), an empty reply, and a repeat of exactly what the person denied.
+it), an empty reply, a write that repeats one line over and over (a small model stuck in a loop),
+and a repeat of exactly what the person denied.
 `problems` returns (the calls still usable, the re-ask text or "").
 """
 
@@ -42,6 +43,30 @@ def redefinition_as_replacement(call: ToolCall, read: Callable[[str], str | None
     return replace(call, arguments={**call.arguments, "content": content})
 
 
+def repetition(text: str) -> str:
+    """The line a reply repeats over and over (a small model stuck in a loop), or ""."""
+    lines = [ln.strip() for ln in text.splitlines() if len(ln.strip()) > 3]
+    if len(lines) < 8:
+        return ""
+    top = max(lines, key=lines.count)  # (the first of the most repeated)
+    return top if lines.count(top) >= 4 and len(set(lines)) < len(lines) / 2 else ""
+
+
+def repetition_problem(call: ToolCall) -> str:
+    """A write or edit whose new lines are mostly one line again and again: re-asked, never applied."""
+    content = str(call.arguments.get("content") or "")
+    if call.name == "edit_file":
+        hunks = parse_hunks(content) or []
+        content = "".join(h.replace for h in hunks)
+    line = repetition(content)
+    if not line:
+        return ""
+    path = str(call.arguments.get("path") or "")
+    times = sum(1 for ln in content.splitlines() if ln.strip() == line)
+    return (f"Your change to {path} repeats `{line[:60]}` {times} times. Write each "
+            "line once, only the lines the task needs.")
+
+
 def edit_problem(call: ToolCall, read: Callable[[str], str | None]) -> str:
     """What is wrong with an edit_file call's hunks against the file as it is ("" = nothing)."""
     path = str(call.arguments.get("path") or "")
@@ -75,7 +100,8 @@ def problems(calls: Sequence[ToolCall], errors: Sequence[str], read: Callable[[s
             continue
         if call.name == "edit_file":
             call = redefinition_as_replacement(call, read)
-        problem = edit_problem(call, read) if call.name == "edit_file" else ""
+        problem = repetition_problem(call) if call.name in ("write_file", "edit_file") else ""
+        problem = problem or (edit_problem(call, read) if call.name == "edit_file" else "")
         if problem:
             said.append(problem)
             continue

@@ -31,6 +31,7 @@ from duckflow.companion.decision import MainDecision, ReplyStreamer, Silent, rea
 from duckflow.companion.engine import MAIN_AGENT, EngineLoop, Feed
 from duckflow.companion.live import LiveMixin
 from duckflow.companion.owner import StateOwner
+from duckflow.companion.planmarks import lift_denials
 from duckflow.companion.policy import DialogPolicy
 from duckflow.companion.reply import compose_reply
 from duckflow.companion.state import AgentState, Status, Step
@@ -171,6 +172,8 @@ class CompanionSession(LiveMixin, StepsMixin):
             return self._stopped(f"I can't take that request: {tripped.message}", "guardrail")
         self.owner.new_utterance()
         self.owner.change("the person is back", vitals.rest)
+        self.__dict__["_repeats"] = 0  # repeats of a denied action, counted since the person spoke
+        lift_denials(self, text)
         if self.state.status in (Status.REQUIRES_USER_INPUT, Status.ERROR) and not self.state.pending_gate:
             self.owner.set_status(Status.IN_PROGRESS, "the person answered")
         if self.state.recovery_retries:  # the person stepped in: the recovery budget starts again

@@ -29,7 +29,7 @@ from duckflow.companion.plan import (
     spec_matches,
     specs_for_calls,
 )
-from duckflow.companion.planmarks import mark_denied, mark_ran, same_call
+from duckflow.companion.planmarks import action_words, mark_denied, mark_ran, repeat_words, same_call
 from duckflow.companion.reply import outcome_text
 from duckflow.companion.replygrammar import specialized_settings
 from duckflow.companion.state import AgentState, Status, Step
@@ -284,7 +284,8 @@ class StepsMixin:
                 out = CallOutcome(call, "refused", f"the person said no to exactly this ({no.description}); "
                                   "not run: propose something different")
                 outcomes.append(out)
-                self._emit_outcome(out)
+                self.chunks.notice("refused_call", repeat_words(call, no), call=call_to_dict(call))
+                self.__dict__["_repeats"] = self.__dict__.get("_repeats", 0) + 1
                 break
             out = await self.runner.process(call, intent=f"{call.name} for: {self.state.task or self.state.goal}",
                                             rationale=d.rationale, alternatives=list(self._alternatives))
@@ -297,6 +298,11 @@ class StepsMixin:
             if out.status in ("error", "refused"):
                 break
         self._after_execution(outcomes)
+        if self.__dict__.get("_repeats", 0) >= 2:  # again and again: the person decides, no spinning
+            self.__dict__["_repeats"] = 0
+            self.owner.set_status(Status.REQUIRES_USER_INPUT, "it proposed again what the person denied")
+            self.chunks.notice("question", "It keeps proposing what you said no to. Tell me another "
+                               "way to do it, or ask for it again to allow it.")
         return outcomes
 
     def _emit_outcome(self, out: CallOutcome) -> None:
@@ -383,7 +389,7 @@ class StepsMixin:
                 self._mark(plan, i, "denied")
                 self._set_plan_status(plan, "abandoned", f"step {i + 1} denied")
             mark_denied(self, call, words)
-            what = f"{call.name} {call.arguments.get('path') or call.arguments.get('command') or ''}".strip()
+            what = action_words(call)
             if words:  # the person's words are a correction: the next step follows them
                 self.owner.change("the person's words", lambda s: s.add_constraint(f"the person: {words}"))
                 reply = f"Understood: {what} was not run. Next: {words}"

@@ -238,7 +238,8 @@ const Talk = (() => {
       if (d.code === "proposed" || d.code === "refused_call") {
         const call = (d.details && d.details.call) || {};
         const label = actionLabel(call.name, call.arguments, null, null);
-        this.row(null, `${label} — ${d.code === "proposed" ? "proposed, not run" : "refused"}`, "skip", fields(call.arguments));
+        const why = /you said no to it/.test(d.message || "") ? ": you said no to it" : "";
+        this.row(null, `${label} — ${d.code === "proposed" ? "proposed, not run" : "refused" + why}`, "skip", fields(call.arguments));
         return;
       }
       if (CHAT_NOTICES.has(d.code)) this.line(d.message);
