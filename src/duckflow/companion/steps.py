@@ -29,7 +29,13 @@ from duckflow.companion.plan import (
     spec_matches,
     specs_for_calls,
 )
-from duckflow.companion.planmarks import action_words, mark_denied, mark_ran, repeat_words, same_call
+from duckflow.companion.planmarks import (
+    action_words,
+    mark_denied,
+    mark_ran,
+    repeat_words,
+    same_call,
+)
 from duckflow.companion.reply import outcome_text
 from duckflow.companion.replygrammar import specialized_settings
 from duckflow.companion.state import AgentState, Status, Step
