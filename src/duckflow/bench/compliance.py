@@ -50,10 +50,11 @@ from duckflow.bench._tasktime import (
     table,
 )
 from duckflow.llm.types import Message, ModelSettings, ToolCall
+from duckflow.toolkinds import READ_TOOLS
 
 RAW_MAX_TOKENS = 500  # an unconstrained small model often runs on to the bound: keep it affordable
 STAGES = ("raw", "+repair", "+fuzzy", "+self-correction", "+grammar")
-READ_ONLY = {"read_file", "list_files", "search_code"}
+READ_ONLY = READ_TOOLS
 
 
 @dataclass

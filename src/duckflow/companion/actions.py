@@ -22,13 +22,8 @@ from duckflow.companion.fivepoints import alternatives_text, edit_preview, impac
 from duckflow.core.tools import Tool
 from duckflow.gate import Gate
 from duckflow.llm.types import ToolCall, ToolSpec
+from duckflow.toolkinds import READ_TOOLS, policy_class
 
-READ_TOOLS = frozenset({"read_file", "list_files", "search_code"})
-# the dialog policy's op class per tool: write, delete or execute pass the gate (policy.GATED_OPS)
-OP_CLASS = {
-    "write_file": "write", "edit_file": "write", "create_directory": "write", "move_path": "write",
-    "delete_path": "delete", "execute_shell": "execute", "run_tests": "execute",
-}
 RESULT_MAX = 4000
 
 Status = Literal["ok", "error", "pending", "refused", "proposed"]
@@ -133,7 +128,7 @@ class ActionRunner:
         return self.sandbox == "none" or not bwrap_usable()
 
     def op_class(self, name: str) -> str:
-        return "read" if name in READ_TOOLS else OP_CLASS.get(name, "execute")
+        return policy_class(name)  # write, delete or execute pass the gate (policy.GATED_OPS)
 
     # -- the five points ----------------------------------------------------------------
     def read_text(self, rel: str) -> str | None:

@@ -21,13 +21,13 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
+from duckflow.toolkinds import RUN_TOOLS, WRITE_TOOLS
+
 if TYPE_CHECKING:
     from duckflow.companion.actions import CallOutcome
     from duckflow.llm.types import ToolCall
 
 MAX_FIXES = 2
-RUN_TOOLS = ("execute_shell", "run_tests")
-WRITE_TOOLS = ("write_file", "edit_file")
 TEST_FILE = re.compile(r"(^|/)test_[^/]*\.py$|_test\.py$")
 
 

@@ -22,13 +22,14 @@ from dataclasses import replace
 from typing import Any
 
 from duckflow.llm.types import ToolCall
+from duckflow.toolkinds import RUN_TOOLS
 
 # the runner is companion/actions.ActionRunner and `make` its CallOutcome; both are passed in, so
 # this module does not import actions.py back (no circle)
 ActionRunner = Any
 CallOutcome = Any
 
-COMMAND_TOOLS = frozenset({"execute_shell", "run_tests"})
+COMMAND_TOOLS = RUN_TOOLS
 
 
 def covered(runner: ActionRunner) -> list[str]:

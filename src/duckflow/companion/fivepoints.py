@@ -16,11 +16,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from duckflow.llm.types import ToolCall
+from duckflow.toolkinds import UNDOABLE_TOOLS
 
 _ALTERNATIVES = re.compile(r"^\s*[-*]?\s*(?:\*\*)?(?:alternatives?|代替案?)(?:\*\*)?\s*[:：]\s*(.+)$",
                            re.IGNORECASE | re.MULTILINE)
 _NONE = {"none", "なし", "no", "n/a", "-"}
-UNDOABLE = {"write_file", "edit_file", "delete_path", "move_path", "create_directory"}
+UNDOABLE = UNDOABLE_TOOLS
 TESTS_SCANNED = 300
 DIRS_VISITED = 2000
 WALK_SECONDS = 0.2

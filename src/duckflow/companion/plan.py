@@ -16,14 +16,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from duckflow.errors import DuckflowError
+from duckflow.toolkinds import plan_kind
 
 ACTION_KINDS = ("read", "create", "edit", "delete", "run", "test", "implement", "other")
-READ_TOOLS = frozenset({"read_file", "list_files", "search_code"})
 SPEC_STATES = ("pending", "running", "done", "failed", "skipped", "denied")
-# the ActionSpec kind of a mutating workspace tool call proposed while planning
-TOOL_KIND = {"write_file": "create", "edit_file": "edit", "delete_path": "delete",
-             "execute_shell": "run", "run_tests": "test", "move_path": "edit",
-             "create_directory": "create"}
 
 
 class PlanError(DuckflowError):
@@ -77,7 +73,7 @@ def specs_for_calls(calls: list[Any]) -> list[ActionSpec]:
     (run in EXECUTION). A guessed call (`executable=False`) is optional and has no call to run."""
     specs = []
     for c in calls:
-        kind = "read" if c.name in READ_TOOLS else TOOL_KIND.get(c.name, "other")
+        kind = plan_kind(c.name)
         call = {"name": c.name, "arguments": dict(c.arguments)} if c.executable else None
         specs.append(ActionSpec(kind, _target(c.arguments), f"{c.name} proposed while planning",
                                 optional=not c.executable, call=call))
@@ -86,7 +82,7 @@ def specs_for_calls(calls: list[Any]) -> list[ActionSpec]:
 
 def spec_matches(spec: ActionSpec, call: Any) -> bool:
     """Whether `call` does what `spec` declares (same kind of action on the same target)."""
-    kind = "read" if call.name in READ_TOOLS else TOOL_KIND.get(call.name, "other")
+    kind = plan_kind(call.name)
     norm = str(_target(call.arguments)).strip().lstrip("./") or "."
     return kind == spec.kind and norm == (spec.path.strip().lstrip("./") or ".")
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from duckflow.companion.plan import specs_for_calls
 from duckflow.llm.types import ToolCall
+from duckflow.toolkinds import KINDS
 
 
 def same_call(call: ToolCall, spec_call: dict[str, Any] | None) -> bool:
@@ -62,8 +63,8 @@ def lift_denials(session: Any, text: str) -> None:
 
 def action_words(call: ToolCall) -> str:
     """A call in a person's words: `write hello.py`, `run python3 app.py`."""
-    verb = {"write_file": "write", "edit_file": "edit", "execute_shell": "run", "run_tests": "run the tests",
-            "delete_path": "delete", "move_path": "move"}.get(call.name, call.name.replace("_", " "))
+    verb = {"write": "write", "edit": "edit", "execute": "run", "test": "run the tests", "delete": "delete",
+            "rename": "move", "mkdir": "create the folder"}.get(KINDS.get(call.name, ""), call.name.replace("_", " "))
     return f"{verb} {call.arguments.get('path') or call.arguments.get('command') or ''}".strip()
 
 

@@ -23,7 +23,6 @@ from duckflow.companion.dml_context import refresh_dml
 from duckflow.companion.engine import MAIN_AGENT, SPECIALIZED_AGENT, Feed
 from duckflow.companion.fivepoints import alternatives_in
 from duckflow.companion.plan import (
-    READ_TOOLS,
     Plan,
     PlanError,
     spec_matches,
@@ -44,6 +43,7 @@ from duckflow.core.correction import Corrected, self_correct
 from duckflow.core.text_stream import FreeTextStreamer
 from duckflow.llm.types import Message, ModelSettings, ToolCall, ToolSpec
 from duckflow.protocols.codec import Decoded
+from duckflow.toolkinds import READ_TOOLS
 
 if TYPE_CHECKING:
     from duckflow.companion.actions import ActionRunner
@@ -56,7 +56,7 @@ if TYPE_CHECKING:
     from duckflow.prompts.budget import BuiltPrompts
     from duckflow.protocols.codec import Codec
 
-READ_ONLY = tuple(sorted(READ_TOOLS))
+READ_ONLY = READ_TOOLS
 REPLAN_ASK = ("Your plan declared no actions. Declare each step of the plan as a tool call "
               "(reads run now; writes, deletes and commands run in EXECUTION after approval).")
 

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from duckflow.core.errors import ToolValidationError
 from duckflow.core.pacing import Pace, thread_usage, timed
+from duckflow.toolkinds import READ_KINDS
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -93,6 +94,9 @@ class Tool:
     is_async: bool = False
     timeout_s: float | None = None
     blocking: bool | None = None
+    # what the tool does, said where it is defined (read | list | search | write | edit | mkdir |
+    # delete | rename | execute | test); "other" when the definer did not say: it needs approval
+    kind: str = "other"
     _pace: Pace = field(default_factory=Pace, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -104,6 +108,11 @@ class Tool:
                             hint="drop blocking=False (or the timeout)")
         if self.blocking is False and not self.is_async:
             self._pace.inline = True
+
+    @property
+    def needs_approval(self) -> bool:
+        """Whether a call must pass the approval gate (anything but reading)."""
+        return self.kind not in READ_KINDS
 
     @property
     def runs_inline(self) -> bool:
@@ -138,6 +147,7 @@ class Tool:
         args_model: type[BaseModel] | None = None,
         timeout_s: float | None = None,
         blocking: bool | None = None,
+        kind: str = "other",
     ) -> Tool:
         """Wrap `fn`; its signature and docstring become the arguments model and description.
 
@@ -192,6 +202,7 @@ class Tool:
             args_model=args_model,
             fn=fn,
             exclusive=exclusive,
+            kind=kind,
             context_param=context_param,
             params=params,
             instance_param=instance_param,

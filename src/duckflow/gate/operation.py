@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from duckflow.toolkinds import KINDS, kind_of
+
 Risk = Literal["low", "medium", "high"]
 RISK_ORDER: dict[str, int] = {"low": 0, "medium": 1, "high": 2}
 
@@ -37,19 +39,8 @@ BUILTIN_HARD_REQUIRED = (
 UNDOABLE_KINDS = WRITE_KINDS | frozenset({"delete", "rename", "move"})
 COMMAND_KINDS = frozenset({"execute", "test"})
 
-# The workspace tools (workspace/tools.py) and the operation kind each one performs.
-TOOL_KINDS: dict[str, str] = {
-    "read_file": "read",
-    "list_files": "list",
-    "search_code": "search",
-    "write_file": "write",
-    "edit_file": "edit",
-    "create_directory": "mkdir",
-    "delete_path": "delete",
-    "move_path": "rename",
-    "execute_shell": "execute",
-    "run_tests": "test",
-}
+# The workspace tools and the operation kind each one performs (said once, in workspace/toolkinds.py).
+TOOL_KINDS: dict[str, str] = KINDS
 
 _PATH_KEYS = ("path", "src", "source", "dst", "dest", "destination", "target", "old_path", "new_path")
 
@@ -182,7 +173,7 @@ def operation_for_tool(
     Unknown tools become kind `execute` (the safe assumption: it may do anything).
     Extra keyword fields (outside_workspace, dangerous_extension, diff, ...) are passed on.
     """
-    kind = TOOL_KINDS.get(tool, "execute")
+    kind = kind_of(tool)
     paths = tool_paths(arguments)
     size: int | None = None
     content = arguments.get("content")

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from duckflow.core.tools import Tool, ToolContext
+from duckflow.toolkinds import MUTATING, kind_of
 from duckflow.workspace import shell
 from duckflow.workspace.files import Workspace
 from duckflow.workspace.search import search_code as _search_code
@@ -160,11 +161,9 @@ def workspace_tools(root: str | Path | Workspace, config: WorkspaceConfig | None
         return await asyncio.to_thread(_search_code, ws.root, query, max(1, min(limit, 100)),
                                        max_file_bytes=ws.config.search_max_file_bytes)
 
-    mutating = {"write_file", "edit_file", "create_directory", "delete_path", "move_path",
-                "execute_shell", "run_tests"}
     fns: list[Callable[..., Any]] = [read_file, write_file, edit_file, list_files, create_directory, delete_path,
            move_path, execute_shell, run_tests, search_code]
-    return [_bound(fn, fn.__name__ in mutating) for fn in fns]
+    return [_bound(fn, fn.__name__ in MUTATING) for fn in fns]  # (each one's kind: toolkinds.KINDS)
 
 
 # per tool name, the Tool first built from it: its arguments model, JSON schema and spec depend
@@ -180,7 +179,7 @@ def _bound(fn: Callable[..., Any], exclusive: bool) -> Tool:
     first = _BUILT.get(fn.__name__)
     if (first is None or first.fn.__code__ is not fn.__code__ or first.exclusive != exclusive
             or first.fn.__defaults__ != fn.__defaults__ or first.fn.__kwdefaults__ != fn.__kwdefaults__):
-        first = _BUILT[fn.__name__] = Tool.from_function(fn, exclusive=exclusive)
+        first = _BUILT[fn.__name__] = Tool.from_function(fn, exclusive=exclusive, kind=kind_of(fn.__name__))
         first.spec  # noqa: B018  (built once here; the copies below share it)
         return first
     tool = dataclasses.replace(first, fn=fn)

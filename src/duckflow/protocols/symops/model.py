@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from duckflow.toolkinds import KINDS
+
 Stage = Literal["strict", "repaired", "fuzzy", "failed"]
 
 CANONICAL_TYPES = ("create", "edit", "delete", "run", "test")
@@ -28,10 +30,7 @@ SYNONYMS: dict[str, str] = {
 
 # The workspace tools (TEAM.md) and the verbs models use for them: an action with one of these
 # verbs may run even without a tool list; any other unknown verb is shown but not executable.
-WORKSPACE_TOOLS = frozenset({
-    "read_file", "write_file", "edit_file", "list_files", "create_directory", "delete_path",
-    "move_path", "execute_shell", "run_tests", "search_code",
-})  # fmt: skip
+WORKSPACE_TOOLS = frozenset(KINDS)
 TOOL_ALIASES = {"read": "read_file", "cat": "read_file", "open": "read_file", "view": "read_file",
                 "list": "list_files", "ls": "list_files", "search": "search_code", "grep": "search_code",
                 "find": "search_code", "mkdir": "create_directory", "move": "move_path",

@@ -14,8 +14,10 @@ from importlib import resources
 from typing import Any
 
 from duckflow.llm.types import ToolSpec
+from duckflow.toolkinds import KINDS
 
-BUILTIN_TOOLS = frozenset({"write_file", "edit_file", "delete_path", "execute_shell", "run_tests"})
+# the tools the Sym-Ops verbs stand for (create, edit, delete, run, test)
+BUILTIN_TOOLS = frozenset(n for n, k in KINDS.items() if k in ("write", "edit", "delete", "execute", "test"))
 
 
 @lru_cache(maxsize=None)
