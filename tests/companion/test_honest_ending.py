@@ -240,3 +240,15 @@ async def test_a_write_that_repeats_one_line_over_and_over_is_re_asked(env: Any)
     assert out.success, out.message
     assert "repeats `import argparse` 12 times" in asked(model, 1)
     assert (env.root / "greet.py").read_text() == WITH_NAME  # the looping edit never touched the file
+
+
+async def test_a_reply_still_unusable_after_the_re_asks_is_said_in_plain_words(env: Any) -> None:  # noqa: F811
+    (env.root / "greet.py").write_text(GREET)
+    wrong = reply(f"{HEAD}" + edit("greet.py", "print('Hi')\n", "print('Hello, Ann!')\n") + "~ next: DONE\n")
+    model = ScriptedModel([wrong, wrong, wrong], name="t")  # no thought, and a SEARCH that is not in the file
+    o = env.open(model, codec="symops", mode="single-call")
+    first = await o.session.handle_message(NAME_TASK)
+    assert len(model.requests) == 3  # asked, then re-asked twice with the closest lines
+    assert first.reply.startswith("I couldn't use the model's reply, even after asking again:")
+    assert "greet.py" in first.reply and "no thought given" not in first.reply
+    assert (env.root / "greet.py").read_text() == GREET

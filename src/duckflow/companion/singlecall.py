@@ -294,7 +294,9 @@ async def single_turn(session: CompanionSession, user_text: str | None) -> TurnR
         session._reply(text)
         return session._result(text, None, [], "pending_user")
     proto = step_protocol(session)
-    thought = proto.thought_of(raw) or "(no thought given)"
+    unusable = session.__dict__.pop("_unusable", "")
+    thought = proto.thought_of(raw) or (f"I couldn't use the model's reply, even after asking again: {unusable}"
+                                        if unusable else "")
     from duckflow.companion.context import symops_vitals
 
     vitals = symops_vitals(raw)
@@ -365,6 +367,7 @@ async def _ask(session: CompanionSession, step: StepPrompt) -> tuple[str, list[T
             return raw, usable, proto.said(raw) == "DONE"
         if round_ == MAX_REASKS:
             session.chunks.notice("reply_unusable", f"still unusable after {MAX_REASKS} re-asks: {again}"[:300])
+            session.__dict__["_unusable"] = again.splitlines()[0][:200]
             return raw, usable, proto.said(raw) == "DONE" and not (len(usable) < len(calls))
         session.chunks.notice("reasked", f"the reply cannot be used as it is; asking again: {again}"[:300])
         messages = [*step.messages, Message("assistant", raw), Message("user", again)]
