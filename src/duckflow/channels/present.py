@@ -327,7 +327,8 @@ class Presenter:
         by = "" if not d.by or d.by.startswith("user") else \
             " automatically" if d.by.startswith("auto") else f" ({d.by})"
         word = "Approved" if d.granted else "Denied"
-        return [Line("answer", f"{word}{by}", data={"granted": bool(d.granted), "job": short_job(d.job_id)})]
+        return [Line("answer", f"{word}{by}", data={"granted": bool(d.granted), "job": short_job(d.job_id),
+                                                    "auto": bool(d.by and d.by.startswith("auto"))})]
 
     def _on_notice(self, chunk: Any, d: Any) -> list[Line]:
         if d.code in PERSON_NOTICES:

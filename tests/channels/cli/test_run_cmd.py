@@ -21,6 +21,36 @@ def test_run_demo_with_workspace_auto_approve_succeeds(tmp_path: Path, capsys: p
     assert "Hello from Duckflow" in (tmp_path / "hello.py").read_text()
 
 
+def test_under_auto_approve_a_change_shows_its_diff_not_a_card(tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    rc = cli(["run", "Create hello.py", "-w", str(tmp_path), "--model", "scripted:demo", "--auto-approve-workspace"])
+    out = capsys.readouterr().out
+    assert rc == 0 and (tmp_path / "hello.py").exists()
+    assert "╭─" not in out and "Why:" not in out and "Approved automatically" not in out  # nobody was asked
+    action = out.index("● Create hello.py (+6 −0)")
+    assert out.index('+    print("Hello from Duckflow!")') > action  # the change, under its line
+
+
+def test_under_auto_approve_a_card_nobody_answered_is_shown_whole() -> None:
+    import io
+
+    from rich.console import Console
+
+    from duckflow.channels.cli.render import Renderer
+    from duckflow.core.chunks import ApprovalChunk, ApprovalData
+
+    console = Console(file=io.StringIO(), width=100, force_terminal=False)
+    r = Renderer(console)
+    r.hold_cards = True
+    request = {"summary": "Run make clean", "rationale": "tidy up", "risk": "high", "diff_preview": "$ make clean"}
+    r(ApprovalChunk(agent="companion", data=ApprovalData(phase="request", job_id="ab12cd34ef", request=request,
+                                                         call={"name": "execute_shell", "arguments": {"command": "make clean"}})))
+    assert console.file.getvalue() == ""  # held: it may be answered automatically
+    r.flush()  # the run stopped at it: a person must decide
+    shown = console.file.getvalue()
+    assert "╭─" in shown and "Why:" in shown and "tidy up" in shown and "job ab12cd34" in shown
+
+
 def test_run_without_approval_stops_with_exit_4_and_status_shows_the_job(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -80,6 +80,11 @@ class Renderer:
         self.live_line = live_line
         self._partials: dict[str, str] = {}  # live_line: per agent, the line being written
         self.last_card: dict[str, Any] | None = None
+        # under auto-approve (`run --auto-approve-workspace`) a card is held until its answer:
+        # answered automatically, only its diff is shown (nobody is asked); else the whole card
+        self.hold_cards = False
+        self._held: Line | None = None
+        self._auto_diff = ""
 
     @property
     def debug(self) -> bool:
@@ -204,6 +209,16 @@ class Renderer:
         if _dirty(fields):  # escape sequences from a model or a file are shown as nothing, never run
             chunk = chunk.model_copy(update={"data": chunk.data.model_copy(update=clean(fields))})
         for line in self.present.feed(chunk):
+            if self._held is not None and (line.kind != "status" and line.text and visible(line, self.level)
+                                           or line.kind == "answer"):
+                held, self._held = self._held, None
+                if line.kind == "answer" and line.data.get("auto") and line.data.get("job") == held.data.get("job"):
+                    self.auto_approved(held.data)
+                    continue
+                self.show(held)
+            if self.hold_cards and line.kind == "approval":
+                self._held = line
+                continue
             if line.kind == "status":
                 self._status(line.text)
             elif visible(line, self.level):
@@ -230,6 +245,9 @@ class Renderer:
         elif line.kind == "action":
             ok = line.data.get("ok", True)
             self.console.print(Text(f"● {line.text}", style="green" if ok else "red"))
+            if self._auto_diff:
+                self.console.print(diff_text(self._auto_diff))
+                self._auto_diff = ""
         elif line.kind == "approval":
             self.card(line.data)
         elif line.kind == "answer":
@@ -273,6 +291,24 @@ class Renderer:
             lines = diff.splitlines()
             shown = diff if details or len(lines) <= 40 else "\n".join(lines[:40]) + f"\n… {len(lines) - 40} more lines"
             self.console.print(diff_text(shown))
+
+    def flush(self) -> None:
+        """Show a card still held (the run stopped at it: a person must decide)."""
+        if self._held is not None:
+            held, self._held = self._held, None
+            self.show(held)
+
+    def auto_approved(self, parts: dict[str, Any]) -> None:
+        """A change approved automatically: its diff, no card (the action line follows)."""
+        self.stop_spinner()
+        self._close_line()
+        diff = (clean(parts).get("diff") or "").rstrip("\n")
+        new_file = diff.startswith("--- /dev/null")
+        lines = [ln for ln in diff.splitlines()
+                 if not ln.startswith(("--- ", "+++ ")) and not (new_file and ln.startswith("@@"))]
+        if lines and not diff.startswith("$ "):
+            shown = lines[:20] + ([f"… {len(lines) - 20} more lines"] if len(lines) > 20 else [])
+            self._auto_diff = "\n".join(shown)  # shown under the action's line, which follows
 
     def approval(self, request: dict[str, Any], job_id: Any, *, details: bool = False,
                  call: dict[str, Any] | None = None) -> None:

@@ -101,6 +101,7 @@ def _run(args: argparse.Namespace, started: Callable[[], None]) -> int:
     renderer = Renderer(debug=args.debug, verbose=args.verbose, quiet=args.json, spinner=True)
     session = opened.session
     session.chunks.subscribe(renderer)
+    renderer.hold_cards = bool(args.auto_approve_workspace)
     interactive = not args.json and not args.no_input and sys.stdin.isatty() and sys.stdout.isatty()
     if not args.json:
         extra = (f" · codec {opened.codec_name} · {'single-call' if session.mode == 'single' else 'two-call'}"
@@ -148,6 +149,7 @@ def _run(args: argparse.Namespace, started: Callable[[], None]) -> int:
 
         if always[0] and auto_answer_pending(session) is None:
             return session.resume_pending()
+        renderer.flush()  # the card the run stopped at
         renderer.stop_spinner()
         while True:
             answer = read_answer(renderer.console.input(f"[bold yellow]{QUESTION}[/] › "))
@@ -237,6 +239,7 @@ def _run(args: argparse.Namespace, started: Callable[[], None]) -> int:
     finally:
         from duckflow.store.sqlite import close_all
 
+        renderer.flush()
         renderer.stop_spinner()
         from duckflow.channels.cli import fastexit
 
