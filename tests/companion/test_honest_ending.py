@@ -252,3 +252,22 @@ async def test_a_reply_still_unusable_after_the_re_asks_is_said_in_plain_words(e
     assert first.reply.startswith("I couldn't use the model's reply, even after asking again:")
     assert "greet.py" in first.reply and "no thought given" not in first.reply
     assert (env.root / "greet.py").read_text() == GREET
+
+
+async def test_a_check_call_that_does_not_fit_the_function_is_called_again_not_fixed_in_the_code(
+        env: Any) -> None:  # noqa: F811
+    (env.root / "stats.py").write_text("def average(xs):\n    return sum(xs) / (len(xs) + 1)\n")
+    fixed = edit("stats.py", "    return sum(xs) / (len(xs) + 1)\n", "    return sum(xs) / len(xs)\n")
+    model = ScriptedModel([
+        step("fix it and call it", fixed, run("python3 -c \"import stats; print(stats.average(2, 4))\"")),
+        step("call it right", run("python3 -c \"import stats; print(stats.average([2, 4]))\"")),
+    ], name="t")
+    o = env.open(model, codec="symops", mode="single-call")
+    out = await drive(o.session, o.session.handle_message("Fix the bug in stats.py: average([2, 4]) should be 3"),
+                      auto_approve_workspace=True)
+    assert out.success, out.message
+    second = asked(model, 1)
+    assert "Your check call was wrong, not the code: TypeError: average() takes 1 positional argument" in second
+    assert "stats.py defines average(xs)" in second and "The check failed" not in second
+    assert (env.root / "stats.py").read_text() == "def average(xs):\n    return sum(xs) / len(xs)\n"
+    assert "checked: python3 -c \"import stats; print(stats.average([2, 4]))\" → exit 0" in out.message

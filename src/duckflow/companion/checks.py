@@ -46,6 +46,8 @@ class CheckLog:
     fixes: int = 0  # fix rounds given after a failed check
     asked_call: int = 0  # times the model was asked for a call of its function
     auto_tried: set[str] = field(default_factory=set)  # checks the loop chose and ran
+    bad_call: str = ""  # a call check that did not match its function's parameters (its error)
+    mismatches: int = 0  # such calls so far (after MAX_FIXES, one is a failed check like any other)
     done: set[tuple[str, str]] = field(default_factory=set)  # calls that succeeded (a repeat is dropped)
     written: list[str] = field(default_factory=list)  # every file written or edited for the task
     task: str = ""
@@ -131,6 +133,13 @@ def note(session: Any, ran: list[CallOutcome]) -> None:
         elif o.call.name in RUN_TOOLS:
             command = str(o.call.arguments.get("command") or o.call.arguments.get("path") or "the tests")
             code, out, err = run_result(o.content) if o.status in ("ok", "error") else (None, "", o.content)
+            wrong = _call_mismatch(command, out, err) if o.status == "ok" and code not in (0, None) else ""
+            if wrong and log.mismatches < MAX_FIXES:  # the call was wrong, not the code: no fix
+                log.mismatches += 1  # round is used, and the next step may only call it again
+                log.bad_call, log.last = wrong, f"not checked: the call did not fit the function ({wrong})"
+                session.__dict__["_ask_call"] = True
+                log.done.discard(sig)
+                continue
             if o.status != "ok" or code != 0:
                 why = "timed out" if code is None and o.status == "ok" else (
                     f"exit {code}" if code is not None else o.status)
@@ -156,6 +165,30 @@ def note(session: Any, ran: list[CallOutcome]) -> None:
             if "pytest" in command:
                 found = re.search(r"(\d+) passed", out)
                 log.last = f"checked: {command} → {found.group(0) if found else 'exit 0'}"
+
+
+_MISMATCH = re.compile(r"TypeError: \w+\(\) (takes \d+ positional arguments? but \d+ (were|was) given|"
+                       r"missing \d+ required positional arguments?|got an unexpected keyword argument)")
+
+
+def _call_mismatch(command: str, out: str, err: str) -> str:
+    """The error of a call check whose arguments do not fit the function it calls ("" if not)."""
+    if not command.startswith('python3 -c "import '):
+        return ""
+    error = first_error(out, err)
+    return error if _MISMATCH.search(error) else ""
+
+
+def signature_of(text: str, fn: str) -> str:
+    """`name(a, b=2)` as the module defines it ("" when it does not)."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return ""
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == fn:
+            return f"{fn}({ast.unparse(node.args)})"
+    return ""
 
 
 def did_something(log: CheckLog) -> bool:
@@ -261,8 +294,13 @@ def check_lines(session: Any, log: CheckLog, ask_call: bool, mods: list[str],
         defs = re.findall(r"^def ([A-Za-z_]\w*)", text, re.M)
         named = [f for f in re.findall(r"\b([A-Za-z_]\w*)\(", task) if f in defs]
         fn = (named or defs or ["f"])[0]
-        return [f"Now check {mod}.py: call {fn} with sample arguments and print the result, as "
-                f"$ run @ python3 -c \"import {mod}; print({mod}.{fn}(...))\" with real values for ..."]
+        said = []
+        if log.bad_call:
+            said = [f"Your check call was wrong, not the code: {log.bad_call}. {mod}.py defines "
+                    f"{signature_of(text, fn) or fn}: call it with arguments of that form, and leave the code as it is."]
+            log.bad_call = ""
+        return said + [f"Now check {mod}.py: call {fn} with sample arguments and print the result, as "
+                       f"$ run @ python3 -c \"import {mod}; print({mod}.{fn}(...))\" with real values for ..."]
     lines = []
     if log.last.startswith("not checked"):
         lines.append(f"Note: {log.last}.")
