@@ -304,11 +304,11 @@ async def single_turn(session: CompanionSession, user_text: str | None) -> TurnR
         session.owner.change("vitals", lambda s: s.vitals.update_from_symops(vitals))
     fresh = [c for c in calls if checks.signature(c) not in log.done]
     session._emit(DecisionChunk(agent="companion", data=DecisionData(
-        rationale=thought, step="EXECUTION" if calls else ("DONE" if done_said else state.step.value),
+        rationale=thought or "(no thought given)", step="EXECUTION" if calls else ("DONE" if done_said else state.step.value),
         pattern="single_call", next_step="done" if done_said else "continue",
         goal_consistency="", constraint_check="", safe_default=False)))
     session.owner.change("decision", lambda s: s.log_decision(f"single-call: {thought}"[:200]))
-    d = MainDecision(rationale=thought, goal_consistency="yes", constraint_check="yes",
+    d = MainDecision(rationale=thought or "(no thought given)", goal_consistency="yes", constraint_check="yes",
                      next_step="done" if done_said else "continue", step="EXECUTION",
                      prompt_pattern="base_main_specialized")
     outcomes = []
