@@ -260,3 +260,16 @@ def test_a_single_call_reply_that_runs_nothing_is_not_reported_as_ran_or_done(
     out = capsys.readouterr().out
     assert code == 1 and not (work / "hello.py").exists()
     assert "the actions ran" not in out and "I stopped: the last turns changed nothing" in out
+
+
+def test_the_edit_example_follows_what_the_task_adds() -> None:
+    """A new function is appended (the empty-SEARCH example); a command-line option changes the
+    code that reads the arguments (the replace example) — following the append example there,
+    a small model wrote a second `def main()` or a block of imports."""
+    from duckflow.companion.singlecall import edit_kind
+
+    assert edit_kind("Add a function subtract(a, b) to calc.py") == "add"
+    assert edit_kind("calc.py に関数 subtract を追加して") == "add"
+    assert edit_kind("Add a --name option to greet.py so it greets that name") == "fix"
+    assert edit_kind("Add a verbose flag to app.py") == "fix"
+    assert edit_kind("Fix the bug in stats.py") == "fix"

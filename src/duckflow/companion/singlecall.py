@@ -76,6 +76,18 @@ def templates() -> tuple[str, str, str]:
 
 
 ADDS = re.compile(r"\b(add|append|insert|extend)\b|追加", re.I)
+# adding an option or an argument changes the code that reads them: the edit replaces lines
+FLAG = re.compile(r"(?<![\w-])--?[a-z][\w-]*", re.I)
+OPTION = re.compile(r"\b(option|flag|argument|parameter)s?\b|オプション|引数", re.I)
+NEW_DEF = re.compile(r"\b(function|class|method|test|def)\b|関数|クラス|テスト", re.I)
+
+
+def edit_kind(task: str) -> str:
+    """Which edit example a step shows: `add` (a new function at the end: empty SEARCH) or
+    `fix` (replace the lines that change) — a command-line option added is a change of the code."""
+    if not ADDS.search(task) or FLAG.search(task):
+        return "fix"
+    return "add" if NEW_DEF.search(task) or not OPTION.search(task) else "fix"
 
 
 @functools.lru_cache(maxsize=2)
@@ -182,7 +194,7 @@ def build_step(session: CompanionSession, user_text: str | None) -> StepPrompt:
     kept = session.__dict__.get("_singlecall_edit_kind")
     if not kept or kept[0] != task:  # (a new task in a chat chooses again)
         kept = session.__dict__["_singlecall_edit_kind"] = (
-            task, ("add" if ADDS.search(task) else "fix") if editable else "")
+            task, edit_kind(task) if editable else "")
     kind = kept[1]
     if kind:
         ed_task, ed_reply = edit_templates(kind)
