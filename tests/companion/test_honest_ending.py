@@ -199,7 +199,7 @@ async def test_a_script_that_reads_its_arguments_is_run_by_the_model_with_sample
 GREET = "import sys\n\n\ndef main():\n    print('Hello')\n\n\nif __name__ == '__main__':\n    main()\n"
 WITH_NAME = ("import argparse\n\n\ndef main():\n    p = argparse.ArgumentParser()\n    p.add_argument('--name', default='World')\n"
              "    print(f'Hello, {p.parse_args().name}')\n\n\nif __name__ == '__main__':\n    main()\n")
-NAME_TASK = "Add a --name option to greet.py so that python3 greet.py --name Ann prints Hello, Ann"
+NAME_TASK = "Add a --name option to greet.py so that it greets the name given"
 
 
 async def test_a_run_without_the_option_the_task_adds_is_not_proof(env: Any) -> None:  # noqa: F811
@@ -271,3 +271,21 @@ async def test_a_check_call_that_does_not_fit_the_function_is_called_again_not_f
     assert "stats.py defines average(xs)" in second and "The check failed" not in second
     assert (env.root / "stats.py").read_text() == "def average(xs):\n    return sum(xs) / len(xs)\n"
     assert "checked: python3 -c \"import stats; print(stats.average([2, 4]))\" → exit 0" in out.message
+
+
+async def test_the_command_the_task_names_is_run_and_what_it_prints_is_compared(env: Any) -> None:  # noqa: F811
+    (env.root / "greet.py").write_text(GREET)
+    wrong = WITH_NAME.replace("print(f'Hello, {p.parse_args().name}')", "print('Hello, World')")
+    model = ScriptedModel([
+        step("add it", create("greet.py", wrong)),  # DONE with no run: the loop runs the task's own command
+        step("fix it", create("greet.py", WITH_NAME)),
+    ], name="t")
+    o = env.open(model, codec="symops", mode="single-call")
+    task = "Add a --name option to greet.py so that `python3 greet.py --name Ann` prints Hello, Ann"
+    out = await drive(o.session, o.session.handle_message(task), auto_approve_workspace=True)
+    assert out.success, out.message
+    second = asked(model, 1)
+    assert "python3 greet.py --name Ann → printed 'Hello, World'; the task says it prints Hello, Ann" in second
+    commands = [c.call.arguments["command"] for c in ran(out)]
+    assert commands == ["python3 greet.py --name Ann", "python3 greet.py --name Ann"]  # no model call to check
+    assert "checked: python3 greet.py --name Ann → exit 0, 1 line of output" in out.message

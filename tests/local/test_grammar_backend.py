@@ -57,3 +57,23 @@ async def test_the_bundled_model_under_the_dml_grammar_writes_strict_dml(default
     assert all(c.executable for c in decoded.calls)
     assert {c.name for c in decoded.calls} <= {"write_file", "execute_shell"}
     assert resp.text.rstrip().splitlines()[-1] in ("Next: DONE", "Next: CONTINUE"), resp.text
+
+
+async def test_the_run_with_arguments_grammar_is_accepted_and_only_runs_the_script(tmp_path: Path) -> None:
+    """When the loop asks for a run with the option the task names, the step's grammar allows
+    only `$ run @ python3 SCRIPT ARGS`: llama.cpp accepts it and the reply is that run."""
+    from duckflow.companion.checks import run_only_grammar
+
+    model = LocalModel(resolve_local("smollm2", allow_pip=False), n_ctx=2048, n_threads=2)
+    base = symops_grammar(SymOpsGrammarSpec(verbs=("create", "edit", "run"), create_paths=["greet.py"],
+                                            commands=["python3 greet.py"], new_names=False, min_actions=0,
+                                            max_block_lines=6, thought_chars=60))
+    grammar = run_only_grammar(base, "greet.py")
+    msgs = [Message("system", "Reply in Sym-Ops."),
+            Message("user", "Now check greet.py: run it with --name and a sample value.")]
+    resp = await complete(model, msgs, settings=constrained(model, max_tokens=120, grammar=grammar))
+    decoded = SymOpsCodec().decode(resp.text, [])
+    runs = [c for c in decoded.calls if c.name == "execute_shell"]
+    assert len(decoded.calls) == 1 and runs, resp.text
+    assert runs[0].arguments["command"].startswith("python3 greet.py ")
+    assert not set("`$;&|<>") & set(runs[0].arguments["command"])

@@ -123,6 +123,7 @@ def note(session: Any, ran: list[CallOutcome]) -> None:
                 continue
             log.done.add(sig)
             log.done = {s for s in log.done if s[0] not in RUN_TOOLS}  # a run after a change is new
+            log.auto_tried.clear()  # (and so is the loop's own check of it)
             path = str(o.call.arguments.get("path") or "")
             if path not in log.written:
                 log.written.append(path)
@@ -147,6 +148,13 @@ def note(session: Any, ran: list[CallOutcome]) -> None:
                 log.done.discard(sig)
                 continue
             log.done.add(sig)
+            named = task_command(log.task, log.changed or log.written)
+            if named and named[1] and command == named[0] and _plain(named[1]) not in _plain(out):
+                shown = (out.strip().splitlines() or ["nothing"])[0][:80]
+                log.passed, log.last = False, (f"check failed: {command} → printed {shown!r}; the task "
+                                               f"says it prints {named[1]}")
+                log.done.discard(sig)
+                continue
             script = _script_of(command)
             text = session.runner.read_text(script) if script else None
             flags = task_flags(log.task)
@@ -204,7 +212,11 @@ def needs_check(log: CheckLog) -> bool:
 
 def auto_command(session: Any, log: CheckLog, files: list[str]) -> str | None:
     """The check the loop runs itself: tests that import a changed module (or a changed test),
-    else a changed script that shows something when run. None when only a call can prove it."""
+    else a changed script that shows something when run. None when only a call can prove it.
+    The command the task names for a changed script comes first."""
+    named = task_command(log.task, log.changed)
+    if named and named[0] not in log.auto_tried:
+        return named[0]
     for path in log.changed:
         if TEST_FILE.search(path):
             return f"python3 -m pytest -q {path}"
@@ -234,6 +246,27 @@ def _words(command: str) -> list[str]:
         return command.split()
 
 
+_TASK_CMD = re.compile(r"`(python3? [^`\n]+)`|\"(python3? [^\"\n]+)\"|"
+                       r"(?<![`\"\w])(python3? [\w./-]+\.py(?: --?[\w-]+(?: [\w.@:/-]+)?)*)")
+_PRINTS = re.compile(r"\s*(?:,|should|must|will|then|it)?\s*(?:prints?|outputs?|shows?|displays?)\s+"
+                     r"[`\"'“]?(.+?)[`\"'”]?\s*(?:$|\.\s|;|,?\s+(?:and|when|if|instead)\b)", re.I)
+
+
+def task_command(task: str, changed: list[str]) -> tuple[str, str] | None:
+    """The command the task itself names for a changed script (`python3 greet.py --name Ann`)
+    and what the task says it prints ("" when it does not say): the first check to run."""
+    for m in _TASK_CMD.finditer(task):
+        command = re.sub(r"^python ", "python3 ", next(g for g in m.groups() if g).strip())
+        if _script_of(command) in changed:
+            said = _PRINTS.match(task[m.end():])
+            return command, (said.group(1).strip() if said else "")
+    return None
+
+
+def _plain(text: str) -> str:
+    return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
+
+
 def reads_arguments(text: str) -> bool:
     """A script that needs command-line arguments (run bare, it would fail for that alone)."""
     return "sys.argv" in text or "argparse" in text
@@ -261,6 +294,15 @@ def call_commands_rule(modules: list[str]) -> str:
             "| \"[\" ( carg ( \", \" carg ){0,4} )? \"]\" | \"True\" | \"False\" | \"None\"\n")
 
 
+def run_only_grammar(grammar: str, script: str) -> str:
+    """A step's grammar narrowed to one action: `$ run @ python3 SCRIPT ARGS` (no shell syntax)."""
+    from duckflow.protocols.grammar import literal
+
+    grammar = re.sub(r"^action ::= .*$", "action ::= argrun", grammar, count=1, flags=re.M)
+    grammar = re.sub(r"action\{\d+,\d+\}", "action", grammar, count=1)  # exactly one
+    return grammar + f'argrun ::= "$ run @ python3 " {literal(script)} " " [^\\n`$;&|<>]{{1,60}} "\\n"\n'
+
+
 def call_modules(session: Any, task: str, log: CheckLog) -> list[str]:
     """Top-level modules the task names or changed that define functions (a call checks them)."""
     from duckflow.protocols.filenames import plausible_paths
@@ -282,6 +324,7 @@ def check_lines(session: Any, log: CheckLog, ask_call: bool, mods: list[str],
                 f"it passes (chance {log.fixes} of {MAX_FIXES})."]
     scripts = argument_scripts(session, log)
     if session.__dict__.pop("_ask_run", False) and scripts:
+        session.__dict__["_run_only"] = scripts[0]  # the step's grammar allows only that run
         flags = task_flags(task)
         if flags:
             return [f"Now check {scripts[0]}: run it with {flags[0]} and a sample value, as "

@@ -218,7 +218,10 @@ def build_step(session: CompanionSession, user_text: str | None) -> StepPrompt:
         if tests:
             spec.extra["test"] = f"\"$ test @ \" ( {' | '.join(_lit(t) for t in tests)} ) \"\\n\""
     grammar = _with_test(symops_grammar(spec), bool(spec.extra))
-    if calls_to and "run" in verbs:  # a call of the function: `python3 -c "import m; print(m.f(2))"`
+    run_only = session.__dict__.pop("_run_only", None)
+    if run_only and "run" in verbs:  # asked to run a script with arguments: only that, then
+        grammar = checks.run_only_grammar(grammar, run_only)
+    elif calls_to and "run" in verbs:  # a call of the function: `python3 -c "import m; print(m.f(2))"`
         only = ask_call and bool(calls_to)
         grammar = re.sub(r"^action ::= .*$", "action ::= callrun" if only else r"\g<0> | callrun",
                          grammar, count=1, flags=re.M)
