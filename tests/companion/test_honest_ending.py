@@ -289,3 +289,21 @@ async def test_the_command_the_task_names_is_run_and_what_it_prints_is_compared(
     commands = [c.call.arguments["command"] for c in ran(out)]
     assert commands == ["python3 greet.py --name Ann", "python3 greet.py --name Ann"]  # no model call to check
     assert "checked: python3 greet.py --name Ann → exit 0, 1 line of output" in out.message
+
+
+async def test_a_call_the_task_writes_out_is_the_check_and_its_value_is_compared(env: Any) -> None:  # noqa: F811
+    (env.root / "stats.py").write_text("def average(xs):\n    return sum(xs) / (len(xs) + 1)\n")
+    half = edit("stats.py", "    return sum(xs) / (len(xs) + 1)\n", "    return sum(xs) / (len(xs) * 1.5)\n")
+    fixed = edit("stats.py", "    return sum(xs) / (len(xs) * 1.5)\n", "    return sum(xs) / len(xs)\n")
+    model = ScriptedModel([
+        step("fix the division", half, run("python3 stats.py")),  # runs nothing: the loop calls the task's call
+        step("fix it again", fixed),
+    ], name="t")
+    o = env.open(model, codec="symops", mode="single-call")
+    out = await drive(o.session, o.session.handle_message("Fix the bug in stats.py: average([2, 4]) should return 3."),
+                      auto_approve_workspace=True)
+    assert out.success, out.message
+    call = 'python3 -c "import stats; print(stats.average([2, 4]))"'
+    assert f"check failed: {call} → 2.0; the task says 3" in asked(model, 1)
+    assert [c.call.arguments["command"] for c in ran(out)] == ["python3 stats.py", call, call]
+    assert f"checked: {call} → exit 0" in out.message

@@ -155,6 +155,13 @@ def note(session: Any, ran: list[CallOutcome]) -> None:
                                                f"says it prints {named[1]}")
                 log.done.discard(sig)
                 continue
+            called = task_call(session, log.task, log.changed or log.written)
+            printed = (out.strip().splitlines() or [""])[-1].strip()
+            if called and called[1] and command == called[0] and not _gives(printed, called[1]):
+                log.passed, log.last = False, (f"check failed: {command} → {printed or 'nothing'}; the task "
+                                               f"says {called[1]}")
+                log.done.discard(sig)
+                continue
             script = _script_of(command)
             text = session.runner.read_text(script) if script else None
             flags = task_flags(log.task)
@@ -214,7 +221,7 @@ def auto_command(session: Any, log: CheckLog, files: list[str]) -> str | None:
     """The check the loop runs itself: tests that import a changed module (or a changed test),
     else a changed script that shows something when run. None when only a call can prove it.
     The command the task names for a changed script comes first."""
-    named = task_command(log.task, log.changed)
+    named = task_command(log.task, log.changed) or task_call(session, log.task, log.changed)
     if named and named[0] not in log.auto_tried:
         return named[0]
     for path in log.changed:
@@ -261,6 +268,50 @@ def task_command(task: str, changed: list[str]) -> tuple[str, str] | None:
             said = _PRINTS.match(task[m.end():])
             return command, (said.group(1).strip() if said else "")
     return None
+
+
+_LITERAL = r"(-?\d+(?:\.\d+)?|'[^'\n]*'|\"[^\"\n]*\"|\[[^\]\n]*\]|\([^)\n]*\)|\{[^}\n]*\}|True|False|None)"
+_RETURNS = re.compile(r"\s*(?:should|must|will|to|it|then)?\s*(?:returns?|gives?|be|is|==|equals?|->|→)\s+"
+                      + _LITERAL)
+
+
+def task_call(session: Any, task: str, changed: list[str]) -> tuple[str, str] | None:
+    """A call the task writes out for a function of a changed module (`average([2, 4]) should
+    return 3`): the check `python3 -c "import stats; print(stats.average([2, 4]))"` and the
+    value the task expects ("" when it does not say). Literal arguments only."""
+    for m in re.finditer(r"\b([A-Za-z_]\w*)\(", task):
+        depth, end = 0, -1
+        for i in range(m.end() - 1, len(task)):
+            depth += {"(": 1, ")": -1}.get(task[i], 0)
+            if depth == 0:
+                end = i
+                break
+        args = task[m.end():end] if end > 0 else ""
+        if end < 0 or '"' in args:
+            continue
+        try:
+            ast.literal_eval(f"({args},)" if args.strip() else "()")
+        except (ValueError, SyntaxError):
+            continue
+        for path in changed:
+            mod = PurePosixPath(path).stem
+            if "/" in path or not re.fullmatch(r"[A-Za-z_]\w*", mod):
+                continue
+            if re.search(rf"^def {re.escape(m.group(1))}\(", session.runner.read_text(path) or "", re.M):
+                said = _RETURNS.match(task, end + 1)
+                return (f'python3 -c "import {mod}; print({mod}.{m.group(1)}({args}))"',
+                        said.group(1) if said else "")
+    return None
+
+
+def _gives(printed: str, expected: str) -> bool:
+    """What a call printed is the value the task expects (3 and 3.0 alike; a string unquoted)."""
+    want = ast.literal_eval(expected)
+    try:
+        got = ast.literal_eval(printed)
+    except (ValueError, SyntaxError):
+        got = printed
+    return bool(got == want or str(want) == printed)
 
 
 def _plain(text: str) -> str:

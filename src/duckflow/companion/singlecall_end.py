@@ -52,6 +52,8 @@ def conclude(session: CompanionSession, files: list[str]) -> Verdict:
             if log.fixes >= checks.MAX_FIXES:
                 return _stop(session, f"{log.last} (after {log.fixes} fixes)")
             return "continue"  # the next step shows the model the error to fix
+        if log.bad_call:  # its check call did not fit the function: the next step calls it again
+            return "continue"
         cmd = checks.auto_command(session, log, files)
         if cmd is not None and cmd not in log.auto_tried:
             log.auto_tried.add(cmd)
