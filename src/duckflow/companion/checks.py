@@ -21,6 +21,14 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
+from duckflow.companion.taskchecks import (
+    gives,
+    plain,
+    script_of,
+    task_call,
+    task_command,
+    task_flags,
+)
 from duckflow.toolkinds import RUN_TOOLS, WRITE_TOOLS
 
 if TYPE_CHECKING:
@@ -103,16 +111,6 @@ def only_definitions(text: str) -> bool:
                for n in tree.body)
 
 
-def _script_of(command: str) -> str | None:
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        return None
-    if len(words) >= 2 and words[0] in ("python3", "python") and words[1].endswith(".py"):
-        return words[1]
-    return None
-
-
 def note(session: Any, ran: list[CallOutcome]) -> None:
     """Tool results into the CheckLog: changes, checks, and the calls that succeeded."""
     log = log_of(session)
@@ -149,7 +147,7 @@ def note(session: Any, ran: list[CallOutcome]) -> None:
                 continue
             log.done.add(sig)
             named = task_command(log.task, log.changed or log.written)
-            if named and named[1] and command == named[0] and _plain(named[1]) not in _plain(out):
+            if named and named[1] and command == named[0] and plain(named[1]) not in plain(out):
                 shown = (out.strip().splitlines() or ["nothing"])[0][:80]
                 log.passed, log.last = False, (f"check failed: {command} → printed {shown!r}; the task "
                                                f"says it prints {named[1]}")
@@ -157,12 +155,12 @@ def note(session: Any, ran: list[CallOutcome]) -> None:
                 continue
             called = task_call(session, log.task, log.changed or log.written)
             printed = (out.strip().splitlines() or [""])[-1].strip()
-            if called and called[1] and command == called[0] and not _gives(printed, called[1]):
+            if called and called[1] and command == called[0] and not gives(printed, called[1]):
                 log.passed, log.last = False, (f"check failed: {command} → {printed or 'nothing'}; the task "
                                                f"says {called[1]}")
                 log.done.discard(sig)
                 continue
-            script = _script_of(command)
+            script = script_of(command)
             text = session.runner.read_text(script) if script else None
             flags = task_flags(log.task)
             if script and script in log.changed and flags and not set(flags) & set(_words(command)):
@@ -240,82 +238,11 @@ def auto_command(session: Any, log: CheckLog, files: list[str]) -> str | None:
     return None
 
 
-def task_flags(task: str) -> list[str]:
-    """The command-line options a task names (`--name`, `-n`): a check of the script must use one."""
-    found = re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*|-[a-zA-Z])(?![\w-])", task)
-    return list(dict.fromkeys(f for f in found if f not in ("-c", "-m")))
-
-
 def _words(command: str) -> list[str]:
     try:
         return [w.split("=", 1)[0] for w in shlex.split(command)]
     except ValueError:
         return command.split()
-
-
-_TASK_CMD = re.compile(r"`(python3? [^`\n]+)`|\"(python3? [^\"\n]+)\"|"
-                       r"(?<![`\"\w])(python3? [\w./-]+\.py(?: --?[\w-]+(?: [\w.@:/-]+)?)*)")
-_PRINTS = re.compile(r"\s*(?:,|should|must|will|then|it)?\s*(?:prints?|outputs?|shows?|displays?)\s+"
-                     r"[`\"'“]?(.+?)[`\"'”]?\s*(?:$|\.\s|;|,?\s+(?:and|when|if|instead)\b)", re.I)
-
-
-def task_command(task: str, changed: list[str]) -> tuple[str, str] | None:
-    """The command the task itself names for a changed script (`python3 greet.py --name Ann`)
-    and what the task says it prints ("" when it does not say): the first check to run."""
-    for m in _TASK_CMD.finditer(task):
-        command = re.sub(r"^python ", "python3 ", next(g for g in m.groups() if g).strip())
-        if _script_of(command) in changed:
-            said = _PRINTS.match(task[m.end():])
-            return command, (said.group(1).strip() if said else "")
-    return None
-
-
-_LITERAL = r"(-?\d+(?:\.\d+)?|'[^'\n]*'|\"[^\"\n]*\"|\[[^\]\n]*\]|\([^)\n]*\)|\{[^}\n]*\}|True|False|None)"
-_RETURNS = re.compile(r"\s*(?:should|must|will|to|it|then)?\s*(?:returns?|gives?|be|is|==|equals?|->|→)\s+"
-                      + _LITERAL)
-
-
-def task_call(session: Any, task: str, changed: list[str]) -> tuple[str, str] | None:
-    """A call the task writes out for a function of a changed module (`average([2, 4]) should
-    return 3`): the check `python3 -c "import stats; print(stats.average([2, 4]))"` and the
-    value the task expects ("" when it does not say). Literal arguments only."""
-    for m in re.finditer(r"\b([A-Za-z_]\w*)\(", task):
-        depth, end = 0, -1
-        for i in range(m.end() - 1, len(task)):
-            depth += {"(": 1, ")": -1}.get(task[i], 0)
-            if depth == 0:
-                end = i
-                break
-        args = task[m.end():end] if end > 0 else ""
-        if end < 0 or '"' in args:
-            continue
-        try:
-            ast.literal_eval(f"({args},)" if args.strip() else "()")
-        except (ValueError, SyntaxError):
-            continue
-        for path in changed:
-            mod = PurePosixPath(path).stem
-            if "/" in path or not re.fullmatch(r"[A-Za-z_]\w*", mod):
-                continue
-            if re.search(rf"^def {re.escape(m.group(1))}\(", session.runner.read_text(path) or "", re.M):
-                said = _RETURNS.match(task, end + 1)
-                return (f'python3 -c "import {mod}; print({mod}.{m.group(1)}({args}))"',
-                        said.group(1) if said else "")
-    return None
-
-
-def _gives(printed: str, expected: str) -> bool:
-    """What a call printed is the value the task expects (3 and 3.0 alike; a string unquoted)."""
-    want = ast.literal_eval(expected)
-    try:
-        got = ast.literal_eval(printed)
-    except (ValueError, SyntaxError):
-        got = printed
-    return bool(got == want or str(want) == printed)
-
-
-def _plain(text: str) -> str:
-    return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
 
 
 def reads_arguments(text: str) -> bool:

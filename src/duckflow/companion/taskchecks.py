@@ -1,0 +1,97 @@
+"""What a task's own words say to check: the option it adds, the command it names and what
+that prints, a call it writes out and the value it expects.
+
+"Add a --name option … so that `python3 greet.py --name Ann` prints Hello, Ann" names the
+check and its expected output; "average([2, 4]) should return 3" names a call and its value.
+The loop runs these itself (companion/checks.py), before asking the model for a check.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import shlex
+from pathlib import PurePosixPath
+from typing import Any
+
+
+def script_of(command: str) -> str | None:
+    """FILE of `python3 FILE ...` (None for anything else)."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    if len(words) >= 2 and words[0] in ("python3", "python") and words[1].endswith(".py"):
+        return words[1]
+    return None
+
+
+def task_flags(task: str) -> list[str]:
+    """The command-line options a task names (`--name`, `-n`): a check of the script must use one."""
+    found = re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*|-[a-zA-Z])(?![\w-])", task)
+    return list(dict.fromkeys(f for f in found if f not in ("-c", "-m")))
+
+
+_TASK_CMD = re.compile(r"`(python3? [^`\n]+)`|\"(python3? [^\"\n]+)\"|"
+                       r"(?<![`\"\w])(python3? [\w./-]+\.py(?: --?[\w-]+(?: [\w.@:/-]+)?)*)")
+_PRINTS = re.compile(r"\s*(?:,|should|must|will|then|it)?\s*(?:prints?|outputs?|shows?|displays?)\s+"
+                     r"[`\"'“]?(.+?)[`\"'”]?\s*(?:$|\.\s|;|,?\s+(?:and|when|if|instead)\b)", re.I)
+
+
+def task_command(task: str, changed: list[str]) -> tuple[str, str] | None:
+    """The command the task itself names for a changed script (`python3 greet.py --name Ann`)
+    and what the task says it prints ("" when it does not say): the first check to run."""
+    for m in _TASK_CMD.finditer(task):
+        command = re.sub(r"^python ", "python3 ", next(g for g in m.groups() if g).strip())
+        if script_of(command) in changed:
+            said = _PRINTS.match(task[m.end():])
+            return command, (said.group(1).strip() if said else "")
+    return None
+
+
+_LITERAL = r"(-?\d+(?:\.\d+)?|'[^'\n]*'|\"[^\"\n]*\"|\[[^\]\n]*\]|\([^)\n]*\)|\{[^}\n]*\}|True|False|None)"
+_RETURNS = re.compile(r"\s*(?:should|must|will|to|it|then)?\s*(?:returns?|gives?|be|is|==|equals?|->|→)\s+"
+                      + _LITERAL)
+
+
+def task_call(session: Any, task: str, changed: list[str]) -> tuple[str, str] | None:
+    """A call the task writes out for a function of a changed module (`average([2, 4]) should
+    return 3`): the check `python3 -c "import stats; print(stats.average([2, 4]))"` and the
+    value the task expects ("" when it does not say). Literal arguments only."""
+    for m in re.finditer(r"\b([A-Za-z_]\w*)\(", task):
+        depth, end = 0, -1
+        for i in range(m.end() - 1, len(task)):
+            depth += {"(": 1, ")": -1}.get(task[i], 0)
+            if depth == 0:
+                end = i
+                break
+        args = task[m.end():end] if end > 0 else ""
+        if end < 0 or '"' in args:
+            continue
+        try:
+            ast.literal_eval(f"({args},)" if args.strip() else "()")
+        except (ValueError, SyntaxError):
+            continue
+        for path in changed:
+            mod = PurePosixPath(path).stem
+            if "/" in path or not re.fullmatch(r"[A-Za-z_]\w*", mod):
+                continue
+            if re.search(rf"^def {re.escape(m.group(1))}\(", session.runner.read_text(path) or "", re.M):
+                said = _RETURNS.match(task, end + 1)
+                return (f'python3 -c "import {mod}; print({mod}.{m.group(1)}({args}))"',
+                        said.group(1) if said else "")
+    return None
+
+
+def gives(printed: str, expected: str) -> bool:
+    """What a call printed is the value the task expects (3 and 3.0 alike; a string unquoted)."""
+    want = ast.literal_eval(expected)
+    try:
+        got = ast.literal_eval(printed)
+    except (ValueError, SyntaxError):
+        got = printed
+    return bool(got == want or str(want) == printed)
+
+
+def plain(text: str) -> str:
+    return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
