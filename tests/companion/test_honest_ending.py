@@ -35,17 +35,17 @@ def asked(model: Any, i: int) -> str:
     return str(model.requests[i].messages[-1].content)
 
 
-async def test_a_failed_run_re_issued_is_run_again_and_never_ends_done(env: Any) -> None:  # noqa: F811
-    model = ScriptedModel([
-        step("write and run", create("calc.py", "print(1/0)\n"), run("python3 calc.py")),
-        step("run it again", run("python3 calc.py")),  # no fix: the same run, claiming DONE
-        step("run it again", run("python3 calc.py")),
-    ], name="t")
+async def test_a_failed_run_re_issued_is_re_asked_then_run_again_and_never_ends_done(env: Any) -> None:  # noqa: F811
+    again = step("run it again", run("python3 calc.py"))  # no fix: the same run, claiming DONE
+    model = ScriptedModel([step("write and run", create("calc.py", "print(1/0)\n"), run("python3 calc.py")),
+                           *[again] * 6], name="t")
     o = env.open(model, codec="symops", mode="single-call")
     out = await drive(o.session, o.session.handle_message("Create calc.py printing a quotient"),
                       auto_approve_workspace=True)
     assert out.ending != "done" and not out.success
-    assert len(ran(out)) == 3  # the re-issued run that had failed ran again each time
+    # the same failing run with nothing changed is re-asked (twice), then run again: never dropped
+    assert "nothing changed since: running it again gives the same error" in asked(model, 2)
+    assert len(model.requests) == 7 and len(ran(out)) == 3
     assert "check failed: python3 calc.py → exit 1: ZeroDivisionError: division by zero" in out.message
     assert "after 2 fixes" in out.message and "Done" not in out.message
     assert "The check failed" in asked(model, 1) and "chance 1 of 2" in asked(model, 1)

@@ -54,6 +54,7 @@ from duckflow.protocols.grammar import (
     run_commands,
     symops_grammar,
 )
+from duckflow.toolkinds import RUN_TOOLS
 
 if TYPE_CHECKING:
     from duckflow.companion.session import CompanionSession, TurnResult
@@ -378,6 +379,10 @@ async def _ask(session: CompanionSession, step: StepPrompt) -> tuple[str, list[T
             calls = []
         usable, again = problems(calls, decoded.errors, session.runner.read_text, denied,
                                  wants_action=not state.evidence)
+        log = checks.log_of(session)
+        if not again and log.passed is False and usable and all(c.name in RUN_TOOLS for c in usable):
+            again = (f"The check failed ({log.last.removeprefix('check failed: ')}) and nothing changed "
+                     "since: running it again gives the same error. Change the code first.")
         if not again:
             return raw, usable, proto.said(raw) == "DONE"
         if round_ == MAX_REASKS:
