@@ -307,3 +307,31 @@ async def test_a_call_the_task_writes_out_is_the_check_and_its_value_is_compared
     assert f"check failed: {call} → 2.0; the task says 3" in asked(model, 1)
     assert [c.call.arguments["command"] for c in ran(out)] == ["python3 stats.py", call, call]
     assert f"checked: {call} → exit 0" in out.message
+
+
+async def test_a_rename_is_written_by_the_loop_across_files_and_checked(env: Any) -> None:  # noqa: F811
+    (env.root / "shop.py").write_text("def calc_total(prices):\n    return sum(prices)\n\n\ndef calc_totals(x):\n"
+                                      "    return x\n")
+    (env.root / "main.py").write_text("from shop import calc_total\n\nprint(calc_total([1, 2, 3]))\n")
+    model = ScriptedModel([], name="t")  # never asked
+    o = env.open(model, codec="symops", mode="single-call")
+    out = await drive(o.session, o.session.handle_message(
+        "Rename the function calc_total to compute_total in shop.py and in main.py."), auto_approve_workspace=True)
+    assert out.success, out.message
+    assert model.requests == []
+    assert (env.root / "main.py").read_text() == "from shop import compute_total\n\nprint(compute_total([1, 2, 3]))\n"
+    assert "def compute_total(prices)" in (env.root / "shop.py").read_text()
+    assert "def calc_totals(x)" in (env.root / "shop.py").read_text()  # whole words only
+    assert "checked: python3 main.py → exit 0, 1 line of output" in out.message
+
+
+async def test_a_denied_rename_goes_to_the_model(env: Any) -> None:  # noqa: F811
+    (env.root / "shop.py").write_text("def calc_total(prices):\n    return sum(prices)\n\nprint(calc_total([1]))\n")
+    model = ScriptedModel([step("ask", done=False)], name="t")
+    o = env.open(model, codec="symops", mode="single-call")
+    s = o.session
+    first = await s.handle_message("calc_total を compute_total にリネームして")
+    assert first.pending is not None and model.requests == []  # the loop's edit, asked like any edit
+    await s.answer_approval(False, note="call it total instead")
+    await s.continue_task(observed=False)
+    assert model.requests and "call it total instead" in str(model.requests[0].messages[-1].content)

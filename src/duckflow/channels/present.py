@@ -31,7 +31,7 @@ _STEP_WORDS = re.compile(r"\b(PLANNING|EXECUTION|REVIEW|AWAITING_APPROVAL|REQUIR
 # notices a person reads by default (the rest: --verbose / --debug)
 PERSON_NOTICES = {"approval_stale": "", "proposed": "Proposed, not run: ",
                   "refused_call": "Refused: ", "question": "", "constraint": "", "paused": "",
-                  "overwrite": "", "copied_example": "", "bundled_model": "", "loading": ""}
+                  "overwrite": "", "rename": "", "copied_example": "", "bundled_model": "", "loading": ""}
 VERBOSE_NOTICES = ("auto_approved", "vitals", "plan_progress", "deviation", "plan_no_actions", "codec")  # raw_reply: --debug
 ENDINGS = {
     "no_progress": "I stopped: the last turns changed nothing. Tell me what to do differently.",

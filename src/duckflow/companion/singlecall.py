@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from duckflow.companion import checks
 from duckflow.companion.decision import MainDecision
 from duckflow.companion.engine import SPECIALIZED_AGENT
+from duckflow.companion.renames import loop_reply
 from duckflow.companion.replycheck import MAX_REASKS, problems
 from duckflow.companion.singlecall_end import (
     ACCEPT,
@@ -40,7 +41,13 @@ from duckflow.companion.singlecall_end import (
     step_failed,
 )
 from duckflow.companion.singlecall_end import failed_run as failed_run  # re-exported
-from duckflow.companion.singlecall_protocol import dml_step, is_dml, step_protocol
+from duckflow.companion.singlecall_protocol import (
+    dml_step,
+    is_dml,
+    script_commands,
+    step_protocol,
+    with_test,
+)
 from duckflow.companion.state import Status, Step
 from duckflow.companion.turnmode import MODES as MODES  # re-exported: where they lived before
 from duckflow.companion.turnmode import choose_mode as choose_mode
@@ -48,12 +55,7 @@ from duckflow.companion.turnmode import inner_model
 from duckflow.companion.turnmode import model_size_b as model_size_b
 from duckflow.core.chunks import DecisionChunk, DecisionData, delta
 from duckflow.llm.types import Message, ToolCall
-from duckflow.protocols.grammar import (
-    SymOpsGrammarSpec,
-    plausible_paths,
-    run_commands,
-    symops_grammar,
-)
+from duckflow.protocols.grammar import SymOpsGrammarSpec, literal, plausible_paths, symops_grammar
 from duckflow.toolkinds import RUN_TOOLS
 
 if TYPE_CHECKING:
@@ -209,7 +211,7 @@ def build_step(session: CompanionSession, user_text: str | None) -> StepPrompt:
     new_paths = [p for p in paths if not any(m in p for m in EXAMPLE_MARKERS)]
     spec = SymOpsGrammarSpec(
         verbs=verbs, create_paths=new_paths, existing=[f for f in files if f in paths],
-        commands=_commands(new_paths),
+        commands=script_commands(new_paths),
         new_names=not any(p.endswith(".py") for p in plausible_paths(task, [])),
         min_actions=0 if state.evidence else 1, max_actions=3, edit_files=editable,
         run_args=True,
@@ -217,8 +219,8 @@ def build_step(session: CompanionSession, user_text: str | None) -> StepPrompt:
     if "test" in verbs:
         tests = [p for p in new_paths if TEST_FILE.search(p)]
         if tests:
-            spec.extra["test"] = f"\"$ test @ \" ( {' | '.join(_lit(t) for t in tests)} ) \"\\n\""
-    grammar = _with_test(symops_grammar(spec), bool(spec.extra))
+            spec.extra["test"] = f"\"$ test @ \" ( {' | '.join(literal(t) for t in tests)} ) \"\\n\""
+    grammar = with_test(symops_grammar(spec), bool(spec.extra))
     run_only = session.__dict__.pop("_run_only", None)
     if run_only and "run" in verbs:  # asked to run a script with arguments: only that, then
         grammar = checks.run_only_grammar(grammar, run_only)
@@ -234,25 +236,6 @@ def build_step(session: CompanionSession, user_text: str | None) -> StepPrompt:
         return dml_step(session, user, spec, count, max_tokens=700)
     tokens = {"system": count(system), "examples": sum(count(m.content) for m in examples), "task": count(user)}
     return StepPrompt(msgs, grammar, tokens, max_tokens=700)
-
-
-def _commands(paths: list[str]) -> list[str]:
-    """`python3 FILE` for each .py file; a test file runs with pytest (a plain run tests nothing)."""
-    tests = {p for p in paths if TEST_FILE.search(p)}
-    return [c.replace("python ", "python3 ", 1) for c in run_commands(paths)
-            if c.startswith("python ") and c != "python -m pytest -q" and c[7:] not in tests]
-
-
-def _lit(text: str) -> str:
-    from duckflow.protocols.grammar import literal
-
-    return literal(text)
-
-
-def _with_test(grammar: str, has_test: bool) -> str:
-    if not has_test:
-        return grammar
-    return grammar.replace("action ::= ", "action ::= test | ", 1)
 
 
 def _counter(session: CompanionSession) -> Any:
@@ -366,6 +349,9 @@ async def _ask(session: CompanionSession, step: StepPrompt) -> tuple[str, list[T
     proto = step_protocol(session)
     messages = list(step.messages)
     denied = session.owner.plans.denied_calls()
+    written = loop_reply(session, proto, denied, workspace_files(session.runner.root))
+    if written is not None:
+        return written
     feed: Any = LineFeed(lambda t: session._emit(delta(SPECIALIZED_AGENT, t)))
     for round_ in range(MAX_REASKS + 1):
         reply = await session.engine.call("single", messages, streamer=feed, specialized=True, settings=settings)

@@ -102,3 +102,22 @@ def dml_step(session: CompanionSession, user: str, spec: SymOpsGrammarSpec, coun
             Message("user", user.replace("~ next: DONE", "Next: DONE"))]
     tokens = {"system": count(system), "examples": count(ex_task) + count(ex_reply), "task": count(user)}
     return StepPrompt(msgs, dml_grammar(dml_spec(session, spec)), tokens, max_tokens=max_tokens)
+
+
+TEST_FILE = re.compile(r"(^|/)test_[^/]*\.py$|_test\.py$")
+
+
+def script_commands(paths: list[str]) -> list[str]:
+    """`python3 FILE` for each .py file; a test file runs with pytest (a plain run tests nothing)."""
+    from duckflow.protocols.grammar import run_commands
+
+    tests = {p for p in paths if TEST_FILE.search(p)}
+    return [c.replace("python ", "python3 ", 1) for c in run_commands(paths)
+            if c.startswith("python ") and c != "python -m pytest -q" and c[7:] not in tests]
+
+
+def with_test(grammar: str, has_test: bool) -> str:
+    """The grammar with the `$ test @ FILE` action first among the actions (when it has one)."""
+    if not has_test:
+        return grammar
+    return grammar.replace("action ::= ", "action ::= test | ", 1)
