@@ -335,3 +335,17 @@ async def test_a_denied_rename_goes_to_the_model(env: Any) -> None:  # noqa: F81
     await s.answer_approval(False, note="call it total instead")
     await s.continue_task(observed=False)
     assert model.requests and "call it total instead" in str(model.requests[0].messages[-1].content)
+
+
+async def test_text_the_task_quotes_must_be_in_what_the_script_prints(env: Any) -> None:  # noqa: F811
+    model = ScriptedModel([
+        step("count down", create("countdown.py", "for i in (3, 2, 1):\n    print(i)\n"), run("python3 countdown.py")),
+        step("add liftoff", create("countdown.py", "for i in (3, 2, 1):\n    print(i)\nprint('Liftoff!')\n")),
+    ], name="t")
+    o = env.open(model, codec="symops", mode="single-call")
+    out = await drive(o.session, o.session.handle_message('Create countdown.py that prints 3, 2, 1 and then "Liftoff!".'),
+                      auto_approve_workspace=True)
+    assert out.success, out.message
+    assert "check failed: python3 countdown.py → its output has no 'Liftoff!', which the task says it prints" \
+        in asked(model, 1)
+    assert "checked: python3 countdown.py → exit 0, 4 lines of output" in out.message

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from duckflow.companion.taskchecks import (
     gives,
     plain,
+    quoted_output,
     script_of,
     task_call,
     task_command,
@@ -161,6 +162,12 @@ def note(session: Any, ran: list[CallOutcome]) -> None:
                 log.done.discard(sig)
                 continue
             script = script_of(command)
+            quoted = quoted_output(log.task, script) if script and command == f"python3 {script}" else ""
+            if quoted and plain(quoted) not in plain(out):
+                log.passed, log.last = False, (f"check failed: {command} → its output has no {quoted!r}, "
+                                               "which the task says it prints")
+                log.done.discard(sig)
+                continue
             text = session.runner.read_text(script) if script else None
             flags = task_flags(log.task)
             if script and script in log.changed and flags and not set(flags) & set(_words(command)):

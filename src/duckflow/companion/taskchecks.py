@@ -95,3 +95,17 @@ def gives(printed: str, expected: str) -> bool:
 
 def plain(text: str) -> str:
     return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
+
+
+_QUOTED = re.compile(r"([\w./-]+\.py)\b[^.;]*?\b(?:prints?|outputs?|shows?|displays?)\b[^.;`\"“]*?"
+                     r"(?:`([^`\n]+)`|\"([^\"\n]+)\"|“([^”\n]+)”)", re.I)
+
+
+def quoted_output(task: str, script: str) -> str:
+    """Text the task quotes as what `script` prints when run bare (`countdown.py that prints 3,
+    2, 1 and then "Liftoff!"`), or "" when it quotes none."""
+    for m in _QUOTED.finditer(task):
+        if m.group(1) in (script, PurePosixPath(script).name):
+            return next(g for g in m.groups()[1:] if g)
+    return ""
+
