@@ -349,3 +349,32 @@ async def test_text_the_task_quotes_must_be_in_what_the_script_prints(env: Any) 
     assert "check failed: python3 countdown.py → its output has no 'Liftoff!', which the task says it prints" \
         in asked(model, 1)
     assert "checked: python3 countdown.py → exit 0, 4 lines of output" in out.message
+
+
+async def test_a_python_file_that_would_not_parse_is_re_asked(env: Any) -> None:  # noqa: F811
+    junk = "python3 test_squares.py\n~ next: DONE\nThe complete file, every line\n"
+    model = ScriptedModel([
+        step("write it", create("squares.py", "for i in range(1, 6):\n    print(i * i)\n"), create("run_tests.py", junk)),
+        step("write it", create("squares.py", "for i in range(1, 6):\n    print(i * i)\n")),
+    ], name="t")
+    o = env.open(model, codec="symops", mode="single-call")
+    out = await drive(o.session, o.session.handle_message("Create squares.py that prints the first five squares"),
+                      auto_approve_workspace=True)
+    assert out.success, out.message
+    assert "run_tests.py would not be valid Python (line 1: invalid syntax)" in asked(model, 1)
+    assert not (env.root / "run_tests.py").exists()
+
+
+async def test_a_script_the_task_says_prints_must_print_something(env: Any) -> None:  # noqa: F811
+    model = ScriptedModel([
+        step("write it", create("shout.py", "def shout(text):\n    return text.upper()\n"), run("python3 shout.py hey")),
+        step("read the argument", create("shout.py", "import sys\n\nprint(sys.argv[1].upper())\n"),
+             run("python3 shout.py hey")),
+    ], name="t")
+    o = env.open(model, codec="symops", mode="single-call")
+    out = await drive(o.session, o.session.handle_message(
+        "Create shout.py that prints its first command-line argument in upper case."), auto_approve_workspace=True)
+    assert out.success, out.message
+    assert "check failed: python3 shout.py hey printed nothing; the task says shout.py prints something" \
+        in asked(model, 1)
+    assert "checked: python3 shout.py hey → exit 0, 1 line of output" in out.message

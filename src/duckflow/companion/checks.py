@@ -25,6 +25,7 @@ from duckflow.companion.taskchecks import (
     gives,
     plain,
     quoted_output,
+    says_prints,
     script_of,
     task_call,
     task_command,
@@ -166,6 +167,11 @@ def note(session: Any, ran: list[CallOutcome]) -> None:
             if quoted and plain(quoted) not in plain(out):
                 log.passed, log.last = False, (f"check failed: {command} → its output has no {quoted!r}, "
                                                "which the task says it prints")
+                log.done.discard(sig)
+                continue
+            if script and not out.strip() and says_prints(log.task, script):
+                log.passed, log.last = False, (f"check failed: {command} printed nothing; the task says "
+                                               f"{script} prints something")
                 log.done.discard(sig)
                 continue
             text = session.runner.read_text(script) if script else None

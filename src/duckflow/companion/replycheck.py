@@ -5,7 +5,8 @@ same here, and also for replies that read fine but would do nothing or the wrong
 whose SEARCH matches nowhere (the error and the file's closest lines go back), an edit whose
 SEARCH equals its REPLACE (a no-op), an addition that would define a function the file already
 has (a second `def main()`, unless the addition is only that function again: then it replaces
-it), an empty reply, a write that repeats one line over and over (a small model stuck in a loop),
+it), an empty reply, a write that repeats one line over and over (a small model stuck in a loop), a
+write or edit that would leave a Python file that does not parse,
 and a repeat of exactly what the person denied.
 `problems` returns (the calls still usable, the re-ask text or "").
 """
@@ -67,6 +68,38 @@ def repetition_problem(call: ToolCall) -> str:
             "line once, only the lines the task needs.")
 
 
+def python_problem(call: ToolCall, read: Callable[[str], str | None]) -> str:
+    """A write or edit that would leave a Python file that does not parse (protocol lines or
+    prose written into it, a cut-off block); an edit of a file that did not parse before is
+    left alone (a fix may take more than one step)."""
+    path = str(call.arguments.get("path") or "")
+    if not path.endswith(".py"):
+        return ""
+    old = read(path)
+    if call.name == "write_file":
+        text: str | None = str(call.arguments.get("content") or "")
+    else:
+        hunks = parse_hunks(str(call.arguments.get("content") or ""))
+        applied = apply_hunks(old, hunks) if old is not None and hunks else None
+        text = applied.text if applied is not None and applied.ok else None
+    if text is None or (old is not None and not _parses(old, path)):
+        return ""
+    try:
+        compile(text, path, "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        return (f"{path} would not be valid Python (line {exc.lineno}: {exc.msg}). Write only Python "
+                "code in its block, so that it runs.")
+    return ""
+
+
+def _parses(text: str, path: str) -> bool:
+    try:
+        compile(text, path, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
 def edit_problem(call: ToolCall, read: Callable[[str], str | None]) -> str:
     """What is wrong with an edit_file call's hunks against the file as it is ("" = nothing)."""
     path = str(call.arguments.get("path") or "")
@@ -102,6 +135,7 @@ def problems(calls: Sequence[ToolCall], errors: Sequence[str], read: Callable[[s
             call = redefinition_as_replacement(call, read)
         problem = repetition_problem(call) if call.name in ("write_file", "edit_file") else ""
         problem = problem or (edit_problem(call, read) if call.name == "edit_file" else "")
+        problem = problem or (python_problem(call, read) if call.name in ("write_file", "edit_file") else "")
         if problem:
             said.append(problem)
             continue

@@ -109,3 +109,9 @@ def quoted_output(task: str, script: str) -> str:
             return next(g for g in m.groups()[1:] if g)
     return ""
 
+
+def says_prints(task: str, script: str) -> bool:
+    """The task says `script` prints something (`Create shout.py that prints its first argument`)."""
+    name = re.escape(PurePosixPath(script).name)
+    return bool(re.search(rf"(?<![\w/.-]){name}\b[^.;]*?\b(prints?|outputs?|shows?|displays?)\b", task, re.I))
+
