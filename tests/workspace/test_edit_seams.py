@@ -62,7 +62,8 @@ HIDDEN = {
 
 async def test_the_approval_diff_shows_escapes_bidi_and_lone_cr_as_written(env: Any) -> None:  # noqa: F811
     (env.root / "calc.py").write_text("def add(a, b):\n    return a + b\n")
-    evil = "".join(f"    x{i} = 1{raw}y{i} = 2\n" for i, raw in enumerate(HIDDEN))
+    # in comments, so the file still parses (an edit that would not parse is re-asked, never shown)
+    evil = "".join(f"    # x{i} = 1{raw}y{i} = 2\n" for i, raw in enumerate(HIDDEN))
     edit = ("~ edit calc.py\x1b[1A\x1b[2K\n#c0.9 #m0.8 #f0.9 #s0.9\n$ edit @ calc.py\n---\n"
             + HUNK.format("    return a + b\n", "    return a + b\n" + evil) + "---\n~ next: DONE\n")
     o = env.open([reply(edit)], codec="symops", mode="single-call")
@@ -71,6 +72,6 @@ async def test_the_approval_diff_shows_escapes_bidi_and_lone_cr_as_written(env: 
     diff = res.pending["request"]["diff_preview"]
     for i, (raw, shown) in enumerate(HIDDEN.items()):
         assert raw not in diff
-        assert f"+    x{i} = 1{shown}y{i} = 2\n" in diff, diff  # one line, as in the file
+        assert f"+    # x{i} = 1{shown}y{i} = 2\n" in diff, diff  # one line, as in the file
     assert "\x1b" not in str(res.pending["request"])  # the model's thought is shown as written, too
     assert "calc.py\\x1b[1A\\x1b[2K" in res.pending["request"]["rationale"]

@@ -44,6 +44,7 @@ RATIO_BAR = 10.0
 ROUNDS = 3
 PACE_S = 5.0  # mean think time of a session between its messages (docs/server.md: why 5 s)
 MESSAGES = 3  # messages per session per level and round
+START_S = 90  # how long the server under test may take to answer /healthz (uvicorn workers import duckflow each)
 IDLE_CPU_S = 0.01  # the server counts as idle when it used less CPU than this in IDLE_WINDOW_S
 IDLE_WINDOW_S = 0.2
 IDLE_MAX_S = 20.0
@@ -251,7 +252,7 @@ def _loop_factory() -> tuple[Any, str]:
 def _wait_healthy(url: str, proc: subprocess.Popen[bytes], log: Path) -> None:
     import httpx
 
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + START_S
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             said = log.read_text(errors="replace").strip().splitlines()[-1:] if log.exists() else []
@@ -262,7 +263,15 @@ def _wait_healthy(url: str, proc: subprocess.Popen[bytes], log: Path) -> None:
         except httpx.HTTPError:
             pass
         time.sleep(0.1)
-    raise RuntimeError("the bench server did not start within 30 s")
+    raise RuntimeError(f"the bench server did not start within {START_S} s")
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
 
 
 def measure(levels: list[int], opts: Options | None = None) -> dict[str, Any]:
@@ -278,29 +287,32 @@ def measure(levels: list[int], opts: Options | None = None) -> dict[str, Any]:
         ws.mkdir(exist_ok=True)
         import socket
 
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = int(s.getsockname()[1])
         env = {**os.environ, "DUCKFLOW_HOME": str(home), "DUCKFLOW_SERVER_TOKEN": token,
                "DUCKFLOW_CONFIG": os.devnull}  # no config file, on purpose
         log = Path(tmp) / "server.log"  # a file, never a pipe nobody reads (a full one stops the server)
         shared = ["--workers", str(opts.workers), "--redis", opts.redis, "--database", opts.database] \
             if opts.redis and opts.database else []
-        proc = subprocess.Popen([sys.executable, "-m", "duckflow.bench.server", "--child", str(port), str(ws),
-                                 "--replies", str(opts.replies), *shared],
-                                env=env, stdout=subprocess.DEVNULL, stderr=log.open("wb"))
+        for attempt in (1, 2):  # a free port picked here can be taken before the server binds it: once more
+            with socket.socket() as s:
+                s.bind(("127.0.0.1", 0))
+                port = int(s.getsockname()[1])
+            proc = subprocess.Popen([sys.executable, "-m", "duckflow.bench.server", "--child", str(port), str(ws),
+                                     "--replies", str(opts.replies), *shared],
+                                    env=env, stdout=subprocess.DEVNULL, stderr=log.open("wb"))
+            try:
+                _wait_healthy(f"http://127.0.0.1:{port}", proc, log)
+                break
+            except RuntimeError:
+                _stop(proc)
+                if attempt == 2:
+                    raise
         url = f"http://127.0.0.1:{port}"
         try:
-            _wait_healthy(url, proc, log)
             factory, loop_name = _loop_factory()
             with asyncio.Runner(loop_factory=factory) as runner:
                 data = runner.run(_client(url, token, levels, proc.pid, opts))
         finally:
-            proc.terminate()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+            _stop(proc)
     m = machine()
     m["load_avg_before"] = load0
     data.update({"pace_s": opts.pace, "messages_per_session": opts.messages, "rounds_run": opts.rounds,
@@ -355,13 +367,18 @@ def main(argv: list[str]) -> int:
 
     shared_ws = tempfile.mkdtemp(prefix="duckflow-bench-ws-") if args.redis else None
     opts = Options(args.rounds, args.pace, args.messages, not args.no_burst, 1, args.redis, args.database, shared_ws)
-    data = measure(levels, opts)
-    if args.workers > 1:  # one process, then N, on the same load
-        from dataclasses import replace
+    try:
+        data = measure(levels, opts)
+        if args.workers > 1:  # one process, then N, on the same load
+            from dataclasses import replace
 
+            many = measure(levels, replace(opts, workers=args.workers))
+    except RuntimeError as e:  # the server under test did not come up: said in one line, not a traceback
+        print(f"duckflow bench server: {e}", file=sys.stderr)
+        return 2
+    if args.workers > 1:
         from duckflow.bench._servershared import side_by_side
 
-        many = measure(levels, replace(opts, workers=args.workers))
         if not args.json:
             print("one process:")
             _report(data, levels)

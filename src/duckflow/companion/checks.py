@@ -170,8 +170,14 @@ def note(session: Any, ran: list[CallOutcome]) -> None:
                 log.done.discard(sig)
                 continue
             if script and not out.strip() and says_prints(log.task, script):
+                only_defs = only_definitions(session.runner.read_text(script) or "")
                 log.passed, log.last = False, (f"check failed: {command} printed nothing; the task says "
-                                               f"{script} prints something")
+                                               f"{script} prints something" + (
+                                                   f" ({script} only defines functions and calls none: add the "
+                                                   "top-level code that " + ("reads sys.argv and prints" if
+                                                   re.search(r"argument|argv|引数", log.task, re.I) else
+                                                   "calls them and prints") + ")"
+                                                   if only_defs else ""))
                 log.done.discard(sig)
                 continue
             text = session.runner.read_text(script) if script else None

@@ -17,6 +17,7 @@ def test_bench_server_on_the_shared_stores_runs_one_process_and_n_side_by_side(
     done = subprocess.run([sys.executable, "-m", "duckflow", "bench", "server", "--levels", "2,6", "--rounds", "1",
                            "--messages", "1", "--pace", "0.5", "--workers", "2", "--redis", redis_server.url,
                            "--database", database, "--json"], env=env, capture_output=True, text=True, timeout=600)
+    assert done.stdout, done.stderr[-2000:]
     data = json.loads(done.stdout)
     assert data["workers"] == 2 and data["throughput_ratio"] > 0
     for run in (data["one_process"], data["n_processes"]):
