@@ -378,3 +378,53 @@ async def test_a_script_the_task_says_prints_must_print_something(env: Any) -> N
     assert "check failed: python3 shout.py hey printed nothing; the task says shout.py prints something" \
         in asked(model, 1)
     assert "checked: python3 shout.py hey → exit 0, 1 line of output" in out.message
+
+
+class _LocalScripted(ScriptedModel):
+    """Looks like llama.cpp's server: the step's grammar is sent with each request."""
+
+    provider = "llamacpp"
+
+
+async def test_a_fix_round_s_grammar_allows_only_a_change_then_the_loop_checks_it(env: Any) -> None:  # noqa: F811
+    # the 1.5B model re-ran `python3 shout.py hello` three times instead of changing the module of
+    # functions it had written: in a fix round the grammar offers only create and edit
+    from tests.helpers.gbnf_walk import Walker
+
+    model = _LocalScripted([
+        step("write it", create("shout.py", "def shout(t):\n    return t.upper()\n"), run("python3 shout.py hey")),
+        step("add the top-level code", create("shout.py", "import sys\nprint(sys.argv[1].upper())\n")),
+        step("run it", run("python3 shout.py hey")),
+    ], name="t")
+    o = env.open(model, codec="symops", mode="single-call")
+    out = await drive(o.session, o.session.handle_message(
+        "Create shout.py that prints its first command-line argument in upper case."), auto_approve_workspace=True)
+    assert out.success, out.message
+    first, fix = (model.requests[i].settings.extra["grammar"] for i in (0, 1))
+    assert '"$ run @ ' in first and '"$ run @ ' not in fix and "$ test" not in fix
+    assert "The check failed" in asked(model, 1) and "only defines functions" in asked(model, 1)
+    for seed in range(30):  # whatever a constrained model could write in the fix round is a change
+        decoded = o.session.codec.decode(Walker(fix, seed=seed).sample(), o.session.runner.specs)
+        assert decoded.calls and {c.name for c in decoded.calls} <= {"write_file", "edit_file"}
+    assert "checked: python3 shout.py hey → exit 0" in out.message and "HEY" in ran(out)[-1].content
+
+
+async def test_a_task_that_names_no_file_can_run_the_script_the_model_names(env: Any) -> None:  # noqa: F811
+    # with no file named there was no command to run: the 1.5B model wrote the script, then (the
+    # grammar offering only creates) a test file and a runner file, and took 4 minutes to fail
+    from tests.helpers.gbnf_walk import Walker
+
+    model = _LocalScripted([step("write it", create("squares.py", "for i in range(1, 6):\n    print(i * i)\n"),
+                                 run("python3 squares.py"))], name="t")
+    o = env.open(model, codec="symops", mode="single-call")
+    out = await drive(o.session, o.session.handle_message(
+        "Write a Python script that prints the first five square numbers, one per line."),
+        auto_approve_workspace=True)
+    assert out.success, out.message
+    grammar = model.requests[0].settings.extra["grammar"]
+    assert '"python3 " newpy' in grammar
+    runs = [c for seed in range(40) for c in o.session.codec.decode(
+        Walker(grammar, seed=seed).sample(), o.session.runner.specs).calls if c.name == "execute_shell"]
+    assert runs and all(c.arguments["command"].startswith("python3 ") and c.arguments["command"].split()[1]
+                        .endswith(".py") for c in runs)
+    assert "checked: python3 squares.py → exit 0, 5 lines of output" in out.message

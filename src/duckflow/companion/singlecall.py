@@ -207,13 +207,16 @@ def build_step(session: CompanionSession, user_text: str | None) -> StepPrompt:
                                ("test", "run_tests")) if tool in names and (v != "edit" or editable)]
     if "delete_path" in names and files and asks_delete:
         verbs.append("delete")  # only when asked: a delete always waits for the person
+    fixing = log.passed is False and bool({"create", "edit"} & set(verbs))
+    if fixing:  # a fix round: only a change is useful (the loop runs the failed check again after it)
+        verbs = [v for v in verbs if v in ("create", "edit")]
     paths = plausible_paths(task, files)
     new_paths = [p for p in paths if not any(m in p for m in EXAMPLE_MARKERS)]
     spec = SymOpsGrammarSpec(
         verbs=verbs, create_paths=new_paths, existing=[f for f in files if f in paths],
         commands=script_commands(new_paths),
         new_names=not any(p.endswith(".py") for p in plausible_paths(task, [])),
-        min_actions=0 if state.evidence else 1, max_actions=3, edit_files=editable,
+        min_actions=0 if state.evidence and not fixing else 1, max_actions=3, edit_files=editable,
         run_args=True,
     )
     if "test" in verbs:

@@ -123,6 +123,17 @@ def _closes_or_marks(line: str) -> bool:
     return s.startswith("---") and not s.strip("-") or bool(re.match(r"^(<{5,9}|={5,9}|>{5,9})", s))
 
 
+# a script of a plain new name: when the task names no file, the model names the one it creates
+# and must be able to run it (with no run, a small model wrote tests and a runner file instead)
+NEWPY = 'newpy ::= [a-z_] [a-z0-9_]{0,30} ( "/" [a-z_] [a-z0-9_]{0,30} )? ".py"'
+
+
+def _run_targets(commands: Sequence[str], new_names: bool) -> str:
+    """The commands a run may name: the listed ones, and `python3 NEWNAME.py` when new names are allowed."""
+    return " | ".join(x for x in (alternatives(commands) if commands else "",
+                                  '"python3 " newpy' if new_names else "") if x)
+
+
 def symops_grammar(spec: SymOpsGrammarSpec) -> str:
     """The GBNF grammar of one Sym-Ops reply for `spec`."""
     rules: list[str] = []
@@ -146,9 +157,9 @@ def symops_grammar(spec: SymOpsGrammarSpec) -> str:
         rules.append(f"eblock ::= \"---\\n\" ( bline | emark ){{0,{spec.max_block_lines}}} \"---\\n\"")
         rules.append('emark ::= ( "<<<<<" [^\\n]* | "=====" [^\\n]* | ">>>>>" [^\\n]* ) "\\n"')
         act_rules.append("edit")
-    if "run" in verbs and spec.commands:
+    if "run" in verbs and (spec.commands or spec.new_names):
         args = " runargs?" if spec.run_args else ""
-        rules.append(f"run ::= \"$ run @ \" ( {alternatives(spec.commands)} ){args} \"\\n\"")
+        rules.append(f"run ::= \"$ run @ \" ( {_run_targets(spec.commands, spec.new_names)} ){args} \"\\n\"")
         if spec.run_args:  # plain words only: no quote, `;`, `|`, `&`, `$`, `>` or backtick reaches the shell
             # and no option (`--basetemp=src`, `-o x`), absolute path, `..` or dot-name: each
             # `/`-separated part starts with a letter, digit or `_`
@@ -183,6 +194,7 @@ def symops_grammar(spec: SymOpsGrammarSpec) -> str:
     if spec.new_names:
         block.append('newname ::= [a-z_] [a-z0-9_]{0,30} ( "/" [a-z_] [a-z0-9_]{0,30} )? '
                      '"." ( "py" | "txt" | "md" | "json" | "csv" | "toml" )')
+        block.append(NEWPY)
     lines = [f"root ::= {' '.join(root)}", f"action ::= {' | '.join(act_rules)}", *head, *rules, *block]
     lines += [f"{k} ::= {v}" for k, v in spec.extra.items()]
     return "\n".join(lines) + "\n"
@@ -263,7 +275,7 @@ def dml_grammar(spec: DmlGrammarSpec) -> str:
                                            "newname" if spec.new_names else "") if x)}
     if paths["new"]:
         paths["new"] = f"( {paths['new']} )"
-    commands = f"( {alternatives(spec.commands)} )" if spec.commands else ""
+    commands = f"( {_run_targets(spec.commands, spec.new_names)} )" if spec.commands or spec.new_names else ""
     rules: list[str] = []
     acts: list[str] = []
     for tool in spec.tools:
@@ -293,4 +305,5 @@ def dml_grammar(spec: DmlGrammarSpec) -> str:
     if spec.new_names:
         lines.append('newname ::= [a-z_] [a-z0-9_]{0,30} ( "/" [a-z_] [a-z0-9_]{0,30} )? '
                      '"." ( "py" | "txt" | "md" | "json" | "csv" | "toml" )')
+        lines.append(NEWPY)
     return "\n".join([f"root ::= {' '.join(root)}", *lines]) + "\n"
