@@ -428,3 +428,29 @@ async def test_a_task_that_names_no_file_can_run_the_script_the_model_names(env:
     assert runs and all(c.arguments["command"].startswith("python3 ") and c.arguments["command"].split()[1]
                         .endswith(".py") for c in runs)
     assert "checked: python3 squares.py → exit 0, 5 lines of output" in out.message
+
+
+async def test_a_reply_cut_off_while_repeating_a_line_is_asked_again_without_the_loop(env: Any) -> None:  # noqa: F811
+    # the 1.5B model wrote `assert slugify("MultipleWords…") == …` until its 700-token bound, then
+    # did the same on every re-ask that showed it its own looping reply
+    from duckflow.channels.present import Presenter
+
+    loop = '    assert slugify("MultipleWordsWithNumbers123") == "multiple-words-with-numbers123"\n'
+    cut = f"~ write tests\n{HEAD}$ create @ test_slug.py\n---\nfrom slug import slugify\ndef test_a():\n" + loop * 14
+    good = step("write tests", create("test_slug.py", "from slug import slugify\n\n\ndef test_a():\n"
+                                      "    assert slugify(' A b') == 'a-b'\n"))
+    model = _LocalScripted([reply(cut), good], name="t")
+    (env.root / "slug.py").write_text("def slugify(text):\n    return text.strip().lower().replace(' ', '-')\n")
+    o = env.open(model, codec="symops", mode="single-call")
+    out = await drive(o.session, o.session.handle_message("Create test_slug.py with pytest tests for slug.py"),
+                      auto_approve_workspace=True)
+    assert out.success, out.message
+    again = model.requests[1]
+    assert [m.role for m in again.messages] == [m.role for m in model.requests[0].messages]  # no looping reply shown
+    assert "repeated `assert slugify(\"MultipleWordsWithNumbers123\")" in str(again.messages[-1].content)
+    assert again.settings.extra["repeat_penalty"] == 1.1 and "repeat_penalty" not in model.requests[0].settings.extra
+    assert "checked: python3 -m pytest -q test_slug.py → 1 passed" in out.message
+    p = Presenter()
+    shown = [ln.text for r in out.results for c in r.chunks for ln in p.feed(c) if ln.kind == "note"]
+    assert "The model's reply could not be used; asking it again." in shown
+    assert not any("unclosed_block" in t for t in shown)  # the reader's words stay under --verbose

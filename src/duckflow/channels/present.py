@@ -32,6 +32,8 @@ _STEP_WORDS = re.compile(r"\b(PLANNING|EXECUTION|REVIEW|AWAITING_APPROVAL|REQUIR
 PERSON_NOTICES = {"approval_stale": "", "proposed": "Proposed, not run: ",
                   "refused_call": "Refused: ", "question": "", "constraint": "", "paused": "",
                   "overwrite": "", "rename": "", "copied_example": "", "bundled_model": "", "loading": ""}
+ASKED_AGAIN = {"reasked": "The model's reply could not be used; asking it again.",
+               "reply_unusable": "The model's reply still could not be used after asking again."}
 VERBOSE_NOTICES = ("auto_approved", "vitals", "plan_progress", "deviation", "plan_no_actions", "codec")  # raw_reply: --debug
 ENDINGS = {
     "no_progress": "I stopped: the last turns changed nothing. Tell me what to do differently.",
@@ -334,6 +336,8 @@ class Presenter:
         if d.code in PERSON_NOTICES:
             said = re.sub(r"^paused during \w+", "Paused", scrub(d.message))
             return [Line("note", PERSON_NOTICES[d.code] + person_words(said))]
+        if d.code in ASKED_AGAIN:  # why a wait got longer, in a person's words; the reason with --verbose
+            return [Line("note", ASKED_AGAIN[d.code]), Line("detail", f"ℹ {scrub(d.message)}", "verbose")]
         if "could not" in d.message:
             return [Line("note", scrub(d.message))]
         return [Line("detail", f"ℹ {d.message}", "verbose" if d.code in VERBOSE_NOTICES else "debug")]

@@ -27,6 +27,10 @@ from duckflow.protocols.editblocks import (
 )
 
 MAX_REASKS = 2
+# a reply stuck repeating one line is re-asked with a mild repeat penalty (llama.cpp's
+# repeat_penalty; llama-cpp-python 0.3.36's default is 1.0, none): the same prompt at temperature
+# 0 would loop the same way again
+LOOP_PENALTY = 1.1
 
 
 def redefinition_as_replacement(call: ToolCall, read: Callable[[str], str | None]) -> ToolCall:
@@ -51,6 +55,14 @@ def repetition(text: str) -> str:
         return ""
     top = max(lines, key=lines.count)  # (the first of the most repeated)
     return top if lines.count(top) >= 4 and len(set(lines)) < len(lines) / 2 else ""
+
+
+def looping_tail(text: str) -> str:
+    """The line a reply cut off by its token bound was repeating at its end (its last 8 whole
+    lines are mostly that line), or "": the loop ran to the bound, the block never closed."""
+    lines = [ln.strip() for ln in text.splitlines()[:-1] if len(ln.strip()) > 3][-8:]
+    top = max(lines, key=lines.count) if lines else ""
+    return top if lines.count(top) >= 5 else ""
 
 
 def repetition_problem(call: ToolCall) -> str:

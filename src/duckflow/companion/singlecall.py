@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,7 +28,7 @@ from duckflow.companion import checks
 from duckflow.companion.decision import MainDecision
 from duckflow.companion.engine import SPECIALIZED_AGENT
 from duckflow.companion.renames import loop_reply
-from duckflow.companion.replycheck import MAX_REASKS, problems
+from duckflow.companion.replycheck import LOOP_PENALTY, MAX_REASKS, looping_tail, problems
 from duckflow.companion.singlecall_end import (
     ACCEPT,
     Verdict,
@@ -374,12 +374,21 @@ async def _ask(session: CompanionSession, step: StepPrompt) -> tuple[str, list[T
                      "since: running it again gives the same error. Change the code first.")
         if not again:
             return raw, usable, proto.said(raw) == "DONE"
+        looped = looping_tail(raw) if decoded.errors else ""  # cut off while repeating a line
+        if looped:  # stuck on one line until cut off: say that (not the cut-off block it caused)
+            again = (f"Your last reply repeated `{looped[:60]}` {raw.count(looped)} times and was cut off. "
+                     "Write each line once: a short file with only the lines the task needs.")
+            if settings is not None:  # and the next try is penalised for repeating itself
+                settings = replace(settings, extra={**settings.extra, "repeat_penalty": LOOP_PENALTY})
         if round_ == MAX_REASKS:
             session.chunks.notice("reply_unusable", f"still unusable after {MAX_REASKS} re-asks: {again}"[:300])
             session.__dict__["_unusable"] = again.splitlines()[0][:200]
             return raw, usable, proto.said(raw) == "DONE" and not (len(usable) < len(calls))
         session.chunks.notice("reasked", f"the reply cannot be used as it is; asking again: {again}"[:300])
-        messages = [*step.messages, Message("assistant", raw), Message("user", again)]
+        # a looped reply is not shown back (the model would go on repeating it): the task is asked
+        # again with what to avoid
+        messages = [*step.messages[:-1], Message("user", f"{step.messages[-1].content}\n{again}")] if looped \
+            else [*step.messages, Message("assistant", raw), Message("user", again)]
         feed = Silent()
     raise AssertionError("unreachable")
 
