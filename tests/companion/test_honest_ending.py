@@ -454,3 +454,32 @@ async def test_a_reply_cut_off_while_repeating_a_line_is_asked_again_without_the
     shown = [ln.text for r in out.results for c in r.chunks for ln in p.feed(c) if ln.kind == "note"]
     assert "The model's reply could not be used; asking it again." in shown
     assert not any("unclosed_block" in t for t in shown)  # the reader's words stay under --verbose
+
+
+async def test_a_script_told_to_print_its_argument_in_upper_case_is_checked_for_it(env: Any) -> None:  # noqa: F811
+    # the 1.5B model's shout.py printed `hello` for `python3 shout.py hello` and the run said Done
+    model = ScriptedModel([
+        step("write it", create("shout.py", "import sys\nprint(sys.argv[1])\n"), run("python3 shout.py hello")),
+        step("upper-case it", create("shout.py", "import sys\nprint(sys.argv[1].upper())\n")),
+        step("run it", run("python3 shout.py hello")),
+    ], name="t")
+    o = env.open(model, codec="symops", mode="single-call")
+    out = await drive(o.session, o.session.handle_message(
+        "Create shout.py that prints its first command-line argument in upper case."), auto_approve_workspace=True)
+    assert out.success, out.message
+    assert ("check failed: python3 shout.py hello → printed 'hello'; the task says it prints the argument in "
+            "upper case: 'HELLO'") in asked(model, 1)
+    assert "checked: python3 shout.py hello → exit 0, 1 line of output" in out.message
+
+
+def test_only_a_change_of_case_the_task_states_is_expected() -> None:
+    from duckflow.companion.taskchecks import argument_output
+
+    shout = "Create shout.py that prints its first command-line argument in upper case."
+    assert argument_output(shout, "shout.py", "python3 shout.py hey you") == ("HEY", "in upper case")
+    assert argument_output("Make low.py print its arguments in lowercase", "low.py", "python3 low.py A B") == (
+        "a b", "in lower case")
+    assert argument_output(shout, "shout.py", "python3 shout.py") == ("", "")  # no argument given
+    assert argument_output(shout, "shout.py", "python3 shout.py HEY") == ("", "")  # nothing would change
+    assert argument_output("Create echo.py that prints its first argument.", "echo.py",
+                           "python3 echo.py hi") == ("", "")  # no case named: nothing to compare

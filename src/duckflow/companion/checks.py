@@ -22,6 +22,7 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from duckflow.companion.taskchecks import (
+    argument_output,
     gives,
     plain,
     quoted_output,
@@ -167,6 +168,13 @@ def note(session: Any, ran: list[CallOutcome]) -> None:
             if quoted and plain(quoted) not in plain(out):
                 log.passed, log.last = False, (f"check failed: {command} → its output has no {quoted!r}, "
                                                "which the task says it prints")
+                log.done.discard(sig)
+                continue
+            expected, how = argument_output(log.task, script, command) if script else ("", "")
+            if expected and out.strip() and expected not in out:
+                shown = out.strip().splitlines()[0][:80]
+                log.passed, log.last = False, (f"check failed: {command} → printed {shown!r}; the task says "
+                                               f"it prints the argument {how}: {expected!r}")
                 log.done.discard(sig)
                 continue
             if script and not out.strip() and says_prints(log.task, script):

@@ -115,3 +115,26 @@ def says_prints(task: str, script: str) -> bool:
     name = re.escape(PurePosixPath(script).name)
     return bool(re.search(rf"(?<![\w/.-]){name}\b[^.;]*?\b(prints?|outputs?|shows?|displays?)\b", task, re.I))
 
+
+
+_CASE = ((re.compile(r"\bupper[ -]?case\b|\bcapital letters\b|\ball caps\b|大文字", re.I), str.upper, "in upper case"),
+         (re.compile(r"\blower[ -]?case\b|小文字", re.I), str.lower, "in lower case"))
+
+
+def argument_output(task: str, script: str, command: str) -> tuple[str, str]:
+    """(expected output, how) when the task says `script` prints its argument in upper or lower
+    case (`prints its first command-line argument in upper case`) and `command` gives it one;
+    ("", "") otherwise. Only a change of case: it cannot be read two ways."""
+    if not says_prints(task, script) or not re.search(r"argument|argv|引数", task, re.I):
+        return "", ""
+    try:
+        words = [w for w in shlex.split(command)[2:] if not w.startswith("-")]
+    except ValueError:
+        return "", ""
+    if not words:
+        return "", ""
+    given = words[0] if re.search(r"\bfirst\b|最初|1つ目", task, re.I) else " ".join(words)
+    for pattern, change, how in _CASE:
+        if pattern.search(task) and change(given) != given:
+            return change(given), how
+    return "", ""
