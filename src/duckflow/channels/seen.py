@@ -11,8 +11,17 @@ from __future__ import annotations
 import threading
 import time
 from pathlib import Path
+from typing import Protocol
 
 from duckflow.store.sqlite import connect
+
+
+class Seen(Protocol):
+    """What the webhooks need: this one (one process) or PgSeenEvents (several, channels/shared)."""
+
+    def first(self, event_id: str, now: float | None = None) -> bool: ...
+
+    def close(self) -> None: ...
 
 
 class SeenEvents:

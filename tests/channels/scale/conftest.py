@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from tests.channels.server.conftest import fake_api  # noqa: F401  (the LINE API stand-in, a fixture)
 from tests.helpers.stores import PostgresServer, RedisServer, free_port, postgres_bin, redis_binary
 
 pytest.importorskip("fastapi")

@@ -93,3 +93,18 @@ def test_sessions_identities_and_the_event_log(tmp_path: Path, db: Database) -> 
     got = list(events.read(session="s1"))
     assert [e["type"] for e in got] == ["router.decision"] and "AKIAIOSFODNN7EXAMPLE" not in got[0]["reason"]
     assert [e["session_id"] for e in events.read(type="loop.*")] == ["s2"]
+
+
+def test_a_webhook_event_is_taken_once_by_all_processes(db: Database, database: str) -> None:
+    from duckflow.channels.shared.pgstores import PgSeenEvents
+
+    other = Database(database)  # another process's connections
+    try:
+        mine, theirs = PgSeenEvents(db, keep_s=60), PgSeenEvents(other, keep_s=60)
+        assert mine.first("line:e1", now=1000.0)
+        assert not theirs.first("line:e1", now=1001.0)  # a redelivery to the other process
+        assert not mine.first("line:e1", now=1002.0)
+        assert theirs.first("slack:e2", now=1003.0)
+        assert theirs.first("line:e1", now=2000.0)  # forgotten only once past keeping (pruned then)
+    finally:
+        other.close()

@@ -107,3 +107,30 @@ def test_the_orchestra_flags_and_event_log_are_shared(
     assert version is not None and version[0] >= 2
     for srv in (a, b):  # nothing of it in either process's own files
         assert not (srv.home / "events" / "events.jsonl").exists()
+
+
+def test_a_line_event_redelivered_to_the_other_process_runs_once(
+        tmp_path: Path, serve: Any, redis_server: Any, database: str, fake_api: Any) -> None:
+    import json
+    import time
+
+    from tests.channels.server.test_webhook_signatures import LINE, line_headers
+
+    api = fake_api()
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    env = {"LINE_CHANNEL_SECRET": LINE, "LINE_CHANNEL_ACCESS_TOKEN": "t", "LINE_API_URL": api.url,
+           "LINE_DATA_API_URL": api.url, "LINE_ALLOWED_USERS": "U1"}
+    a = serve("a", ws, redis_server.url, database, env_extra=env)
+    b = serve("b", ws, redis_server.url, database, env_extra=env)
+    event = {"type": "message", "webhookEventId": "e-twice", "replyToken": "rt-twice",
+             "timestamp": int(time.time() * 1000), "source": {"type": "user", "userId": "U1"},
+             "message": {"id": "m1", "type": "text", "text": "hi"}}
+    body = json.dumps({"destination": "Ubot", "events": [event]}).encode()
+    for srv in (a, b, a):  # LINE's redelivery, once to each process, and a replay
+        assert httpx.post(srv.url + "/line/webhook", content=body, headers=line_headers(body),
+                          timeout=10).status_code == 200
+    api.wait_for("/v2/bot/message/reply", timeout=30)
+    time.sleep(1.0)
+    assert [c["body"]["replyToken"] for c in api.of("/v2/bot/message/reply")] == ["rt-twice"]
+    assert not api.of("/v2/bot/message/push")

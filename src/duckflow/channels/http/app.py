@@ -20,6 +20,7 @@ from fastapi.responses import FileResponse, JSONResponse
 
 from duckflow.channels.http.auth import LoginCodes, same
 from duckflow.channels.http.limits import BodyLimit
+from duckflow.channels.seen import Seen
 
 STATIC = Path(__file__).with_name("static")
 # the page runs only its own script and talks only to this server (model output is never HTML)
@@ -139,9 +140,15 @@ def create_app(settings: ServerSettings, *, runner: Any = None) -> FastAPI:
                                    max_running=settings.max_running)
         chunks = ChunkLog(state_dir / "chunks.db", ring=settings.ring)
         manager = ChannelManager(runner, chunks, IdentityMap(state_dir / "identities.db"))
-    from duckflow.channels.seen import SeenEvents
+    seen: Seen
+    if getattr(manager, "db", None) is not None:  # a redelivery to another process is dropped too
+        from duckflow.channels.shared.pgstores import PgSeenEvents
 
-    seen = SeenEvents(state_dir / "webhook_events.db")  # per process (docs/server.md: not shared yet)
+        seen = PgSeenEvents(manager.db)
+    else:
+        from duckflow.channels.seen import SeenEvents
+
+        seen = SeenEvents(state_dir / "webhook_events.db")
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:

@@ -25,7 +25,7 @@ from fastapi import APIRouter, HTTPException, Request
 from duckflow.channels.jsonbody import json_or_http
 from duckflow.channels.line.client import LINE_TEXT_LIMIT, LineTarget
 from duckflow.channels.line.verify import check_line
-from duckflow.channels.seen import SeenEvents
+from duckflow.channels.seen import Seen
 
 log = logging.getLogger("duckflow.channels.line")
 MAX_BODY = 256 * 1024
@@ -55,7 +55,7 @@ def stale(event: dict[str, Any], now: float) -> str | None:
     return None
 
 
-def line_router(settings: Any, manager: Any, seen: SeenEvents) -> APIRouter:
+def line_router(settings: Any, manager: Any, seen: Seen) -> APIRouter:
     r = APIRouter()
     secret = settings.line_channel_secret
     tasks: set[asyncio.Task[Any]] = set()

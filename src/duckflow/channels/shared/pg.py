@@ -62,6 +62,10 @@ CREATE TABLE coder_jobs (
     result TEXT);
 CREATE INDEX events_by_session ON events(session_id, id);
 """),
+    (3, """
+CREATE TABLE seen_events (event_id TEXT PRIMARY KEY, seen DOUBLE PRECISION NOT NULL);
+CREATE INDEX seen_events_by_age ON seen_events(seen);
+"""),
 ]
 
 

@@ -5,7 +5,8 @@ a save is serialised at once and written behind by one thread, in order (the sam
 SQLite, plus the id of the job a session waits on, so any process finds the session an approval
 belongs to); while PostgreSQL is down the writer keeps the rows and tries again. Reads see every
 save made before them. `PgIdentityMap` maps channel identities to sessions. `PgChunkArchive`
-keeps the last `ring` chunks of each session for a resume older than Redis keeps.
+keeps the last `ring` chunks of each session for a resume older than Redis keeps. `PgSeenEvents`
+remembers the webhook events taken by any process, so a redelivery to another one is dropped.
 """
 
 from __future__ import annotations
@@ -214,3 +215,23 @@ class PgChunkArchive:
 
     def close(self) -> None:
         self._behind.close()
+
+
+class PgSeenEvents:
+    """`SeenEvents` (channels/seen.py) in PostgreSQL: an event id is taken by one process of all."""
+
+    def __init__(self, db: Database, *, keep_s: float = 24 * 3600) -> None:
+        self.db, self.keep_s = db, keep_s
+        self._pruned = 0.0
+
+    def first(self, event_id: str, now: float | None = None) -> bool:
+        """True (and remembered) when no process saw `event_id`; False for a repeat."""
+        at = time.time() if now is None else now
+        if at - self._pruned > 600:  # drop what is past keeping, at most every ten minutes
+            self.db.execute("DELETE FROM seen_events WHERE seen < %s", (at - self.keep_s,))
+            self._pruned = at
+        return self.db.execute("INSERT INTO seen_events VALUES (%s, %s) ON CONFLICT DO NOTHING",
+                               (event_id, at)) == 1
+
+    def close(self) -> None:
+        pass  # the connections are the Database's

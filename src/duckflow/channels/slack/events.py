@@ -22,7 +22,7 @@ from urllib.parse import parse_qs
 from fastapi import APIRouter, HTTPException, Request, Response
 
 from duckflow.channels.jsonbody import json_or_http
-from duckflow.channels.seen import SeenEvents
+from duckflow.channels.seen import Seen
 from duckflow.channels.slack.verify import check_slack
 
 log = logging.getLogger("duckflow.channels.slack")
@@ -36,7 +36,7 @@ class SlackTarget:
     thread_ts: str
 
 
-def slack_router(settings: Any, manager: Any, seen: SeenEvents) -> APIRouter:
+def slack_router(settings: Any, manager: Any, seen: Seen) -> APIRouter:
     r = APIRouter()
     secret = settings.slack_signing_secret
     tasks: set[asyncio.Task[Any]] = set()
