@@ -483,3 +483,70 @@ def test_only_a_change_of_case_the_task_states_is_expected() -> None:
     assert argument_output(shout, "shout.py", "python3 shout.py HEY") == ("", "")  # nothing would change
     assert argument_output("Create echo.py that prints its first argument.", "echo.py",
                            "python3 echo.py hi") == ("", "")  # no case named: nothing to compare
+
+
+async def test_fix_the_code_so_the_test_passes_never_offers_the_test_and_a_no_op_beside_a_fix_is_dropped(
+        env: Any) -> None:  # noqa: F811
+    # the 1.5B model's fix round changed slug.py and added a no-op edit of test_slug.py: the whole
+    # reply was re-asked (twice, the same), the fix never ran; pytest's summary line had cut the
+    # values the assert compared ('Hello-World' == 'h...)
+    from tests.helpers.gbnf_walk import Walker
+
+    (env.root / "slug.py").write_text("def slugify(text):\n    return text.lower()\n")
+    test = "from slug import slugify\n\n\ndef test_spaces():\n    assert slugify('Hello World') == 'hello-world'\n"
+    (env.root / "test_slug.py").write_text(test)
+    same = "def test_spaces():\n    assert slugify('Hello World') == 'hello-world'\n"
+    model = _LocalScripted([
+        step("dashes", edit("slug.py", "    return text.lower()\n", "    return text.replace(' ', '-')\n"),
+             run("python3 -m pytest -q test_slug.py")),
+        step("lower case too", edit("slug.py", "    return text.replace(' ', '-')\n",
+                                    "    return text.lower().replace(' ', '-')\n"), edit("test_slug.py", same, same)),
+    ], name="t")
+    o = env.open(model, codec="symops", mode="single-call")
+    out = await drive(o.session, o.session.handle_message(
+        "The test in test_slug.py fails. Fix slug.py so that it passes."), auto_approve_workspace=True)
+    assert out.success, out.message
+    assert len(model.requests) == 2  # the fix was used as it came: no re-ask for the no-op beside it
+    assert ("slugify('Hello World') returned 'Hello-World', but the test expects 'hello-world'"  # not pytest's cut line
+            in asked(model, 1))
+    assert (env.root / "test_slug.py").read_text() == test
+    assert "checked: python3 -m pytest -q test_slug.py → 1 passed" in out.message
+    for i in (0, 1):  # neither step's grammar lets the model write the test it must pass
+        grammar = model.requests[i].settings.extra["grammar"]
+        for seed in range(30):
+            calls = o.session.codec.decode(Walker(grammar, seed=seed).sample(), o.session.runner.specs).calls
+            assert not [c for c in calls if c.name in ("write_file", "edit_file")
+                        and c.arguments["path"] == "test_slug.py"]
+
+
+async def test_the_same_edit_twice_in_one_reply_is_made_once(env: Any) -> None:  # noqa: F811
+    # the 1.5B model wrote its fix of slug.py twice in one reply: the second failed on the first's
+    # result ("SEARCH text not found … the REPLACE text is already in the file") and the step failed
+    (env.root / "hello.py").write_text('print("Hello")\n')
+    change = edit("hello.py", 'print("Hello")\n', 'print("Goodbye")\n')
+    model = ScriptedModel([step("change it", change, change, run("python3 hello.py"))], name="t")
+    o = env.open(model, codec="symops", mode="single-call")
+    out = await drive(o.session, o.session.handle_message("Change hello.py so that it prints Goodbye"),
+                      auto_approve_workspace=True)
+    assert out.success, out.message
+    assert len(ran(out, "edit_file")) == 1 and not [o_ for r in out.results for o_ in r.outcomes
+                                                     if o_.status == "error"]
+    assert (env.root / "hello.py").read_text() == 'print("Goodbye")\n'
+
+
+async def test_a_csv_file_s_header_row_is_pointed_out_to_the_model(env: Any) -> None:  # noqa: F811
+    # the 1.5B model summed float(parts[1]) over every line of sales.csv, the header's "amount" too
+    (env.root / "sales.csv").write_text("item,amount\napple,3\npear,4\nplum,5\n")
+    (env.root / "plain.csv").write_text("3,4\n5,6\n")
+    script = ("import csv\n\nwith open('sales.csv') as f:\n"
+              "    print(sum(float(r['amount']) for r in csv.DictReader(f)))\n")
+    model = ScriptedModel([step("sum it", create("total.py", script), run("python3 total.py"))], name="t")
+    o = env.open(model, codec="symops", mode="single-call")
+    out = await drive(o.session, o.session.handle_message(
+        "Write total.py that prints the sum of the amount column in sales.csv, and the rows of plain.csv"),
+        auto_approve_workspace=True)
+    assert out.success, out.message
+    prompt = str(model.requests[0].messages[-1].content)
+    assert "(The first line of sales.csv is a header: item,amount. The values start on line 2.)" in prompt
+    assert "plain.csv is a header" not in prompt  # numbers only: no header
+    assert "12.0" in ran(out)[-1].content

@@ -22,6 +22,7 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from duckflow.companion.taskchecks import (
+    TEST_FILE,
     argument_output,
     gives,
     plain,
@@ -39,7 +40,6 @@ if TYPE_CHECKING:
     from duckflow.llm.types import ToolCall
 
 MAX_FIXES = 2
-TEST_FILE = re.compile(r"(^|/)test_[^/]*\.py$|_test\.py$")
 
 
 def signature(call: ToolCall) -> tuple[str, str]:
@@ -91,15 +91,33 @@ def run_result(content: str) -> tuple[int | None, str, str]:
 
 
 def first_error(stdout: str, stderr: str) -> str:
-    """The line that names the error: a traceback's last line, a failed test, else the last line."""
+    """The line that names the error: a traceback's last line, a failed test, else the last line.
+    A failed pytest test is named with its first `E` line in full (pytest's summary line cuts the
+    values an assert compared, which is what a fix needs: `assert 'Hello-World' == 'h...`)."""
     for text in (stderr, stdout):
         lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+        failed = next((ln for ln in lines if ln.startswith("FAILED ")), "")
+        said = next((ln[1:].strip() for ln in lines if re.match(r"^E\s+\S", ln)), "")
+        if failed and said:  # with the test's line that failed (pytest marks it with ">")
+            at = next((ln[1:].strip() for ln in lines if re.match(r"^>\s+\S", ln)), "")
+            return f"{failed.split(' - ', 1)[0]} - {compared(at, said)}"[:240]
         named = [ln for ln in lines if re.match(r"^(\w+(\.\w+)*(Error|Exception)|FAILED|E |SyntaxError)", ln)]
         if named:
             return named[-1][:160]
         if lines:
             return lines[-1][:160]
     return "no output"
+
+
+def compared(at: str, said: str) -> str:
+    """A failed `assert CALL == WANTED` said as what the call returned and what the test expects
+    ("slugify('Hello World') returned 'Hello-World', but the test expects 'hello-world'"), from the
+    test's line and pytest's `E assert GOT == WANTED`; else the error with the test's line."""
+    line = re.match(r"assert\s+(.+?)\s*==\s*(.+)$", at)
+    got = re.match(r"(?:AssertionError:\s*)?assert\s+(.+?)\s*==\s*(.+)$", said)
+    if line and got and got.group(2).strip() == line.group(2).strip() and "(" in line.group(1):
+        return f"{line.group(1)} returned {got.group(1)}, but the test expects {line.group(2)}"
+    return f"{said} (at `{at}`)" if at and at not in said else said
 
 
 def only_definitions(text: str) -> bool:

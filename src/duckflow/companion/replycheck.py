@@ -3,7 +3,7 @@
 The two-call turn re-asks a reply it cannot read (core.correction); a single-call step does the
 same here, and also for replies that read fine but would do nothing or the wrong thing: an edit
 whose SEARCH matches nowhere (the error and the file's closest lines go back), an edit whose
-SEARCH equals its REPLACE (a no-op), an addition that would define a function the file already
+SEARCH equals its REPLACE (a no-op; beside a real change it is only dropped), an addition that would define a function the file already
 has (a second `def main()`, unless the addition is only that function again: then it replaces
 it), an empty reply, a write that repeats one line over and over (a small model stuck in a loop), a
 write or edit that would leave a Python file that does not parse,
@@ -31,6 +31,9 @@ MAX_REASKS = 2
 # repeat_penalty; llama-cpp-python 0.3.36's default is 1.0, none): the same prompt at temperature
 # 0 would loop the same way again
 LOOP_PENALTY = 1.1
+# a re-ask answered with the same unusable reply (a no-op edit, twice) is asked once more sampling
+# at this temperature with another seed (llm/bestof.py's candidates use the same 0.7)
+RESAMPLE_TEMPERATURE = 0.7
 
 
 def redefinition_as_replacement(call: ToolCall, read: Callable[[str], str | None]) -> ToolCall:
@@ -112,6 +115,22 @@ def _parses(text: str, path: str) -> bool:
     return True
 
 
+def without_noops(call: ToolCall) -> ToolCall | None:
+    """The edit without its hunks whose SEARCH equals their REPLACE; None when nothing else is left."""
+    from dataclasses import replace
+
+    hunks = parse_hunks(str(call.arguments.get("content") or ""))
+    if not hunks or not all(h.complete for h in hunks):
+        return call
+    real = [h for h in hunks if not (h.complete and h.search.strip() and h.search.strip() == h.replace.strip())]
+    if len(real) == len(hunks):
+        return call
+    if not real:
+        return None
+    content = "".join(f"<<<<<<< SEARCH\n{h.search}=======\n{h.replace}>>>>>>> REPLACE\n" for h in real)
+    return replace(call, arguments={**call.arguments, "content": content})
+
+
 def edit_problem(call: ToolCall, read: Callable[[str], str | None]) -> str:
     """What is wrong with an edit_file call's hunks against the file as it is ("" = nothing)."""
     path = str(call.arguments.get("path") or "")
@@ -137,14 +156,21 @@ def problems(calls: Sequence[ToolCall], errors: Sequence[str], read: Callable[[s
     """(usable calls, re-ask text): the text is "" when the reply can be used as it is."""
     usable: list[ToolCall] = []
     said: list[str] = []
-    for call in calls:
+    noops: list[str] = []
+    for n, call in enumerate(calls):
+        if any(b.name == call.name and dict(b.arguments) == dict(call.arguments) for b in calls[:n]):
+            continue  # the same action twice in one reply: once (the second would fail on the first's result)
         spec = next((d for d in denied if same_call(call, d.call)), None)
         if spec is not None:
             said.append(f"The person said no to exactly this ({call.name} {spec.path}): "
                         f"{spec.description}. Propose something different that follows their words.")
             continue
         if call.name == "edit_file":
-            call = redefinition_as_replacement(call, read)
+            kept = without_noops(call)
+            if kept is None:
+                noops.append(str(call.arguments.get("path") or ""))
+                continue
+            call = redefinition_as_replacement(kept, read)
         problem = repetition_problem(call) if call.name in ("write_file", "edit_file") else ""
         problem = problem or (edit_problem(call, read) if call.name == "edit_file" else "")
         problem = problem or (python_problem(call, read) if call.name in ("write_file", "edit_file") else "")
@@ -152,6 +178,9 @@ def problems(calls: Sequence[ToolCall], errors: Sequence[str], read: Callable[[s
             said.append(problem)
             continue
         usable.append(call)
+    if noops and not any(c.name in ("write_file", "edit_file") for c in usable):
+        said.append(f"Your edit of {noops[0]} changes nothing: its SEARCH and REPLACE are the same. "
+                    "Write the changed lines in REPLACE.")  # (beside a real change it is only dropped)
     if errors and not usable:
         said.insert(0, "Your reply could not be read: " + "; ".join(errors[:3])
                     + ". Answer again with Sym-Ops lines only, in the form shown.")

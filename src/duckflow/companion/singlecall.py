@@ -18,7 +18,6 @@ already succeeded ends the task instead of looping.
 from __future__ import annotations
 
 import functools
-import os
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -28,7 +27,15 @@ from duckflow.companion import checks
 from duckflow.companion.decision import MainDecision
 from duckflow.companion.engine import SPECIALIZED_AGENT
 from duckflow.companion.renames import loop_reply
-from duckflow.companion.replycheck import LOOP_PENALTY, MAX_REASKS, looping_tail, problems
+from duckflow.companion.replycheck import (
+    LOOP_PENALTY,
+    MAX_REASKS,
+    RESAMPLE_TEMPERATURE,
+    looping_tail,
+    problems,
+)
+from duckflow.companion.shownfiles import MAX_FILE_CHARS, file_block, shown_files
+from duckflow.companion.shownfiles import workspace_files as workspace_files  # re-exported
 from duckflow.companion.singlecall_end import (
     ACCEPT,
     Verdict,
@@ -49,6 +56,7 @@ from duckflow.companion.singlecall_protocol import (
     with_test,
 )
 from duckflow.companion.state import Status, Step
+from duckflow.companion.taskchecks import TEST_FILE, guarded_tests
 from duckflow.companion.turnmode import MODES as MODES  # re-exported: where they lived before
 from duckflow.companion.turnmode import choose_mode as choose_mode
 from duckflow.companion.turnmode import inner_model
@@ -63,11 +71,6 @@ if TYPE_CHECKING:
 
 DATA = Path(__file__).parent / "data" / "singlecall"
 EXAMPLE_MARKERS = ("zeta_demo", "zeta_number")  # names only the example uses
-MAX_FILES_SHOWN = 4
-MAX_FILE_CHARS = 2500
-LISTING_LIMIT = 60
-SKIP_DIRS = {".git", ".duckflow", "__pycache__", ".venv", "node_modules", ".pytest_cache", ".mypy_cache"}
-TEST_FILE = re.compile(r"(^|/)test_[^/]*\.py$|_test\.py$")
 MARKER = re.compile(r"^~ next: (DONE|CONTINUE)\s*$", re.M)
 
 
@@ -102,20 +105,6 @@ def edit_templates(kind: str) -> tuple[str, str]:
                  (f"example_{kind}_task.txt", f"example_{kind}_reply.txt"))
 
 
-def workspace_files(root: Path, limit: int = LISTING_LIMIT) -> list[str]:
-    """Relative paths of the workspace's files (hidden and tool folders skipped), sorted."""
-    found: list[str] = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
-        for name in sorted(filenames):
-            if name.startswith("."):
-                continue
-            found.append(str((Path(dirpath) / name).relative_to(root)))
-            if len(found) >= limit:
-                return found
-    return found
-
-
 @dataclass
 class StepPrompt:
     messages: list[Message]
@@ -138,29 +127,6 @@ class LineFeed:
             self.emit(done + "\n")
 
 
-def _shown_files(session: CompanionSession, files: list[str], task: str) -> dict[str, str]:
-    """The files the task names (or all, when the workspace is tiny), with their text (cut)."""
-    named = set(plausible_paths(task, []))
-    chosen = [f for f in files if f in named or Path(f).name in named]
-    if not chosen and len(files) <= 2:
-        chosen = files
-    shown: dict[str, str] = {}
-    for rel in chosen[:MAX_FILES_SHOWN]:
-        text = session.runner.read_text(rel)
-        if text is not None:
-            shown[rel] = text
-    return shown
-
-
-def _file_block(shown: dict[str, str]) -> str:
-    parts = []
-    for rel, text in shown.items():
-        if len(text) > MAX_FILE_CHARS:
-            text = text[:MAX_FILE_CHARS] + "\n... (cut)"
-        parts.append(f"File {rel}:\n---\n{text.rstrip()}\n---")
-    return "\n".join(parts)
-
-
 def build_step(session: CompanionSession, user_text: str | None) -> StepPrompt:
     """Messages and grammar of one step: system rules, the example exchange, then this task."""
     state = session.state
@@ -169,9 +135,9 @@ def build_step(session: CompanionSession, user_text: str | None) -> StepPrompt:
     files = workspace_files(root)
     system, ex_task, ex_reply = templates()
     lines = [f"Task: {task}", "Files: " + (", ".join(files) if files else "(none)")]
-    shown = _shown_files(session, files, task)
+    shown = shown_files(session.runner.read_text, files, task)
     if shown:
-        lines.append(_file_block(shown))
+        lines.append(file_block(shown))
     if state.constraints:
         lines.append("Constraints: " + "; ".join(state.constraints))
     if user_text and user_text.strip() and user_text.strip() != task.strip():
@@ -189,8 +155,9 @@ def build_step(session: CompanionSession, user_text: str | None) -> StepPrompt:
     names = set(session.runner.tool_names)
     # an edit changes a shown file with SEARCH/REPLACE hunks (the grammar holds its lines)
     asks_delete = bool(re.search(r"\b(delete|remove|rm)\b", task, re.I))
+    guarded = guarded_tests(task, list(shown), plausible_paths(task, files))  # the check, not the change
     editable = {p: t for p, t in shown.items()  # (a delete task: its example would only mislead)
-                if len(t) <= MAX_FILE_CHARS and "edit_file" in names and not asks_delete}
+                if len(t) <= MAX_FILE_CHARS and "edit_file" in names and not asks_delete and p not in guarded}
     examples = [Message("user", ex_task), Message("assistant", ex_reply)]
     # the examples are chosen at the first step and kept (the prefix stays the same, so the KV
     # cache is reused): the edit example when a file the task names already exists then
@@ -212,8 +179,9 @@ def build_step(session: CompanionSession, user_text: str | None) -> StepPrompt:
         verbs = [v for v in verbs if v in ("create", "edit")]
     paths = plausible_paths(task, files)
     new_paths = [p for p in paths if not any(m in p for m in EXAMPLE_MARKERS)]
-    spec = SymOpsGrammarSpec(
-        verbs=verbs, create_paths=new_paths, existing=[f for f in files if f in paths],
+    spec = SymOpsGrammarSpec(  # (a guarded test may be run, not written)
+        verbs=verbs, create_paths=[p for p in new_paths if p not in guarded],
+        existing=[f for f in files if f in paths and f not in guarded],
         commands=script_commands(new_paths),
         new_names=not any(p.endswith(".py") for p in plausible_paths(task, [])),
         min_actions=0 if state.evidence and not fixing else 1, max_actions=3, edit_files=editable,
@@ -356,6 +324,7 @@ async def _ask(session: CompanionSession, step: StepPrompt) -> tuple[str, list[T
     if written is not None:
         return written
     feed: Any = LineFeed(lambda t: session._emit(delta(SPECIALIZED_AGENT, t)))
+    said_before = ""
     for round_ in range(MAX_REASKS + 1):
         reply = await session.engine.call("single", messages, streamer=feed, specialized=True, settings=settings)
         raw = reply.text
@@ -380,6 +349,11 @@ async def _ask(session: CompanionSession, step: StepPrompt) -> tuple[str, list[T
                      "Write each line once: a short file with only the lines the task needs.")
             if settings is not None:  # and the next try is penalised for repeating itself
                 settings = replace(settings, extra={**settings.extra, "repeat_penalty": LOOP_PENALTY})
+        elif again == said_before and settings is not None:
+            # the same unusable reply twice: at temperature 0 a third try would give it again
+            seed = int(settings.extra.get("seed") or 0) + round_ + 1
+            settings = replace(settings, temperature=RESAMPLE_TEMPERATURE, extra={**settings.extra, "seed": seed})
+        said_before = again
         if round_ == MAX_REASKS:
             session.chunks.notice("reply_unusable", f"still unusable after {MAX_REASKS} re-asks: {again}"[:300])
             session.__dict__["_unusable"] = again.splitlines()[0][:200]

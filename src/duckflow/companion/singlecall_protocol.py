@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from duckflow.companion.taskchecks import TEST_FILE
 from duckflow.llm.types import Message
 from duckflow.protocols.grammar import VERB_TOOLS, DmlGrammarSpec, SymOpsGrammarSpec, dml_grammar
 
@@ -102,9 +103,6 @@ def dml_step(session: CompanionSession, user: str, spec: SymOpsGrammarSpec, coun
             Message("user", user.replace("~ next: DONE", "Next: DONE"))]
     tokens = {"system": count(system), "examples": count(ex_task) + count(ex_reply), "task": count(user)}
     return StepPrompt(msgs, dml_grammar(dml_spec(session, spec)), tokens, max_tokens=max_tokens)
-
-
-TEST_FILE = re.compile(r"(^|/)test_[^/]*\.py$|_test\.py$")
 
 
 def script_commands(paths: list[str]) -> list[str]:

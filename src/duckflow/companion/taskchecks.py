@@ -4,6 +4,7 @@ that prints, a call it writes out and the value it expects.
 "Add a --name option … so that `python3 greet.py --name Ann` prints Hello, Ann" names the
 check and its expected output; "average([2, 4]) should return 3" names a call and its value.
 The loop runs these itself (companion/checks.py), before asking the model for a check.
+"Fix slug.py so that the test passes" also says what not to change: the test (`guarded_tests`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,11 @@ import re
 import shlex
 from pathlib import PurePosixPath
 from typing import Any
+
+TEST_FILE = re.compile(r"(^|/)test_[^/]*\.py$|_test\.py$")
+# a task that asks for the tests themselves to change ("add a test", "update the tests")
+CHANGES_TESTS = re.compile(r"\b(add|write|create|update|change|fix|edit|extend|correct|rewrite)\s+"
+                           r"(the\s+|a\s+|an\s+|new\s+|more\s+|its\s+)*(unit\s+)?tests?\b", re.I)
 
 
 def script_of(command: str) -> str | None:
@@ -138,3 +144,13 @@ def argument_output(task: str, script: str, command: str) -> tuple[str, str]:
         if pattern.search(task) and change(given) != given:
             return change(given), how
     return "", ""
+
+
+def guarded_tests(task: str, shown: list[str], named: list[str]) -> set[str]:
+    """The test files a task asks to make pass by changing the code ("The test in test_slug.py
+    fails. Fix slug.py"): they are the check, not the thing to change, so no step offers to edit
+    them (a small model "fixed" the test instead, or made a no-op edit of it). Empty when the task
+    names no code file to change, or asks for the tests to change."""
+    if CHANGES_TESTS.search(task) or not any(p.endswith(".py") and not TEST_FILE.search(p) for p in named):
+        return set()
+    return {p for p in shown if TEST_FILE.search(p)}
