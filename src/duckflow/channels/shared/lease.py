@@ -231,16 +231,25 @@ class SharedManager(ChannelManager):
             log.warning("session %s: a turn interrupted on %s was marked so", sid, p["consumer"])
 
     async def _renew(self, sid: str) -> None:
-        while True:
+        # A cancel that arrives during a Redis call can come out of the client as a timeout (an
+        # OSError, caught below): the task is then still "cancelling" but runs on. A renewal that
+        # outlived its holder kept a released lease alive for ever (it re-creates a missing one, for
+        # a Redis restart), and the session's next message was never run (`duckflow bench server`
+        # at 2,000 sessions: two streams waited with heartbeats only). So it stops on that too.
+        me = asyncio.current_task()
+        while me is None or not me.cancelling():
             await asyncio.sleep(self.lease_s / 3)
+            if me is not None and me.cancelling():
+                return
             try:
                 if not int(await self._renew_script(keys=[lock_key(sid)], args=[self.me, self.lease_ms])):
                     log.error("session %s: its lease was taken by another process", sid)
             except self.rlog.errors:
-                pass  # Redis is away: try again at the next beat
+                pass  # Redis is away: try again at the next beat (unless cancelled meanwhile)
 
     async def _sweep(self) -> None:
-        """Take the sessions with queued work whose holder went away (its lease expired)."""
+        """Take the sessions with queued work whose holder went away (its lease expired), and the
+        ones whose lease is this process's but no holder here reads their queue."""
         while True:
             await asyncio.sleep(max(0.2, self.lease_s / 2))
             try:
@@ -249,7 +258,12 @@ class SharedManager(ChannelManager):
                     sid = raw.decode()
                     if sid in self._owned:
                         continue
-                    if await self.aio.set(lock_key(sid), self.me, nx=True, px=self.lease_ms):
+                    # free, or mine with no holder here: a message posted while this process's
+                    # holder was giving the lease back took the lease for it and found the holder
+                    # still there (it ended a moment later): nobody would read the queue until
+                    # the lease ran out
+                    if await self.aio.set(lock_key(sid), self.me, nx=True, px=self.lease_ms) or \
+                            await self.aio.get(lock_key(sid)) == self.me.encode():
                         self._own(sid)
             except asyncio.CancelledError:
                 raise
