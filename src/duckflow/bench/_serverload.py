@@ -102,6 +102,9 @@ def level_of(n: int, runs: list[Run], wall: float) -> Level:
                  round(len(runs) / wall, 1) if wall else 0.0)
 
 
+STALL_S = 120.0  # a stream that gets no chunk for this long (heartbeats only) is an error, not a hang
+
+
 class Stream:
     """One client connection speaking HTTP/1.1 through h11 (httpx's own protocol layer) on asyncio
     streams (httpx's shared pool costs O(n) per request at 500 streams and measured the client)."""
@@ -130,10 +133,13 @@ class Stream:
         self.writer.write(out)
         await self.writer.drain()
         buf, arrived, seq = b"", time.perf_counter(), 0
+        last_chunk = arrived
         while True:
             event = self.conn.next_event()
             if event is h11.NEED_DATA:
-                data = await self.reader.read(65536)
+                if arrived - last_chunk > STALL_S:  # heartbeats only: the message was never run
+                    raise TimeoutError(f"no chunk for {STALL_S:g} s (heartbeats only)")
+                data = await asyncio.wait_for(self.reader.read(65536), STALL_S)
                 arrived = time.perf_counter()  # before parsing: the clock measures the server
                 self.conn.receive_data(data)
                 continue
@@ -146,6 +152,7 @@ class Stream:
                     if line.startswith(b"id: "):
                         seq = int(line[4:])
                     elif line.startswith(b"data: "):
+                        last_chunk = arrived
                         yield seq, line[6:], arrived
             elif isinstance(event, (h11.EndOfMessage, h11.ConnectionClosed)):
                 return
