@@ -54,7 +54,3 @@ class ChunkHub:
         (~300 objects the collector tracks) until its next message: at 500 idle sessions ~260,000
         objects that every generation-1 collection of a server walked (20-130 ms pauses)."""
         self.turn = []
-
-    def of_type(self, kind: str) -> list[AnyChunk]:
-        """The current turn's chunks of one type."""
-        return [c for c in self.turn if c.type == kind]

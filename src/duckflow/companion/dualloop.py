@@ -106,11 +106,6 @@ class DualLoop:
                                    "or tell me what to do instead")
         return True
 
-    async def settle_side(self, timeout: float = 30.0) -> None:
-        """Wait for the questions being answered (tests, quitting)."""
-        if self.side:
-            await asyncio.wait(list(self.side), timeout=timeout)
-
     def start_answer(self, granted: bool, *, by: str = "user", note: str | None = None) -> asyncio.Task[TaskOutcome]:
         return self._start(self.session.answer_approval(granted, by=by, note=note))
 

@@ -167,9 +167,6 @@ class EngineLoop:
         return None
 
     # -- tools ------------------------------------------------------------------------------
-    def has_tool(self, name: str) -> bool:
-        return name in self._tools
-
     async def run_tool(self, call: ToolCall, *, approved: bool = False,
                        approval: str | None = None, readonly: tuple[str, ...] = ()) -> ToolResult:
         """One call through core's tool runner (`approved`: a person said yes to this call;

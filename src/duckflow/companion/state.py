@@ -245,9 +245,6 @@ class AgentState:
     def set_open_questions(self, values: list[str]) -> None:
         self.open_questions = self._many("open_questions", values, OPEN_QUESTIONS_MAX, ITEM_MAX)
 
-    def add_open_question(self, value: str) -> None:
-        self.set_open_questions([*self.open_questions, value])
-
     def set_last_delta(self, value: str) -> None:
         self.last_delta = self._one("last_delta", value, LAST_DELTA_MAX)
 
@@ -276,15 +273,6 @@ class AgentState:
     def summaries(self, n: int = EXCHANGES_KEPT) -> list[str]:
         """The last `n` exchanges as one line each (≤100 characters)."""
         return [e.summary() for e in self.exchanges[-n:]]
-
-    def fixed_five(self) -> dict[str, Any]:
-        return {
-            "goal": self.goal,
-            "why_now": self.why_now,
-            "constraints": list(self.constraints),
-            "plan_brief": list(self.plan_brief),
-            "open_questions": list(self.open_questions),
-        }
 
     def to_dict(self) -> dict[str, Any]:
         # written by hand (not dataclasses.asdict): it runs after every change

@@ -140,11 +140,6 @@ class GateStore:
                 (status, limit))
         return [row_to_job(r) for r in rows]
 
-    def status_of(self, job_id: str) -> sqlite3.Row | None:
-        rows = self.query("SELECT status, decided_at, decided_by, note, created_at FROM jobs"
-                          " WHERE job_id = ?", (job_id,))
-        return rows[0] if rows else None
-
     # -- audit ----------------------------------------------------------------------------
 
     @staticmethod

@@ -143,18 +143,6 @@ def _error_text(body: str) -> str:
     return body
 
 
-def loads_event(data: str, provider: str) -> Any:
-    """json.loads for one streamed event; garbage becomes LLMResponseError."""
-    try:
-        return json.loads(data)
-    except ValueError as exc:
-        raise LLMResponseError(
-            f"{provider}: the stream contained invalid JSON: {data[:200]!r}",
-            hint="the server or a proxy in between does not speak this API; check the base URL",
-            provider=provider,
-        ) from exc
-
-
 _SSE_FIELDS = {"event", "data", "id", "retry"}
 
 

@@ -127,11 +127,6 @@ def installed_bundled() -> set[str]:
             if modelstore.stored(m) is not None or modelstore.installed_parts(m) is not None}
 
 
-def models_dir() -> Path:
-    """The machine's model folder (one per user, not per DUCKFLOW_HOME)."""
-    return modelstore.store_dir()
-
-
 def part_files() -> list[Path] | None:
     """The default model's installed part files in order, or None when any is missing."""
     return modelstore.installed_parts(QWEN_05B)

@@ -61,11 +61,6 @@ class ApplyResult:
     failures: list[HunkFailure] = field(default_factory=list)
 
 
-def has_markers(content: str) -> bool:
-    """True when `content` contains at least one SEARCH marker line."""
-    return any(m.group(1) for m in _MARKER.finditer(content)) if "SEARCH" in content else False
-
-
 def parse_hunks(content: str) -> list[Hunk] | None:
     """Hunks in `content`, or None when it has no SEARCH marker (then it is a whole new file).
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -328,10 +327,3 @@ class EvalAgent:
         if self.store is not None:
             self.store.save_evaluation(essay_id or essay_sha, essay_sha, sha, model_name, ev)
         return ev
-
-
-def rubric_path_from_env(given: str | None) -> Path:
-    if given:
-        return Path(given)
-    env = os.environ.get("DUCKFLOW_RUBRIC")
-    return Path(env) if env else DEFAULT_RUBRIC

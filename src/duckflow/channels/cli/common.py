@@ -41,17 +41,6 @@ def add_workspace_everywhere(parser: argparse.ArgumentParser) -> None:
                 add_workspace(sub, help=NOT_USED)
 
 
-def workspace_dir(args: argparse.Namespace) -> Path:
-    """The `--workspace` folder, resolved; a clear error when it is not an existing folder."""
-    path = Path(getattr(args, "workspace", None) or ".").expanduser().resolve()
-    if path.is_file():
-        raise DuckflowError(f"{path} is a file, not a folder", hint=f"pass the folder that holds it: -w {path.parent}")
-    if not path.is_dir():
-        raise DuckflowError(f"workspace {path} is not a folder",
-                            hint="pass an existing folder with -w DIR")
-    return path
-
-
 def add_model_options(parser: argparse.ArgumentParser) -> None:
     """`--model`, `--codec`, `--mode`: how the companion's model is chosen and writes (chat, run)."""
     parser.add_argument("--model", "-m", help="provider:model, or scripted:demo (no model needed)")
@@ -96,10 +85,6 @@ def model_arg(name: str | None) -> str | None:
     except UnknownModelError:
         raise DuckflowError(f"unknown model '{raw}'", hint="use " + MODEL_FORMS) from None
     return raw
-
-
-def add_json(parser: argparse.ArgumentParser, help: str = "print one JSON object (one line)") -> None:
-    parser.add_argument("--json", action="store_true", help=help)
 
 
 def print_json(obj: Any) -> None:
