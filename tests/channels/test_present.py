@@ -126,3 +126,24 @@ def test_make_run_tells_the_protocol_layer_before_and_after() -> None:
     assert "edit README.md ✓ (repaired: markdown, missing @)" in said
     assert said.endswith("create test_config.py ✗ cut off → not run")
     assert "guessed from prose → not run" in story(examples / "03_code_without_action.symops")
+
+
+def test_a_command_s_one_line_of_output_and_a_failure_s_error_line_are_on_its_action_line() -> None:
+    # `duckflow run "Write total.py that prints the sum …"` showed `→ exit 0, 1 line`: the person
+    # never saw the sum
+    def said(stdout: str, stderr: str = "", code: int = 0) -> str:
+        p = Presenter()
+        p.feed(ToolCallChunk(agent="companion", data=ToolCallData(id="1", name="execute_shell",
+                                                                  arguments={"command": "python3 total.py"})))
+        out = json.dumps({"command": "python3 total.py", "ran": True, "exit_code": code, "stdout": stdout,
+                          "stderr": stderr})
+        lines = p.feed(ToolResponseChunk(agent="companion", data=ToolResponseData(
+            id="1", name="execute_shell", content=out)))
+        return next(ln.text for ln in lines if ln.kind == "action")
+
+    assert said("12.0\n") == "Run python3 total.py → 12.0"
+    assert said("") == "Run python3 total.py → exit 0, 0 lines"
+    assert said("a\nb\n") == "Run python3 total.py → exit 0, 2 lines"
+    trace = "Traceback (most recent call last):\n  File \"total.py\", line 5\nValueError: could not convert 'amount'\n"
+    assert said("", trace, 1) == "Run python3 total.py → exit 1, 3 lines: ValueError: could not convert 'amount'"
+    assert said("x" * 300 + "\n").endswith("→ exit 0, 1 line")  # too long to show on one line

@@ -133,8 +133,13 @@ def action_text(name: str, args: dict[str, Any], diff: str = "") -> str:
     return f"{name.replace('_', ' ').capitalize()} {_target(args)}".rstrip()
 
 
+SHOWN_OUTPUT = 100  # a command's one line of output (or last error line) shown on its action line, cut here
+
+
 def result_text(name: str, content: str) -> str:
-    """What a tool's result adds to its action line: `→ exit 0, 15 lines`; '' when nothing."""
+    """What a tool's result adds to its action line: `→ exit 0, 15 lines`, what a command printed
+    when it is one short line (`→ 12.0`), the error line of a failed one (`→ exit 1, 4 lines:
+    ValueError: …`); '' when nothing."""
     try:
         data = json.loads(content)
     except (ValueError, TypeError):
@@ -150,7 +155,13 @@ def result_text(name: str, content: str) -> str:
         if data.get("timed_out"):
             return "→ timed out"
         out = str(data.get("stdout", "")) + str(data.get("stderr", ""))
-        return f"→ exit {data.get('exit_code')}, {_count(out)} line{'s' if _count(out) != 1 else ''}"
+        said = [ln.strip() for ln in out.splitlines() if ln.strip()]
+        if data.get("exit_code") == 0 and len(said) == 1 and len(said[0]) <= SHOWN_OUTPUT:
+            return f"→ {said[0]}"  # what it printed, when that is one short line (a sum, a greeting)
+        lines = f"{_count(out)} line{'s' if _count(out) != 1 else ''}"
+        if data.get("exit_code") != 0 and said:  # and the line that says why it failed
+            return f"→ exit {data.get('exit_code')}, {lines}: {said[-1][:SHOWN_OUTPUT]}"
+        return f"→ exit {data.get('exit_code')}, {lines}"
     if name == "list_files" and isinstance(data.get("entries"), list):
         n = len(data["entries"])
         return f"→ {n} entr{'ies' if n != 1 else 'y'}"
