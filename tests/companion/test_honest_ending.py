@@ -550,3 +550,32 @@ async def test_a_csv_file_s_header_row_is_pointed_out_to_the_model(env: Any) -> 
     assert "(The first line of sales.csv is a header: item,amount. The values start on line 2.)" in prompt
     assert "plain.csv is a header" not in prompt  # numbers only: no header
     assert "12.0" in ran(out)[-1].content
+
+
+async def test_a_fix_that_changed_nothing_is_not_done_however_well_the_old_code_runs(env: Any) -> None:  # noqa: F811
+    # the 1.5B model ran countdown.py as it was (it printed 4, 3, 2) and the run said "Done"
+    (env.root / "countdown.py").write_text("for i in range(3, 0, -1):\n    print(i + 1)\n")
+    model = ScriptedModel([step("run it", run("python3 countdown.py"))] * 4, name="t")
+    o = env.open(model, codec="symops", mode="single-call")
+    out = await drive(o.session, o.session.handle_message("Fix the off-by-one bug in countdown.py."),
+                      auto_approve_workspace=True)
+    assert out.ending != "done" and not out.success and "Done" not in out.message
+    assert "nothing was changed, and the task asks for a change" in out.message
+    assert "Nothing has been changed yet, and the task asks for a change" in asked(model, 1)
+
+
+async def test_lines_the_task_lists_are_what_the_script_must_print(env: Any) -> None:  # noqa: F811
+    (env.root / "countdown.py").write_text("for i in range(3, 0, -1):\n    print(i + 1)\n")
+    model = ScriptedModel([
+        step("off by one", edit("countdown.py", "for i in range(3, 0, -1):\n", "for i in range(4, 1, -1):\n"),
+             run("python3 countdown.py")),
+        step("print i", edit("countdown.py", "for i in range(4, 1, -1):\n    print(i + 1)\n",
+                             "for i in range(3, 0, -1):\n    print(i)\n")),
+    ], name="t")
+    o = env.open(model, codec="symops", mode="single-call")
+    out = await drive(o.session, o.session.handle_message(
+        "Fix countdown.py so that it prints 3, 2, 1 on separate lines."), auto_approve_workspace=True)
+    assert out.success, out.message
+    assert ("check failed: python3 countdown.py → printed 5, 4, 3; the task says it prints 3, 2, 1, one per line"
+            in asked(model, 1))
+    assert "checked: python3 countdown.py → exit 0, 3 lines of output" in out.message

@@ -25,6 +25,7 @@ from duckflow.companion.taskchecks import (
     TEST_FILE,
     argument_output,
     gives,
+    listed_output,
     plain,
     quoted_output,
     says_prints,
@@ -61,6 +62,7 @@ class CheckLog:
     mismatches: int = 0  # such calls so far (after MAX_FIXES, one is a failed check like any other)
     done: set[tuple[str, str]] = field(default_factory=set)  # calls that succeeded (a repeat is dropped)
     written: list[str] = field(default_factory=list)  # every file written or edited for the task
+    unchanged: int = 0  # times the model said DONE with no change made for a task that asks one
     task: str = ""
 
     def reset(self, task: str) -> None:
@@ -186,6 +188,13 @@ def note(session: Any, ran: list[CallOutcome]) -> None:
             if quoted and plain(quoted) not in plain(out):
                 log.passed, log.last = False, (f"check failed: {command} → its output has no {quoted!r}, "
                                                "which the task says it prints")
+                log.done.discard(sig)
+                continue
+            listed = listed_output(log.task, script) if script and command == f"python3 {script}" else []
+            got = [ln.strip() for ln in out.splitlines() if ln.strip()]
+            if listed and got != listed:
+                log.passed, log.last = False, (f"check failed: {command} → printed {', '.join(got[:6]) or 'nothing'}"
+                                               f"; the task says it prints {', '.join(listed)}, one per line")
                 log.done.discard(sig)
                 continue
             expected, how = argument_output(log.task, script, command) if script else ("", "")
@@ -368,6 +377,9 @@ def check_lines(session: Any, log: CheckLog, ask_call: bool, mods: list[str],
         return said + [f"Now check {mod}.py: call {fn} with sample arguments and print the result, as "
                        f"$ run @ python3 -c \"import {mod}; print({mod}.{fn}(...))\" with real values for ..."]
     lines = []
+    if log.unchanged and not log.written:  # it said DONE having changed nothing
+        lines.append("Nothing has been changed yet, and the task asks for a change: write it now "
+                     "(an edit or a new file); running the code as it is proves nothing.")
     if log.last.startswith("not checked"):
         lines.append(f"Note: {log.last}.")
     if session.state.evidence:

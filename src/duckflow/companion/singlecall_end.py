@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from duckflow.companion import checks
 from duckflow.companion.decision import MainDecision
 from duckflow.companion.state import Status, Step
+from duckflow.companion.taskchecks import asks_change
 from duckflow.llm.types import ToolCall
 
 if TYPE_CHECKING:
@@ -47,6 +48,11 @@ def conclude(session: CompanionSession, files: list[str]) -> Verdict:
     log = checks.log_of(session)
     if not checks.did_something(log):
         return "continue"  # nothing was done for the task: a DONE alone ends nothing
+    if not log.written and asks_change(log.task):  # a fix that changed nothing is not done,
+        log.unchanged += 1  # however well the unchanged code runs: asked once more, then said so
+        if log.unchanged > 1:
+            return _stop(session, "nothing was changed, and the task asks for a change")
+        return "continue"
     if checks.needs_check(log):
         if log.passed is False:
             if log.fixes >= checks.MAX_FIXES:

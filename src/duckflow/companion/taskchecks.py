@@ -116,6 +116,31 @@ def quoted_output(task: str, script: str) -> str:
     return ""
 
 
+_LISTED = re.compile(r"([\w./-]+\.py)\b[^.;]*?\b(?:prints?|outputs?|shows?|displays?)\s+"
+                     r"((?:[\w.!?-]+,\s*)+(?:and\s+)?[\w.!?-]+?)[.,]?\s+"
+                     r"(?:on separate lines|one per line|each on its own line|on its own line)", re.I)
+
+
+def listed_output(task: str, script: str) -> list[str]:
+    """The lines the task lists as what `script` prints when run bare (`countdown.py so that it
+    prints 3, 2, 1 on separate lines` → ["3", "2", "1"]), or [] when it lists none."""
+    for m in _LISTED.finditer(task):
+        if m.group(1) in (script, PurePosixPath(script).name):
+            return [w.strip() for w in re.split(r",\s*(?:and\s+)?|\s+and\s+", m.group(2)) if w.strip()]
+    return []
+
+
+# the task asks for a file to change ("Fix countdown.py …", "calc.py に…追加して"): a run of the
+# unchanged code that passes is no proof that it was done ("make sure X runs" only checks)
+_CHANGES = re.compile(r"\b(fix|change|add|update|rename|replace|remove|delete|edit|modify|refactor|correct|"
+                      r"implement|write|create|rewrite|convert|move|make(?!\s+sure))\b|修正|変更|追加|直し|直す|"
+                      r"書き換|作成|作って|削除|置き換", re.I)
+
+
+def asks_change(task: str) -> bool:
+    return bool(_CHANGES.search(task))
+
+
 def says_prints(task: str, script: str) -> bool:
     """The task says `script` prints something (`Create shout.py that prints its first argument`)."""
     name = re.escape(PurePosixPath(script).name)
