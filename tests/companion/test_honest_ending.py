@@ -579,3 +579,26 @@ async def test_lines_the_task_lists_are_what_the_script_must_print(env: Any) -> 
     assert ("check failed: python3 countdown.py → printed 5, 4, 3; the task says it prints 3, 2, 1, one per line"
             in asked(model, 1))
     assert "checked: python3 countdown.py → exit 0, 3 lines of output" in out.message
+
+
+async def test_an_added_option_without_a_default_that_prints_none_is_a_failed_check(env: Any) -> None:  # noqa: F811
+    # the 1.5B model's --name had no default: `python3 greet.py` printed "Hello, None!", then the run
+    # with --name passed and the task said Done
+    src = "def main():\n    print('Hello, World!')\n\n\nif __name__ == '__main__':\n    main()\n"
+    (env.root / "greet.py").write_text(src)
+    body = ("    import argparse\n    p = argparse.ArgumentParser()\n    p.add_argument('--name'{})\n"
+            "    print(f'Hello, {{p.parse_args().name}}!')\n")
+    model = ScriptedModel([
+        step("add it", edit("greet.py", "    print('Hello, World!')\n", body.format("")),
+             run("python3 greet.py"), run("python3 greet.py --name Ann")),
+        step("a default", edit("greet.py", "    p.add_argument('--name')\n",
+                               "    p.add_argument('--name', default='World')\n")),
+    ], name="t")
+    o = env.open(model, codec="symops", mode="single-call")
+    out = await drive(o.session, o.session.handle_message(
+        "Add a --name option to greet.py so that `python3 greet.py --name Ann` prints Hello, Ann!"),
+        auto_approve_workspace=True)
+    assert out.success, out.message
+    assert ("check failed: python3 greet.py (without --name) → printed 'Hello, None!': give --name a default"
+            in asked(model, 1))
+    assert "checked: python3 greet.py --name Ann → exit 0" in out.message

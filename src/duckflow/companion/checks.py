@@ -63,6 +63,7 @@ class CheckLog:
     done: set[tuple[str, str]] = field(default_factory=set)  # calls that succeeded (a repeat is dropped)
     written: list[str] = field(default_factory=list)  # every file written or edited for the task
     unchanged: int = 0  # times the model said DONE with no change made for a task that asks one
+    sticky: str = ""  # a failed check that only a change clears (the script broke without its new option)
     task: str = ""
 
     def reset(self, task: str) -> None:
@@ -144,6 +145,7 @@ def note(session: Any, ran: list[CallOutcome]) -> None:
                 continue
             log.done.add(sig)
             log.done = {s for s in log.done if s[0] not in RUN_TOOLS}  # a run after a change is new
+            log.sticky = ""
             log.auto_tried.clear()  # (and so is the loop's own check of it)
             path = str(o.call.arguments.get("path") or "")
             if path not in log.written:
@@ -218,12 +220,22 @@ def note(session: Any, ran: list[CallOutcome]) -> None:
             text = session.runner.read_text(script) if script else None
             flags = task_flags(log.task)
             if script and script in log.changed and flags and not set(flags) & set(_words(command)):
+                none = next((ln.strip() for ln in out.splitlines() if re.search(r"\bNone\b", ln)), "")
+                if none:  # the option's value, missing, printed as None: the script broke without it
+                    log.sticky = (f"check failed: {command} (without {flags[0]}) → printed {none[:80]!r}: give "
+                                  f"{flags[0]} a default, so that the script works as before without it")
+                    log.passed, log.last = False, log.sticky
+                    log.done.discard(sig)
+                    continue
                 log.last = (f"not checked: {command} ran without {flags[0]}, the option the task "
                             "names")
                 continue
             if not out.strip() and script and text is not None and only_definitions(text):
                 log.last = (f"not checked: {command} exits 0 with no output ({script} only defines "
                             "functions; a call of its function is needed)")
+                continue
+            if log.sticky:  # a failure only a change clears (a later run with the option passes)
+                log.passed, log.last = False, log.sticky
                 continue
             lines = len(out.strip().splitlines())
             log.passed, log.changed = True, []
