@@ -220,7 +220,7 @@ def test_the_edit_example_matches_the_kind_of_change(env: Any) -> None:  # noqa:
         shown[task] = " ".join(m.content for m in step.messages[1:-1])
     assert "zeta_demo_twice" in shown["Add a function mul(a, b) to calc.py"]  # an append (empty SEARCH)
     assert "zeta_demo_twice" in shown["calc.py に関数を追加して"]
-    assert "print(zeta_number + 5)" in shown["Fix the bug in calc.py"] and "zeta_demo_twice" not in shown["Fix the bug in calc.py"]
+    assert "zeta_number = 5" in shown["Fix the bug in calc.py"] and "zeta_demo_twice" not in shown["Fix the bug in calc.py"]
     assert "SEARCH" not in shown["Delete calc.py, it is not needed"]  # a delete: no edit, no edit example
 
 
