@@ -602,3 +602,27 @@ async def test_an_added_option_without_a_default_that_prints_none_is_a_failed_ch
     assert ("check failed: python3 greet.py (without --name) → printed 'Hello, None!': give --name a default"
             in asked(model, 1))
     assert "checked: python3 greet.py --name Ann → exit 0" in out.message
+
+
+async def test_code_written_over_a_data_file_waits_for_a_person(env: Any) -> None:  # noqa: F811
+    # asked to make main.py print data.txt, the 1.5B model replaced data.txt's three lines with its
+    # code, auto-approved ("removes most of a file" counts files of 4+ lines)
+    (env.root / "data.txt").write_text("apples\npears\nplums\n")
+    code = "with open('data.txt') as f:\n    print(f.read())\n"
+    model = ScriptedModel([step("read it", edit("data.txt", "apples\npears\nplums\n", code))] * 2, name="t")
+    o = env.open(model, codec="symops", mode="single-call")
+    out = await drive(o.session, o.session.handle_message("Make main.py print the contents of data.txt."),
+                      auto_approve_workspace=True)
+    assert out.ending == "approval" and "a person must decide" in out.message  # never auto-approved
+    req = out.results[0].pending["request"]
+    assert req["risk"] == "high" and req["impact"].startswith("it replaces the data in data.txt with program code")
+    assert (env.root / "data.txt").read_text() == "apples\npears\nplums\n"
+
+
+def test_a_data_file_edited_as_data_is_not_called_code() -> None:
+    from duckflow.companion.fivepoints import _code_into_data
+
+    assert not _code_into_data("config.json", '{"port": 80}\n', '{"port": 9000}\n')
+    assert not _code_into_data("notes.md", "# Notes\n", "# Notes\n\nRun `print(1)` to try it.\n")
+    assert not _code_into_data("main.py", "x = 1\n", "print(1)\n")  # code files are code
+    assert _code_into_data("sales.csv", "item,amount\napple,3\n", "import csv\nprint(sum(1 for _ in open('s')))\n")

@@ -132,10 +132,23 @@ def edit_preview(path: str, old: str, content: str, unified: Callable[[str, str 
     return "\n".join(lines) + (f"\n{partial}" if partial else "")
 
 
+_DATA = (".txt", ".csv", ".tsv", ".json", ".jsonl", ".xml", ".yaml", ".yml", ".md", ".log", ".dat")
+_CODE_LINE = re.compile(r"^\s*(import \w|from \w+ import |def \w+\(|class \w+|with open\(|print\(|for \w+ in )")
+
+
+def _code_into_data(path: str, old: str, new: str) -> bool:
+    """A data file whose every line is replaced by lines of Python (a small model asked to make
+    main.py print data.txt wrote its code into data.txt, under auto-approve)."""
+    if not path.lower().endswith(_DATA) or any(_CODE_LINE.match(ln) for ln in old.splitlines()):
+        return False
+    return sum(1 for ln in new.splitlines() if _CODE_LINE.match(ln)) >= 1
+
+
 def write_hazard(call: ToolCall, old: str | None, new: str | None, named: tuple[str, ...] | None) -> str | None:
     """Why a write or edit is not the small change it looks like (the gate then asks a person,
     risk high): it empties a file, removes most of it (keeps less than half of its lines and shrinks it to
-    less than half: a rewrite of the same size is not a removal), or changes a file the task did not name.
+    less than half: a rewrite of the same size is not a removal), replaces every line of a data file
+    with program code, or changes a file the task did not name.
     `new` is the file's text after the call (None when the edit would not apply)."""
     path = str(call.arguments.get("path") or "")
     if call.name not in ("write_file", "edit_file") or not path:
@@ -148,6 +161,8 @@ def write_hazard(call: ToolCall, old: str | None, new: str | None, named: tuple[
         kept = sum(1 for ln in before if ln in set(after))
         if len(before) >= 4 and kept < len(before) / 2 and len(after) < len(before) / 2:  # (a rewrite is not)
             return f"it removes most of {path} ({len(before) - kept} of {len(before)} lines)"
+        if not kept and _code_into_data(path, old, new):
+            return f"it replaces the data in {path} with program code ({len(before)} lines removed)"
     if named and old is not None and path not in named and Path(path).name not in named:
         return f"it changes {path}, a file the task did not name ({', '.join(named[:3])})"
     return None
