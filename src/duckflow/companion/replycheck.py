@@ -36,6 +36,11 @@ LOOP_PENALTY = 1.1
 RESAMPLE_TEMPERATURE = 0.7
 
 
+def hunks_text(hunks: Sequence[Any]) -> str:
+    """An edit's content made of `hunks` again (SEARCH/REPLACE blocks)."""
+    return "".join(f"<<<<<<< SEARCH\n{h.search}=======\n{h.replace}>>>>>>> REPLACE\n" for h in hunks)
+
+
 def redefinition_as_replacement(call: ToolCall, read: Callable[[str], str | None]) -> ToolCall:
     """An addition (empty SEARCH) that only redefines a function the file has — `def add` again,
     fixed — is the change of that function: its hunk becomes a replacement of the old lines
@@ -47,8 +52,7 @@ def redefinition_as_replacement(call: ToolCall, read: Callable[[str], str | None
     fixed = as_replacements(old, hunks) if old is not None and hunks else None
     if fixed is None:
         return call
-    content = "".join(f"<<<<<<< SEARCH\n{h.search}=======\n{h.replace}>>>>>>> REPLACE\n" for h in fixed)
-    return replace(call, arguments={**call.arguments, "content": content})
+    return replace(call, arguments={**call.arguments, "content": hunks_text(fixed)})
 
 
 def repetition(text: str) -> str:
@@ -127,8 +131,7 @@ def without_noops(call: ToolCall) -> ToolCall | None:
         return call
     if not real:
         return None
-    content = "".join(f"<<<<<<< SEARCH\n{h.search}=======\n{h.replace}>>>>>>> REPLACE\n" for h in real)
-    return replace(call, arguments={**call.arguments, "content": content})
+    return replace(call, arguments={**call.arguments, "content": hunks_text(real)})
 
 
 def edit_problem(call: ToolCall, read: Callable[[str], str | None]) -> str:
