@@ -66,6 +66,11 @@ class CheckLog:
     sticky: str = ""  # a failed check that only a change clears (the script broke without its new option)
     task: str = ""
 
+    def fail(self, sig: tuple[str, str], why: str) -> None:
+        """A check that failed: `why` is the ending's words; its call may run again after a fix."""
+        self.passed, self.last = False, why
+        self.done.discard(sig)
+
     def reset(self, task: str) -> None:
         self.__init__()  # type: ignore[misc]
         self.task = task
@@ -167,55 +172,48 @@ def note(session: Any, ran: list[CallOutcome]) -> None:
             if o.status != "ok" or code != 0:
                 why = "timed out" if code is None and o.status == "ok" else (
                     f"exit {code}" if code is not None else o.status)
-                log.passed, log.last = False, f"check failed: {command} → {why}: {first_error(out, err)}"
-                log.done.discard(sig)
+                log.fail(sig, f"check failed: {command} → {why}: {first_error(out, err)}")
                 continue
             log.done.add(sig)
             named = task_command(log.task, log.changed or log.written)
             if named and named[1] and command == named[0] and plain(named[1]) not in plain(out):
                 shown = (out.strip().splitlines() or ["nothing"])[0][:80]
-                log.passed, log.last = False, (f"check failed: {command} → printed {shown!r}; the task "
-                                               f"says it prints {named[1]}")
-                log.done.discard(sig)
+                log.fail(sig, (f"check failed: {command} → printed {shown!r}; the task "
+                               f"says it prints {named[1]}"))
                 continue
             called = task_call(session, log.task, log.changed or log.written)
             printed = (out.strip().splitlines() or [""])[-1].strip()
             if called and called[1] and command == called[0] and not gives(printed, called[1]):
-                log.passed, log.last = False, (f"check failed: {command} → {printed or 'nothing'}; the task "
-                                               f"says {called[1]}")
-                log.done.discard(sig)
+                log.fail(sig, (f"check failed: {command} → {printed or 'nothing'}; the task "
+                               f"says {called[1]}"))
                 continue
             script = script_of(command)
             quoted = quoted_output(log.task, script) if script and command == f"python3 {script}" else ""
             if quoted and plain(quoted) not in plain(out):
-                log.passed, log.last = False, (f"check failed: {command} → its output has no {quoted!r}, "
-                                               "which the task says it prints")
-                log.done.discard(sig)
+                log.fail(sig, (f"check failed: {command} → its output has no {quoted!r}, "
+                               "which the task says it prints"))
                 continue
             listed = listed_output(log.task, script) if script and command == f"python3 {script}" else []
             got = [ln.strip() for ln in out.splitlines() if ln.strip()]
             if listed and got != listed:
-                log.passed, log.last = False, (f"check failed: {command} → printed {', '.join(got[:6]) or 'nothing'}"
-                                               f"; the task says it prints {', '.join(listed)}, one per line")
-                log.done.discard(sig)
+                log.fail(sig, (f"check failed: {command} → printed {', '.join(got[:6]) or 'nothing'}"
+                               f"; the task says it prints {', '.join(listed)}, one per line"))
                 continue
             expected, how = argument_output(log.task, script, command) if script else ("", "")
             if expected and out.strip() and expected not in out:
                 shown = out.strip().splitlines()[0][:80]
-                log.passed, log.last = False, (f"check failed: {command} → printed {shown!r}; the task says "
-                                               f"it prints the argument {how}: {expected!r}")
-                log.done.discard(sig)
+                log.fail(sig, (f"check failed: {command} → printed {shown!r}; the task says "
+                               f"it prints the argument {how}: {expected!r}"))
                 continue
             if script and not out.strip() and says_prints(log.task, script):
                 only_defs = only_definitions(session.runner.read_text(script) or "")
-                log.passed, log.last = False, (f"check failed: {command} printed nothing; the task says "
-                                               f"{script} prints something" + (
-                                                   f" ({script} only defines functions and calls none: add the "
-                                                   "top-level code that " + ("reads sys.argv and prints" if
-                                                   re.search(r"argument|argv|引数", log.task, re.I) else
-                                                   "calls them and prints") + ")"
-                                                   if only_defs else ""))
-                log.done.discard(sig)
+                log.fail(sig, (f"check failed: {command} printed nothing; the task says "
+                               f"{script} prints something" + (
+                                   f" ({script} only defines functions and calls none: add the "
+                                   "top-level code that " + ("reads sys.argv and prints" if
+                                   re.search(r"argument|argv|引数", log.task, re.I) else
+                                   "calls them and prints") + ")"
+                                   if only_defs else "")))
                 continue
             text = session.runner.read_text(script) if script else None
             flags = task_flags(log.task)
@@ -224,8 +222,7 @@ def note(session: Any, ran: list[CallOutcome]) -> None:
                 if none:  # the option's value, missing, printed as None: the script broke without it
                     log.sticky = (f"check failed: {command} (without {flags[0]}) → printed {none[:80]!r}: give "
                                   f"{flags[0]} a default, so that the script works as before without it")
-                    log.passed, log.last = False, log.sticky
-                    log.done.discard(sig)
+                    log.fail(sig, log.sticky)
                     continue
                 log.last = (f"not checked: {command} ran without {flags[0]}, the option the task "
                             "names")

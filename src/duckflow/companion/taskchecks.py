@@ -138,6 +138,7 @@ _CHANGES = re.compile(r"\b(fix|change|add|update|rename|replace|remove|delete|ed
 
 
 def asks_change(task: str) -> bool:
+    """The task's words ask for a file to be written or changed (not only run or checked)."""
     return bool(_CHANGES.search(task))
 
 
