@@ -215,7 +215,9 @@ def test_chat_shows_the_coders_diff_and_yes_applies_it(tmp_path: Path, monkeypat
         monkeypatch.setattr(sys, "stdin", io.StringIO("/code2 fix add in app.py\nmaybe\nyes\n"))
         assert cli(["chat", "-w", str(ws), "--model", "scripted:demo", "--new"]) == 0
         out = " ".join(capsys.readouterr().out.split())
-        assert "plan: fix the sign" in out and "+ return a + b" in out and "waits for your approval: yes / no" in out
+        # the card says what changes and shows the diff; "maybe" is not an answer, "yes" applies it
+        assert "Coder2 proposes a change: fix the sign" in out and "Edit app.py — +1 −1 lines" in out
+        assert "+ return a + b" in out and "A change waits for your approval: Apply the Coder's change? y(es) / n(o)" in out
         assert "Applied job" in out and "return a + b" in (ws / "app.py").read_text()
 
 

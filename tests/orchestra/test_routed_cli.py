@@ -1,13 +1,12 @@
-"""The CLI glue: a cloud companion model is not called while /local is on."""
+"""The terminal's front door: a cloud companion model is not called while /local is on."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-
-from duckflow.channels.cli.routed import RoutedInput
+from duckflow.channels.cli.routed import CliConversation
+from duckflow.companion.task import outcome_of
 from duckflow.config import load_config
 from duckflow.llm.scripted import ScriptedModel
 
@@ -15,16 +14,17 @@ from duckflow.llm.scripted import ScriptedModel
 async def test_local_only_keeps_a_cloud_companion_model_silent(env: Any, tmp_path: Path) -> None:
     cloud = ScriptedModel([], name="cloud", is_local=False)
     opened = env.open(cloud)
-    out = Console(file=open(tmp_path / "out.txt", "w"), width=200)  # noqa: SIM115
-    routed = RoutedInput(opened, out, config=load_config(env={}))
-    assert await routed.send("/local") is None
-    assert await routed.send("hello there") is None  # not handed to the companion
-    assert await routed.send("/cloud") is None
-    assert await routed.send("hello there") == "hello there"
-    out.file.close()
-    text = (tmp_path / "out.txt").read_text()
-    assert "is a cloud model, so nothing was sent" in text and cloud.requests == []
-    routed.close()
+    seen: list[Any] = []
+    opened.session.chunks.subscribe(seen.append)  # where the terminal's renderer listens
+    talk = CliConversation(opened, config=load_config(env={}))
+    assert (await outcome_of(talk.stream("/local"))).ending == "done"
+    refused = await outcome_of(talk.stream("hello there"))  # not handed to the companion
+    assert refused.ending == "input" and "is a cloud model, so nothing was sent" in refused.message
+    assert cloud.requests == []
+    assert (await outcome_of(talk.stream("/cloud"))).ending == "done"
+    said = [c.data.message for c in seen if c.type == "notice" and c.data.code == "router"]
+    assert said[0].startswith("Local-only mode on") and said[-1].startswith("Local-only mode off")
+    talk.close()
 
 
 def test_run_exits_1_when_the_routed_coder_has_no_model(tmp_path: Path, capsys: Any) -> None:

@@ -22,7 +22,7 @@ LEVELS: dict[str, int] = {"person": 0, "verbose": 1, "debug": 2}
 Kind = Literal["prose", "action", "approval", "answer", "stop", "error", "note", "detail", "status"]
 
 MAIN, CHAT = "companion", "companion.chat"  # the person-facing agents; others write protocol text
-PROSE_AGENTS = (MAIN, CHAT, "worker", "coder", "router")
+PROSE_AGENTS = (MAIN, CHAT, "chat", "worker", "coder", "router")  # "chat": the Chat role
 _PLAN_ID = re.compile(r"\bplan[- ]plan-\d{8}-\d+\b( step \d+)?:?\s*|\bplan-\d{8}-\d+\b\s*")
 _MACHINE = re.compile(r"\b(\w+) proposed while planning( \(optional\))?")
 _RESULT_LINE = re.compile(r"^- \w+\(.*\) → (ok|error|refused|proposed)")
@@ -31,7 +31,8 @@ _STEP_WORDS = re.compile(r"\b(PLANNING|EXECUTION|REVIEW|AWAITING_APPROVAL|REQUIR
 # notices a person reads by default (the rest: --verbose / --debug)
 PERSON_NOTICES = {"approval_stale": "", "proposed": "Proposed, not run: ",
                   "refused_call": "Refused: ", "question": "", "constraint": "", "paused": "",
-                  "overwrite": "", "rename": "", "copied_example": "", "bundled_model": "", "loading": ""}
+                  "overwrite": "", "rename": "", "copied_example": "", "bundled_model": "", "loading": "",
+                  "router": "", "delegated": ""}
 ASKED_AGAIN = {"reasked": "The model's reply could not be used; asking it again.",
                "reply_unusable": "The model's reply still could not be used after asking again."}
 VERBOSE_NOTICES = ("auto_approved", "vitals", "plan_progress", "deviation", "plan_no_actions", "codec")  # raw_reply: --debug
@@ -197,6 +198,9 @@ def headline(request: dict[str, Any], call: dict[str, Any] | None = None) -> str
     diff = str(request.get("diff_preview") or "")
     if name in ("write_file", "edit_file") and args.get("path") and not diff and "content" not in args:
         return f"{'Write' if name == 'write_file' else 'Edit'} {args['path']}"  # nothing to count
+    if name == "apply_patch" and diff:  # a Coder's patch: the files it edits
+        plus, minus = diff_stats(diff)
+        return f"Edit {', '.join(str(p) for p in paths) or 'files'} — +{plus} −{minus} lines"
     if name in ("write_file", "edit_file") and args.get("path"):
         plus, minus = diff_stats(diff) if diff else _edit_stats(str(args.get("content", "")))
         if name == "write_file" and (not diff or diff.startswith("--- /dev/null")):
@@ -344,6 +348,9 @@ class Presenter:
                                                     "auto": bool(d.by and d.by.startswith("auto"))})]
 
     def _on_notice(self, chunk: Any, d: Any) -> list[Line]:
+        if d.code == "route":  # a line only when the route changes (none for conversation)
+            said = str(d.details.get("declaration") or "")
+            return [Line("note", f"» {said}")] if said else [Line("detail", f"ℹ {d.message}", "debug")]
         if d.code in PERSON_NOTICES:
             said = re.sub(r"^paused during \w+", "Paused", scrub(d.message))
             return [Line("note", PERSON_NOTICES[d.code] + person_words(said))]

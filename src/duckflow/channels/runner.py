@@ -1,14 +1,12 @@
-"""The one seam between channels and the engine: a person's message in, a stream of chunks out.
+"""A server's sessions: companion sessions opened on demand, each person's `Conversation`, shared parts and slots.
 
 `SessionRunner.run_message(session_id, text, channel)` hands the message to the session's
-`Orchestrator.handle()` (seed 003's router — LINE always starts at CHAT, §2.6 — then the
-Worker loop or a Coder job when the route is theirs), and streams the companion's task
-(`CompanionSession.stream`) when the route is the companion's, yielding core Chunks (the
-companion's, serialised once by the chunk log, which restamps `seq`) or dicts shaped like them. `answer(...)` does the same for a yes/no on a pending approval
-(the companion's `stream_answer`, or the orchestra's Coder job). Companion sessions are opened
-on demand and share one session store, gate, token guard and trace per server; at most
-`max_running` companion tasks run at once (a person whose message waits is told so; the route
-is decided and shown before the wait).
+`Conversation` on that channel (channels/conversation.py, the one front door: route, then the
+companion, the Chat role, the Worker loop or a Coder job) and yields its core Chunks (the chunk
+log serialises each once and restamps `seq`). `answer(...)` does the same for a yes / no on a
+pending approval or Coder job. Sessions share one session store, gate, token guard, trace,
+router and event log per server; at most `max_running` companion tasks run at once (a person
+whose message waits is told so; the route is decided and shown before the wait).
 """
 
 from __future__ import annotations
@@ -19,7 +17,7 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
-from duckflow.core.chunks import NoticeChunk, NoticeData, now_iso
+from duckflow.core.chunks import now_iso
 from duckflow.errors import DuckflowError
 
 AGENT = "companion"
@@ -28,12 +26,6 @@ AGENT = "companion"
 def chunk(type_: str, agent: str = AGENT, **data: Any) -> dict[str, Any]:
     """A chunk dict for what the channel layer itself says (errors, the end of a failed run)."""
     return {"time": now_iso(), "agent": agent, "type": type_, "data": data}
-
-
-def as_dict(c: Any) -> dict[str, Any]:
-    """A core Chunk as the dict the chunk log keeps (its seq is restamped there)."""
-    data: dict[str, Any] = c.model_dump(mode="json")
-    return data
 
 
 class SessionRunner:
@@ -61,7 +53,7 @@ class SessionRunner:
         self._events: Any = None
         self._ostate: Any = None
         self.role_models = role_models
-        self._orchs: OrderedDict[tuple[str, str], Any] = OrderedDict()
+        self._orchs: OrderedDict[tuple[str, str], Any] = OrderedDict()  # (channel, session) → Conversation
         self._coder_jobs: dict[str, tuple[str, str]] = {}
         self._slots = asyncio.Semaphore(max_running)
 
@@ -138,137 +130,53 @@ class SessionRunner:
     # -- turns ----------------------------------------------------------------------------
     async def run_message(self, session_id: str, text: str, channel: str = "http",
                           images: list[str] | None = None) -> AsyncIterator[Any]:
-        """Route the message (orchestra), then stream the companion's task; yields chunk dicts."""
+        """The message through the session's `Conversation` (the one front door); yields its chunks."""
         try:
-            session = self._session(session_id)
-            orch = self._orchestrator(session_id, channel)
-            turn = await orch.handle(text, images=images)
+            conv = self._conversation(session_id, channel)
         except DuckflowError as exc:
             yield chunk("error", code="session_error", message=exc.message, hint=exc.hint)
             yield chunk("done", text=exc.message, ending="error")
             return
-        decision = turn.decision
-        yield as_dict(NoticeChunk(agent="router", data=NoticeData(
-            code="route", message=decision.declaration or f"route: {decision.primary_route}",
-            details={**decision.public(), "text": text})))  # the person's words: the page shows both sides
-        if turn.action != "companion":  # the router, the Worker loop or a Coder job answered
-            for c in self._orchestra_turn(session, session_id, channel, text, turn):
-                yield c
-            return
-        model = getattr(session, "model", None)
-        if decision.flags.local_only and not getattr(model, "is_local", True):  # seed 003 §7, as the CLI
-            msg = (f"local-only mode is on and the companion's model {getattr(model, 'name', '?')} is a cloud "
-                   "model, so nothing was sent. Send /cloud to allow it, or set a local model.")
-            yield as_dict(NoticeChunk(agent="router", data=NoticeData(code="router", message=msg)))
-            yield chunk("done", agent="router", text=msg, ending="input")
-            return
-        await orch.roles.health.ensure(model)  # the Chat role's Ollama model is checked (cached)
-        text = turn.text or text
-        if images:  # answered by the session's model when it can see (one line why not, else)
-            from duckflow.orchestra.look import answer_with_images
-
-            yield as_dict(NoticeChunk(agent=AGENT, data=NoticeData(
-                code="images", message=f"{len(images)} image(s) received")))
-            looked = await answer_with_images(session, orch, text)
-            yield chunk("reply", text=looked.text)
-            yield chunk("done", text=looked.text, ending="done" if looked.ok else "input")
-            return
-        if session.state.pending_gate:
-            job = session.state.pending_job or {}
-            yield chunk("approval", phase="request", job_id=str(job.get("job_id", "")),
-                        request=job.get("request") or {}, call=job.get("call") or {})
-            yield chunk("done", text="an approval is still waiting: answer it first", ending="approval")
-            return
-        async for c in self._slot(lambda: session.stream(text, max_turns=self.max_turns)):
+        async for c in conv.stream(text, images or ()):
             yield c
+        if conv.coder_job:
+            self._coder_jobs[conv.coder_job] = (conv.orch.channel, session_id)
 
     async def answer(self, session_id: str, job_id: str, granted: bool, *, by: str,
                      note: str | None = None) -> AsyncIterator[Any]:
-        """A person's yes/no on the session's pending approval, then the task goes on."""
-        session = self._session(session_id)
-        job = session.state.pending_job or {}
+        """A person's yes/no on the session's pending approval (or Coder job), then the work goes on."""
         coder = self._coder_jobs.get(job_id)
-        if coder is not None and coder[1] == session_id:  # a Coder job: on yes the Worker applies it
+        channel = coder[0] if coder is not None and coder[1] == session_id else "http"
+        conv = self._conversation(session_id, channel)
+        if coder is not None and coder[1] == session_id:
             del self._coder_jobs[job_id]
-            yield chunk("approval", phase="answer", job_id=job_id, granted=granted, by=by)
-            report = await self._orchestrator(session_id, coder[0]).answer(job_id, granted, approver=by)
-            yield chunk("reply", agent="worker", text=report)
-            yield chunk("done", agent="worker", text=report, ending="done" if granted else "input")
-            return
-        if not session.state.pending_gate or job.get("job_id") != job_id:
-            # a chat button answers only the job its own session waits on: nothing else is decided
-            yield as_dict(NoticeChunk(agent=AGENT, data=NoticeData(
-                code="approval_refused", message=f"job {job_id[:8]} is not waiting in this conversation; "
-                                                 "nothing was decided")))
-            return
-        async for c in self._slot(lambda: session.stream_answer(granted, by=by, note=note,
-                                                                max_turns=self.max_turns)):
+            conv.coder_job = job_id  # asked in another conversation object (another process, a restart)
+        async for c in conv.stream_answer(job_id, granted, by=by, note=note):
             yield c
 
-    async def _slot(self, start: Callable[[], AsyncIterator[Any]]) -> AsyncIterator[Any]:
-        """Run a companion task in one of `max_running` slots (the rest wait, and are told so)."""
-        if self._slots.locked():
-            yield as_dict(NoticeChunk(agent=AGENT, data=NoticeData(
-                code="queued", message="the server is busy: your message waits for a free worker")))
-        async with self._slots:
-            async for c in self._guard(start()):
-                yield c
-
-    async def _guard(self, stream: AsyncIterator[Any]) -> AsyncIterator[Any]:
-        """The companion's chunks (core Chunks: the chunk log serialises each once); a failure
-        below ends the run with an error and `done`."""
-        try:
-            async for c in stream:
-                yield c
-        except DuckflowError as exc:
-            yield chunk("error", code="task_error", message=exc.message, hint=exc.hint)
-            yield chunk("done", text=exc.message, ending="error")
-        except Exception as exc:  # a bug below must not kill the channel: say it, keep the session
-            yield chunk("error", code="internal_error", message=f"{type(exc).__name__}: {exc}")
-            yield chunk("done", text="the task failed", ending="error")
-
-    def _orchestrator(self, session_id: str, channel: str) -> Any:
-        """The session's `Orchestrator` (companion=True, as the CLI's), sharing router, state, log, gate."""
+    def _conversation(self, session_id: str, channel: str) -> Any:
+        """The session's `Conversation` on this channel, sharing router, flags, event log, gate and slots."""
+        from duckflow.channels.conversation import Conversation
         from duckflow.orchestra.orchestrator import Orchestrator
 
+        session = self._session(session_id)
         channel = channel if channel in ("cli", "line", "slack", "http") else "http"
         key = (channel, session_id)
-        orch = self._orchs.get(key)
-        if orch is None:
-            self._route_parts()
-            parts = self._shared_parts()
-            orch = Orchestrator(parts["config"], workspace=self.workspace, session_id=session_id, channel=channel,
-                                models=self.role_models, gate=parts["gate"], state=self._ostate,
-                                events=self._events, companion=True, router=self._router)
-            self._orchs[key] = orch
-            while len(self._orchs) > self.max_open:
-                self._orchs.popitem(last=False)
-        else:
+        conv = self._orchs.get(key)
+        if conv is not None and conv.session is session:
             self._orchs.move_to_end(key)
-        return orch
-
-    def _orchestra_turn(self, session: Any, session_id: str, channel: str, text: str,
-                        turn: Any) -> list[dict[str, Any]]:
-        """A turn the orchestra answered itself, as chunks; what it said joins the companion's exchanges."""
-        route = turn.loop.final_route if turn.loop is not None else turn.decision.primary_route
-        if turn.action == "notice":
-            return [as_dict(NoticeChunk(agent="router", data=NoticeData(code="router", message=turn.text))),
-                    chunk("done", agent="router", text=turn.text, ending="input")]
-        session.owner.change(f"orchestra {route} reply", lambda st: st.add_exchange(text, f"[{route}] {turn.text}"))
-        if turn.action == "approval" and turn.job_id:
-            self._coder_jobs[turn.job_id] = (channel, session_id)
-            job = self._ostate.job(turn.job_id) or {}
-            proposal = job.get("proposal") or {}
-            request = {"intent": turn.text.splitlines()[0] if turn.text else f"{route} proposal",
-                       "summary": turn.text, "rationale": str(proposal.get("plan", "")),
-                       "impact": str(proposal.get("risk", "")), "risk": str(proposal.get("risk_level", "medium")),
-                       "alternatives": "deny, and say what to do instead",
-                       "diff_preview": str(proposal.get("patch", ""))}
-            return [chunk("reply", agent="coder", text=turn.text),
-                    chunk("approval", agent="coder", phase="request", job_id=turn.job_id, request=request),
-                    chunk("done", agent="coder", text=turn.text, ending="approval")]
-        agent = "worker" if turn.loop is not None else "chat"
-        return [chunk("reply", agent=agent, text=turn.text), chunk("done", agent=agent, text=turn.text, ending="done")]
+            return conv
+        if conv is not None:  # the session was opened afresh: a conversation over the new one
+            conv.close()
+        self._route_parts()
+        parts = self._shared_parts()
+        orch = Orchestrator(parts["config"], workspace=self.workspace, session_id=session_id, channel=channel,
+                            models=self.role_models, gate=parts["gate"], state=self._ostate,
+                            events=self._events, companion=True, router=self._router)
+        conv = self._orchs[key] = Conversation(session, orch, max_turns=self.max_turns, slots=self._slots)
+        while len(self._orchs) > self.max_open:
+            self._orchs.popitem(last=False)[1].close()
+        return conv
 
     def waiting_on(self, job_id: str) -> str | None:
         """The session that waits on this job (a companion approval or a Coder job), if any."""
@@ -283,27 +191,24 @@ class SessionRunner:
 
     def _route_parts(self) -> None:
         if self._router is None:  # the orchestra's router, its session flags and event log, once per server
+            from functools import partial
+
+            from duckflow.channels.eventqueue import BackgroundEvents
             from duckflow.channels.flagstate import ServerState
             from duckflow.orchestra.events import EventLog
+            from duckflow.orchestra.orchestrator import log_router_event
             from duckflow.orchestra.router import build_router
 
             cfg = self._shared_parts()["config"]
-            from duckflow.channels.eventqueue import BackgroundEvents
-
             self._events = BackgroundEvents(EventLog.from_settings(cfg.routing))
             self._ostate = ServerState()  # flags in memory, written off the loop when they change
-            self._router = build_router(cfg, on_event=self._router_event)
-
-    def _router_event(self, kind: str, data: dict[str, Any]) -> None:
-        """The router's decisions into the orchestra's event log (seed 003 §7), as `Orchestrator` writes them."""
-        if kind == "router.decision":
-            fields = {k: v for k, v in data.items() if k != "session_id"}
-            fields.setdefault("final_route", fields.get("primary_route"))
-            self._events.emit("router.decision", str(data.get("session_id", "")), **fields)
-        elif kind == "classifier.error":
-            self._events.emit("classifier.error", error_reason=data.get("error"), raw=data.get("raw", ""))
+            self._router = build_router(cfg, on_event=lambda kind, data: log_router_event(
+                partial(self._events.emit), kind, data))
 
     def close(self) -> None:
+        for conv in self._orchs.values():
+            conv.close()
+        self._orchs.clear()
         self._open.clear()
         if self._ostate is not None:
             self._ostate.close()

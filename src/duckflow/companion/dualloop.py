@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
+from typing import Any
 
 from duckflow.companion import sidechat
 from duckflow.companion.session import CompanionSession, TurnResult
-from duckflow.companion.task import TaskOutcome, drive
+from duckflow.companion.task import TaskOutcome, drive, outcome_of
+from duckflow.core.chunks import AnyChunk
 
 
 class DualLoop:
@@ -47,17 +49,28 @@ class DualLoop:
 
     # -- the task side --------------------------------------------------------------------
     def _start(self, first: Awaitable[TurnResult]) -> asyncio.Task[TaskOutcome]:
+        return self._run(drive(self.session, first, max_turns=self.max_turns,
+                               auto_approve_workspace=self.auto_approve_workspace), cancelled_here=True)
+
+    def start_stream(self, chunks: AsyncIterator[AnyChunk]) -> asyncio.Task[TaskOutcome]:
+        """A message through the front door (a `Conversation` stream, whose chunks reach the
+        session's listeners on their way) as the task side; the outcome is its `done` chunk."""
+        self.paused = False
+        return self._run(outcome_of(chunks), cancelled_here=False)
+
+    def _run(self, work: Coroutine[Any, Any, TaskOutcome], *, cancelled_here: bool) -> asyncio.Task[TaskOutcome]:
         if self.busy:
+            work.close()
             raise RuntimeError("a task is already running")
-        self._task = asyncio.create_task(self._body(first))
+        self._task = asyncio.create_task(self._body(work, cancelled_here))
         return self._task
 
-    async def _body(self, first: Awaitable[TurnResult]) -> TaskOutcome:
+    async def _body(self, work: Awaitable[TaskOutcome], cancelled_here: bool) -> TaskOutcome:
         try:
-            outcome = await drive(self.session, first, max_turns=self.max_turns,
-                                  auto_approve_workspace=self.auto_approve_workspace)
+            outcome = await work
         except asyncio.CancelledError:
-            self.session.note_cancelled()
+            if cancelled_here:  # a stream notes its own cancelled step
+                self.session.note_cancelled()
             if self.on_done:
                 self.on_done(None, None)
             raise
@@ -145,3 +158,4 @@ class DualLoop:
         with contextlib.suppress(asyncio.CancelledError, asyncio.TimeoutError):
             await asyncio.wait_for(self._task, timeout)
         return self._task.done()
+

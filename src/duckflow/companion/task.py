@@ -8,15 +8,17 @@ and stopped after `max_idle` such turns.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
+from collections.abc import AsyncIterator, Awaitable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, cast
 
 from duckflow.companion.session import CompanionSession, TurnResult
 from duckflow.companion.state import Status, Step
+from duckflow.core.chunks import AnyChunk
 
 AUTO_BY = "auto-approve-workspace (duckflow run)"
-Ending = Literal["done", "approval", "input", "no_progress", "max_turns", "blocked", "error"]
+# stopped: a role the router chose (the Worker loop, a Coder) could not finish
+Ending = Literal["done", "approval", "input", "no_progress", "max_turns", "blocked", "error", "stopped"]
 
 
 @dataclass
@@ -29,6 +31,16 @@ class TaskOutcome:
     @property
     def success(self) -> bool:
         return self.ending == "done"
+
+
+async def outcome_of(chunks: AsyncIterator[AnyChunk]) -> TaskOutcome:
+    """A chunk stream (a `Conversation`'s, a session's) run to its end; its `done` chunk as the outcome."""
+    outcome = TaskOutcome("stopped", "nothing was routed", 0)
+    async for chunk in chunks:
+        if chunk.type == "done":
+            d = chunk.data
+            outcome = TaskOutcome(cast("Ending", d.ending or "done"), d.text, d.turns)
+    return outcome
 
 
 def auto_answer(session: CompanionSession, job_id: str) -> str | None:

@@ -3,10 +3,12 @@
 `Orchestrator.handle(text)` is what `duckflow chat`, `duckflow run` and the channels call for
 every message. It routes (session flags in SQLite, events in the JSONL log) and then:
 
-- `companion`: CHAT and plain CODE go to the coding companion when one is attached (the CLI);
-  the caller sends `turn.text` to it. Channels without a companion get CHAT from the Chat role,
-  whose reply may delegate (`DELEGATE: ROUTE` + `TASK: ...`, read tolerantly, §2.6) or propose a
-  reroute (§3.4 JSON).
+- `companion`: plain CODE goes to the coding companion when one is attached (every channel's
+  `Conversation`), and so does CHAT unless the Chat role has a model of its own; the caller
+  sends `turn.text` to it. Otherwise CHAT is answered by the Chat role, whose reply may delegate
+  (`DELEGATE: ROUTE` + `TASK: ...`, read tolerantly, §2.6; `DELEGATE: CODE` hands the task to
+  the companion when one is attached) or propose a reroute (§3.4 JSON). The Chat role sees
+  the conversation so far (`history`) and writes the final answer of a Worker route (§1).
 - `reply`: PLAN / ANALYZE / OPS / RESEARCH run the Worker loop (LoopController); its stop reason
   is in `turn.loop`.
 - `approval`: CODE1/2/3 (and CODE on channels) run the Coder flow: plan + patch, a gate job;
@@ -19,7 +21,7 @@ breaks for a person who set only one model.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -51,6 +53,17 @@ class Turn:
     loop: LoopResult | None = None
     job_id: str | None = None
     failed: bool = False  # the routed work could not be done (no Coder model, the gate refused, ...)
+    delegated: bool = False  # the Chat role handed the message on (DELEGATE:), as `text`
+
+
+def log_router_event(emit: Callable[..., Any], kind: str, data: dict[str, Any]) -> None:
+    """A router's event into an event log's `emit(type, session_id, **fields)` (seed 003 §7)."""
+    if kind == "router.decision":
+        fields = {k: v for k, v in data.items() if k != "session_id"}
+        fields.setdefault("final_route", fields.get("primary_route"))
+        emit("router.decision", str(data.get("session_id", "")), **fields)
+    elif kind == "classifier.error":
+        emit("classifier.error", "", error_reason=data.get("error"), raw=data.get("raw", ""))
 
 
 def read_delegation(reply: str) -> tuple[str, str] | None:
@@ -85,6 +98,7 @@ class Orchestrator:
         from duckflow.orchestra.state import OrchestraState
 
         self.config = config
+        self._history: list[tuple[str, str]] = []  # the current message's conversation so far
         self._images: list[Any] = []  # the current message's ImageParts
         self._image_records: list[dict[str, Any]] = []  # and the audit record of every file given
         self.workspace = Path(workspace)
@@ -124,21 +138,15 @@ class Orchestrator:
         self.events.emit(type, session_id or self.session_id, **fields)
 
     def _router_event(self, kind: str, data: dict[str, Any]) -> None:
-        if kind == "router.decision":
-            data = {k: v for k, v in data.items() if k not in ("session_id",)}
-            data.setdefault("final_route", data.get("primary_route"))
-            self.emit("router.decision", **data)
-        elif kind == "classifier.error":
-            self.emit("classifier.error", error_reason=data.get("error"), raw=data.get("raw", ""))
+        log_router_event(self.emit, kind, data)
 
     def _has_model(self, role: str) -> bool:
+        """With a companion attached, only a role's own model takes work away from it; without
+        one, a role may use the default model too."""
         from duckflow.orchestra.settings import role_model_name
 
-        if role in self.roles.models:
-            return True
-        if role == "worker":  # only an explicit Worker model takes work away from the companion
-            llm = self.config.routing.llm
-            return bool(llm.worker_model or self.config.models.roles.worker)
+        if self.companion or self.roles.explicit(role):
+            return self.roles.explicit(role)
         return role_model_name(role, self.config.routing, self.config.models, self.config.coder3) is not None
 
     async def route(self, text: str, raw: dict[str, Any] | None = None) -> RoutingDecision:
@@ -150,8 +158,11 @@ class Orchestrator:
         return decision
 
     async def handle(self, text: str, raw: dict[str, Any] | None = None,
-                     images: Sequence[str | Path] | None = None) -> Turn:
-        """One message; `images` (file paths, e.g. a LINE download) go to the role answering it."""
+                     images: Sequence[str | Path] | None = None,
+                     history: Sequence[tuple[str, str]] = ()) -> Turn:
+        """One message; `images` (file paths, e.g. a LINE download) go to the role answering it;
+        `history` is the conversation so far as (person, reply) pairs, for the Chat role."""
+        self._history = list(history)
         self._images, self._image_records = [], []
         if images:
             from duckflow.orchestra.images import ImageInbox, prepare_images
@@ -166,7 +177,7 @@ class Orchestrator:
             return Turn(decision, "notice", decision.notice or LIFT_LOCAL)
         decl = decision.declaration
         if route == "CHAT" or (route == "CODE" and self.companion):
-            if self.companion:
+            if self.companion and (route == "CODE" or not self._has_model("chat")):
                 self.emit("final.route", initial_route=route, final_route=route, stop_reason="companion")
                 return Turn(decision, "companion", body, decl)
             return await self._chat(decision, body, local_only)
@@ -187,7 +198,7 @@ class Orchestrator:
             turn = await self._code(decision, result.final_route, task, local_only, decl)
             turn.loop = result
             return turn
-        if not self.companion and result.last is not None and self._has_model("chat"):
+        if result.last is not None and self._has_model("chat"):
             return await self._final_by_chat(decision, task, result, local_only, decl)
         return Turn(decision, "reply", result.reply(), decl, loop=result)
 
@@ -203,7 +214,7 @@ class Orchestrator:
             await self.roles.ready("chat")
         except RoleUnavailable:
             return Turn(decision, "reply", result.reply(), decl, loop=result)
-        answer = await agent.run(task, raise_errors=False)
+        answer = await agent.run(self._messages(task), raise_errors=False)
         if not answer.ok or not answer.text.strip():
             return Turn(decision, "reply", result.reply(), decl, loop=result)
         proposal = read_proposal(answer.text)
@@ -246,10 +257,7 @@ class Orchestrator:
         except RoleUnavailable as exc:
             return Turn(decision, "reply", f"{exc.message}. {exc.hint or ''}".strip())
         images = self._images
-        from duckflow.llm.types import Message
-
-        message = [Message("user", text, images=images)] if images else text
-        result = await agent.run(message, raise_errors=False)
+        result = await agent.run(self._messages(text, images), raise_errors=False)
         if not result.ok:
             if images and is_timeout(result.error):
                 from duckflow.orchestra.images import audit_after_timeout
@@ -271,6 +279,13 @@ class Orchestrator:
         task = task or text
         self.emit("route.override", initial_route="CHAT", final_route=route, source="chat_delegate",
                   reason="Chat delegated")
+        if route == "CODE" and self.companion:  # the coding companion does the work, with its approvals
+            self.emit("final.route", initial_route="CHAT", final_route=route, stop_reason="companion")
+            return Turn(decision, "companion", task, "", delegated=True)
+        if route in WORKER_ROUTES and self.companion and not self._has_model("worker"):
+            self.emit("final.route", initial_route="CHAT", final_route=route, stop_reason="companion",
+                      error_reason="no Worker model configured (routing.llm.worker_model)")
+            return Turn(decision, "companion", task, "", delegated=True)
         if route in CODE_ROUTES:
             if local_only:
                 return Turn(decision, "notice", LIFT_LOCAL)
@@ -278,12 +293,33 @@ class Orchestrator:
         return await self._work(decision, route, task, local_only, "", reroute_used=True, source="chat",
                                 initial="CHAT")
 
+    def _messages(self, text: str, images: Sequence[Any] = ()) -> Any:
+        """The Chat role's input: the conversation so far (the last 6 exchanges), then this message."""
+        if not self._history and not images:
+            return text
+        from duckflow.llm.types import Message
+
+        said: list[Message] = []
+        for person, reply in self._history[-6:]:
+            said += [Message("user", person[:2000]), Message("assistant", reply[:2000])]
+        return [*said, Message("user", text, images=list(images))]
+
     async def answer(self, job_id: str, granted: bool, *, approver: str) -> str:
         """A person's yes/no on a Coder job; on yes the Worker applies the patch and reports."""
+        return self.decide_job(job_id, granted, approver=approver)[1]
+
+    def decide_job(self, job_id: str, granted: bool, *, approver: str, auto: bool = False) -> tuple[bool | None, str]:
+        """A yes / no on a Coder job, or with `auto` the run's auto-approve scope (never for a
+        hard-required job): (applied in full, what happened); None when the job still waits."""
         from duckflow.orchestra.coder import CoderFlow
 
-        report = self.coder.decide(job_id, granted, approver=approver, session_id=self.session_id)
-        return CoderFlow._applied_text(report)
+        if auto:
+            got = self.coder.auto_approve(job_id, by=approver, session_id=self.session_id)
+            if isinstance(got, str):
+                return None, f"job {job_id[:8]} still waits for a person: {got}"
+        else:
+            got = self.coder.decide(job_id, granted, approver=approver, session_id=self.session_id)
+        return bool(got.get("ok")), CoderFlow._applied_text(got)
 
     def close(self) -> None:
         self.state.close()

@@ -73,6 +73,16 @@ class Roles:
     def alias(self, role: str) -> str:
         return str(getattr(self.config.routing.llm, _ALIAS_KEY[role]))
 
+    def explicit(self, role: str) -> bool:
+        """Whether the role has a model of its own (given, `routing.llm.<role>_model` or
+        `models.roles.<role>`), not only the default every role falls back to."""
+        if role in self.models:
+            return True
+        key = _ALIAS_KEY[role].replace("_alias", "_model")
+        return bool(getattr(self.config.routing.llm, key, None)
+                    or getattr(getattr(self.config.models, "roles", None), role, None)
+                    or (role == "coder3" and self.config.coder3.model))
+
     def model(self, role: str) -> Any:
         if role in self.models:
             return self.models[role]

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from tests.channels.server.conftest import sse_events
 
@@ -102,21 +103,25 @@ def test_idle_streams_get_heartbeats_and_streams_need_the_token(live: Any) -> No
     assert httpx.get(f"{srv.url}/v1/sessions/nope/events", headers=srv.auth).status_code == 404
 
 
-def test_a_message_beyond_the_running_limit_is_routed_at_once_and_told_it_waits(live: Any) -> None:
+def test_a_message_beyond_the_running_limit_is_routed_at_once_and_told_it_waits(
+        live: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     import asyncio
 
+    from duckflow.channels.conversation import Conversation
     from duckflow.channels.runner import SessionRunner
 
-    class SlowStart(SessionRunner):  # each task holds its slot a moment longer, so the second must wait
-        async def _guard(self, stream: Any) -> Any:
-            await asyncio.sleep(0.8)
-            async for c in super()._guard(stream):
-                yield c
+    guard = Conversation._guard
 
+    async def slow_start(self: Conversation, stream: Any) -> Any:  # each task holds its slot a moment longer
+        await asyncio.sleep(0.8)
+        async for c in guard(self, stream):
+            yield c
+
+    monkeypatch.setattr(Conversation, "_guard", slow_start)
     srv = live(runner=None, max_running=1)
     assert isinstance(srv.app.state.runner, SessionRunner) and srv.app.state.runner._slots._value == 1
     ws = srv.workspace
-    srv = live(runner=SlowStart(ws, model_name="scripted:demo", max_running=1))
+    srv = live(runner=SessionRunner(ws, model_name="scripted:demo", max_running=1))
     a, b = _new_session(srv), _new_session(srv)
     for sid in (a, b):
         assert httpx.post(f"{srv.url}/v1/sessions/{sid}/messages", headers=srv.auth,

@@ -20,6 +20,7 @@ WORDS: dict[str, Answer] = {
     "d": "details", "details": "details", "show": "details",
 }
 QUESTION = "Apply? y(es) / n(o) / e(dit) / a(lways for this session) / d(etails)"
+CODER_QUESTION = "Apply the Coder's change? y(es) / n(o)"
 INSTEAD = "What should it do instead? (Enter to just refuse)"
 CHANGE = "What should change? (Enter to just refuse)"
 ALWAYS_BY = "user: always for this session"

@@ -20,7 +20,14 @@ from typing import Any
 
 from rich.markup import escape
 
-from duckflow.channels.cli.answers import ALWAYS_BY, CHANGE, INSTEAD, QUESTION, read_answer
+from duckflow.channels.cli.answers import (
+    ALWAYS_BY,
+    CHANGE,
+    CODER_QUESTION,
+    INSTEAD,
+    QUESTION,
+    read_answer,
+)
 from duckflow.channels.cli.chat_commands import (
     HELP,
     OWN,
@@ -60,7 +67,7 @@ class Chat:
 
         self.opened = opened
         self.session = opened.session
-        self.routed: Any = None  # the seed 003 router in front of the companion (channels/cli/routed.py)
+        self.talk: Any = None  # the front door: router, roles, companion (channels/cli/routed.py)
         self.render = renderer
         self.loop = DualLoop(self.session, on_done=self._done)
         self.activity = ""
@@ -87,6 +94,8 @@ class Chat:
             if not self.loop.paused:
                 c.print("[yellow]Stopped; the work so far is kept. Say \"continue\" to go on, "
                         "or tell me what to do instead.[/]")
+        elif outcome.ending == "approval" and self.talk is not None and self.talk.coder_job:
+            c.print(f"[yellow]{CODER_QUESTION}[/]")
         elif outcome.ending == "approval":
             if self.always and self._auto_answer():
                 return
@@ -183,13 +192,16 @@ class Chat:
             self._approval(text)
         elif (self.loop.paused or self._unfinished()) and is_resume(text):
             self.loop.start_continue()
-        elif self.routed is not None and self.routed.pending_job:
-            if not await self.routed.answer(text):
-                c.print("a Coder job waits for your approval: yes / no")
+        elif self.talk is not None and self.talk.coder_job:
+            answer = read_answer(text)
+            if answer in ("yes", "always", "no"):
+                self.loop.start_stream(self.talk.answer_coder(answer != "no", by="user (chat)"))
+            else:
+                c.print(f"A change waits for your approval: {CODER_QUESTION}", markup=False)
+        elif self.talk is not None:
+            self.loop.start_stream(self.talk.stream(text))
         else:
-            body = await self.routed.send(text) if self.routed is not None else text
-            if body is not None:
-                self.loop.start_message(body)
+            self.loop.start_message(text)
         return True
 
     def _simple(self, word: str) -> None:
@@ -309,9 +321,10 @@ async def _piped(chat: Chat) -> None:
         line = await loop.run_in_executor(None, sys.stdin.readline)
         if not line:
             break
+        was_busy = chat.loop.busy
         if not await chat.handle(line):
             break
-        if chat.loop.busy and not line.strip().startswith("/"):
+        if chat.loop.busy and (not was_busy or not line.strip().startswith("/")):  # the line started a task
             await chat.loop.wait(timeout=600)
     if chat.loop.busy:
         await chat.loop.wait(timeout=600)
@@ -331,15 +344,17 @@ def run(args: argparse.Namespace) -> int:
     console = Console(highlight=False, emoji=False, force_terminal=tty or None)  # as channels.cli.render
     renderer = Renderer(console, debug=args.debug, verbose=args.verbose, live_line=tty)
     chat = Chat(opened, renderer)
-    from duckflow.channels.cli.routed import RoutedInput
+    from duckflow.channels.cli.routed import CliConversation
 
-    chat.routed = RoutedInput(opened, console)
-    chat.routed.images = list(args.image or [])
+    chat.talk = CliConversation(opened)
+    chat.talk.images = list(args.image or [])
     opened.session.chunks.subscribe(renderer)
     chat.banner()
+    for note in chat.talk.notes:
+        console.print(f"[dim yellow]note: {escape(note)}[/]")
     try:
         asyncio.run(_interactive(chat) if tty else _piped(chat))
     finally:
-        chat.routed.close()
+        chat.talk.close()
         opened.close()
     return 0

@@ -88,7 +88,7 @@ def _run(args: argparse.Namespace, started: Callable[[], None]) -> int:
     import asyncio
 
     from duckflow.companion.factory import open_session
-    from duckflow.companion.task import auto_answer, drive
+    from duckflow.companion.task import auto_answer, drive, outcome_of
     from duckflow.errors import DuckflowError
 
     if not args.task and not (args.resume or args.session):
@@ -111,16 +111,19 @@ def _run(args: argparse.Namespace, started: Callable[[], None]) -> int:
             f"{' (resumed)' if opened.resumed else ''}[/]"
         )
 
-    from duckflow.channels.cli.routed import RoutedInput
+    from duckflow.channels.cli.routed import CliConversation
 
-    routed = RoutedInput(opened, renderer.console, quiet=args.json)
+    talk = CliConversation(opened, max_turns=args.max_turns)
+    if not args.json:
+        for note in talk.notes:
+            renderer.console.print(f"[dim yellow]note: {escape(note)}[/]")
     if args.auto_approve_workspace:
         _say_no_sandbox(session.runner.sandbox)
-    coder_job = routed.waiting_coder_job() if not args.task else None
+    coder_job = talk.waiting_coder_job() if not args.task else None
     if not args.task and session.state.step.value == "DONE" and not session.state.pending_gate and not coder_job:
         renderer.console.print(f"[green]Nothing to continue: the last task is done[/] ({escape(session.state.task or '-')}). "
                                f"Give a new one: `duckflow run \"TASK\" -w {args.workspace}`")
-        routed.close()
+        talk.close()
         opened.close()
         return EXIT_OK
 
@@ -166,28 +169,28 @@ def _run(args: argparse.Namespace, started: Callable[[], None]) -> int:
         always[0] = always[0] or answer == "always"
         return decide(session, answer, words, by="user (duckflow run)")
 
-    async def drive_asking(first: Any) -> Any:
-        outcome = await drive(session, first, max_turns=args.max_turns,
-                              auto_approve_workspace=args.auto_approve_workspace)
+    async def keep_asking(outcome: Any) -> Any:
+        """On a terminal: each companion approval asked inline, the task driven on after the answer."""
         while interactive and outcome.ending == "approval" and session.state.pending_gate:
             outcome = await drive(session, await ask(outcome), max_turns=args.max_turns)
         return outcome
 
-    async def coder_answer() -> Any:
-        if routed.pending_job and args.auto_approve_workspace:
-            routed.auto_answer(by="auto-approve-workspace (duckflow run)")
-        while interactive and routed.pending_job:
-            from duckflow.channels.cli.answers import QUESTION, read_answer
+    async def coder_answer(outcome: Any) -> Any:
+        """On a terminal: a yes / no on the Coder job that waits (the card is shown above)."""
+        from duckflow.channels.cli.answers import CODER_QUESTION, read_answer
 
-            answer = read_answer(renderer.console.input(f"[bold yellow]{QUESTION.split(' / e(')[0]}[/] › "))
+        while interactive and talk.coder_job:
+            renderer.flush()
+            renderer.stop_spinner()
+            answer = read_answer(renderer.console.input(f"[bold yellow]{CODER_QUESTION}[/] › "))
             if answer in ("yes", "no", "always"):
-                await routed.answer("yes" if answer != "no" else "no", by="user (duckflow run)")
-        return routed.outcome()
+                outcome = await outcome_of(talk.answer_coder(answer != "no", by="user (duckflow run)"))
+        return outcome
 
     async def go() -> Any:
         if coder_job is not None:  # a Coder job answered elsewhere (`duckflow approvals grant`): apply it
-            await routed.resume_coder_job(coder_job)
-            return await coder_answer()
+            return await coder_answer(await outcome_of(talk.resume_coder_job(
+                coder_job, auto_approve_workspace=args.auto_approve_workspace)))
         if session.state.pending_gate and not args.task:
             resumed = await session.resume_pending()
             job_id = session.state.pending_job["job_id"] if session.state.pending_job else "?"
@@ -208,16 +211,17 @@ def _run(args: argparse.Namespace, started: Callable[[], None]) -> int:
                 async def done() -> Any:
                     return resumed
                 first = done()
-        elif args.task:
-            # the seed 003 router in front of the companion
-            body = await routed.send(args.task, getattr(args, "image", None), say_refusal=False)
-            if body is None:
-                return await coder_answer()
-            first = session.handle_message(body)
+        elif args.task:  # through the front door: the router, then the role the message is for
+            outcome = await outcome_of(talk.stream(args.task, getattr(args, "image", None),
+                                                   auto_approve_workspace=args.auto_approve_workspace))
+            if talk.coder_job:
+                return await coder_answer(outcome)
+            return await keep_asking(outcome)
         else:
             first = session.continue_task(observed=True)
         try:
-            return await drive_asking(first)
+            return await keep_asking(await drive(session, first, max_turns=args.max_turns,
+                                                 auto_approve_workspace=args.auto_approve_workspace))
         except asyncio.CancelledError:
             session.note_cancelled()  # Ctrl-C: the step stops, the state stays
             raise
@@ -244,7 +248,7 @@ def _run(args: argparse.Namespace, started: Callable[[], None]) -> int:
         from duckflow.channels.cli import fastexit
 
         # the stores close together; with the fast exit, their connections stay open for it
-        close_all(routed.close, opened.close, process_ends=fastexit.armed())
+        close_all(talk.close, opened.close, process_ends=fastexit.armed())
     if cancelled:
         renderer.console.print("[yellow]Stopped (Ctrl-C); the work so far is kept. Continue with "
                                f"`duckflow run --resume -w {args.workspace}` or `duckflow chat`.[/]")
@@ -255,7 +259,7 @@ def _run(args: argparse.Namespace, started: Callable[[], None]) -> int:
         style = "bold green" if outcome.success else "bold yellow"
         renderer.console.print(f"[{style}]{escape(clean(_ending_line(outcome, args.workspace)))}[/]")
         if outcome.ending == "approval":
-            job = _waiting_job(session, routed)
+            job = _waiting_job(session, talk)
             print(f"next: `duckflow approvals grant {job}` (or `deny {job}`), then "
                   f"`duckflow run --resume -w {args.workspace}`; or answer in `duckflow chat`", file=sys.stderr)
     if outcome.success:
@@ -263,10 +267,10 @@ def _run(args: argparse.Namespace, started: Callable[[], None]) -> int:
     return EXIT_APPROVAL if outcome.ending == "approval" else EXIT_STOPPED
 
 
-def _waiting_job(session: Any, routed: Any) -> str:
+def _waiting_job(session: Any, talk: Any) -> str:
     """The short id of the job that waits (the companion's, else the Coder's)."""
     job = session.state.pending_job if session.state.pending_gate else None
-    full = (job or {}).get("job_id") or routed.pending_job or routed.last_job or "?"
+    full = (job or {}).get("job_id") or talk.coder_job or talk.last_job or "?"
     return str(full)[:8]
 
 

@@ -54,7 +54,7 @@ class SharedRunner(SessionRunner):
     def forget(self, sid: str) -> None:
         self._open.pop(sid, None)
         for key in [k for k in self._orchs if k[1] == sid]:
-            del self._orchs[key]
+            self._orchs.pop(key).close()
 
     def take(self, sid: str, version: int) -> None:
         """This process runs the session's turns from now on: read it afresh, unless the copy

@@ -1,0 +1,295 @@
+"""The one front door: a person's message in, one Chunk stream out, the same on every channel.
+
+`Conversation.stream(text, images=())` routes the message (commands → rules → classifier →
+fallback; LINE always starts at CHAT) and then runs whoever the route is for: the coding
+companion, the Chat role (which may hand the message on with `DELEGATE:`), the Worker loop
+(whose result the Chat role words when it has a model of its own) or a Coder job that waits
+for approval. It yields core Chunks in every case, each emitted once through the session's
+`ChunkHub` (one seq; a terminal renderer subscribed there sees the same chunks). A stream ends
+with a `done` chunk whose `ending` says why. `stream_answer(job_id, granted)` is a person's
+yes / no on what waits: a companion approval or a Coder job. The CLI (`chat`, `run`), the
+server, Slack and LINE call only these two; they keep rendering, prompting and session slots.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from duckflow.companion.session import CompanionSession
+from duckflow.companion.task import AUTO_BY
+from duckflow.core.chunks import (
+    AnyChunk,
+    ApprovalChunk,
+    ApprovalData,
+    DoneChunk,
+    DoneData,
+    ErrorChunk,
+    ErrorData,
+    NoticeChunk,
+    NoticeData,
+    ReplyChunk,
+    ReplyData,
+)
+from duckflow.errors import DuckflowError
+from duckflow.orchestra.orchestrator import Orchestrator, Turn
+from duckflow.orchestra.roles import role_for_route
+
+COMPANION = "companion"
+LOOP_ENDINGS = {"done": "done", "need_user_confirmation": "input"}
+
+
+class Conversation:
+    """One person's conversation on one channel: a companion session behind the orchestra's router."""
+
+    def __init__(self, session: CompanionSession, orchestra: Orchestrator, *, max_turns: int = 12,
+                 slots: asyncio.Semaphore | None = None) -> None:
+        self.session = session
+        self.orch = orchestra
+        self.max_turns = max_turns
+        self.slots = slots  # at most this many companion tasks at once (a server's); None: no limit
+        self.coder_job: str | None = None  # the Coder job this conversation waits on
+        self.route: str | None = None  # the last message's route
+        self._reshown = False  # a waiting approval is being shown again
+        self.unsubscribe = session.chunks.subscribe(self._mirror)
+
+    # -- the stream -----------------------------------------------------------------------
+    def _say(self, chunk: AnyChunk) -> AnyChunk:
+        return self.session.chunks.emit(chunk)
+
+    def _done(self, agent: str, text: str, ending: str) -> AnyChunk:
+        return self._say(DoneChunk(agent=agent, data=DoneData(text=text, ending=ending)))
+
+    def _reply(self, agent: str, text: str) -> AnyChunk:
+        return self._say(ReplyChunk(agent=agent, data=ReplyData(text=text)))
+
+    def _notice(self, agent: str, code: str, message: str, **details: Any) -> AnyChunk:
+        return self._say(NoticeChunk(agent=agent, data=NoticeData(code=code, message=message, details=details)))
+
+    def _error(self, code: str, exc: DuckflowError | Exception) -> list[AnyChunk]:
+        if isinstance(exc, DuckflowError):
+            message, hint = exc.message, exc.hint
+        else:  # a bug below must not kill the channel: say it, keep the session
+            message, hint = f"{type(exc).__name__}: {exc}", None
+        return [self._say(ErrorChunk(agent=COMPANION, data=ErrorData(code=code, message=message, hint=hint))),
+                self._done(COMPANION, message if isinstance(exc, DuckflowError) else "the task failed", "error")]
+
+    async def stream(self, text: str, images: Sequence[str] = (), *,
+                     auto_approve_workspace: bool = False) -> AsyncIterator[AnyChunk]:
+        """Route the message, then run the role it is for; yields its chunks, ending with `done`."""
+        history = [(e.user, e.reply) for e in self.session.state.exchanges[-6:]]
+        try:
+            turn = await self.orch.handle(text, images=list(images) or None, history=history)
+        except DuckflowError as exc:
+            for c in self._error("session_error", exc):
+                yield c
+            return
+        decision = turn.decision
+        self.route = decision.primary_route
+        yield self._notice("router", "route", decision.declaration or f"route: {decision.primary_route}",
+                           **decision.public(), declaration=decision.declaration, text=text)
+        if turn.action != "companion":  # the router, the Chat role, the Worker loop or a Coder job answered
+            for c in self._orchestra_turn(text, turn, auto_approve_workspace):
+                yield c
+            return
+        if turn.delegated:
+            yield self._notice("chat", "delegated", f"{self.orch.roles.alias('chat')} handed this to the "
+                                                    f"companion: {turn.text}")
+        refusal = self._local_only_refusal(turn)
+        if refusal:
+            yield self._notice("router", "router", refusal)
+            yield self._done("router", refusal, "input")
+            return
+        model = getattr(self.session, "model", None)
+        await self.orch.roles.health.ensure(model)  # an Ollama model is checked before each message (cached)
+        body = turn.text or text
+        if images:
+            async for c in self._look(body, len(images)):
+                yield c
+            return
+        if self.session.state.pending_gate:
+            job = self.session.state.pending_job or {}
+            self._reshown = True  # shown again, not asked again: the event log has it once
+            yield self._say(ApprovalChunk(agent=COMPANION, data=ApprovalData(
+                phase="request", job_id=str(job.get("job_id", "")), request=job.get("request") or {},
+                call=job.get("call") or {})))
+            self._reshown = False
+            yield self._done(COMPANION, "an approval is still waiting: answer it first", "approval")
+            return
+        async for c in self._slot(lambda: self.session.stream(body, max_turns=self.max_turns,
+                                                              auto_approve_workspace=auto_approve_workspace)):
+            yield c
+
+    async def stream_answer(self, job_id: str, granted: bool, *, by: str, note: str | None = None,
+                            auto_approve_workspace: bool = False) -> AsyncIterator[AnyChunk]:
+        """A person's yes / no on what this conversation waits on; the work goes on after a yes."""
+        if job_id and job_id == self.coder_job:  # a Coder job: on yes the Worker applies it
+            self.coder_job = None
+            yield self._say(ApprovalChunk(agent="coder", data=ApprovalData(
+                phase="answer", job_id=job_id, granted=granted, by=by)))
+            applied, report = self.orch.decide_job(job_id, granted, approver=by)
+            for c in self._applied(applied, report, granted):
+                yield c
+            return
+        job = self.session.state.pending_job or {}
+        if not self.session.state.pending_gate or job.get("job_id") != job_id:
+            # a chat button answers only the job its own conversation waits on: nothing else is decided
+            yield self._notice(COMPANION, "approval_refused", f"job {job_id[:8]} is not waiting in this "
+                                                              "conversation; nothing was decided")
+            return
+        async for c in self._slot(lambda: self.session.stream_answer(
+                granted, by=by, note=note, max_turns=self.max_turns, auto_approve_workspace=auto_approve_workspace)):
+            yield c
+
+    def waiting_job(self) -> str | None:
+        """The job this conversation waits on: the companion's approval, else a Coder job."""
+        job = self.session.state.pending_job if self.session.state.pending_gate else None
+        return str((job or {}).get("job_id") or "") or self.coder_job
+
+    # -- the companion's part -------------------------------------------------------------
+    def _local_only_refusal(self, turn: Turn) -> str:
+        """Local-only mode and a cloud companion model: nothing is sent, whichever role would answer."""
+        model = getattr(self.session, "model", None)
+        if not turn.decision.flags.local_only or getattr(model, "is_local", True):
+            return ""
+        return (f"local-only mode is on and the companion's model {getattr(model, 'name', '?')} is a cloud "
+                "model, so nothing was sent. Send /cloud to allow it, or set a local model "
+                "(routing.llm.chat_model).")
+
+    async def _look(self, text: str, count: int) -> AsyncIterator[AnyChunk]:
+        """A message with images: answered by the session's model when it can see (one line why not, else)."""
+        from duckflow.orchestra.look import answer_with_images
+
+        yield self._notice(COMPANION, "images", f"{count} image(s) received")
+        looked = await answer_with_images(self.session, self.orch, text)
+        yield self._reply(COMPANION, looked.text)
+        yield self._done(COMPANION, looked.text, "done" if looked.ok else "input")
+
+    async def _slot(self, start: Callable[[], AsyncIterator[AnyChunk]]) -> AsyncIterator[AnyChunk]:
+        """Run a companion task in one of the slots (a message that waits for one is told so)."""
+        if self.slots is None:
+            async for c in self._guard(start()):
+                yield c
+            return
+        if self.slots.locked():
+            yield self._notice(COMPANION, "queued", "the server is busy: your message waits for a free worker")
+        async with self.slots:
+            async for c in self._guard(start()):
+                yield c
+
+    async def _guard(self, stream: AsyncIterator[AnyChunk]) -> AsyncIterator[AnyChunk]:
+        """The companion's chunks; a failure below ends the stream with an error and `done`."""
+        try:
+            async for c in stream:
+                yield c
+        except DuckflowError as exc:
+            for c in self._error("task_error", exc):
+                yield c
+        except Exception as exc:  # noqa: BLE001 - said to the person, the session kept
+            for c in self._error("internal_error", exc):
+                yield c
+
+    # -- a turn the orchestra answered ----------------------------------------------------
+    def _orchestra_turn(self, text: str, turn: Turn, auto_approve_workspace: bool) -> list[AnyChunk]:
+        """What the router, the Chat role, the Worker loop or a Coder said, as chunks; it joins the
+        companion's exchanges, so the next message (to whichever role) sees it. A Coder job waits
+        for a yes, or is auto-approved when the run allows it (never a hard-required one)."""
+        if turn.action == "notice":
+            ending = "input" if turn.decision.refused else "done"
+            return [self._notice("router", "router", turn.text), self._done("router", turn.text, ending)]
+        route = turn.loop.final_route if turn.loop is not None else turn.decision.primary_route
+        self.session.owner.change(f"orchestra {route} reply",
+                                  lambda st: st.add_exchange(text, f"[{route}] {turn.text}"))
+        if turn.action == "approval" and turn.job_id:
+            request = self._coder_request(turn.job_id, turn.text)
+            coder = self.orch.roles.alias(role_for_route(route, self.orch.config.routing.default_coder))
+            said = [self._reply("coder", f"{coder} proposes a change: {request.get('intent') or route}"),
+                    self._say(ApprovalChunk(agent="coder", data=ApprovalData(
+                        phase="request", job_id=turn.job_id, request=request)))]
+            if auto_approve_workspace:
+                by = AUTO_BY
+                applied, report = self.orch.decide_job(turn.job_id, True, approver=by, auto=True)
+                if applied is not None:
+                    said.append(self._say(ApprovalChunk(agent="coder", data=ApprovalData(
+                        phase="answer", job_id=turn.job_id, granted=True, by=f"auto:{by}"))))
+                    return said + self._applied(applied, report, True)
+                said.append(self._notice("coder", "router", report))
+            self.coder_job = turn.job_id
+            return [*said, self._done("coder", turn.text, "approval")]
+        if turn.loop is not None:
+            agent, ending = "worker", LOOP_ENDINGS.get(turn.loop.stop_reason, "stopped")
+        else:
+            agent, ending = ("coder", "stopped") if turn.failed else ("chat", "done")
+        return [self._reply(agent, turn.text), self._done(agent, turn.text, ending)]
+
+    def _applied(self, applied: bool | None, report: str, granted: bool) -> list[AnyChunk]:
+        """The Worker's report on an answered Coder job, and how the turn ended."""
+        ending = "done" if applied else "stopped" if granted else "input"
+        return [self._reply("worker", report), self._done("worker", report, ending)]
+
+    def _coder_request(self, job_id: str, text: str) -> dict[str, Any]:
+        """The approval card of a Coder job: the gate's request (the five points, the files, the patch),
+        as a companion approval's card is."""
+        try:
+            return self.orch.coder.gate.get(job_id).request.to_dict()
+        except DuckflowError:  # not in this gate (another process's job): what the Coder proposed
+            job = self.orch.state.job(job_id)
+            proposal = (job or {}).get("proposal") or {}
+            return {"intent": text.splitlines()[0] if text else "a change proposed by the Coder",
+                    "rationale": str(proposal.get("plan", "")), "risk": str(proposal.get("risk_level", "medium")),
+                    "diff_preview": str(proposal.get("patch", ""))}
+
+    async def resume_coder_job(self, job_id: str, *, auto_approve_workspace: bool = False
+                               ) -> AsyncIterator[AnyChunk]:
+        """A Coder job of this session from an earlier run: answered elsewhere (`duckflow approvals
+        grant`) or now by the run's auto-approve, it is applied (or closed); else its card is
+        shown again and it waits."""
+        current = self.orch.coder.gate.get(job_id)
+        if current.status == "pending" and auto_approve_workspace:
+            applied, report = self.orch.decide_job(job_id, True, approver=AUTO_BY, auto=True)
+            if applied is not None:
+                for c in self._applied(applied, report, True):
+                    yield c
+                return
+            yield self._notice("coder", "router", report)
+        if current.status == "pending":
+            self.coder_job = job_id
+            text = f"The change of job {job_id[:8]} still waits for your approval."
+            yield self._reply("coder", text)
+            yield self._say(ApprovalChunk(agent="coder", data=ApprovalData(
+                phase="request", job_id=job_id, request=self._coder_request(job_id, text))))
+            yield self._done("coder", text, "approval")
+            return
+        decision = getattr(current, "decision", None)
+        by = getattr(decision, "by", None) or "elsewhere (duckflow approvals)"
+        granted = current.status in ("granted", "auto_approved")
+        applied, report = self.orch.decide_job(job_id, granted, approver=by)
+        for c in self._applied(applied, report, granted):
+            yield c
+
+    # -- the event log --------------------------------------------------------------------
+    def _mirror(self, chunk: AnyChunk) -> None:
+        """The companion's approvals in the same event log as the orchestra's (seed 003 §7.3);
+        a Coder job's are logged by the Coder flow itself."""
+        if chunk.type != "approval" or chunk.agent == "coder" or self._reshown:
+            return
+        d = chunk.data
+        now = datetime.now(UTC).isoformat(timespec="milliseconds")
+        route = self.route
+        if d.phase == "request":
+            req = d.request or {}
+            self.orch.emit("approval.requested", job_id=d.job_id, approval_status="pending",
+                           approval_requested_at=now, initial_route=route, final_route=route,
+                           risk=req.get("risk"), coder_output={"intent": str(req.get("intent", ""))[:300]},
+                           source=COMPANION)
+            return
+        by = d.by or ""
+        kind, status = (("approval.auto_approved", "auto_approved") if by.startswith("auto") else
+                        ("approval.granted", "granted")) if d.granted else ("approval.denied", "denied")
+        self.orch.emit(kind, job_id=d.job_id, approval_status=status, approval_decided_at=now, approver=by,
+                       initial_route=route, final_route=route, source=COMPANION)
+
+    def close(self) -> None:
+        self.unsubscribe()
