@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -68,21 +68,6 @@ def command_summary(content: str, limit: int) -> str | None:
     if data.get("ran") is False and data.get("note"):
         parts.append(str(data["note"]))
     return "; ".join(parts)
-
-
-def call_to_dict(call: ToolCall) -> dict[str, Any]:
-    return {
-        "name": call.name, "arguments": call.arguments, "id": call.id,
-        "executable": call.executable, "confidence": call.confidence, "source": call.source,
-    }
-
-
-def call_from_dict(d: Mapping[str, Any]) -> ToolCall:
-    return ToolCall(
-        name=str(d["name"]), arguments=dict(d.get("arguments", {})), id=str(d.get("id", "")),
-        executable=bool(d.get("executable", True)), confidence=float(d.get("confidence", 1.0)),
-        source=str(d.get("source", "native")),
-    )
 
 
 @dataclass

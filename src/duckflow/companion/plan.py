@@ -74,7 +74,7 @@ def specs_for_calls(calls: list[Any]) -> list[ActionSpec]:
     specs = []
     for c in calls:
         kind = plan_kind(c.name)
-        call = {"name": c.name, "arguments": dict(c.arguments)} if c.executable else None
+        call = c.to_dict() if c.executable else None
         specs.append(ActionSpec(kind, _target(c.arguments), f"{c.name} proposed while planning",
                                 optional=not c.executable, call=call))
     return specs

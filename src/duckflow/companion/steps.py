@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from duckflow.companion import checks
-from duckflow.companion.actions import CallOutcome, call_from_dict, call_to_dict
+from duckflow.companion.actions import CallOutcome
 from duckflow.companion.context import file_context, symops_vitals
 from duckflow.companion.decision import MainDecision, Silent
 from duckflow.companion.dml_context import refresh_dml
@@ -207,7 +207,7 @@ class StepsMixin:
         outcomes: list[CallOutcome] = []
         for i, spec in reads:
             assert spec.call is not None
-            out = await self.runner.process(call_from_dict(spec.call), intent=f"plan {plan_id}: {spec.description}",
+            out = await self.runner.process(ToolCall.from_dict(spec.call), intent=f"plan {plan_id}: {spec.description}",
                                             rationale=d.rationale)
             self._emit_outcome(out)
             outcomes.append(out)
@@ -234,7 +234,7 @@ class StepsMixin:
             self._set_plan_status(plan, "executing")
         for i in plan.pending():
             spec = plan.action_specs[i]
-            call = call_from_dict(spec.call) if spec.call is not None else await self._call_for(plan, i, d)
+            call = ToolCall.from_dict(spec.call) if spec.call is not None else await self._call_for(plan, i, d)
             if call is None:
                 return outcomes  # a deviation: back to PLANNING
             self._mark(plan, i, "running")
@@ -290,7 +290,7 @@ class StepsMixin:
                 out = CallOutcome(call, "refused", f"the person said no to exactly this ({no.description}); "
                                   "not run: propose something different")
                 outcomes.append(out)
-                self.chunks.notice("refused_call", repeat_words(call, no), call=call_to_dict(call))
+                self.chunks.notice("refused_call", repeat_words(call, no), call=call.to_dict())
                 self.__dict__["_repeats"] = self.__dict__.get("_repeats", 0) + 1
                 break
             out = await self.runner.process(call, intent=f"{call.name} for: {self.state.task or self.state.goal}",
@@ -315,16 +315,16 @@ class StepsMixin:
         """Chunks for what core's tool runner does not say itself: approvals, proposals, refusals."""
         if out.status == "pending":
             self._emit(ApprovalChunk(agent=MAIN_AGENT, data=ApprovalData(
-                phase="request", job_id=str(out.job_id), request=out.request or {}, call=call_to_dict(out.call))))
+                phase="request", job_id=str(out.job_id), request=out.request or {}, call=out.call.to_dict())))
         elif out.status == "proposed":
-            self.chunks.notice("proposed", out.line(200), call=call_to_dict(out.call))
+            self.chunks.notice("proposed", out.line(200), call=out.call.to_dict())
         elif out.status == "refused":
-            self.chunks.notice("refused_call", out.line(200), call=call_to_dict(out.call))
+            self.chunks.notice("refused_call", out.line(200), call=out.call.to_dict())
 
     def _park(self, out: CallOutcome, rest: list[ToolCall], *, plan: tuple[str, int] | None = None) -> None:
         req = out.request or {}
-        job: dict[str, Any] = {"job_id": out.job_id, "call": call_to_dict(out.call),
-                               "queue": [call_to_dict(c) for c in rest],
+        job: dict[str, Any] = {"job_id": out.job_id, "call": out.call.to_dict(),
+                               "queue": [c.to_dict() for c in rest],
                                "summary": req.get("summary") or out.line(100), "request": req}
         if plan is not None:
             job["plan"] = {"plan_id": plan[0], "index": plan[1]}
@@ -373,8 +373,8 @@ class StepsMixin:
             self._transition(Step.REVIEW, "execution finished: review the result", "outcome", Status.SUCCESS)
 
     async def _after_answer(self, job: dict[str, Any], granted: bool, by: str) -> TurnResult:
-        call = call_from_dict(job["call"])
-        queue = [call_from_dict(c) for c in job.get("queue", [])]
+        call = ToolCall.from_dict(job["call"])
+        queue = [ToolCall.from_dict(c) for c in job.get("queue", [])]
         self._emit(ApprovalChunk(agent=MAIN_AGENT, data=ApprovalData(
             phase="answer", job_id=str(job["job_id"]), call=job["call"], granted=granted, by=by)))
 

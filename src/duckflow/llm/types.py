@@ -6,7 +6,7 @@ contracts between `llm/` (providers), `protocols/` (codecs) and `core/` (agents)
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -46,6 +46,17 @@ class ToolCall:
     confidence: float = 1.0
     source: str = "native"  # native | symops | dml | ...
     raw: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The one stored shape of a call (a pending approval, a plan's action, a chunk's `call`)."""
+        return {"name": self.name, "arguments": self.arguments, "id": self.id,
+                "executable": self.executable, "confidence": self.confidence, "source": self.source}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> ToolCall:
+        return cls(name=str(d["name"]), arguments=dict(d.get("arguments", {})), id=str(d.get("id", "")),
+                   executable=bool(d.get("executable", True)), confidence=float(d.get("confidence", 1.0)),
+                   source=str(d.get("source", "native")))
 
 
 @dataclass
