@@ -22,7 +22,7 @@ from pydantic import (
 
 from duckflow._configkeys import _Section
 from duckflow.errors import ConfigError
-from duckflow.orchestra_config import Coder3Config, LoopConfig, RoutingConfig
+from duckflow.orchestra_config import Coder3Config, LoopConfig, RoutingConfig, role_model_name
 from duckflow.paths import config_file, workspace_state_dir
 
 
@@ -379,6 +379,15 @@ def _refuse_loosening(path: Path, data: dict[str, Any]) -> None:
             "workspace (a repository must not loosen the guard, gate, guardrails or models).",
             hint=f"move them to {config_file()} or delete them from {path}",
         )
+
+
+def resolve_role(role: str, config: Config) -> str | None:
+    """The one answer to "which model does this role use": chat | worker | coder1 | coder2 | coder3.
+
+    Order: `routing.llm.<role>_model` (with its provider) → `[coder3]` (Coder3 only) →
+    `models.roles.<role>` → `models.roles.default`; None when nothing is configured.
+    """
+    return role_model_name(role, config.routing, config.models, config.coder3)
 
 
 def load_config(workspace: str | Path | None = None, *, env: dict[str, str] | None = None) -> "Config":

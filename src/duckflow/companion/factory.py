@@ -28,6 +28,7 @@ class OpenedSession:
     model_name: str
     codec_name: str
     store: SessionStore
+    config: Any = None  # the Config the session was opened with (loaded once per command)
 
     def close(self) -> None:
         from duckflow.store.sqlite import close_all
@@ -150,4 +151,4 @@ def open_session(
     # not in the person's first turn (a thread start waits for the new thread: ms on a busy machine)
     session.engine.run_for(session.engine.main).trace_event(
         "session_open", resumed=resumed, model=name, codec=getattr(codec, "name", "native"), mode=session.mode)
-    return OpenedSession(session, resumed, name, getattr(codec, "name", "native"), store)
+    return OpenedSession(session, resumed, name, getattr(codec, "name", "native"), store, cfg)

@@ -1,6 +1,7 @@
 """Which model the companion talks to, and the built-in scripted demo (`--model scripted:demo`).
 
-Order: `--model` → config (`models.roles.chat`, then `models.roles.default`) → environment
+Order: `--model` → config (the Chat role's model: `routing.llm.chat_model`, `models.roles.chat`,
+`models.roles.default`; `config.resolve_role`) → environment
 (OPENAI_BASE_URL alone selects that server, asking its `/v1/models` which model it serves when
 it is on this machine; OPENAI_API_KEY, ANTHROPIC_API_KEY, OLLAMA_HOST) → the bundled local model
 when llama-cpp-python is installed → otherwise a clear error listing the ways to get one.
@@ -42,8 +43,13 @@ def choose_model_name(explicit: str | None, config: Any, environ: dict[str, str]
     env = os.environ if environ is None else environ
     if explicit:
         return explicit
-    models = getattr(config, "models", None)
-    roles = getattr(models, "roles", None)
+    if getattr(config, "routing", None) is not None:  # the conversation model: the Chat role's
+        from duckflow.config import resolve_role
+
+        chosen = resolve_role("chat", config)
+        if chosen:
+            return chosen
+    roles = getattr(getattr(config, "models", None), "roles", None)
     for name in (getattr(roles, "chat", None), getattr(roles, "default", None)):
         if name:
             return str(name)

@@ -143,11 +143,11 @@ class Orchestrator:
     def _has_model(self, role: str) -> bool:
         """With a companion attached, only a role's own model takes work away from it; without
         one, a role may use the default model too."""
-        from duckflow.orchestra.settings import role_model_name
+        from duckflow.config import resolve_role
 
         if self.companion or self.roles.explicit(role):
             return self.roles.explicit(role)
-        return role_model_name(role, self.config.routing, self.config.models, self.config.coder3) is not None
+        return resolve_role(role, self.config) is not None
 
     async def route(self, text: str, raw: dict[str, Any] | None = None) -> RoutingDecision:
         msg = InputMessage(channel=self.channel, session_id=self.session_id, user_text=text,  # type: ignore[arg-type]

@@ -86,9 +86,9 @@ class Roles:
     def model(self, role: str) -> Any:
         if role in self.models:
             return self.models[role]
-        from duckflow.orchestra.settings import role_model_name
+        from duckflow.config import resolve_role
 
-        name = role_model_name(role, self.config.routing, self.config.models, self.config.coder3)
+        name = resolve_role(role, self.config)
         if name is None:
             raise RoleUnavailable(f"no model is configured for the {role} role",
                                   hint=f"set routing.llm.{_ALIAS_KEY[role].replace('_alias', '_model')} "

@@ -293,12 +293,12 @@ def classifier_model_from_config(config: Any) -> Model | None:
     name = config.routing.classifier.model
     if not name or not config.routing.classifier.enabled:
         return None
+    from duckflow.config import resolve_role
     from duckflow.llm.registry import get_model
-    from duckflow.orchestra.settings import role_model_name
 
     roles = {"chat": "chat", "worker": "worker", "coder1": "coder1", "coder2": "coder2", "coder3": "coder3"}
     if name in roles:
-        resolved = role_model_name(name, config.routing, config.models, config.coder3)
+        resolved = resolve_role(name, config)
         if resolved is None:
             return None
         name = resolved

@@ -333,11 +333,10 @@ async def _piped(chat: Chat) -> None:
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from duckflow.channels.cli.routed import chat_model_name
     from duckflow.channels.cli.run_cmd import Renderer
     from duckflow.companion.factory import open_session
 
-    opened = open_session(args.workspace, model_name=model_arg(args.model) or chat_model_name(args.workspace),
+    opened = open_session(args.workspace, model_name=model_arg(args.model),
                           session_id=args.session,
                           resume=not args.new and not args.session, codec=args.codec, mode=args.mode)
     tty = sys.stdin.isatty() and sys.stdout.isatty()

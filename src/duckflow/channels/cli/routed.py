@@ -16,21 +16,6 @@ from duckflow.channels.conversation import Conversation
 from duckflow.core.chunks import AnyChunk
 
 
-def chat_model_name(workspace: Any) -> str | None:
-    """The Chat role's model when `routing.llm.chat_model` is set: the companion runs on it too
-    (seed 003: the conversation model); None leaves the companion's own choice."""
-    from pathlib import Path
-
-    from duckflow.config import load_config
-    from duckflow.orchestra_config import role_model_name
-
-    root = Path(workspace)
-    cfg = load_config(root if root.is_dir() else None)
-    if not cfg.routing.llm.chat_model:
-        return None
-    return role_model_name("chat", cfg.routing, cfg.models)
-
-
 class CliConversation:
     """A terminal's conversation: the front door, plus the Coder job a person answers with yes / no."""
 
@@ -40,7 +25,8 @@ class CliConversation:
 
         session = opened.session
         state = session.state
-        cfg = config if config is not None else load_config(state.workspace)
+        cfg = config if config is not None else opened.config if opened.config is not None \
+            else load_config(state.workspace)
         orch = Orchestrator(cfg, workspace=state.workspace, session_id=state.session_id, channel="cli",
                             gate=session.runner.gate, companion=True)
         self.conv = Conversation(session, orch, max_turns=max_turns)

@@ -94,9 +94,7 @@ def _run(args: argparse.Namespace, started: Callable[[], None]) -> int:
     if not args.task and not (args.resume or args.session):
         raise DuckflowError("no task given", hint='duckflow run "what to do" [--workspace DIR]')
     workspace = Path(args.workspace)
-    from duckflow.channels.cli.routed import chat_model_name
-
-    opened = open_session(workspace, model_name=model_arg(args.model) or chat_model_name(workspace), session_id=args.session,
+    opened = open_session(workspace, model_name=model_arg(args.model), session_id=args.session,
                           resume=args.resume, codec=args.codec, mode=args.mode)
     renderer = Renderer(debug=args.debug, verbose=args.verbose, quiet=args.json, spinner=True)
     session = opened.session
