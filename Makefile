@@ -40,10 +40,10 @@ run-demo: $(VENV)/.runtime bytecode
 	$(BIN)/python -m duckflow.demo --model scripted:demo
 
 lint: $(VENV)/.dev
-	$(BIN)/ruff check src tests
+	$(BIN)/ruff check src benchmarks tests
 
 typecheck: $(VENV)/.dev
-	$(BIN)/mypy src
+	$(BIN)/mypy src benchmarks
 
 unit: $(VENV)/.dev $(VENV)/.local bytecode
 	$(BIN)/pytest; rc=$$?; if [ $$rc -eq 5 ]; then echo "pytest: no tests collected"; exit 0; fi; exit $$rc

@@ -24,8 +24,8 @@ import time
 import urllib.request
 from pathlib import Path
 
-from duckflow.bench._compliance_tasks import SETS
-from duckflow.bench.compliance import check
+from benchmarks._compliance_tasks import SETS
+from benchmarks.compliance import check
 from duckflow.llm.localmodels import BUNDLED, resolve_local
 from duckflow.protocols.filenames import plausible_paths
 

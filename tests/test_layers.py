@@ -23,7 +23,6 @@ MAX_CIRCLES = 1
 # top floor first; a module may import its own floor or any floor below (docs/ARCHITECTURE.md)
 FLOORS: list[tuple[str, ...]] = [
     ("channels.cli", "demo", "protocol_story"),                # people: the `duckflow` command (main.py dispatches), `make run`
-    ("bench",),                                   # bench: measures everything below, the server included
     ("channels.http",),                           # server: `duckflow serve`
     ("channels.slack", "channels.line"),          # webhooks
     ("channels", "channels.shared"),              # channels: runner, manager, stream log, shared by all; Redis + PostgreSQL
@@ -232,7 +231,7 @@ def test_the_reader_sees_every_kind_of_import() -> None:
     kinds = {(i.source, i.target): i.kind for i in ALL_IMPORTS}
     assert kinds[("duckflow.config", "duckflow.paths")] == "top"
     assert kinds[("duckflow.routing.classifier", "duckflow.core.agent")] == "lazy"
-    assert kinds[("duckflow.channels.cli.bench_cmd", "duckflow.bench")] == "top"
+    assert kinds[("duckflow.channels.cli.bench_cmd", "duckflow.channels.cli.common")] == "top"
     assert kinds[("duckflow.companion.models", "duckflow.llm.registry")] == "named"
     assert "typing" in set(kinds.values())
     assert room("duckflow.channels.http.app") == "channels.http"

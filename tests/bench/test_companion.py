@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from duckflow.bench.companion import main
+from benchmarks.companion import main
 
 
 def test_bench_reports_tokens_and_overhead(capsys: pytest.CaptureFixture[str]) -> None:

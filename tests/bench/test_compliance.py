@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from duckflow.bench._compliance_tasks import TASKS
-from duckflow.bench.compliance import Bench, apply_calls, check, exact_intended, setup, table
+from benchmarks._compliance_tasks import TASKS
+from benchmarks.compliance import Bench, apply_calls, check, exact_intended, setup, table
+
 from duckflow.llm.scripted import ScriptedModel, reply
 from duckflow.llm.types import ToolCall
 
@@ -92,7 +93,7 @@ HELDOUT_ANSWERS = {
 
 
 def test_heldout_checks_fail_untouched_and_pass_on_a_right_answer(tmp_path: Path) -> None:
-    from duckflow.bench._compliance_tasks import HELDOUT, SETS
+    from benchmarks._compliance_tasks import HELDOUT, SETS
 
     assert len(HELDOUT) >= 15 and SETS["heldout"] is HELDOUT
     assert not {t.text for t in HELDOUT} & {t.text for t in TASKS}  # a different set
@@ -124,13 +125,13 @@ def test_the_live_cells_say_where_the_time_went() -> None:
 
 
 def table_of(bench: Bench) -> str:
-    from duckflow.bench._tasktime import report_table
+    from benchmarks._tasktime import report_table
 
     return report_table(bench.result()["timing"])
 
 
 def test_one_report_for_two_models_and_the_recorded_replies(capsys: object) -> None:
-    from duckflow.bench.compliance import main
+    from benchmarks.compliance import main
 
     assert main(["--models", "scripted:demo,scripted:demo", "--modes", "single-call", "--stages", "live",
                  "--limit", "1"]) == 0

@@ -6,8 +6,7 @@ import builtins
 import json
 
 import pytest
-
-from duckflow.bench import engine
+from benchmarks import engine
 
 
 def test_bench_engine_json_reports_figures_and_ratio_bars(capsys: pytest.CaptureFixture[str]) -> None:

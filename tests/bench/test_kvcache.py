@@ -6,8 +6,7 @@ import importlib.util
 import json
 
 import pytest
-
-from duckflow.bench import kvcache
+from benchmarks import kvcache
 
 
 def test_a_model_that_is_not_in_process_gets_one_line(capsys: pytest.CaptureFixture[str]) -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from benchmarks import protocols as bench
 
-from duckflow.bench import protocols as bench
 from duckflow.llm.tokens import count_tokens
 
 
@@ -71,7 +71,7 @@ def test_compliance_row_counts_stages_and_the_recorded_reasks(tmp_path: object) 
     """The table's arithmetic on a tiny folder: a strict reply, a broken one fixed by its re-ask."""
     from pathlib import Path
 
-    from duckflow.bench._protocol_bars import compliance
+    from benchmarks._protocol_bars import compliance
 
     root = Path(str(tmp_path))
     folder = root / "model"

@@ -5,9 +5,8 @@ from __future__ import annotations
 import gc
 
 import pytest
-
-from duckflow.bench import _ratio
-from duckflow.bench._ratio import exit_code, interleave, paired_ratio, ratio_bar
+from benchmarks import _ratio
+from benchmarks._ratio import exit_code, interleave, paired_ratio, ratio_bar
 
 
 def test_paired_ratio_is_taken_round_by_round_and_its_median_is_the_figure() -> None:

@@ -6,9 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-
-from duckflow.bench import repeat
-from duckflow.bench.server import Level, combine, round_ratio
+from benchmarks import repeat
+from benchmarks.server import Level, combine, round_ratio
 
 
 def _run(passed: bool, load: list[float], ratios: dict[str, float]) -> dict[str, object]:

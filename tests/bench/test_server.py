@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import statistics
 
-from duckflow.bench._serverload import Level, Run, chunk_type, level_of, pct, schedule
-from duckflow.bench.server import Options, verdict
+from benchmarks._serverload import Level, Run, chunk_type, level_of, pct, schedule
+from benchmarks.server import Options, verdict
 
 
 def _level(n: int, p99: float, errors: int = 0, gaps: int = 0) -> Level:

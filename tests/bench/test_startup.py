@@ -7,8 +7,7 @@ import os
 from typing import Any
 
 import pytest
-
-from duckflow.bench import startup
+from benchmarks import startup
 
 
 def _fake_child(seconds: dict[str, float], seen_env: list[dict[str, str]]) -> Any:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 
-from duckflow.bench._compliance_tasks import TASKS
-from duckflow.bench.compliance import Bench
+from benchmarks._compliance_tasks import TASKS
+from benchmarks.compliance import Bench
+
 from duckflow.llm.bestof import BestOfModel
 from duckflow.llm.scripted import ScriptedModel, reply
 from duckflow.llm.types import Message, ModelSettings, TextDelta, UsageEvent

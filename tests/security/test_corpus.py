@@ -6,8 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-
-from duckflow.bench.security import (
+from benchmarks.security import (
     FP_BAR,
     RECALL_BAR,
     code_texts,
@@ -16,6 +15,7 @@ from duckflow.bench.security import (
     evaluate_positives,
     load_positives,
 )
+
 from duckflow.security.sanitizer import Sanitizer
 
 CORPUS = Path(__file__).resolve().parent / "corpus"

@@ -37,8 +37,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from duckflow.bench._serverload import Level, Run, Segment, combine, level_of, round_ratio
-from duckflow.bench._servershared import script_step as _script_step
+from benchmarks._serverload import Level, Run, Segment, combine, level_of, round_ratio
+from benchmarks._servershared import script_step as _script_step
 
 RATIO_BAR = 10.0
 ROUNDS = 3
@@ -85,14 +85,14 @@ def serve_child(port: int, workspace: str, replies: int = 1) -> None:
 
 def _rss_kb(pid: int) -> int:
     """The server's resident memory (with its worker processes, if any)."""
-    from duckflow.bench._servershared import tree_rss_kb
+    from benchmarks._servershared import tree_rss_kb
 
     return tree_rss_kb(pid)
 
 
 def _cpu_s(pid: int) -> float:
     """CPU seconds (user + system) the server (with its worker processes) has used so far."""
-    from duckflow.bench._servershared import tree_cpu_s
+    from benchmarks._servershared import tree_cpu_s
 
     if not Path(f"/proc/{pid}/stat").exists():
         raise OSError(f"no process {pid}")
@@ -127,7 +127,7 @@ def verdict(paced_rounds: list[list[Level]], burst_rounds: list[list[Level]], li
     """The bar: p99 TTFC at the largest paced level / at the smallest, per round, median of the
     rounds <= `limit`, and 0 errors and 0 gaps at every level, paced and burst. The burst's ratio
     is reported beside it and is not a bar (see docs/server.md: a burst costs N x c by queueing)."""
-    from duckflow.bench._ratio import paired_ratio, ratio_bar
+    from benchmarks._ratio import paired_ratio, ratio_bar
 
     firsts = [r[0].ttfc_p99_ms for r in paced_rounds]
     lasts = [r[-1].ttfc_p99_ms for r in paced_rounds]
@@ -189,7 +189,7 @@ async def _create(client: Any, n: int) -> list[str]:
 async def _client(url: str, token: str, levels: list[int], pid: int, opts: Options) -> dict[str, Any]:
     import httpx
 
-    from duckflow.bench._serverload import Target, burst, paced, schedule
+    from benchmarks._serverload import Target, burst, paced, schedule
 
     async with httpx.AsyncClient(base_url=url, headers={"Authorization": f"Bearer {token}"},
                                  timeout=httpx.Timeout(180.0)) as client:
@@ -280,7 +280,7 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
 
 
 def measure(levels: list[int], opts: Options | None = None) -> dict[str, Any]:
-    from duckflow.bench._ratio import machine
+    from benchmarks._ratio import machine
     from duckflow.channels.http.auth import MIN_TOKEN_LEN
 
     opts = opts or Options()
@@ -301,7 +301,7 @@ def measure(levels: list[int], opts: Options | None = None) -> dict[str, Any]:
             with socket.socket() as s:
                 s.bind(("127.0.0.1", 0))
                 port = int(s.getsockname()[1])
-            proc = subprocess.Popen([sys.executable, "-m", "duckflow.bench.server", "--child", str(port), str(ws),
+            proc = subprocess.Popen([sys.executable, "-m", "benchmarks.server", "--child", str(port), str(ws),
                                      "--replies", str(opts.replies), *shared],
                                     env=env, stdout=subprocess.DEVNULL, stderr=log.open("wb"))
             try:
@@ -345,7 +345,7 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     if args.child:
         if args.redis and args.database:
-            from duckflow.bench._servershared import serve_shared
+            from benchmarks._servershared import serve_shared
 
             serve_shared(int(args.child[0]), args.child[1], max(1, args.replies), args.workers, args.redis,
                          args.database)
@@ -368,7 +368,7 @@ def main(argv: list[str]) -> int:
         if bad:
             print(f"duckflow bench server: {msg}", file=sys.stderr)
             return 2
-    from duckflow.bench._serverreport import report as _report
+    from benchmarks._serverreport import report as _report
 
     shared_ws = tempfile.mkdtemp(prefix="duckflow-bench-ws-") if args.redis else None
     opts = Options(args.rounds, args.pace, args.messages, not args.no_burst, 1, args.redis, args.database, shared_ws)
@@ -382,7 +382,7 @@ def main(argv: list[str]) -> int:
         print(f"duckflow bench server: {e}", file=sys.stderr)
         return 2
     if args.workers > 1:
-        from duckflow.bench._servershared import side_by_side
+        from benchmarks._servershared import side_by_side
 
         if not args.json:
             print("one process:")

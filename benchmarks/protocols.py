@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from duckflow.bench._ratio import exit_code, machine
+from benchmarks._ratio import exit_code, machine
 
 
 @dataclass(frozen=True)
@@ -189,7 +189,7 @@ def damaged_reply(suite: list[Reply], size: int) -> str:
 
 def speed(suite: list[Reply], quick: bool) -> dict[str, Any]:
     """Ratios against baselines in the same run (see _protocol_bars)."""
-    from duckflow.bench import _protocol_bars as bars
+    from benchmarks import _protocol_bars as bars
 
     repeat = 1 if quick else 5
     canonical = "".join(render_symops(r)[0] for r in suite)
@@ -213,7 +213,7 @@ def _corpus_dir(given: str) -> Path:
     path = Path(given)
     if path.is_dir() or path.is_absolute():
         return path
-    checkout = Path(__file__).resolve().parents[3] / given
+    checkout = Path(__file__).resolve().parents[1] / given
     return checkout if checkout.is_dir() else path
 
 
@@ -299,7 +299,7 @@ def main(argv: list[str]) -> int:
     except Exception as err:
         result["corpus"] = {"pass": None, "note": f"not measured: {type(err).__name__}: {err}"}
     try:
-        from duckflow.bench._protocol_bars import compliance
+        from benchmarks._protocol_bars import compliance
 
         result["speed"].update(compliance(_corpus_dir(args.real)))
     except Exception as err:

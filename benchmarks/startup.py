@@ -21,7 +21,7 @@ import tempfile
 import time
 from typing import Any
 
-from duckflow.bench._ratio import interleave, machine, paired_ratio, summary, verdict
+from benchmarks._ratio import interleave, machine, paired_ratio, summary, verdict
 
 RUN_BAR = 3.0
 IMPORT_BAR = 1.2

@@ -38,7 +38,7 @@ _TEST_DIRS = {"test", "tests", "idle_test", "unittest", "__pycache__", "site-pac
 
 
 def default_corpus_dir() -> Path:
-    return Path(__file__).resolve().parents[3] / "tests" / "security" / "corpus"
+    return Path(__file__).resolve().parents[1] / "tests" / "security" / "corpus"
 
 
 def load_positives(corpus: Path) -> list[dict[str, Any]]:
@@ -171,7 +171,7 @@ def throughput(texts: list[str], sanitizer: Sanitizer, rounds: int = 5) -> dict[
     """
     import re
 
-    from duckflow.bench._ratio import interleave, paired_ratio, summary
+    from benchmarks._ratio import interleave, paired_ratio, summary
 
     size = sum(len(t.encode("utf-8")) for t in texts) / 1e6
     baseline = re.compile(BASELINE_PATTERN)
@@ -216,7 +216,7 @@ def run(corpus: Path, *, limit_lines: int | None = None, repeat: int = 5,
                                "pass": speed["ratio"]["median"] <= SPEED_RATIO_BAR,
                                "measure": "CPU time, median of per-round ratios", **speed},
     }
-    from duckflow.bench._ratio import machine, ratio_bar
+    from benchmarks._ratio import machine, ratio_bar
 
     ratios = [ratio_bar("sanitizer CPU time / one keyword-assignment regex scan", speed["ratio"], SPEED_RATIO_BAR,
                         sanitizer_cpu_mb_s=speed["cpu_mb_s"], megabytes=speed["megabytes"],

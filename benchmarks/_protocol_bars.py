@@ -25,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from duckflow.bench._ratio import best_of
+from benchmarks._ratio import best_of
 
 
 def _best(fn: Callable[[], Any], repeat: int) -> float:
@@ -49,7 +49,7 @@ def _interleaved(a: Callable[[], Any], b: Callable[[], Any], repeat: int) -> tup
 
 def _ratio_figures(ta: list[float], tb: list[float]) -> dict[str, Any]:
     """The median of the paired ratios (the figure a bar holds), with min, max and best/best."""
-    from duckflow.bench._ratio import paired_ratio
+    from benchmarks._ratio import paired_ratio
 
     r = paired_ratio(ta, tb)
     return {"value": r["median"], "min": r["min"], "max": r["max"], "best_ratio": round(min(ta) / min(tb), 2)}
@@ -259,7 +259,7 @@ def compliance(root: Path) -> dict[str, Any]:
         rows[folder.name] = row
         total_guesses += row["runnable_guesses"]
     note = "" if (root / "local").is_dir() else (
-        "replies of the bundled local model: not recorded (`python -m duckflow.bench._record local:default "
+        "replies of the bundled local model: not recorded (`python -m benchmarks._record local:default "
         "tests/corpus/real/local` records them)")
     return {"compliance": {"value": total_guesses, "bar": "runnable guesses = 0", "pass": total_guesses == 0,
                            "rows": rows, "note": note}}  # fmt: skip

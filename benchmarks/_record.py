@@ -1,6 +1,6 @@
 """Record real Sym-Ops replies of a model for the compliance table (`tests/corpus/real/NAME/`).
 
-    python -m duckflow.bench._record local:default tests/corpus/real/local
+    python -m benchmarks._record local:default tests/corpus/real/local
 
 Each task is asked once with the live Sym-Ops system prompt (the one `SymOpsCodec` gives the
 engine and the companion, few-shot examples included), unconstrained (no grammar). A reply
@@ -74,7 +74,7 @@ async def record(name: str, out: Path) -> None:
         stem.with_suffix(".txt").write_text(reply, encoding="utf-8")
         reasks = 0
 
-        source = f"recorded from {model.name} with `python -m duckflow.bench._record {name} {out}`"
+        source = f"recorded from {model.name} with `python -m benchmarks._record {name} {out}`"
         _save(stem, source, model.name, request, intended, 0)
         result = parse(reply, request=request)
         while not result.ok and reasks < 2:
@@ -90,7 +90,7 @@ async def record(name: str, out: Path) -> None:
 
 def main(argv: list[str]) -> int:
     if len(argv) != 2:
-        print("usage: python -m duckflow.bench._record MODEL OUT_DIR", file=sys.stderr)
+        print("usage: python -m benchmarks._record MODEL OUT_DIR", file=sys.stderr)
         return 2
     asyncio.run(record(argv[0], Path(argv[1])))
     return 0

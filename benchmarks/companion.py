@@ -203,7 +203,7 @@ def _run_once() -> list[dict[str, Any]]:
 def _engine_turns(n: int) -> list[float]:
     """The baseline: `n` engine turns (`Agent.run`) with the same ScriptedModel — one tool call
     (a sync `add`), then the answer — after three warm-up turns; seconds per turn."""
-    from duckflow.bench.engine import add
+    from benchmarks.engine import add
     from duckflow.core.agent import Agent
     from duckflow.llm.scripted import ScriptedModel, reply, tool_call
 
@@ -225,7 +225,7 @@ def _engine_turns(n: int) -> list[float]:
 
 def measure(runs: int) -> dict[str, Any]:
     """Conversations and engine blocks in interleaved rounds; the figures and bars of one run."""
-    from duckflow.bench._ratio import interleave, machine, paired_ratio, ratio_bar, summary
+    from benchmarks._ratio import interleave, machine, paired_ratio, ratio_bar, summary
     from duckflow.prompts.budget import token_counter
 
     _, exact, method = token_counter()

@@ -39,8 +39,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from duckflow.bench._compliance_tasks import SETS, Task
-from duckflow.bench._tasktime import (
+from benchmarks._compliance_tasks import SETS, Task
+from benchmarks._tasktime import (
     Recorder,
     TaskTime,
     checked_of,
@@ -251,7 +251,7 @@ class Bench:
 
         ws = tmp / f"live-{mode}-{stage}"
         setup(task, ws)
-        from duckflow.bench._bestof import reply_score
+        from benchmarks._bestof import reply_score
         from duckflow.llm.bestof import BestOfModel
 
         best = BestOfModel(model, self.best_of, lambda _: 0.0) if self.best_of > 1 else None
@@ -382,7 +382,7 @@ def main(argv: list[str]) -> int:
                         "resolved": f"{info.label} {info.reason}".strip() if info else name})
         if "duckflow.llm.local" in sys.modules:  # the next model gets the memory and the cores
             sys.modules["duckflow.llm.local"].close_all()
-    from duckflow.bench._protocol_bars import compliance as replayed
+    from benchmarks._protocol_bars import compliance as replayed
 
     result = {**(results[0] if len(results) == 1 else {"models": results}),
               "report": [row for r in results for row in r["timing"]],

@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-CHECKOUT = Path(__file__).resolve().parents[3]
+CHECKOUT = Path(__file__).resolve().parents[1]
 TEST_LOOP = ("while true; do {py} -m pytest -q -x -p no:cacheprovider -m 'not local_model' tests "
              ">/dev/null 2>&1; done")
 
@@ -177,7 +177,7 @@ def main(argv: list[str]) -> int:
 def _known() -> set[str]:
     import pkgutil
 
-    import duckflow.bench as pkg
+    import benchmarks as pkg
 
     return {m.name for m in pkgutil.iter_modules(pkg.__path__) if not m.name.startswith("_") and m.name != "repeat"}
 

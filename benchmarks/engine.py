@@ -34,7 +34,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from duckflow.bench._ratio import exit_code, machine, paired_ratio, ratio_bar, summary
+from benchmarks._ratio import exit_code, machine, paired_ratio, ratio_bar, summary
 
 INSTALL_HINT = "make bench (installs the [bench] extra), or pip install -e '.[bench]'"
 TURN_RATIO = 0.10

@@ -42,7 +42,7 @@ def _timed_run(root: Path, sandbox: str, readonly: tuple[str, ...] = ()) -> floa
 
 
 def measure(files: int, rounds: int, sandbox: str = "auto") -> dict[str, Any]:
-    from duckflow.bench._ratio import interleave, paired_ratio, summary
+    from benchmarks._ratio import interleave, paired_ratio, summary
     from duckflow.workspace.effects import Watch
     from duckflow.workspace.sandbox import bwrap_usable
 
@@ -83,7 +83,7 @@ def measure(files: int, rounds: int, sandbox: str = "auto") -> dict[str, Any]:
 
 
 def main(argv: list[str]) -> int:
-    from duckflow.bench._ratio import machine, ratio_bar
+    from benchmarks._ratio import machine, ratio_bar
 
     parser = argparse.ArgumentParser(prog="duckflow bench effects")
     parser.add_argument("--files", type=int, default=2000, help="files in the synthetic workspace")
