@@ -24,10 +24,12 @@ import time
 import urllib.request
 from pathlib import Path
 
-from benchmarks._compliance_tasks import SETS
-from benchmarks.compliance import check
-from duckflow.llm.localmodels import BUNDLED, resolve_local
-from duckflow.protocols.filenames import plausible_paths
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository's benchmarks/
+
+from benchmarks._compliance_tasks import SETS  # noqa: E402 - after the path
+from benchmarks.compliance import check  # noqa: E402
+from duckflow.llm.localmodels import BUNDLED, resolve_local  # noqa: E402
+from duckflow.protocols.filenames import plausible_paths  # noqa: E402
 
 
 def free_port() -> int:
