@@ -90,13 +90,14 @@ class Conversation:
         self.route = decision.primary_route
         yield self._notice("router", "route", decision.declaration or f"route: {decision.primary_route}",
                            **decision.public(), declaration=decision.declaration, text=text)
+        if turn.delegated:  # the Chat role handed it on: said before what that role did
+            to = "the companion" if turn.to == COMPANION else self.orch.roles.alias(turn.to)
+            yield self._notice("chat", "delegated", f"{self.orch.roles.alias('chat')} handed this to {to}: "
+                                                    f"{turn.delegated}", to=turn.to)
         if turn.action != "companion":  # the router, the Chat role, the Worker loop or a Coder job answered
             for c in self._orchestra_turn(text, turn, auto_approve_workspace):
                 yield c
             return
-        if turn.delegated:
-            yield self._notice("chat", "delegated", f"{self.orch.roles.alias('chat')} handed this to the "
-                                                    f"companion: {turn.text}")
         refusal = self._local_only_refusal(turn)
         if refusal:
             yield self._notice("router", "router", refusal)

@@ -191,6 +191,13 @@ def _type_and_data(c: Any) -> tuple[Any, dict[str, Any]]:
     return c.type, c.data.model_dump(mode="json") if c.type in _REPLY_PARTS else {}
 
 
+CHAT_NOTICES = frozenset({"router", "delegated"})  # notices a chat channel's reply carries
+
+
+def _notice_code(c: Any) -> str:
+    return str((c.get("data") or {}).get("code", "")) if isinstance(c, dict) else str(c.data.code)
+
+
 def _lines(said: Any, c: Any, data: dict[str, Any]) -> list[Any]:
     """The presentation layer's lines for a chunk; a dict it cannot read is kept as its text."""
     from duckflow.channels.present import Line
@@ -337,6 +344,8 @@ class ChannelManager:
                             texts.append(f"● {ln.text}")
                         elif ln.kind == "prose" and ln.text:
                             texts.append(ln.text)
+                elif t == "notice" and _notice_code(c) in CHAT_NOTICES:  # who answers, or the router's answer
+                    texts += [ln.text for ln in _lines(said, c, d) if ln.kind == "note" and ln.text]
                 elif t == "approval" and d.get("phase") == "request":
                     approval = d
                 elif t == "error":

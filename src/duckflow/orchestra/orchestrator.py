@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from duckflow.orchestra.contracts import ChatProposal, InputMessage, RoutingDecision
 from duckflow.orchestra.loop import LoopController, LoopResult
-from duckflow.orchestra.roles import error_text, is_timeout
+from duckflow.orchestra.roles import error_text, is_timeout, role_for_route
 from duckflow.orchestra.router import LIFT_LOCAL, MessageRouter, build_router
 from duckflow.orchestra.settings import CODE_ROUTES, ROUTES
 
@@ -53,7 +53,8 @@ class Turn:
     loop: LoopResult | None = None
     job_id: str | None = None
     failed: bool = False  # the routed work could not be done (no Coder model, the gate refused, ...)
-    delegated: bool = False  # the Chat role handed the message on (DELEGATE:), as `text`
+    delegated: str = ""  # the task the Chat role handed on (DELEGATE: ... TASK: ...), to `to`
+    to: str = ""  # the role it went to: companion | worker | coder1-3
 
 
 def log_router_event(emit: Callable[..., Any], kind: str, data: dict[str, Any]) -> None:
@@ -281,17 +282,20 @@ class Orchestrator:
                   reason="Chat delegated")
         if route == "CODE" and self.companion:  # the coding companion does the work, with its approvals
             self.emit("final.route", initial_route="CHAT", final_route=route, stop_reason="companion")
-            return Turn(decision, "companion", task, "", delegated=True)
+            return Turn(decision, "companion", task, "", delegated=task, to="companion")
         if route in WORKER_ROUTES and self.companion and not self._has_model("worker"):
             self.emit("final.route", initial_route="CHAT", final_route=route, stop_reason="companion",
                       error_reason="no Worker model configured (routing.llm.worker_model)")
-            return Turn(decision, "companion", task, "", delegated=True)
+            return Turn(decision, "companion", task, "", delegated=task, to="companion")
         if route in CODE_ROUTES:
             if local_only:
                 return Turn(decision, "notice", LIFT_LOCAL)
-            return await self._code(decision, route, task, local_only, "")
-        return await self._work(decision, route, task, local_only, "", reroute_used=True, source="chat",
-                                initial="CHAT")
+            turn = await self._code(decision, route, task, local_only, "")
+        else:
+            turn = await self._work(decision, route, task, local_only, "", reroute_used=True, source="chat",
+                                    initial="CHAT")
+        turn.delegated, turn.to = task, role_for_route(route, self.config.routing.default_coder)
+        return turn
 
     def _messages(self, text: str, images: Sequence[Any] = ()) -> Any:
         """The Chat role's input: the conversation so far (the last 6 exchanges), then this message."""

@@ -64,6 +64,7 @@ def test_mio_answers_on_line_and_delegates_planning_to_the_worker(live: Any, fak
     second = line.wait_for("/v2/bot/message/reply", 2)[1]
     said = _said(second)
     assert "The plan: freeze the branch, then tag v1.0." in said and "DELEGATE" not in said
+    assert "Mio handed this to Worker: plan the v1.0 release" in said  # who does the work, in words
     assert "plan the v1.0 release" in json.dumps(roles.chat_bodies[2]["messages"])  # the Worker got the TASK
     history = roles.chat_bodies[1]["messages"]  # Mio saw the first exchange
     assert any(m["role"] == "assistant" and "Mioです" in m["content"] for m in history)
