@@ -78,7 +78,7 @@ class CheckLog:
 
 def log_of(session: Any) -> CheckLog:
     """The session's CheckLog, started again when the task changes."""
-    log: CheckLog = session.__dict__.setdefault("_checks", CheckLog())
+    log: CheckLog = session.turn.checks
     task = session.state.task or ""
     if log.task != task:
         log.reset(task)
@@ -166,7 +166,7 @@ def note(session: Any, ran: list[CallOutcome]) -> None:
             if wrong and log.mismatches < MAX_FIXES:  # the call was wrong, not the code: no fix
                 log.mismatches += 1  # round is used, and the next step may only call it again
                 log.bad_call, log.last = wrong, f"not checked: the call did not fit the function ({wrong})"
-                session.__dict__["_ask_call"] = True
+                session.turn.ask_call = True
                 log.done.discard(sig)
                 continue
             if o.status != "ok" or code != 0:
@@ -364,8 +364,8 @@ def check_lines(session: Any, log: CheckLog, ask_call: bool, mods: list[str],
         return [f"The check failed: {log.last.removeprefix('check failed: ')}. Fix the code so that "
                 f"it passes (chance {log.fixes} of {MAX_FIXES})."]
     scripts = argument_scripts(session, log)
-    if session.__dict__.pop("_ask_run", False) and scripts:
-        session.__dict__["_run_only"] = scripts[0]  # the step's grammar allows only that run
+    if session.turn.take_ask_run() and scripts:
+        session.turn.run_only = scripts[0]  # the step's grammar allows only that run
         flags = task_flags(task)
         if flags:
             return [f"Now check {scripts[0]}: run it with {flags[0]} and a sample value, as "

@@ -37,6 +37,7 @@ from duckflow.companion.reply import compose_reply
 from duckflow.companion.state import AgentState, Status, Step
 from duckflow.companion.steps import StepsMixin
 from duckflow.companion.transitions import TransitionRecord
+from duckflow.companion.turnctx import TurnContext
 from duckflow.core.chunks import (
     AnyChunk,
     DecisionChunk,
@@ -144,6 +145,7 @@ class CompanionSession(LiveMixin, StepsMixin):
         runner.before_run = owner.flush  # the state is stored before a tool changes the workspace
         self.last_tokens: dict[str, int] = {}
         self.corrections: list[str] = []  # typed during a task: the task's next step gets them
+        self.turn = TurnContext()  # what the turns hand each other between steps (not saved)
         self._decision_schema: dict[str, Any] | None = None
 
     def _emit(self, chunk: AnyChunk) -> None:
@@ -172,7 +174,7 @@ class CompanionSession(LiveMixin, StepsMixin):
             return self._stopped(f"I can't take that request: {tripped.message}", "guardrail")
         self.owner.new_utterance()
         self.owner.change("the person is back", vitals.rest)
-        self.__dict__["_repeats"] = 0  # repeats of a denied action, counted since the person spoke
+        self.turn.repeats = 0  # repeats of a denied action, counted since the person spoke
         lift_denials(self, text)
         if self.state.status in (Status.REQUIRES_USER_INPUT, Status.ERROR) and not self.state.pending_gate:
             self.owner.set_status(Status.IN_PROGRESS, "the person answered")

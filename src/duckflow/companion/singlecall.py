@@ -148,7 +148,7 @@ def build_step(session: CompanionSession, user_text: str | None) -> StepPrompt:
     if state.evidence:
         lines.append("Results so far:\n" + "\n".join(f"- {e}" for e in state.evidence[-4:]))
     log = checks.log_of(session)
-    ask_call = bool(session.__dict__.pop("_ask_call", False))
+    ask_call = session.turn.take_ask_call()
     calls_to = checks.call_modules(session, task, log)
     lines += checks.check_lines(session, log, ask_call and bool(calls_to), calls_to, task)
     user = "\n".join(lines)
@@ -161,10 +161,9 @@ def build_step(session: CompanionSession, user_text: str | None) -> StepPrompt:
     examples = [Message("user", ex_task), Message("assistant", ex_reply)]
     # the examples are chosen at the first step and kept (the prefix stays the same, so the KV
     # cache is reused): the edit example when a file the task names already exists then
-    kept = session.__dict__.get("_singlecall_edit_kind")
+    kept = session.turn.edit_kind
     if not kept or kept[0] != task:  # (a new task in a chat chooses again)
-        kept = session.__dict__["_singlecall_edit_kind"] = (
-            task, edit_kind(task) if editable else "")
+        kept = session.turn.edit_kind = (task, edit_kind(task) if editable else "")
     kind = kept[1]
     if kind:
         ed_task, ed_reply = edit_templates(kind)
@@ -192,7 +191,7 @@ def build_step(session: CompanionSession, user_text: str | None) -> StepPrompt:
         if tests:
             spec.extra["test"] = f"\"$ test @ \" ( {' | '.join(literal(t) for t in tests)} ) \"\\n\""
     grammar = with_test(symops_grammar(spec), bool(spec.extra))
-    run_only = session.__dict__.pop("_run_only", None)
+    run_only = session.turn.take_run_only()
     if run_only and "run" in verbs:  # asked to run a script with arguments: only that, then
         grammar = checks.run_only_grammar(grammar, run_only)
     elif calls_to and "run" in verbs:  # a call of the function: `python3 -c "import m; print(m.f(2))"`
@@ -241,14 +240,14 @@ async def single_turn(session: CompanionSession, user_text: str | None) -> TurnR
     if user_text and ACCEPT.match(user_text) and (log.changed or log.passed is False):
         if accept(session):  # the person takes the result as it is
             return ended(session, [])
-    command = session.__dict__.pop("_check_next", None)
+    command = session.turn.take_check_next()
     if command and not user_text:  # a check the loop chose: run it, no model call
         return await run_check(session, command)
-    if session.__dict__.pop("_singlecall_then_done", False) and not user_text \
+    if session.turn.take_then_done() and not user_text \
             and state.step == Step.REVIEW and state.status != Status.ERROR and log.passed is not False:
         # the step's reply said DONE and its actions ran after their approval
         first_verdict = conclude(session, workspace_files(session.runner.root))
-        if first_verdict != "continue" or "_check_next" in session.__dict__:
+        if first_verdict != "continue" or session.turn.check_next:
             return await after_verdict(session, first_verdict, [], None)
     if log.passed is False:
         if log.fixes >= checks.MAX_FIXES:
@@ -264,7 +263,7 @@ async def single_turn(session: CompanionSession, user_text: str | None) -> TurnR
         session._reply(text)
         return session._result(text, None, [], "pending_user")
     proto = step_protocol(session)
-    unusable = session.__dict__.pop("_unusable", "")
+    unusable = session.turn.take_unusable()
     thought = proto.thought_of(raw) or (f"I couldn't use the model's reply, even after asking again: {unusable}"
                                         if unusable else "")
     from duckflow.companion.context import symops_vitals
@@ -297,7 +296,7 @@ async def single_turn(session: CompanionSession, user_text: str | None) -> TurnR
         log.done.update(checks.signature(o.call) for o in outcomes if o.status == "proposed")  # not again
     if state.pending_gate:
         if done_said:
-            session.__dict__["_singlecall_then_done"] = True
+            session.turn.then_done = True
         verdict: Verdict = "continue"
     elif step_failed(outcomes) or (fresh and not done_said and any(o.status != "proposed" for o in outcomes)):
         verdict = "continue"
@@ -356,7 +355,7 @@ async def _ask(session: CompanionSession, step: StepPrompt) -> tuple[str, list[T
         said_before = again
         if round_ == MAX_REASKS:
             session.chunks.notice("reply_unusable", f"still unusable after {MAX_REASKS} re-asks: {again}"[:300])
-            session.__dict__["_unusable"] = again.splitlines()[0][:200]
+            session.turn.unusable = again.splitlines()[0][:200]
             return raw, usable, proto.said(raw) == "DONE" and not (len(usable) < len(calls))
         session.chunks.notice("reasked", f"the reply cannot be used as it is; asking again: {again}"[:300])
         # a looped reply is not shown back (the model would go on repeating it): the task is asked

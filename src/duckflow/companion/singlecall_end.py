@@ -63,15 +63,15 @@ def conclude(session: CompanionSession, files: list[str]) -> Verdict:
         cmd = checks.auto_command(session, log, files)
         if cmd is not None and cmd not in log.auto_tried:
             log.auto_tried.add(cmd)
-            session.__dict__["_check_next"] = cmd
+            session.turn.check_next = cmd
             return "continue"
         if checks.argument_scripts(session, log) and log.asked_call < 1:
             log.asked_call += 1
-            session.__dict__["_ask_run"] = True  # run with sample arguments
+            session.turn.ask_run = True  # run with sample arguments
             return "continue"
         if checks.call_targets(log) and log.asked_call < 1:
             log.asked_call += 1
-            session.__dict__["_ask_call"] = True
+            session.turn.ask_call = True
             return "continue"
         return _stop(session, checks.ending(log), unchecked=True)
     state = session.state
@@ -94,7 +94,7 @@ def _stop(session: CompanionSession, why: str, *, unchecked: bool = False) -> Ve
     nxt = ("Say \"done\" to accept it as it is, or tell me how to check it." if unchecked
            else "Say what to change, or \"done\" to accept it as it is.")
     session.owner.set_status(Status.REQUIRES_USER_INPUT, why[:200])
-    session.__dict__["_stopped_text"] = f"Not done — {why}. {nxt}"
+    session.turn.stopped_text = f"Not done — {why}. {nxt}"
     return "stopped"
 
 
@@ -118,7 +118,7 @@ async def run_check(session: CompanionSession, command: str) -> TurnResult:
     call = ToolCall(name="execute_shell", arguments={"command": command}, id=f"check-{len(command)}")
     outcomes = await session._run_calls([call], d)
     if session.state.pending_gate:
-        session.__dict__["_singlecall_then_done"] = True
+        session.turn.then_done = True
         verdict: Verdict = "continue"
     elif step_failed(outcomes):
         verdict = "continue"
@@ -143,7 +143,7 @@ async def after_verdict(session: CompanionSession, verdict: Verdict, outcomes: l
         return ended(session, outcomes, d, user_text)
     text = outcome_text(state, outcomes) if outcomes else thought
     if verdict == "stopped":
-        text = session.__dict__.pop("_stopped_text", "Not done.")
+        text = session.turn.take_stopped_text()
     session.owner.change("exchange", lambda s: s.add_exchange(user_text or "(continued)", text or "(no reply)"))
     session._reply(text)
     nxt = "pending_user" if state.status == Status.REQUIRES_USER_INPUT or verdict == "stopped" else "continue"

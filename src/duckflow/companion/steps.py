@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from duckflow.companion.owner import StateOwner
     from duckflow.companion.session import TurnResult
     from duckflow.companion.transitions import Source, TransitionRecord
+    from duckflow.companion.turnctx import TurnContext
     from duckflow.core.chunks import AnyChunk
     from duckflow.prompts.budget import BuiltPrompts
     from duckflow.protocols.codec import Codec
@@ -69,6 +70,7 @@ class StepsMixin:
         codec: Codec | None
         engine: EngineLoop
         chunks: ChunkHub
+        turn: TurnContext
 
         @property
         def state(self) -> AgentState: ...
@@ -291,7 +293,7 @@ class StepsMixin:
                                   "not run: propose something different")
                 outcomes.append(out)
                 self.chunks.notice("refused_call", repeat_words(call, no), call=call.to_dict())
-                self.__dict__["_repeats"] = self.__dict__.get("_repeats", 0) + 1
+                self.turn.repeats += 1
                 break
             out = await self.runner.process(call, intent=f"{call.name} for: {self.state.task or self.state.goal}",
                                             rationale=d.rationale, alternatives=list(self._alternatives))
@@ -304,8 +306,8 @@ class StepsMixin:
             if out.status in ("error", "refused"):
                 break
         self._after_execution(outcomes)
-        if self.__dict__.get("_repeats", 0) >= 2:  # again and again: the person decides, no spinning
-            self.__dict__["_repeats"] = 0
+        if self.turn.repeats >= 2:  # again and again: the person decides, no spinning
+            self.turn.repeats = 0
             self.owner.set_status(Status.REQUIRES_USER_INPUT, "it proposed again what the person denied")
             self.chunks.notice("question", "It keeps proposing what you said no to. Tell me another "
                                "way to do it, or ask for it again to allow it.")

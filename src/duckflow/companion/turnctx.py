@@ -1,0 +1,56 @@
+"""What one session's turns hand each other between steps: a `TurnContext`, built once per session.
+
+The loop's own notes between model calls live here, typed, instead of as loose attributes on
+the session: the task's check log, the check the loop chose to run next, what the next step's
+grammar is narrowed to, a repeated denied action, the words of a stop. Each note is read by the
+step it is meant for, and `take` reads a one-shot note and clears it. Nothing here is saved: a
+restart starts the notes again, the task state (`AgentState`) is what persists.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from duckflow.companion.checks import CheckLog
+
+
+@dataclass
+class TurnContext:
+    checks: CheckLog = field(default_factory=CheckLog)  # changes and the checks of them, for the task
+    repeats: int = 0  # a denied action proposed again, counted since the person last spoke
+    ask_call: bool = False  # the next step is asked for a call of the function the task names
+    ask_run: bool = False  # ... or for a run of the script with sample arguments
+    run_only: str = ""  # the next step's grammar allows only this run
+    check_next: str = ""  # a check the loop chose: run next, with no model call
+    then_done: bool = False  # the step said DONE and its actions wait for an approval
+    unusable: str = ""  # why the last reply could not be used, even after asking again
+    stopped_text: str = ""  # the words of a stop, for the turn's reply
+    edit_kind: tuple[str, str] | None = None  # (task, the edit example chosen at its first step)
+
+    def take_ask_call(self) -> bool:
+        value, self.ask_call = self.ask_call, False
+        return value
+
+    def take_ask_run(self) -> bool:
+        value, self.ask_run = self.ask_run, False
+        return value
+
+    def take_run_only(self) -> str:
+        value, self.run_only = self.run_only, ""
+        return value
+
+    def take_check_next(self) -> str:
+        value, self.check_next = self.check_next, ""
+        return value
+
+    def take_then_done(self) -> bool:
+        value, self.then_done = self.then_done, False
+        return value
+
+    def take_unusable(self) -> str:
+        value, self.unusable = self.unusable, ""
+        return value
+
+    def take_stopped_text(self) -> str:
+        value, self.stopped_text = self.stopped_text, ""
+        return value or "Not done."
