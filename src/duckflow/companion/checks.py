@@ -409,3 +409,14 @@ def ending(log: CheckLog) -> str:
     if not log.changed:
         return "nothing was changed"
     return log.last or "not checked: nothing ran the changed code"
+
+
+def failed_run(content: str) -> bool:
+    """A command result (JSON from execute_shell / run_tests, or its evidence line
+    `… → ok: exit N; …`) that exited non-zero or timed out."""
+    if re.search(r"→ \w+: (exit (-?[1-9]|None)|timed out)\b", content):
+        return True
+    if '"exit_code"' not in content:
+        return False
+    code, _, _ = run_result(content)
+    return code != 0

@@ -24,11 +24,12 @@ from duckflow.core.chunks import AnyChunk, DoneChunk, DoneData
 
 if TYPE_CHECKING:
     from duckflow.companion.chunkhub import ChunkHub
+    from duckflow.companion.host import TurnHost
     from duckflow.companion.owner import StateOwner
     from duckflow.companion.plan import Plan
-    from duckflow.companion.session import CompanionSession, TurnResult
     from duckflow.companion.task import TaskOutcome
     from duckflow.companion.transitions import Source, TransitionRecord
+    from duckflow.companion.turnctx import TurnResult
 
 CONSTRAINT_WORDS = re.compile(r"\b(don't|do not|never|only|must|without|keep|use|avoid|no )|しないで|だけ|必ず|使って|禁止",
                               re.IGNORECASE)
@@ -90,7 +91,7 @@ class LiveMixin:
 
         async def body() -> TaskOutcome:
             try:
-                outcome = await drive(cast("CompanionSession", self), first(), max_turns=max_turns,
+                outcome = await drive(cast("TurnHost", self), first(), max_turns=max_turns,
                                       auto_approve_workspace=auto_approve_workspace)
                 self._emit(DoneChunk(agent=MAIN_AGENT, data=DoneData(
                     text=outcome.message, turns=outcome.turns, ending=outcome.ending)))
@@ -121,7 +122,7 @@ class LiveMixin:
         running `stream()`), then a `reply` chunk; nothing in the task moves."""
         from duckflow.companion.sidechat import answer_question
 
-        return await answer_question(cast("CompanionSession", self), text)
+        return await answer_question(cast("TurnHost", self), text)
 
     def note_session(self) -> None:
         """One line about this session into the workspace's long-term memory (on close)."""

@@ -18,7 +18,7 @@ from duckflow.companion.state import Step
 from duckflow.llm.constrain import backend_of, constrained
 
 if TYPE_CHECKING:
-    from duckflow.companion.session import CompanionSession
+    from duckflow.companion.host import TurnHost
     from duckflow.llm.types import ModelSettings
 
 MAX_TOKENS = 1024  # what a local call without a bound got before
@@ -27,9 +27,9 @@ _TOOLS = {"create": "write_file", "edit": "edit_file", "run": "execute_shell", "
           "read": "read_file"}
 
 
-def _choices(session: CompanionSession) -> tuple[list[str], list[str], list[str], list[str]]:
+def _choices(session: TurnHost) -> tuple[list[str], list[str], list[str], list[str]]:
     """(verbs, paths a reply may create, files that exist, run commands) for this task and workspace."""
-    from duckflow.companion.singlecall import workspace_files
+    from duckflow.companion.shownfiles import workspace_files
     from duckflow.protocols.grammar import plausible_paths, run_commands
 
     task = session.state.task or session.state.goal or ""
@@ -43,7 +43,7 @@ def _choices(session: CompanionSession) -> tuple[list[str], list[str], list[str]
     return verbs, paths, [f for f in files if f in paths], commands
 
 
-def specialized_grammar(session: CompanionSession, step: Step) -> str | None:
+def specialized_grammar(session: TurnHost, step: Step) -> str | None:
     """The GBNF grammar of the Specialized reply for `step`, or None (no text protocol / no action)."""
     name = getattr(session.codec, "name", "")
     if name not in ("symops", "dml"):

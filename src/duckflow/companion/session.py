@@ -16,7 +16,6 @@ import functools
 import re
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 from duckflow.companion import vitals
@@ -37,7 +36,7 @@ from duckflow.companion.reply import compose_reply
 from duckflow.companion.state import AgentState, Status, Step
 from duckflow.companion.steps import StepsMixin
 from duckflow.companion.transitions import TransitionRecord
-from duckflow.companion.turnctx import TurnContext
+from duckflow.companion.turnctx import TurnContext, TurnResult
 from duckflow.core.chunks import (
     AnyChunk,
     DecisionChunk,
@@ -79,29 +78,6 @@ def _one_write_per_stretch(
             return await turn(self, *args, **kwargs)
 
     return run
-
-
-@dataclass
-class TurnResult:
-    reply: str
-    step: Step
-    status: Status
-    decision: MainDecision | None = None
-    outcomes: list[CallOutcome] = field(default_factory=list)
-    pending: dict[str, Any] | None = None
-    chunks: list[AnyChunk] = field(default_factory=list)
-    tokens: dict[str, int] = field(default_factory=dict)
-    next_step: str = "pending_user"
-    stopped: str | None = None  # why the task must stop here: token_budget | guardrail
-
-    @property
-    def ran_tools(self) -> bool:
-        return any(o.status in ("ok", "error", "refused") for o in self.outcomes)
-
-    @property
-    def moved(self) -> bool:
-        """A step change happened in this turn."""
-        return any(isinstance(c, StateChunk) and c.data.allowed for c in self.chunks)
 
 
 class CompanionSession(LiveMixin, StepsMixin):

@@ -22,7 +22,7 @@ from duckflow.llm.types import Message
 
 if TYPE_CHECKING:
     from duckflow.companion.engine import Feed
-    from duckflow.companion.session import CompanionSession
+    from duckflow.companion.host import TurnHost
 
 Kind = Literal["stop", "question", "correction"]
 CHAT_AGENT = "companion.chat"
@@ -57,7 +57,7 @@ def is_resume(text: str) -> bool:
     return _plain(text) in RESUME_WORDS or text.strip() == "/resume"
 
 
-async def answer_question(session: CompanionSession, text: str) -> str:
+async def answer_question(session: TurnHost, text: str) -> str:
     """Main answers `text` from the live state, in parallel with the task, and changes nothing."""
     built = session._build()
     system = f"{built.base}\n\n{built.main}\n\n{READ_ONLY_NOTE}"

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -47,8 +47,8 @@ from duckflow.companion.singlecall_end import (
     run_check,
     step_failed,
 )
-from duckflow.companion.singlecall_end import failed_run as failed_run  # re-exported
 from duckflow.companion.singlecall_protocol import (
+    StepPrompt,
     dml_step,
     is_dml,
     script_commands,
@@ -67,7 +67,8 @@ from duckflow.protocols.grammar import SymOpsGrammarSpec, literal, plausible_pat
 from duckflow.toolkinds import RUN_TOOLS
 
 if TYPE_CHECKING:
-    from duckflow.companion.session import CompanionSession, TurnResult
+    from duckflow.companion.host import TurnHost
+    from duckflow.companion.turnctx import TurnResult
 
 DATA = Path(__file__).parent / "data" / "singlecall"
 EXAMPLE_MARKERS = ("zeta_demo", "zeta_number")  # names only the example uses
@@ -105,14 +106,6 @@ def edit_templates(kind: str) -> tuple[str, str]:
                  (f"example_{kind}_task.txt", f"example_{kind}_reply.txt"))
 
 
-@dataclass
-class StepPrompt:
-    messages: list[Message]
-    grammar: str
-    tokens: dict[str, int]
-    max_tokens: int
-
-
 class LineFeed:
     """Streams the reply to the person line by line as it is written (the actions as they come)."""
 
@@ -127,7 +120,7 @@ class LineFeed:
             self.emit(done + "\n")
 
 
-def build_step(session: CompanionSession, user_text: str | None) -> StepPrompt:
+def build_step(session: TurnHost, user_text: str | None) -> StepPrompt:
     """Messages and grammar of one step: system rules, the example exchange, then this task."""
     state = session.state
     task = state.task or (user_text or "")
@@ -208,7 +201,7 @@ def build_step(session: CompanionSession, user_text: str | None) -> StepPrompt:
     return StepPrompt(msgs, grammar, tokens, max_tokens=700)
 
 
-def _counter(session: CompanionSession) -> Any:
+def _counter(session: TurnHost) -> Any:
     """The model's own tokenizer when it has one (local models), else llm.tokens.count_tokens."""
     own = getattr(inner_model(session.model), "count_tokens", None)
     if callable(own):
@@ -227,7 +220,7 @@ def copied_example(calls: list[ToolCall], task: str) -> bool:
     return False
 
 
-async def single_turn(session: CompanionSession, user_text: str | None) -> TurnResult:
+async def single_turn(session: TurnHost, user_text: str | None) -> TurnResult:
     """One step: ask once (constrained; re-asked when unusable), decode, gate and run, then end
     honestly: DONE only after a check (singlecall_end)."""
     from duckflow.core.errors import CoreError
@@ -307,7 +300,7 @@ async def single_turn(session: CompanionSession, user_text: str | None) -> TurnR
     return await after_verdict(session, verdict, outcomes, d, thought, user_text)
 
 
-async def _ask(session: CompanionSession, step: StepPrompt) -> tuple[str, list[ToolCall], bool]:
+async def _ask(session: TurnHost, step: StepPrompt) -> tuple[str, list[ToolCall], bool]:
     """The model's reply for `step`, re-asked (at most `MAX_REASKS` times, with the error and
     the file's closest lines) while it cannot be used: (raw reply, usable calls, said DONE)."""
     from duckflow.companion.decision import Silent
@@ -366,7 +359,7 @@ async def _ask(session: CompanionSession, step: StepPrompt) -> tuple[str, list[T
     raise AssertionError("unreachable")
 
 
-def _note_overwrites(session: CompanionSession, calls: list[ToolCall]) -> None:
+def _note_overwrites(session: TurnHost, calls: list[ToolCall]) -> None:
     """A create of an existing file is an overwrite: say so (the gate shows its diff)."""
     for call in calls:
         path = call.arguments.get("path")

@@ -20,30 +20,20 @@ from duckflow.companion.taskchecks import asks_change
 from duckflow.llm.types import ToolCall
 
 if TYPE_CHECKING:
-    from duckflow.companion.session import CompanionSession, TurnResult
+    from duckflow.companion.host import TurnHost
+    from duckflow.companion.turnctx import TurnResult
 
 Verdict = Literal["done", "continue", "stopped"]
 ACCEPT = re.compile(r"^\s*(done|accept(ed)?|ok(ay)?|yes|looks good|it'?s fine|keep it|lgtm|"
                     r"それでいい|いいよ|OK|完了)\W*\s*$", re.I)
 
 
-def failed_run(content: str) -> bool:
-    """A command result (JSON from execute_shell / run_tests, or its evidence line
-    `… → ok: exit N; …`) that exited non-zero or timed out."""
-    if re.search(r"→ \w+: (exit (-?[1-9]|None)|timed out)\b", content):
-        return True
-    if '"exit_code"' not in content:
-        return False
-    code, _, _ = checks.run_result(content)
-    return code != 0
-
-
 def step_failed(outcomes: list[Any]) -> bool:
     ran = [o for o in outcomes if o.status in ("ok", "error", "refused")]
-    return any(o.status != "ok" for o in ran) or any(failed_run(o.content) for o in ran if o.status == "ok")
+    return any(o.status != "ok" for o in ran) or any(checks.failed_run(o.content) for o in ran if o.status == "ok")
 
 
-def conclude(session: CompanionSession, files: list[str]) -> Verdict:
+def conclude(session: TurnHost, files: list[str]) -> Verdict:
     """The model said DONE and nothing of this step failed: finish, check first, or stop."""
     log = checks.log_of(session)
     if not checks.did_something(log):
@@ -83,14 +73,14 @@ def conclude(session: CompanionSession, files: list[str]) -> Verdict:
     return "done" if rec.allowed else "continue"
 
 
-def accept(session: CompanionSession) -> bool:
+def accept(session: TurnHost) -> bool:
     """The person accepts the result as it is (a change nobody checked, or a failed check)."""
     log = checks.log_of(session)
     log.last, log.passed, log.changed = "accepted by the person as it is (not checked)", True, []
     return conclude(session, []) == "done"
 
 
-def _stop(session: CompanionSession, why: str, *, unchecked: bool = False) -> Verdict:
+def _stop(session: TurnHost, why: str, *, unchecked: bool = False) -> Verdict:
     nxt = ("Say \"done\" to accept it as it is, or tell me how to check it." if unchecked
            else "Say what to change, or \"done\" to accept it as it is.")
     session.owner.set_status(Status.REQUIRES_USER_INPUT, why[:200])
@@ -98,17 +88,17 @@ def _stop(session: CompanionSession, why: str, *, unchecked: bool = False) -> Ve
     return "stopped"
 
 
-def ending_line(session: CompanionSession) -> str:
+def ending_line(session: TurnHost) -> str:
     return checks.ending(checks.log_of(session))
 
 
-def _files(session: CompanionSession) -> list[str]:
-    from duckflow.companion.singlecall import workspace_files
+def _files(session: TurnHost) -> list[str]:
+    from duckflow.companion.shownfiles import workspace_files
 
     return workspace_files(session.runner.root)
 
 
-async def run_check(session: CompanionSession, command: str) -> TurnResult:
+async def run_check(session: TurnHost, command: str) -> TurnResult:
     """Run the check the loop chose (through the gate, as any run) and go on from its result."""
     d = MainDecision(rationale=f"check the result: {command}", goal_consistency="yes", constraint_check="yes",
                      next_step="continue", step="EXECUTION", prompt_pattern="base_main_specialized")
@@ -127,14 +117,14 @@ async def run_check(session: CompanionSession, command: str) -> TurnResult:
     return await after_verdict(session, verdict, outcomes, d)
 
 
-def no_action(session: CompanionSession) -> Verdict:
+def no_action(session: TurnHost) -> Verdict:
     """A reply that neither acted nor said DONE, with nothing changed: not finished."""
     if session.state.step == Step.EXECUTION:
         session._transition(Step.REVIEW, "single-call: the reply ran no action", "outcome", Status.SUCCESS)
     return "continue"
 
 
-async def after_verdict(session: CompanionSession, verdict: Verdict, outcomes: list[Any],
+async def after_verdict(session: TurnHost, verdict: Verdict, outcomes: list[Any],
                          d: MainDecision | None, thought: str = "", user_text: str | None = None) -> TurnResult:
     from duckflow.companion.reply import outcome_text
 
@@ -150,7 +140,7 @@ async def after_verdict(session: CompanionSession, verdict: Verdict, outcomes: l
     return session._result(text, d, outcomes, nxt)
 
 
-def ended(session: CompanionSession, outcomes: list[Any], d: MainDecision | None = None,
+def ended(session: TurnHost, outcomes: list[Any], d: MainDecision | None = None,
            user_text: str | None = None) -> TurnResult:
     from duckflow.companion.reply import outcome_text
 

@@ -21,11 +21,21 @@ from duckflow.llm.types import Message
 from duckflow.protocols.grammar import VERB_TOOLS, DmlGrammarSpec, SymOpsGrammarSpec, dml_grammar
 
 if TYPE_CHECKING:
-    from duckflow.companion.session import CompanionSession
-    from duckflow.companion.singlecall import StepPrompt
+    from duckflow.companion.host import TurnHost
     from duckflow.protocols.codec import Codec
 
 DML_DATA = Path(__file__).parent / "data" / "singlecall" / "dml"
+
+
+@dataclass
+class StepPrompt:
+    """One single-call step's request: the messages, the grammar its reply must follow, the
+    prompt's token counts per part and the reply's token cap."""
+
+    messages: list[Message]
+    grammar: str
+    tokens: dict[str, int]
+    max_tokens: int
 
 
 @dataclass(frozen=True)
@@ -50,11 +60,11 @@ SYMOPS_MARKER = re.compile(r"^~ next: (DONE|CONTINUE)\s*$", re.M)
 DML_MARKER = re.compile(r"^Next: (DONE|CONTINUE)\s*$", re.M)
 
 
-def is_dml(session: CompanionSession) -> bool:
+def is_dml(session: TurnHost) -> bool:
     return getattr(session.codec, "name", "") == "dml"
 
 
-def step_protocol(session: CompanionSession) -> StepProtocol:
+def step_protocol(session: TurnHost) -> StepProtocol:
     """The session's protocol for single-call steps (Sym-Ops unless the session speaks DML)."""
     if is_dml(session):
         assert session.codec is not None
@@ -74,7 +84,7 @@ def dml_templates() -> tuple[str, str, str]:
                  ("system.txt", "example_task.txt", "example_reply.txt"))
 
 
-def dml_spec(session: CompanionSession, spec: SymOpsGrammarSpec) -> DmlGrammarSpec:
+def dml_spec(session: TurnHost, spec: SymOpsGrammarSpec) -> DmlGrammarSpec:
     """The Sym-Ops step's choices (verbs, paths, commands, bounds) as a DML grammar spec."""
     from duckflow.companion.dml_context import refresh_dml
 
@@ -93,11 +103,9 @@ def dml_spec(session: CompanionSession, spec: SymOpsGrammarSpec) -> DmlGrammarSp
         max_block_lines=spec.max_block_lines, thought_chars=spec.thought_chars, marker=spec.marker)
 
 
-def dml_step(session: CompanionSession, user: str, spec: SymOpsGrammarSpec, count: Any,
+def dml_step(session: TurnHost, user: str, spec: SymOpsGrammarSpec, count: Any,
              max_tokens: int) -> StepPrompt:
     """The DML form of a step: same task message, DML templates, the DML grammar."""
-    from duckflow.companion.singlecall import StepPrompt
-
     system, ex_task, ex_reply = dml_templates()
     msgs = [Message("system", system), Message("user", ex_task), Message("assistant", ex_reply),
             Message("user", user.replace("~ next: DONE", "Next: DONE"))]

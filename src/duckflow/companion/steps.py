@@ -50,9 +50,8 @@ if TYPE_CHECKING:
     from duckflow.companion.chunkhub import ChunkHub
     from duckflow.companion.engine import EngineLoop
     from duckflow.companion.owner import StateOwner
-    from duckflow.companion.session import TurnResult
     from duckflow.companion.transitions import Source, TransitionRecord
-    from duckflow.companion.turnctx import TurnContext
+    from duckflow.companion.turnctx import TurnContext, TurnResult
     from duckflow.core.chunks import AnyChunk
     from duckflow.prompts.budget import BuiltPrompts
     from duckflow.protocols.codec import Codec

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable
 from dataclasses import dataclass, field
-from typing import Literal, cast
+from typing import TYPE_CHECKING, Literal, cast
 
-from duckflow.companion.session import CompanionSession, TurnResult
 from duckflow.companion.state import Status, Step
+from duckflow.companion.turnctx import TurnResult
 from duckflow.core.chunks import AnyChunk
+
+if TYPE_CHECKING:
+    from duckflow.companion.host import TurnHost
 
 AUTO_BY = "auto-approve-workspace (duckflow run)"
 # stopped: a role the router chose (the Worker loop, a Coder) could not finish
@@ -43,7 +46,7 @@ async def outcome_of(chunks: AsyncIterator[AnyChunk]) -> TaskOutcome:
     return outcome
 
 
-def auto_answer(session: CompanionSession, job_id: str) -> str | None:
+def auto_answer(session: TurnHost, job_id: str) -> str | None:
     """Answer a pending job for `--auto-approve-workspace`: None when the gate recorded it as
     auto-approved (never as a person's grant), else why a person must decide."""
     from duckflow.gate import AutoApproveScope
@@ -58,7 +61,7 @@ def auto_answer(session: CompanionSession, job_id: str) -> str | None:
 
 
 async def drive(
-    session: CompanionSession,
+    session: TurnHost,
     first: Awaitable[TurnResult],
     *,
     max_turns: int = 12,

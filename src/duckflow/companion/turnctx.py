@@ -1,4 +1,4 @@
-"""What one session's turns hand each other between steps: a `TurnContext`, built once per session.
+"""What one session's turns hand each other: a `TurnContext` between steps, a `TurnResult` per turn.
 
 The loop's own notes between model calls live here, typed, instead of as loose attributes on
 the session: the task's check log, the check the loop chose to run next, what the next step's
@@ -10,8 +10,13 @@ restart starts the notes again, the task state (`AgentState`) is what persists.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
+from duckflow.companion.actions import CallOutcome
 from duckflow.companion.checks import CheckLog
+from duckflow.companion.decision import MainDecision
+from duckflow.companion.state import Status, Step
+from duckflow.core.chunks import AnyChunk, StateChunk
 
 
 @dataclass
@@ -54,3 +59,26 @@ class TurnContext:
     def take_stopped_text(self) -> str:
         value, self.stopped_text = self.stopped_text, ""
         return value or "Not done."
+
+
+@dataclass
+class TurnResult:
+    reply: str
+    step: Step
+    status: Status
+    decision: MainDecision | None = None
+    outcomes: list[CallOutcome] = field(default_factory=list)
+    pending: dict[str, Any] | None = None
+    chunks: list[AnyChunk] = field(default_factory=list)
+    tokens: dict[str, int] = field(default_factory=dict)
+    next_step: str = "pending_user"
+    stopped: str | None = None  # why the task must stop here: token_budget | guardrail
+
+    @property
+    def ran_tools(self) -> bool:
+        return any(o.status in ("ok", "error", "refused") for o in self.outcomes)
+
+    @property
+    def moved(self) -> bool:
+        """A step change happened in this turn."""
+        return any(isinstance(c, StateChunk) and c.data.allowed for c in self.chunks)
