@@ -13,30 +13,24 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from duckflow.core.agent import Agent
 from duckflow.core.chunks import (
     AnyChunk,
     NoticeChunk,
     NoticeData,
-    ProgressChunk,
-    ProgressData,
-    UsageChunk,
-    UsageData,
 )
-from duckflow.core.errors import GuardrailTripped, ModelCallError
+from duckflow.core.errors import GuardrailTripped
 from duckflow.core.guardrails import Guardrail
-from duckflow.core.model_call import ModelReply, call_model
+from duckflow.core.model_call import Feed, ModelReply, counted_call
 from duckflow.core.run import RunContext, TraceSink, null_trace
 from duckflow.core.session import Session
 from duckflow.core.token_guard import TokenGuard
 from duckflow.core.tool_runner import run_tool_calls
 from duckflow.core.tools import Tool
-from duckflow.errors import DuckflowError
 from duckflow.llm.types import Message, Model, ModelSettings, ToolCall, ToolResult, ToolSpec
 
 APPROVAL_KEY = "workspace_approved"  # workspace/tools.py: a person said yes
@@ -45,12 +39,6 @@ READONLY_KEY = "workspace_readonly"  # workspace/tools.py: files an auto-approve
 MAIN_AGENT = "companion"
 RAW_TRACE_CHARS = 8000  # of each raw model reply kept in the trace
 SPECIALIZED_AGENT = "companion.specialized"
-
-
-class Feed(Protocol):
-    """What `call_model` feeds streamed text to (core's FreeTextStreamer, or the reply reader)."""
-
-    def feed(self, text: str) -> None: ...
 
 
 class EngineLoop:
@@ -99,47 +87,17 @@ class EngineLoop:
         model = agent.model
         assert model is not None and not isinstance(model, str)
         run = self.run_for(agent)
-        t_guard = time.perf_counter()
-        try:
-            await run.before_call(f"the {layer} model call")
-        finally:
-            self.guard_time_s += time.perf_counter() - t_guard
         self.calls += 1
-        what = f"asking {model.name} ({layer})"
-        self.emit(ProgressChunk(agent=agent.name, data=ProgressData(phase="start", what=what)))
-        started = time.perf_counter()
-        try:
-            reply = await call_model(run, model, messages, list(specs), settings or agent.settings,
-                                     streamer=streamer, turn=self.calls)  # type: ignore[arg-type]
-        except DuckflowError as exc:
-            err = ModelCallError(f"the model {model.name} failed: {exc.message}", hint=exc.hint)
-            run.fail(err)
-            raise err from exc
-        except Exception as exc:
-            err = ModelCallError(f"the model {model.name} failed: {type(exc).__name__}: {exc}",
-                                 hint="check the provider's status and the trace")
-            run.fail(err)
-            raise err from exc
-        finally:
-            elapsed = time.perf_counter() - started
-            self.model_time_s += elapsed
-            self.emit(ProgressChunk(agent=agent.name, data=ProgressData(
-                phase="end", what=what, elapsed_ms=round(elapsed * 1000, 1))))
-
+        reply = await counted_call(run, model, messages, list(specs), settings or agent.settings,
+                                   streamer=streamer, turn=self.calls, label=f"the {layer} model call",
+                                   progress=f"asking {model.name} ({layer})", user_errors_as_is=False)
+        self.model_time_s += reply.model_s
+        self.guard_time_s += reply.guard_s
         # the raw reply: in the (masked) trace, and as a notice the CLI shows under --debug
         run.trace_event("llm_reply", layer=layer, model=model.name, text=reply.text[:RAW_TRACE_CHARS],
                         tool_calls=len(reply.calls))
         self.emit(NoticeChunk(agent=agent.name, data=NoticeData(
             code="raw_reply", message=f"{layer} reply from {model.name}:\n{reply.text}", details={"layer": layer})))
-
-        def announce(total: int) -> None:
-            run.emit(UsageChunk(agent=agent.name, data=UsageData(
-                prompt_tokens=reply.usage.prompt_tokens, completion_tokens=reply.usage.completion_tokens,
-                model=model.name, session_total=total if total >= 0 else None)))
-
-        t_guard = time.perf_counter()
-        await run.count(reply.usage.total_tokens, announce=announce)
-        self.guard_time_s += time.perf_counter() - t_guard
         return reply
 
     # -- guardrails -------------------------------------------------------------------------

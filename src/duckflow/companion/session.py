@@ -27,7 +27,7 @@ from duckflow.companion.context import (
     prompt_inputs,
 )
 from duckflow.companion.decision import MainDecision, ReplyStreamer, Silent, read_decision
-from duckflow.companion.engine import MAIN_AGENT, EngineLoop, Feed
+from duckflow.companion.engine import MAIN_AGENT, EngineLoop
 from duckflow.companion.live import LiveMixin
 from duckflow.companion.owner import StateOwner
 from duckflow.companion.planmarks import lift_denials
@@ -48,6 +48,7 @@ from duckflow.core.chunks import (
     delta,
 )
 from duckflow.core.errors import CoreError
+from duckflow.core.model_call import Feed
 from duckflow.core.run import RunAborted
 from duckflow.errors import DuckflowError
 from duckflow.llm.types import Message, Model

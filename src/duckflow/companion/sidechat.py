@@ -21,8 +21,8 @@ from duckflow.core.errors import CoreError
 from duckflow.llm.types import Message
 
 if TYPE_CHECKING:
-    from duckflow.companion.engine import Feed
     from duckflow.companion.host import TurnHost
+    from duckflow.core.model_call import Feed
 
 Kind = Literal["stop", "question", "correction"]
 CHAT_AGENT = "companion.chat"

@@ -62,6 +62,7 @@ from duckflow.companion.turnmode import choose_mode as choose_mode
 from duckflow.companion.turnmode import inner_model
 from duckflow.companion.turnmode import model_size_b as model_size_b
 from duckflow.core.chunks import DecisionChunk, DecisionData, delta
+from duckflow.core.model_call import Feed
 from duckflow.llm.types import Message, ToolCall
 from duckflow.protocols.grammar import SymOpsGrammarSpec, literal, plausible_paths, symops_grammar
 from duckflow.toolkinds import RUN_TOOLS
@@ -315,7 +316,7 @@ async def _ask(session: TurnHost, step: StepPrompt) -> tuple[str, list[ToolCall]
     written = loop_reply(session, proto, denied, workspace_files(session.runner.root))
     if written is not None:
         return written
-    feed: Any = LineFeed(lambda t: session._emit(delta(SPECIALIZED_AGENT, t)))
+    feed: Feed = LineFeed(lambda t: session._emit(delta(SPECIALIZED_AGENT, t)))
     said_before = ""
     for round_ in range(MAX_REASKS + 1):
         reply = await session.engine.call("single", messages, streamer=feed, specialized=True, settings=settings)

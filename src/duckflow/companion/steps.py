@@ -20,7 +20,7 @@ from duckflow.companion.actions import CallOutcome
 from duckflow.companion.context import file_context, symops_vitals
 from duckflow.companion.decision import MainDecision, Silent
 from duckflow.companion.dml_context import refresh_dml
-from duckflow.companion.engine import MAIN_AGENT, SPECIALIZED_AGENT, Feed
+from duckflow.companion.engine import MAIN_AGENT, SPECIALIZED_AGENT
 from duckflow.companion.fivepoints import alternatives_in
 from duckflow.companion.plan import (
     Plan,
@@ -40,6 +40,7 @@ from duckflow.companion.replygrammar import specialized_settings
 from duckflow.companion.state import AgentState, Status, Step
 from duckflow.core.chunks import ApprovalChunk, ApprovalData, PlanChunk, PlanData, delta
 from duckflow.core.correction import Corrected, self_correct
+from duckflow.core.model_call import Feed
 from duckflow.core.text_stream import FreeTextStreamer
 from duckflow.llm.types import Message, ModelSettings, ToolCall, ToolSpec
 from duckflow.protocols.codec import Decoded

@@ -29,7 +29,6 @@ from duckflow._lazy import lazy_getattr
 from duckflow.core.errors import (
     GuardrailTripped,
     MaxTurnsExceeded,
-    ModelCallError,
 )
 from duckflow.core.registry import ToolRegistry
 from duckflow.core.run import RunContext, TraceSink, null_trace
@@ -43,7 +42,6 @@ if TYPE_CHECKING:  # bound at run time by _load_run_path (below)
         DoneChunk,
         DoneData,
         UsageChunk,
-        UsageData,
         delta,
         warning,
     )
@@ -51,7 +49,7 @@ if TYPE_CHECKING:  # bound at run time by _load_run_path (below)
     from duckflow.core.correction import Corrected, needs_correction, self_correct
     from duckflow.core.guardrails import Guardrail, checks_output
     from duckflow.core.handoffs import handoff
-    from duckflow.core.model_call import ModelReply, call_model
+    from duckflow.core.model_call import Feed, ModelReply, counted_call
     from duckflow.core.recall import History, Recall, load_history, recall, remember, save_history
     from duckflow.core.resolve import ModelResolver, registry_resolver
     from duckflow.core.results import AgentOutcome, RunResult
@@ -75,7 +73,8 @@ _RUN_PATH = {
     "resolve_codec": _C + "codecs",
     **dict.fromkeys(["Corrected", "needs_correction", "self_correct"], _C + "correction"),
     "Guardrail": _C + "guardrails", "checks_output": _C + "guardrails", "handoff": _C + "handoffs",
-    "ModelReply": _C + "model_call", "call_model": _C + "model_call",
+    "ModelReply": _C + "model_call", "call_model": _C + "model_call", "counted_call": _C + "model_call",
+    "Feed": _C + "model_call",
     **dict.fromkeys(["History", "Recall", "load_history", "recall", "remember", "save_history"], _C + "recall"),
     "ModelResolver": _C + "resolve", "registry_resolver": _C + "resolve",
     "AgentOutcome": _C + "results", "RunResult": _C + "results",
@@ -393,23 +392,10 @@ class Agent:
         return AgentOutcome(final, usage, None, turn)
 
     async def _call(self, run: RunContext, model: Model, messages: list[Message], specs: list[ToolSpec],
-                    streamer: FreeTextStreamer | HeldText | None, turn: int) -> ModelReply:
+                    streamer: Feed | None, turn: int) -> ModelReply:
         """One model call with its usage counted; a failure is reported and raised."""
-        await run.before_call(f"model call {turn}")
-        try:
-            reply = await call_model(run, model, messages, specs, self.settings, streamer=streamer, turn=turn)
-        except Exception as exc:
-            err = _model_error(exc, model)
-            run.fail(err)
-            raise err from exc
-
-        def announce(total: int, used: Usage = reply.usage, name: str = model.name) -> None:
-            run.emit(UsageChunk(agent=self._name, data=UsageData(
-                prompt_tokens=used.prompt_tokens, completion_tokens=used.completion_tokens,
-                model=name, session_total=total if total >= 0 else None)))
-
-        await run.count(reply.usage.total_tokens, announce=announce)
-        return reply
+        return await counted_call(run, model, messages, specs, self.settings, streamer=streamer, turn=turn,
+                                  label=f"model call {turn}")
 
     async def _correct(self, run: RunContext, model: Model, codec: Codec, specs: list[ToolSpec],
                        messages: list[Message], text: str, decoded: Decoded, turn: int
@@ -470,10 +456,3 @@ def _with_id(call: ToolCall, call_id: str) -> ToolCall:
                     call.source, call.raw)
 
 
-def _model_error(exc: Exception, model: Model) -> DuckflowError:
-    if isinstance(exc, UserError):  # e.g. a ScriptedModel whose script ran out: said as it is
-        return exc
-    if isinstance(exc, DuckflowError):
-        return ModelCallError(f"the model {model.name} failed: {exc.message}", hint=exc.hint)
-    return ModelCallError(f"the model {model.name} failed: {type(exc).__name__}: {exc}",
-                          hint="check the provider's status and the trace")

@@ -1,13 +1,21 @@
-"""Stages 2-3 of a run: one streamed model call, its deltas as chunks, its usage and trace."""
+"""Stages 2-3 of a run: one streamed model call, its deltas as chunks, its usage and trace.
+
+`counted_call` is the one way an agent — core's `Agent` and the companion's engine alike —
+calls a model: the TokenGuard before it, `progress` chunks around it, the failure reported on
+the run and raised as a `ModelCallError`, the usage announced and counted after it.
+`call_model` is the call itself. A streamed reply's text goes to a `Feed`.
+"""
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Protocol
 
-from duckflow.core.chunks import ProgressChunk, ProgressData, delta
+from duckflow.core.chunks import ProgressChunk, ProgressData, UsageChunk, UsageData, delta
+from duckflow.core.errors import ModelCallError
 from duckflow.core.run import RunContext, count_text_tokens
-from duckflow.core.text_stream import FreeTextStreamer, HeldText
+from duckflow.errors import DuckflowError, UserError
 from duckflow.llm.types import (
     Collector,
     Message,
@@ -20,15 +28,71 @@ from duckflow.llm.types import (
 )
 
 
+class Feed(Protocol):
+    """What a streamed reply's text is fed to as it arrives: a text protocol's reader, the
+    companion's reply reader, a held buffer (output guardrails first), a line feed."""
+
+    def feed(self, text: str) -> None: ...
+
+
 @dataclass
 class ModelReply:
     text: str
     calls: list[ToolCall]
     usage: Usage
+    model_s: float = 0.0  # the call's wall time (counted_call)
+    guard_s: float = 0.0  # the time in the TokenGuard before and after it
+
+
+def model_error(exc: Exception, model: Model, *, user_errors_as_is: bool = True) -> DuckflowError:
+    """A failed call as the error a person reads (a UserError, e.g. a scripted model out of
+    replies, is said as it is unless the caller wants every failure as a ModelCallError)."""
+    if isinstance(exc, UserError) and user_errors_as_is:
+        return exc
+    if isinstance(exc, DuckflowError):
+        return ModelCallError(f"the model {model.name} failed: {exc.message}", hint=exc.hint)
+    return ModelCallError(f"the model {model.name} failed: {type(exc).__name__}: {exc}",
+                          hint="check the provider's status and the trace")
+
+
+async def counted_call(run: RunContext, model: Model, messages: list[Message], specs: list[ToolSpec],
+                       settings: ModelSettings | None, *, streamer: Feed | None, turn: int,
+                       label: str, progress: str = "", user_errors_as_is: bool = True) -> ModelReply:
+    """One model call with what goes around it: the TokenGuard's check (`label` names the call
+    in its refusal), `progress` start/end chunks saying `progress` (none when empty), the
+    failure reported on the run and raised, the usage announced and counted."""
+    agent = run.agent.name
+    t_guard = time.perf_counter()
+    await run.before_call(label)
+    guard_s = time.perf_counter() - t_guard
+    if progress:
+        run.emit(ProgressChunk(agent=agent, data=ProgressData(phase="start", what=progress)))
+    started = time.perf_counter()
+    try:
+        reply = await call_model(run, model, messages, specs, settings, streamer=streamer, turn=turn)
+    except Exception as exc:
+        err = model_error(exc, model, user_errors_as_is=user_errors_as_is)
+        run.fail(err)
+        raise err from exc
+    finally:
+        took = time.perf_counter() - started
+        if progress:
+            run.emit(ProgressChunk(agent=agent, data=ProgressData(
+                phase="end", what=progress, elapsed_ms=round(took * 1000, 1))))
+
+    def announce(total: int) -> None:
+        run.emit(UsageChunk(agent=agent, data=UsageData(
+            prompt_tokens=reply.usage.prompt_tokens, completion_tokens=reply.usage.completion_tokens,
+            model=model.name, session_total=total if total >= 0 else None)))
+
+    t_guard = time.perf_counter()
+    await run.count(reply.usage.total_tokens, announce=announce)
+    reply.model_s, reply.guard_s = took, guard_s + time.perf_counter() - t_guard
+    return reply
 
 
 async def call_model(run: RunContext, model: Model, messages: list[Message], specs: list[ToolSpec],
-                     settings: ModelSettings | None, *, streamer: FreeTextStreamer | HeldText | None,
+                     settings: ModelSettings | None, *, streamer: Feed | None,
                      turn: int) -> ModelReply:
     """Stream one call. Text goes out as `delta` chunks as it arrives (through `streamer` for
     text codecs); usage is the provider's, or counted with `count_tokens` when it gives none.
