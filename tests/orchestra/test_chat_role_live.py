@@ -106,3 +106,41 @@ def test_without_a_worker_model_a_delegated_plan_goes_to_the_companion(
         assert rc == 4 and out["ending"] == "approval"  # the companion took it and asks before writing
         final = events(capsys, "final.route")[-1]
         assert final["stop_reason"] == "companion" and "no Worker model" in str(final["error_reason"])
+
+
+def test_no_with_words_to_a_coder_asks_it_again_with_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    patch = "\n".join(["--- a/app.py", "+++ b/app.py", "@@ -1,2 +1,2 @@", " def add(a, b):", "-    return a - b",
+                       "+    return {}", ""])
+    with FakeOllama() as server:
+        cfg = tmp_path / "config.toml"
+        cfg.write_text('[routing.llm]\ncoder2_provider = "ollama"\ncoder2_model = "worker-v1:latest"\n', encoding="utf-8")
+        monkeypatch.setenv("DUCKFLOW_CONFIG", str(cfg))
+        monkeypatch.setenv("OLLAMA_HOST", server.url)
+        ws = tmp_path / "ws"
+        ws.mkdir()
+        (ws / "app.py").write_text("def add(a, b):\n    return a - b\n", encoding="utf-8")
+        first = {"job_id": "j1", "plan": "negate b", "patch": patch.format("a + -b"), "risk": "low", "need_approval": True}
+        second = {"job_id": "j2", "plan": "plain sum", "patch": patch.format("a + b"), "risk": "low", "need_approval": True}
+        server.replies = [json.dumps(first), json.dumps(second)]
+        monkeypatch.setattr(sys, "stdin", io.StringIO("/code2 fix add in app.py\nn\njust return a + b\ny\n"))
+        assert cli(["chat", "-w", str(ws), "--model", "scripted:demo", "--new"]) == 0
+        out = " ".join(capsys.readouterr().out.split())
+        asked_again = json.dumps(server.chat_bodies[1]["messages"])
+        assert "fix add in app.py" in asked_again and "just return a + b" in asked_again and "negate b" in asked_again
+        assert "What should it do instead?" in out and "denied: nothing changed" in out
+        assert (ws / "app.py").read_text() == "def add(a, b):\n    return a + b\n"  # the second proposal, applied
+
+
+def test_what_chat_says_before_it_delegates_is_shown(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    with FakeOllama() as server:
+        ws = configure(tmp_path, monkeypatch, server.url)
+        server.replies = ["On it — the Worker will draft this.\nDELEGATE: PLAN\nTASK: plan the launch",
+                          worker_json("1. write the notes\n2. ship"), "The launch plan: write the notes, then ship."]
+        assert cli(["run", "how do we launch?", "-w", str(ws), "--model", "scripted:demo"]) == 0
+        out = " ".join(capsys.readouterr().out.split())
+        said, handed, final = (out.index("On it — the Worker will draft this."),
+                               out.index("Mio handed this to Worker: plan the launch"),
+                               out.index("The launch plan: write the notes, then ship."))
+        assert said < handed < final and "DELEGATE" not in out

@@ -51,6 +51,7 @@ class Conversation:
         self.max_turns = max_turns
         self.slots = slots  # at most this many companion tasks at once (a server's); None: no limit
         self.coder_job: str | None = None  # the Coder job this conversation waits on
+        self._coder_tasks: dict[str, str] = {}  # a Coder job's task, as the person asked it
         self.route: str | None = None  # the last message's route
         self._reshown = False  # a waiting approval is being shown again
         self.unsubscribe = session.chunks.subscribe(self._mirror)
@@ -90,6 +91,8 @@ class Conversation:
         self.route = decision.primary_route
         yield self._notice("router", "route", decision.declaration or f"route: {decision.primary_route}",
                            **decision.public(), declaration=decision.declaration, text=text)
+        if turn.said:  # the Chat role's own words before it handed the message on
+            yield self._reply("chat", turn.said)
         if turn.delegated:  # the Chat role handed it on: said before what that role did
             to = "the companion" if turn.to == COMPANION else self.orch.roles.alias(turn.to)
             yield self._notice("chat", "delegated", f"{self.orch.roles.alias('chat')} handed this to {to}: "
@@ -131,8 +134,11 @@ class Conversation:
             yield self._say(ApprovalChunk(agent="coder", data=ApprovalData(
                 phase="answer", job_id=job_id, granted=granted, by=by)))
             applied, report = self.orch.decide_job(job_id, granted, approver=by)
-            for c in self._applied(applied, report, granted):
+            for c in self._applied(applied, report, granted and not note):
                 yield c
+            if not granted and note and note.strip():  # "no, do it this way": the Coder is asked again
+                async for c in self.stream(self._instead(job_id, note.strip())):
+                    yield c
             return
         job = self.session.state.pending_job or {}
         if not self.session.state.pending_gate or job.get("job_id") != job_id:
@@ -143,6 +149,16 @@ class Conversation:
         async for c in self._slot(lambda: self.session.stream_answer(
                 granted, by=by, note=note, max_turns=self.max_turns, auto_approve_workspace=auto_approve_workspace)):
             yield c
+
+    def _instead(self, job_id: str, note: str) -> str:
+        """The message that asks the same Coder again after a no with the person's words."""
+        job = self.orch.state.job(job_id) or {}
+        route = str(job.get("route") or "CODE")
+        plan = str((job.get("proposal") or {}).get("plan", "")).strip().splitlines()
+        before = f" (it proposed: {plan[0][:200]})" if plan else ""
+        task = self._coder_tasks.pop(job_id, "")
+        return (f"/{route.lower()} {task}\nThe person said no to the first proposal{before} and said "
+                f"what to do instead: {note}").replace(" \n", "\n")
 
     def waiting_job(self) -> str | None:
         """The job this conversation waits on: the companion's approval, else a Coder job."""
@@ -218,11 +234,12 @@ class Conversation:
                     return said + self._applied(applied, report, True)
                 said.append(self._notice("coder", "router", report))
             self.coder_job = turn.job_id
+            self._coder_tasks = {turn.job_id: turn.delegated or turn.decision.text or text}
             return [*said, self._done("coder", turn.text, "approval")]
         if turn.loop is not None:
             agent, ending = "worker", LOOP_ENDINGS.get(turn.loop.stop_reason, "stopped")
         else:
-            agent, ending = ("coder", "stopped") if turn.failed else ("chat", "done")
+            agent, ending = "coder" if route.startswith("CODE") else "chat", "stopped" if turn.failed else "done"
         return [self._reply(agent, turn.text), self._done(agent, turn.text, ending)]
 
     def _applied(self, applied: bool | None, report: str, granted: bool) -> list[AnyChunk]:

@@ -238,7 +238,7 @@ def card_text(parts: dict[str, Any], *, diff_lines: int = 40) -> str:
 
 def ending_sentence(ending: str, message: str = "") -> str:
     """A plain sentence for how a task stopped ('' when the reply already said it)."""
-    if ending in ("done", "approval", "input"):
+    if ending in ("done", "approval", "input", "stopped"):  # stopped: a routed role's reply said why
         return ""
     return ENDINGS.get(ending) or (scrub(message.splitlines()[0]) if message else f"I stopped ({ending}).")
 

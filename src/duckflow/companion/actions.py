@@ -128,11 +128,11 @@ class ActionRunner:
 
     def after_text(self, call: ToolCall) -> str | None:
         """A write's or edit's file text once it ran (None: not a write, or hunks that do not apply)."""
-        from duckflow.protocols.editblocks import apply_hunks, parse_hunks
-
         content = str(call.arguments.get("content", ""))
         if call.name == "write_file":
             return content
+        from duckflow.protocols.editblocks import apply_hunks, parse_hunks
+
         hunks = parse_hunks(content) if call.name == "edit_file" else None
         if hunks is None:
             return content if call.name == "edit_file" else None

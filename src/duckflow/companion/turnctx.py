@@ -10,18 +10,20 @@ restart starts the notes again, the task state (`AgentState`) is what persists.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from duckflow.companion.actions import CallOutcome
-from duckflow.companion.checks import CheckLog
 from duckflow.companion.decision import MainDecision
 from duckflow.companion.state import Status, Step
 from duckflow.core.chunks import AnyChunk, StateChunk
 
+if TYPE_CHECKING:
+    from duckflow.companion.checks import CheckLog
+
 
 @dataclass
 class TurnContext:
-    checks: CheckLog = field(default_factory=CheckLog)  # changes and the checks of them, for the task
+    log: CheckLog | None = None  # changes and the checks of them, for the task (made on first use)
     repeats: int = 0  # a denied action proposed again, counted since the person last spoke
     ask_call: bool = False  # the next step is asked for a call of the function the task names
     ask_run: bool = False  # ... or for a run of the script with sample arguments
@@ -31,6 +33,15 @@ class TurnContext:
     unusable: str = ""  # why the last reply could not be used, even after asking again
     stopped_text: str = ""  # the words of a stop, for the turn's reply
     edit_kind: tuple[str, str] | None = None  # (task, the edit example chosen at its first step)
+
+    @property
+    def checks(self) -> CheckLog:
+        """The task's check log (companion/checks.py is loaded by the first turn that checks)."""
+        if self.log is None:
+            from duckflow.companion.checks import CheckLog
+
+            self.log = CheckLog()
+        return self.log
 
     def take_ask_call(self) -> bool:
         value, self.ask_call = self.ask_call, False

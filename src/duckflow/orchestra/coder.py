@@ -120,10 +120,11 @@ class CoderFlow:
                     error, out = f"the patch is not a usable unified diff: {exc}", None
                     continue
                 break
-            error = "the Coder's reply is not CoderOutput JSON (job_id, plan, patch, risk, need_approval)"
+            error = "its reply was not a proposal with a plan and a patch"
         if out is None:
             self.emit("worker.fail", session_id, initial_route=route, final_route=route, error_reason=error)
-            return Proposal("failed", f"The Coder could not propose a change: {error}.")
+            return Proposal("failed", f"The Coder could not propose a change: {error}. Nothing was changed; "
+                                      "ask again, or name another Coder (/code1, /code2, /code3).")
         self.emit("coder.plan_generated", session_id, initial_route=route, final_route=route,
                   risk=out.risk_level, coder_output=_summary(out), coder=self.roles.alias(role))
         return self._submit(out, [f.path for f in files], route=route, session_id=session_id, channel=channel,
@@ -143,7 +144,7 @@ class CoderFlow:
         outcome = self.gate.submit(
             op, intent=first[:200], rationale=out.plan[:2000],
             impact=f"files: {', '.join(files)}" + (f" · cost: {cost}" if cost else ""),
-            alternatives="deny: nothing changes", diff_preview=out.patch, summary=first[:300], affected=files,
+            alternatives="say no, and nothing changes", diff_preview=out.patch, summary=first[:300], affected=files,
             reversible=True, rollback="each file is checkpointed: `duckflow undo` restores it",
             requested_by=f"orchestra:{self.roles.alias(role_for_route(route, self.default_coder))}")
         job_id = outcome.job_id or out.job_id
@@ -258,10 +259,11 @@ class CoderFlow:
     def _applied_text(report: dict[str, Any] | None) -> str:
         if not report:
             return ""
+        job = str(report["job_id"])[:8]
         if report.get("denied"):
-            return f"Job {report['job_id']} denied: nothing changed."
+            return f"Job {job} denied: nothing changed."
         changed = ", ".join(report["changed"]) or "nothing"
-        text = f"Applied job {report['job_id']}: changed {changed}."
+        text = f"Applied job {job}: changed {changed}."
         if report["failed"]:
             text += " Not applied: " + "; ".join(report["failed"])
-        return text + (" Undo with `duckflow undo`." if report["changed"] else "")
+        return text + (" It can be undone (/undo)." if report["changed"] else "")

@@ -55,6 +55,7 @@ class Turn:
     failed: bool = False  # the routed work could not be done (no Coder model, the gate refused, ...)
     delegated: str = ""  # the task the Chat role handed on (DELEGATE: ... TASK: ...), to `to`
     to: str = ""  # the role it went to: companion | worker | coder1-3
+    said: str = ""  # what the Chat role said to the person before it handed the message on
 
 
 def log_router_event(emit: Callable[..., Any], kind: str, data: dict[str, Any]) -> None:
@@ -267,6 +268,9 @@ class Orchestrator:
             self.emit("worker.fail", initial_route="CHAT", final_route="CHAT", error_reason=error_text(result.error))
             return Turn(decision, "reply", f"Chat could not answer: {error_text(result.error)}")
         reply = result.text
+        if not reply.strip():
+            self.emit("worker.fail", initial_route="CHAT", final_route="CHAT", error_reason="empty reply")
+            return Turn(decision, "reply", f"{self.roles.alias('chat')} gave no answer; please ask again.", failed=True)
         delegated = read_delegation(reply)
         if delegated is None:
             proposal = read_proposal(reply)
@@ -278,15 +282,17 @@ class Orchestrator:
             return Turn(decision, "reply", reply)
         route, task = delegated
         task = task or text
+        mark = _DELEGATE.search(reply)
+        said = reply[:mark.start()].strip() if mark else ""  # e.g. "On it." before the DELEGATE line
         self.emit("route.override", initial_route="CHAT", final_route=route, source="chat_delegate",
                   reason="Chat delegated")
         if route == "CODE" and self.companion:  # the coding companion does the work, with its approvals
             self.emit("final.route", initial_route="CHAT", final_route=route, stop_reason="companion")
-            return Turn(decision, "companion", task, "", delegated=task, to="companion")
+            return Turn(decision, "companion", task, "", delegated=task, to="companion", said=said)
         if route in WORKER_ROUTES and self.companion and not self._has_model("worker"):
             self.emit("final.route", initial_route="CHAT", final_route=route, stop_reason="companion",
                       error_reason="no Worker model configured (routing.llm.worker_model)")
-            return Turn(decision, "companion", task, "", delegated=task, to="companion")
+            return Turn(decision, "companion", task, "", delegated=task, to="companion", said=said)
         if route in CODE_ROUTES:
             if local_only:
                 return Turn(decision, "notice", LIFT_LOCAL)
@@ -295,6 +301,7 @@ class Orchestrator:
             turn = await self._work(decision, route, task, local_only, "", reroute_used=True, source="chat",
                                     initial="CHAT")
         turn.delegated, turn.to = task, role_for_route(route, self.config.routing.default_coder)
+        turn.said = said
         return turn
 
     def _messages(self, text: str, images: Sequence[Any] = ()) -> Any:

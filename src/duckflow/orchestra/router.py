@@ -221,7 +221,7 @@ class MessageRouter:
         notice = ""
         if parsed.modes and not parsed.text:  # only a mode switch: the router answers it
             notice = ("Local-only mode on: no cloud model is called until you send /cloud." if local_only
-                      else "Local-only mode off: CODE may use cloud Coders again.")
+                      else "Local-only mode off: cloud models may be used for coding again.")
         base: dict[str, Any] = {"flags": mode_flags, "text": parsed.text, "notice": notice}
 
         if msg.channel == "line":

@@ -139,6 +139,8 @@ class Chat:
 
         if not self.loop.busy:
             s = self.session.state
+            if self.talk is not None and self.talk.coder_job:
+                return " the Coder's change waits: y / n · /help"
             return " approval waiting: y / n / e / a · /help" if s.pending_gate else " /help · /undo · Ctrl-D quits"
         frame = SPIN[int(time.monotonic() * 10) % len(SPIN)]
         activity = (self.activity or "working").rstrip("…")
@@ -193,16 +195,27 @@ class Chat:
         elif (self.loop.paused or self._unfinished()) and is_resume(text):
             self.loop.start_continue()
         elif self.talk is not None and self.talk.coder_job:
-            answer = read_answer(text)
-            if answer in ("yes", "always", "no"):
-                self.loop.start_stream(self.talk.answer_coder(answer != "no", by="user (chat)"))
-            else:
-                c.print(f"A change waits for your approval: {CODER_QUESTION}", markup=False)
+            self._coder_answer(text)
         elif self.talk is not None:
             self.loop.start_stream(self.talk.stream(text))
         else:
             self.loop.start_message(text)
         return True
+
+    def _coder_answer(self, text: str) -> None:
+        """y / n on the Coder's change; after n, the next line says what to do instead."""
+        if self.editing == "coder":
+            self.editing = ""
+            self.loop.start_stream(self.talk.answer_coder(False, by="user (chat)", note=text.strip() or None))
+            return
+        answer = read_answer(text)
+        if answer in ("yes", "always"):
+            self.loop.start_stream(self.talk.answer_coder(True, by="user (chat)"))
+        elif answer in ("no", "edit"):
+            self.editing = "coder"
+            self.render.console.print(f"[bold]{INSTEAD}[/]")
+        else:
+            self.render.console.print(f"A change waits for your approval: {CODER_QUESTION}", markup=False)
 
     def _simple(self, word: str) -> None:
         """The commands that answer at once, without the model."""
@@ -349,6 +362,8 @@ def run(args: argparse.Namespace) -> int:
     chat.talk.images = list(args.image or [])
     opened.session.chunks.subscribe(renderer)
     chat.banner()
+    if chat.talk.speakers():
+        console.print(f"[dim]{escape(chat.talk.speakers())}[/]")
     for note in chat.talk.notes:
         console.print(f"[dim yellow]note: {escape(note)}[/]")
     try:

@@ -34,6 +34,17 @@ class CliConversation:
         self.images: list[str] = []  # `duckflow chat --image FILE`: sent with the next message
         self.last_job: str | None = None  # the last Coder job asked about (the exit hint names it)
 
+    def speakers(self) -> str:
+        """Who answers, when the Chat role has a model of its own (one line for the banner)."""
+        from duckflow.config import resolve_role
+
+        roles = self.conv.orch.roles
+        if not roles.explicit("chat"):
+            return ""
+        name = resolve_role("chat", self.conv.orch.config) or "its model"
+        return (f"{roles.alias('chat')} ({name}) talks with you and hands coding to the companion "
+                f"({getattr(self.conv.session.model, 'name', '?')})")
+
     @property
     def coder_job(self) -> str | None:
         return self.conv.coder_job
@@ -51,9 +62,10 @@ class CliConversation:
         if self.conv.coder_job:
             self.last_job = self.conv.coder_job
 
-    def answer_coder(self, granted: bool, *, by: str) -> AsyncIterator[AnyChunk]:
-        """A yes / no on the Coder job that waits; on yes the Worker applies it."""
-        return self.conv.stream_answer(self.conv.coder_job or "", granted, by=by)
+    def answer_coder(self, granted: bool, *, by: str, note: str | None = None) -> AsyncIterator[AnyChunk]:
+        """A yes / no on the Coder job that waits; on yes the Worker applies it, after a no with
+        words (`note`) the Coder is asked again with them."""
+        return self.conv.stream_answer(self.conv.coder_job or "", granted, by=by, note=note)
 
     def waiting_coder_job(self) -> str | None:
         """This session's newest Coder job not applied yet (it waits, or was answered elsewhere)."""

@@ -68,6 +68,8 @@ def _ending_line(outcome: Any, workspace: str) -> str:
         return f"Stopped: the companion needs you (see above). Answer with `duckflow chat -w {workspace}`."
     if outcome.ending == "approval":
         return "Waiting for your approval."
+    if outcome.ending == "stopped":
+        return "Stopped (see above)."
     return ending_sentence(outcome.ending, outcome.message)
 
 
@@ -113,6 +115,8 @@ def _run(args: argparse.Namespace, started: Callable[[], None]) -> int:
 
     talk = CliConversation(opened, max_turns=args.max_turns)
     if not args.json:
+        if talk.speakers():
+            renderer.console.print(f"[dim]{escape(talk.speakers())}[/]")
         for note in talk.notes:
             renderer.console.print(f"[dim yellow]note: {escape(note)}[/]")
     if args.auto_approve_workspace:
@@ -175,14 +179,19 @@ def _run(args: argparse.Namespace, started: Callable[[], None]) -> int:
 
     async def coder_answer(outcome: Any) -> Any:
         """On a terminal: a yes / no on the Coder job that waits (the card is shown above)."""
-        from duckflow.channels.cli.answers import CODER_QUESTION, read_answer
+        from duckflow.channels.cli.answers import CODER_QUESTION, INSTEAD, read_answer
 
         while interactive and talk.coder_job:
             renderer.flush()
             renderer.stop_spinner()
             answer = read_answer(renderer.console.input(f"[bold yellow]{CODER_QUESTION}[/] › "))
-            if answer in ("yes", "no", "always"):
-                outcome = await outcome_of(talk.answer_coder(answer != "no", by="user (duckflow run)"))
+            if answer in ("yes", "always"):
+                outcome = await outcome_of(talk.answer_coder(True, by="user (duckflow run)"))
+            elif answer in ("no", "edit"):
+                words = renderer.console.input(f"[bold]{INSTEAD}[/] › ").strip()
+                outcome = await outcome_of(talk.answer_coder(False, by="user (duckflow run)", note=words or None))
+            else:
+                renderer.console.print("Type y or n.")
         return outcome
 
     async def go() -> Any:

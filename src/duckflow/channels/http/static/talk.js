@@ -7,7 +7,7 @@
 const Talk = (() => {
   // notices a person needs to read; the rest (route, vitals, codec, raw replies...) stay in the trace
   const CHAT_NOTICES = new Set(["queued", "paused", "constraint", "auto_approved", "approval_refused",
-    "approval_stale", "overwrite", "copied_example", "router", "images", "question"]);
+    "approval_stale", "overwrite", "copied_example", "router", "images", "question", "delegated"]);
   const ENDINGS = { done: "Done", approval: "Waiting for your approval", input: "Waiting for your answer",
     error: "Stopped on an error", paused: "Paused", stopped: "Stopped" };
 
@@ -106,6 +106,7 @@ const Talk = (() => {
       case "delete_path": return `Delete ${paths.join(", ")}`;
       case "move_path": return `Move ${paths[0]} to ${paths[1] || "?"}`;
       case "create_directory": return `Create folder ${path}`;
+      case "apply_patch": return `Edit ${paths.join(", ")} ${pm(c)}`;
       default: return clip(r.summary || r.intent || "Allow this action?", 90);
     }
   }
@@ -232,6 +233,7 @@ const Talk = (() => {
         this.event(c.time, text ? `You asked: “${clip(text, 40)}”` : "Turn started", "start");
         if (text && this.echo[0] === text) this.echo.shift();
         else if (text) this.add(el("div", "msg user", text));
+        if (d.details && d.details.declaration) this.line(d.details.declaration);  // the route changed
         this.working(true);
         return;
       }
