@@ -152,11 +152,11 @@ async def test_the_tool_hears_who_approved(env: Any) -> None:
 def test_the_tool_never_treats_an_auto_approval_as_a_persons(ws: Path) -> None:
     import asyncio
 
-    from duckflow.core.tools import ToolContext
+    from duckflow.core.tools import Approval, ToolContext
     from duckflow.workspace.tools import workspace_tools
 
     shell = {t.name: t for t in workspace_tools(ws)}["execute_shell"]
-    ctx = ToolContext(extra_cfg={"workspace_approved": True, "workspace_approval": "auto:scope#9"})
+    ctx = ToolContext(approval=Approval(granted=True, by="auto:scope#9"))
     result = asyncio.run(shell.invoke({"command": "rm -rf *"}, ctx))
     assert result["ran"] is False and result["approval"] == "auto:scope#9" and _intact(ws)
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from duckflow.config import WorkspaceConfig
-from duckflow.core.tools import ToolContext
+from duckflow.core.tools import Approval, ToolContext
 from duckflow.workspace.files import Workspace, WorkspaceError
 from duckflow.workspace.guard import ApprovalRequired, PathRefused
 from duckflow.workspace.tools import TOOL_NAMES, workspace_tools
@@ -142,7 +142,7 @@ async def test_tool_approval_comes_from_the_context(root: Path) -> None:
         dangerous_extensions_mode="approve", sandbox="none"))}
     with pytest.raises(ApprovalRequired):
         await tools["write_file"].invoke({"path": "a.sh", "content": "x"}, ToolContext())
-    ok = ToolContext(extra_cfg={"workspace_approved": True})
+    ok = ToolContext(approval=Approval(granted=True, by="person:test"))
     await tools["write_file"].invoke({"path": "a.sh", "content": "x"}, ok)
     assert os.path.exists(root / "a.sh")
 

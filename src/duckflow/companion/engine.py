@@ -11,7 +11,6 @@ session numbers every chunk (`seq`), whichever layer emitted it.
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -30,12 +29,9 @@ from duckflow.core.run import RunContext, TraceSink, null_trace
 from duckflow.core.session import Session
 from duckflow.core.token_guard import TokenGuard
 from duckflow.core.tool_runner import run_tool_calls
-from duckflow.core.tools import Tool
+from duckflow.core.tools import Approval, Tool
 from duckflow.llm.types import Message, Model, ModelSettings, ToolCall, ToolResult, ToolSpec
 
-APPROVAL_KEY = "workspace_approved"  # workspace/tools.py: a person said yes
-APPROVAL_BY_KEY = "workspace_approval"  # workspace/tools.py: who answered ("person:..."/"auto:...")
-READONLY_KEY = "workspace_readonly"  # workspace/tools.py: files an auto-approved command may not change
 MAIN_AGENT = "companion"
 RAW_TRACE_CHARS = 8000  # of each raw model reply kept in the trace
 SPECIALIZED_AGENT = "companion.specialized"
@@ -68,7 +64,6 @@ class EngineLoop:
         self.main = Agent(MAIN_AGENT, model=model, extra_cfg=cfg, **common)
         self.specialized = Agent(SPECIALIZED_AGENT, model=specialized_model or model, tools=tools,
                                  extra_cfg=cfg, **common)
-        self.approved = Agent(MAIN_AGENT, tools=tools, extra_cfg={**cfg, APPROVAL_KEY: True}, **common)
         self._tools = {t.name: t for t in tools}
         self.calls = 0
         self.model_time_s = 0.0
@@ -127,16 +122,12 @@ class EngineLoop:
     # -- tools ------------------------------------------------------------------------------
     async def run_tool(self, call: ToolCall, *, approved: bool = False,
                        approval: str | None = None, readonly: tuple[str, ...] = ()) -> ToolResult:
-        """One call through core's tool runner (`approved`: a person said yes to this call;
-        `approval`: who answered the gate, `person:...`/`auto:...`, given to the tool as
-        `workspace_approval`; `readonly`: files a command may not change, `workspace_readonly`)."""
-        agent = self.approved if approved else self.specialized
-        if approval or readonly:
-            agent = copy.copy(agent)
-            extra = {APPROVAL_BY_KEY: approval} if approval else {}
-            agent.extra_cfg = {**agent.extra_cfg, **extra, **({READONLY_KEY: readonly} if readonly else {})}
-        run = self.run_for(agent)
+        """One call through core's tool runner, with the gate's answer as `ToolContext.approval`
+        (`approved`: the call was approved; `approval`: who answered, `person:...`/`auto:...`;
+        `readonly`: files an auto-approved command may not change)."""
+        answer = Approval(approved, approval or "", readonly) if approved or approval or readonly else None
+        run = self.run_for(self.specialized)
         if not call.id:
             call = dataclasses.replace(call, id=f"call_{self.calls}_{call.name}")
-        results = await run_tool_calls(run, [call], self._tools, max_parallel=1)
+        results = await run_tool_calls(run, [call], self._tools, max_parallel=1, approval=answer)
         return results[0]

@@ -40,6 +40,7 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers (`X as X` marks a r
     from duckflow.core.token_guard import SQLiteCounter as SQLiteCounter
     from duckflow.core.token_guard import TokenGuard as TokenGuard
     from duckflow.core.token_guard import TokenStatus as TokenStatus
+    from duckflow.core.tools import Approval as Approval
     from duckflow.core.tools import Tool as Tool
     from duckflow.core.tools import ToolContext as ToolContext
     from duckflow.core.tools import tool as tool
@@ -49,7 +50,7 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers (`X as X` marks a r
 
 _M = "duckflow.core."
 _EXPORTS = {
-    "Tool": _M + "tools", "ToolContext": _M + "tools", "tool": _M + "tools",
+    "Tool": _M + "tools", "ToolContext": _M + "tools", "tool": _M + "tools", "Approval": _M + "tools",
     "ToolRegistry": _M + "registry", "LoadedTool": _M + "registry",
     "Chunk": _M + "chunks", "SessionSequence": _M + "chunks", "parse_chunk": _M + "chunks",
     "Agent": _M + "agent", "RunResult": _M + "results", "AgentOutcome": _M + "results",

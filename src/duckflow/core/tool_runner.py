@@ -24,7 +24,7 @@ from duckflow.core.chunks import (
 )
 from duckflow.core.errors import ToolNotFoundError, ToolValidationError
 from duckflow.core.run import RunAborted, RunContext, count_text_tokens
-from duckflow.core.tools import Tool, ToolContext, result_to_text
+from duckflow.core.tools import Approval, Tool, ToolContext, result_to_text
 from duckflow.llm.types import ToolCall, ToolResult
 
 TRACE_RESULT_LIMIT = 2000
@@ -36,8 +36,10 @@ async def run_tool_calls(
     tools: Mapping[str, Tool],
     *,
     max_parallel: int = 8,
+    approval: Approval | None = None,
 ) -> list[ToolResult]:
-    """Run `calls` and return their results in the order of the calls."""
+    """Run `calls` and return their results in the order of the calls (`approval`: the gate's
+    answer, given to each tool as `ToolContext.approval`)."""
     agent = run.agent.name
     results: list[ToolResult | None] = [None] * len(calls)
     runnable: list[int] = []
@@ -58,7 +60,7 @@ async def run_tool_calls(
     limit = asyncio.Semaphore(max(1, max_parallel))
 
     async def one(i: int) -> None:
-        results[i] = await _run_one(run, calls[i], tools, limit)
+        results[i] = await _run_one(run, calls[i], tools, limit, approval)
 
     batch: list[int] = []
     for i in runnable:
@@ -88,7 +90,7 @@ async def _run_batch(batch: list[int], one: Callable[[int], Coroutine[Any, Any, 
 
 
 async def _run_one(run: RunContext, call: ToolCall, tools: Mapping[str, Tool],
-                   limit: asyncio.Semaphore) -> ToolResult:
+                   limit: asyncio.Semaphore, approval: Approval | None = None) -> ToolResult:
     agent = run.agent
     tool = tools.get(call.name)
     if tool is None:
@@ -106,7 +108,7 @@ async def _run_one(run: RunContext, call: ToolCall, tools: Mapping[str, Tool],
             try:
                 async with deadline:
                     value = await tool.invoke(
-                        call.arguments, ToolContext(run.session.id, agent.name, agent.extra_cfg, run))
+                        call.arguments, ToolContext(run.session.id, agent.name, agent.extra_cfg, run, approval))
                 content, is_error = result_to_text(value), False
             except TimeoutError as exc:
                 content = (f"{call.name} timed out after {tool.timeout_s} s" if deadline.expired()

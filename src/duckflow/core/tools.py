@@ -44,12 +44,32 @@ class ToolContext:
 
     `extra_cfg` is the agent's `extra_cfg` (a DB connection, a workspace ...). `run` is the
     engine's handle on the current run (used by handoffs); tools normally ignore it.
+    `approval` is the gate's answer to this call when it passed one.
     """
 
     session_id: str = ""
     agent: str = ""
     extra_cfg: Mapping[str, Any] = field(default_factory=dict)
     run: Any = field(default=None, repr=False)
+    approval: Approval | None = None
+
+
+@dataclass(frozen=True)
+class Approval:
+    """The gate's answer to one call, as the tool receives it (`ToolContext.approval`).
+
+    `granted`: the call was approved (by a person, or automatically within a scope); `by`: who
+    answered, `person:...` or `auto:...` ("" when not said); `readonly`: files an auto-approved
+    command may not change (the sandbox binds them read-only)."""
+
+    granted: bool = False
+    by: str = ""
+    readonly: tuple[str, ...] = ()
+
+    @property
+    def by_person(self) -> bool:
+        """A person said yes: only this unlocks what needs a person (never an auto-approval)."""
+        return self.granted and not self.by.startswith("auto:")
 
 
 @functools.cache

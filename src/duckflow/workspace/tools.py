@@ -5,10 +5,10 @@ Argument order follows DML's positional form (`list_files|src|*.py|true`).
 
 Approval: the guard marks some operations as needing a person's approval (a dangerous
 extension in "approve" mode, a destructive shell command). The gate asks; when a person
-said yes it calls the tool with `ToolContext.extra_cfg["workspace_approved"] = True`.
-Without that flag such a call is refused (file tools) or not run (shell tools). Who answered
-the gate comes as `extra_cfg["workspace_approval"]` (`person:...` or `auto:...`) and is
-returned in the result's `approval`; an `auto:` approval never counts as a person's.
+said yes it calls the tool with a granted `ToolContext.approval` (core's typed `Approval`).
+Without it such a call is refused (file tools) or not run (shell tools). Who answered the
+gate (`approval.by`: `person:...` or `auto:...`) is returned in the result's `approval`; an
+`auto:` approval never counts as a person's.
 """
 
 from __future__ import annotations
@@ -29,26 +29,19 @@ if TYPE_CHECKING:
 
 TOOL_NAMES = ("read_file", "write_file", "edit_file", "list_files", "create_directory",
               "delete_path", "move_path", "execute_shell", "run_tests", "search_code")
-APPROVAL_KEY = "workspace_approved"
-APPROVAL_BY_KEY = "workspace_approval"  # who answered the gate: "person:..." or "auto:..."
-READONLY_KEY = "workspace_readonly"  # files an auto-approved command may not change (sandbox binds)
-
-
 def _approved(ctx: ToolContext | None) -> bool:
     """True only for a person's approval: an auto-approval never unlocks what needs a person."""
-    if ctx is None or ctx.extra_cfg.get(APPROVAL_KEY) is not True:
-        return False
-    return not str(ctx.extra_cfg.get(APPROVAL_BY_KEY) or "").startswith("auto:")
+    return ctx is not None and ctx.approval is not None and ctx.approval.by_person
 
 
 def _readonly(ctx: ToolContext | None) -> tuple[str, ...]:
-    return tuple(ctx.extra_cfg.get(READONLY_KEY) or ()) if ctx is not None else ()
+    return ctx.approval.readonly if ctx is not None and ctx.approval is not None else ()
 
 
 def _marked(result: dict[str, Any], ctx: ToolContext | None) -> dict[str, Any]:
     """The result with `approval` (who answered the gate) when the call passed one."""
-    by = ctx.extra_cfg.get(APPROVAL_BY_KEY) if ctx is not None else None
-    return {**result, "approval": str(by)} if by else result
+    by = ctx.approval.by if ctx is not None and ctx.approval is not None else ""
+    return {**result, "approval": by} if by else result
 
 
 def workspace_tools(root: str | Path | Workspace, config: WorkspaceConfig | None = None) -> list[Tool]:
