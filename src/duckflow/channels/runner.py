@@ -15,10 +15,15 @@ import asyncio
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from duckflow.core.chunks import now_iso
 from duckflow.errors import DuckflowError
+
+if TYPE_CHECKING:
+    from duckflow.channels.conversation import Conversation
+    from duckflow.companion.session import CompanionSession
+    from duckflow.llm.types import Model
 
 AGENT = "companion"
 
@@ -36,24 +41,24 @@ class SessionRunner:
         workspace: str | Path,
         *,
         model_name: str | None = None,
-        model_factory: Callable[[], Any] | None = None,
+        model_factory: Callable[[], Model] | None = None,
         max_open: int = 2000,
         max_turns: int = 12,
         max_running: int = 16,
-        role_models: dict[str, Any] | None = None,
+        role_models: dict[str, Model] | None = None,
     ) -> None:
         self.workspace = Path(workspace).expanduser().resolve()
         self.model_name = model_name
         self.model_factory = model_factory
         self.max_open = max_open
         self.max_turns = max_turns
-        self._open: OrderedDict[str, Any] = OrderedDict()
+        self._open: OrderedDict[str, CompanionSession] = OrderedDict()
         self._shared: dict[str, Any] | None = None
         self._router: Any = None
         self._events: Any = None
         self._ostate: Any = None
         self.role_models = role_models
-        self._orchs: OrderedDict[tuple[str, str], Any] = OrderedDict()  # (channel, session) → Conversation
+        self._orchs: OrderedDict[tuple[str, str], Conversation] = OrderedDict()  # (channel, session) → its Conversation
         self._coder_jobs: dict[str, tuple[str, str]] = {}
         self._slots = asyncio.Semaphore(max_running)
 
@@ -88,7 +93,7 @@ class SessionRunner:
     def new_session(self) -> str:
         return str(self._session(None).state.session_id)
 
-    def _session(self, session_id: str | None) -> Any:
+    def _session(self, session_id: str | None) -> CompanionSession:
         from duckflow.companion.factory import open_session
 
         if session_id is not None and session_id in self._open:
@@ -106,7 +111,7 @@ class SessionRunner:
             self._open.popitem(last=False)
         return session
 
-    def session(self, session_id: str) -> Any:
+    def session(self, session_id: str) -> CompanionSession:
         """The open companion session (opening it from the store); DuckflowError if unknown."""
         return self._session(session_id)
 
@@ -154,7 +159,7 @@ class SessionRunner:
         async for c in conv.stream_answer(job_id, granted, by=by, note=note):
             yield c
 
-    def _conversation(self, session_id: str, channel: str) -> Any:
+    def _conversation(self, session_id: str, channel: str) -> Conversation:
         """The session's `Conversation` on this channel, sharing router, flags, event log, gate and slots."""
         from duckflow.channels.conversation import Conversation
         from duckflow.orchestra.orchestrator import Orchestrator

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from duckflow.companion.actions import ActionRunner
 from duckflow.companion.owner import StateOwner
@@ -20,6 +20,15 @@ from duckflow.companion.transitions import TransitionController, TransitionLimit
 from duckflow.errors import DuckflowError
 from duckflow.llm.types import Model
 
+if TYPE_CHECKING:
+    from duckflow.config import Config
+    from duckflow.core.guardrails import Guardrail
+    from duckflow.core.run import TraceSink
+    from duckflow.core.token_guard import TokenGuard
+    from duckflow.core.tools import Tool
+    from duckflow.gate import Gate
+    from duckflow.protocols.codec import Codec
+
 
 @dataclass
 class OpenedSession:
@@ -28,7 +37,7 @@ class OpenedSession:
     model_name: str
     codec_name: str
     store: SessionStore
-    config: Any = None  # the Config the session was opened with (loaded once per command)
+    config: Config | None = None  # the Config the session was opened with (loaded once per command)
 
     def close(self) -> None:
         from duckflow.store.sqlite import close_all
@@ -51,15 +60,15 @@ def open_session(
     model_name: str | None = None,
     session_id: str | None = None,
     resume: bool = False,
-    config: Any = None,
+    config: Config | None = None,
     store: SessionStore | None = None,
-    gate: Any = None,
-    tools: list[Any] | None = None,
-    codec: Any = None,
-    trace: Any = None,
-    token_guard: Any = None,
-    guardrails: Sequence[Any] = (),
-    output_guardrails: Sequence[Any] = (),
+    gate: Gate | None = None,
+    tools: list[Tool] | None = None,
+    codec: Codec | str | None = None,
+    trace: TraceSink | None = None,
+    token_guard: TokenGuard | None = None,
+    guardrails: Sequence[Guardrail] = (),
+    output_guardrails: Sequence[Guardrail] = (),
     mode: str | None = None,
 ) -> OpenedSession:
     """`token_guard`: a core TokenGuard (default: from the config's `token_guard` section, per

@@ -10,16 +10,20 @@ message, a yes / no on a Coder job, a Coder job of an earlier run (`duckflow run
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from duckflow.channels.conversation import Conversation
 from duckflow.core.chunks import AnyChunk
+
+if TYPE_CHECKING:
+    from duckflow.companion.factory import OpenedSession
+    from duckflow.config import Config
 
 
 class CliConversation:
     """A terminal's conversation: the front door, plus the Coder job a person answers with yes / no."""
 
-    def __init__(self, opened: Any, *, config: Any = None, max_turns: int = 12) -> None:
+    def __init__(self, opened: OpenedSession, *, config: Config | None = None, max_turns: int = 12) -> None:
         from duckflow.config import load_config
         from duckflow.orchestra.orchestrator import Orchestrator
 
