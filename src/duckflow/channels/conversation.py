@@ -160,11 +160,6 @@ class Conversation:
         return (f"/{route.lower()} {task}\nThe person said no to the first proposal{before} and said "
                 f"what to do instead: {note}").replace(" \n", "\n")
 
-    def waiting_job(self) -> str | None:
-        """The job this conversation waits on: the companion's approval, else a Coder job."""
-        job = self.session.state.pending_job if self.session.state.pending_gate else None
-        return str((job or {}).get("job_id") or "") or self.coder_job
-
     # -- the companion's part -------------------------------------------------------------
     def _local_only_refusal(self, turn: Turn) -> str:
         """Local-only mode and a cloud companion model: nothing is sent, whichever role would answer."""
