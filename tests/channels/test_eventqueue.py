@@ -60,24 +60,24 @@ def test_on_an_event_loop_events_go_to_the_thread_in_batches_in_order(tmp_path: 
     import asyncio
 
     log = BackgroundEvents(EventLog(tmp_path / "events.jsonl"))
-    handed: list[int] = []
-    real = log._hand_over
+    written: list[int] = []
+    real = log._write
 
-    def hand_over() -> None:
-        handed.append(len(log._batch))
-        real()
+    def write(batch: list[tuple[object, object]]) -> None:
+        written.append(len(batch))
+        real(batch)
 
-    log._hand_over = hand_over  # type: ignore[method-assign]
+    log._behind._write = write  # the write-behind helper's one writer: count what it gets at once
 
     async def main() -> None:
         for i in range(20):
             log.emit("final.route", f"s{i}", final_route="CHAT")
             await asyncio.sleep(0)
-        await asyncio.sleep(0.1)  # one batch handed over after BATCH_S
+        await asyncio.sleep(0.1)  # the writer has taken the first stretch by now
         log.emit("loop.stop", "last")
 
     asyncio.run(main())
-    log.flush()  # hands over what is left (the loop is gone) and waits
-    assert handed[0] == 20 and sum(handed) == 21  # the 20 went to the thread together
+    log.flush()
+    assert written[0] == 20 and sum(written) == 21  # the 20 went to the thread together
     assert [e["session_id"] for e in log.read()] == [f"s{i}" for i in range(20)] + ["last"]
     log.close()

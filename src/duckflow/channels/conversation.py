@@ -77,9 +77,10 @@ class Conversation:
         return [self._say(ErrorChunk(agent=COMPANION, data=ErrorData(code=code, message=message, hint=hint))),
                 self._done(COMPANION, message if isinstance(exc, DuckflowError) else "the task failed", "error")]
 
-    async def stream(self, text: str, images: Sequence[str] = (), *,
-                     auto_approve_workspace: bool = False) -> AsyncIterator[AnyChunk]:
-        """Route the message, then run the role it is for; yields its chunks, ending with `done`."""
+    async def stream(self, text: str, images: Sequence[str] = (), *, auto_approve_workspace: bool = False,
+                     said: str | None = None) -> AsyncIterator[AnyChunk]:
+        """Route the message, then run the role it is for; yields its chunks, ending with `done`.
+        `said`: the person's own words when `text` was composed for them (a Coder asked again)."""
         history = [(e.user, e.reply) for e in self.session.state.exchanges[-6:]]
         try:
             turn = await self.orch.handle(text, images=list(images) or None, history=history)
@@ -90,7 +91,8 @@ class Conversation:
         decision = turn.decision
         self.route = decision.primary_route
         yield self._notice("router", "route", decision.declaration or f"route: {decision.primary_route}",
-                           **decision.public(), declaration=decision.declaration, text=text)
+                           **decision.public(), declaration=decision.declaration,
+                           text=text if said is None else said)
         if turn.said:  # the Chat role's own words before it handed the message on
             yield self._reply("chat", turn.said)
         if turn.delegated:  # the Chat role handed it on: said before what that role did
@@ -137,7 +139,7 @@ class Conversation:
             for c in self._applied(applied, report, granted and not note):
                 yield c
             if not granted and note and note.strip():  # "no, do it this way": the Coder is asked again
-                async for c in self.stream(self._instead(job_id, note.strip())):
+                async for c in self.stream(self._instead(job_id, note.strip()), said=""):
                     yield c
             return
         job = self.session.state.pending_job or {}

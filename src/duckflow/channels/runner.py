@@ -144,8 +144,7 @@ class SessionRunner:
             return
         async for c in conv.stream(text, images or ()):
             yield c
-        if conv.coder_job:
-            self._coder_jobs[conv.coder_job] = (conv.orch.channel, session_id)
+        self._note_coder_job(conv, session_id)
 
     async def answer(self, session_id: str, job_id: str, granted: bool, *, by: str,
                      note: str | None = None) -> AsyncIterator[Any]:
@@ -158,6 +157,12 @@ class SessionRunner:
             conv.coder_job = job_id  # asked in another conversation object (another process, a restart)
         async for c in conv.stream_answer(job_id, granted, by=by, note=note):
             yield c
+        self._note_coder_job(conv, session_id)  # a no with words asks the Coder again: a new job waits
+
+    def _note_coder_job(self, conv: Conversation, session_id: str) -> None:
+        """The Coder job the conversation now waits on, so an answer from any channel finds it."""
+        if conv.coder_job:
+            self._coder_jobs[conv.coder_job] = (conv.orch.channel, session_id)
 
     def _conversation(self, session_id: str, channel: str) -> Conversation:
         """The session's `Conversation` on this channel, sharing router, flags, event log, gate and slots."""

@@ -98,3 +98,33 @@ def test_mio_delegates_code1_and_a_postback_lets_the_worker_apply_the_patch(
     wait_until(lambda: "return a + b" in (srv.workspace / "app.py").read_text())
     applied = line.wait_for("/v2/bot/message/reply", 2)[1]
     assert "Applied job" in _said(applied)
+
+
+def test_on_the_api_a_no_with_words_asks_the_coder_again_and_its_new_job_can_be_granted(
+        live: Any, roles: Any) -> None:
+    """The web page's Deny… box: the words go back to the Coder; the new proposal waits like the first and
+    a grant applies it (the new job is found from the API, and the person's words are not echoed as theirs)."""
+    srv = live()
+    (srv.workspace / "app.py").write_text("def add(a, b):\n    return a - b\n", encoding="utf-8")
+    patch = "\n".join(["--- a/app.py", "+++ b/app.py", "@@ -1,2 +1,2 @@", " def add(a, b):", "-    return a - b",
+                       "+    return {}", ""])
+    roles.replies = [json.dumps({"job_id": "j1", "plan": "negate b", "patch": patch.format("a + -b"), "risk": "low"}),
+                     json.dumps({"job_id": "j2", "plan": "plain sum", "patch": patch.format("a + b"), "risk": "low"})]
+    sid = httpx.post(srv.url + "/v1/sessions", headers=srv.auth).json()["session_id"]
+
+    def pending() -> list[dict[str, Any]]:
+        return [j for j in httpx.get(srv.url + "/v1/approvals", headers=srv.auth).json()["jobs"]
+                if j["status"] == "pending"]
+
+    assert httpx.post(f"{srv.url}/v1/sessions/{sid}/messages", headers=srv.auth,
+                      json={"text": "/code1 fix add in app.py"}).status_code == 202
+    first = wait_until(pending)[0]["job_id"]
+    r = httpx.post(f"{srv.url}/v1/approvals/{first}/deny", headers=srv.auth, json={"note": "just return a + b"})
+    assert r.status_code == 200
+    second = wait_until(lambda: [j["job_id"] for j in pending() if j["job_id"] != first])[0]
+    assert "just return a + b" in json.dumps(roles.chat_bodies[1]["messages"])
+    assert httpx.post(f"{srv.url}/v1/approvals/{second}/grant", headers=srv.auth).status_code == 200
+    wait_until(lambda: "return a + b" in (srv.workspace / "app.py").read_text())
+    chunks = httpx.get(f"{srv.url}/v1/sessions/{sid}/chunks", headers=srv.auth).json()["chunks"]
+    said = [c["data"]["details"].get("text") for c in chunks if c["type"] == "notice" and c["data"]["code"] == "route"]
+    assert said == ["/code1 fix add in app.py", ""]  # the re-ask is not shown as the person's words

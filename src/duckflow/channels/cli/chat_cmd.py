@@ -140,7 +140,8 @@ class Chat:
         if not self.loop.busy:
             s = self.session.state
             if self.talk is not None and self.talk.coder_job:
-                return " the Coder's change waits: y / n · /help"
+                return " type what it should do instead (Enter to just refuse)" if self.editing == "coder" \
+                    else " the Coder's change waits: y / n · /help"
             return " approval waiting: y / n / e / a · /help" if s.pending_gate else " /help · /undo · Ctrl-D quits"
         frame = SPIN[int(time.monotonic() * 10) % len(SPIN)]
         activity = (self.activity or "working").rstrip("…")
