@@ -28,7 +28,9 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any
+
+from duckflow.store.jsonlog import JsonlFile
 
 if TYPE_CHECKING:
     from duckflow.config import TraceConfig
@@ -123,7 +125,7 @@ class TraceLogger:
         self._stopping = False
         self._thread: threading.Thread | None = None
         self._closed = False
-        self._file: TextIO | None = None
+        self._file = JsonlFile(self.path) if self.path is not None else None  # the one JSONL writer
         self._spans: SpanBuilder | None = None
 
     @property
@@ -225,11 +227,12 @@ class TraceLogger:
                     self._has_data.clear()
                     self._kick.clear()
                     stopping = self._stopping
+                lines: list[str] = []
                 for record in batch:
-                    self._write(record)
-                if self._file is not None and batch:
+                    self._write(record, lines)
+                if self._file is not None and lines:  # the batch in one write
                     try:
-                        self._file.flush()
+                        self.written += self._file.append(lines)
                     except OSError as exc:
                         self._error(f"cannot write trace file {self.path}: {exc}")
                 with self._done:
@@ -240,15 +243,16 @@ class TraceLogger:
         finally:
             self._shutdown()
 
-    def _write(self, record: dict[str, Any]) -> None:
+    def _write(self, record: dict[str, Any], lines: list[str]) -> None:
         if self.dropped:
             with self._lock:
                 lost, self.dropped = self.dropped, 0
             self._write_one({"event": "trace_dropped", "time": time.time(), "session": "",
-                             "agent": "", "count": lost})
-        self._write_one(record)
+                             "agent": "", "count": lost}, lines)
+        self._write_one(record, lines)
 
-    def _write_one(self, record: dict[str, Any]) -> None:
+    def _write_one(self, record: dict[str, Any], lines: list[str]) -> None:
+        """The record masked, as a line of the batch, and as an OTLP span when that is on."""
         ts = float(record["time"])
         record = dict(record, time=_iso(ts))
         try:
@@ -256,15 +260,8 @@ class TraceLogger:
         except Exception as exc:  # a sanitizer bug must not let the secret through
             self._error(f"sanitizer failed ({exc!r}); event {record.get('event')} not written")
             return
-        if self.path is not None:
-            try:
-                if self._file is None:
-                    self.path.parent.mkdir(parents=True, exist_ok=True)
-                    self._file = self.path.open("a", encoding="utf-8")
-                self._file.write(json.dumps(masked, ensure_ascii=False, default=str) + "\n")
-                self.written += 1
-            except OSError as exc:
-                self._error(f"cannot write trace file {self.path}: {exc}")
+        if self._file is not None:
+            lines.append(json.dumps(masked, ensure_ascii=False, default=str))
         if self.otlp_endpoint:
             try:
                 if self._spans is None:
@@ -281,12 +278,6 @@ class TraceLogger:
             print(f"duckflow trace: {message}", file=sys.stderr)
 
     def _shutdown(self) -> None:
-        if self._file is not None:
-            try:
-                self._file.close()
-            except OSError:  # pragma: no cover
-                pass
-            self._file = None
         if self._spans is not None:
             self._spans.shutdown()
             self._spans = None

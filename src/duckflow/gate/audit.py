@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import os
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -73,8 +71,11 @@ class AuditLog:
     """Appends masked entries to the `audit` table and to a JSONL file (one object per line)."""
 
     def __init__(self, store: GateStore, path: str | Path) -> None:
+        from duckflow.store.jsonlog import JsonlFile
+
         self.store = store
         self.path = Path(path)
+        self.file = JsonlFile(self.path)  # the one JSONL writer (rotated; the table keeps everything)
         self._mask: Callable[[str], str] | None = None
 
     def entry(self, at: float, event: str, job_id: str | None, by: str, data: dict[str, Any]) -> AuditEntry:
@@ -88,14 +89,8 @@ class AuditLog:
         GateStore.insert_audit(c, e.at, e.event, e.job_id, e.by, e.data)
 
     def append_file(self, e: AuditEntry) -> None:
-        """One line per entry, written with O_APPEND so concurrent writers do not interleave."""
-        line = json.dumps(e.to_dict(), ensure_ascii=False, sort_keys=True) + "\n"
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        try:
-            os.write(fd, line.encode("utf-8"))
-        finally:
-            os.close(fd)
+        """One line per entry (O_APPEND: concurrent writers do not interleave)."""
+        self.file.write(e.to_dict(), sort_keys=True)
 
     def record(self, at: float, event: str, job_id: str | None, by: str, data: dict[str, Any]) -> AuditEntry:
         """Record one entry in its own transaction, then append it to the file."""
@@ -106,8 +101,5 @@ class AuditLog:
         return e
 
     def read_file(self) -> list[dict[str, Any]]:
-        """The JSONL file's entries (for tests and `duckflow approvals show`)."""
-        if not self.path.exists():
-            return []
-        with self.path.open(encoding="utf-8") as fh:
-            return [json.loads(line) for line in fh if line.strip()]
+        """The JSONL file's entries, the rotated files first (for tests and `duckflow approvals show`)."""
+        return list(self.file.read())

@@ -21,11 +21,12 @@ unchanged; long values (a person's text) are scanned every time and never kept.
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from duckflow.store.jsonlog import JsonlFile
 
 EVENT_TYPES = (
     "router.decision", "classifier.error", "worker.success", "worker.fail", "route.override", "loop.stop",
@@ -69,12 +70,9 @@ class EventLog:
 
     def __init__(self, path: str | Path | None = None, *, max_bytes: int = MAX_BYTES, keep: int = KEEP) -> None:
         self.path = Path(path).expanduser() if path else default_events_path()
-        self.max_bytes = max(1, int(max_bytes))
-        self.keep = max(0, int(keep))
-        self._lock = threading.Lock()
+        self.file = JsonlFile(self.path, max_bytes=max_bytes, keep=keep)  # the one JSONL writer
         self._mask: Any = None
         self._memo: dict[str, str] = {}
-        self._dir_made = False
 
     @classmethod
     def from_settings(cls, routing: Any) -> EventLog:
@@ -112,69 +110,29 @@ class EventLog:
         return record
 
     def _append(self, line: str, record: dict[str, Any]) -> None:
-        """One masked record, as a line of the file (rotated past `max_bytes`)."""
-        with self._lock:
-            if not self._dir_made:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                self._dir_made = True
-            try:
-                fh = self.path.open("a", encoding="utf-8")
-            except FileNotFoundError:  # the folder was removed meanwhile: make it again
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                fh = self.path.open("a", encoding="utf-8")
-            with fh:
-                fh.write(line + "\n")
-                full = fh.tell() > self.max_bytes
-            if full:
-                self._rotate()
+        """One masked record, as a line of the file (a PostgreSQL log stores it as a row)."""
+        self.file.append([line])
 
-    def _rotated(self, n: int) -> Path:
-        return self.path.with_name(f"{self.path.name}.{n}")
+    @property
+    def max_bytes(self) -> int:
+        return self.file.max_bytes
 
-    def _rotate(self) -> None:
-        """events.jsonl -> .1 -> .2 ... (under the lock; another process rotating at the same
-        time can at worst rotate once more: every rename is atomic, no line is split)."""
-        try:
-            if self.keep == 0:
-                self.path.unlink()
-                return
-            self._rotated(self.keep).unlink(missing_ok=True)
-            for n in range(self.keep - 1, 0, -1):
-                if self._rotated(n).exists():
-                    self._rotated(n).rename(self._rotated(n + 1))
-            self.path.rename(self._rotated(1))
-        except FileNotFoundError:  # another process rotated it first
-            pass
+    @property
+    def keep(self) -> int:
+        return self.file.keep
 
     def files(self) -> list[Path]:
         """The log's files that exist, oldest first (rotated ones, then the current one)."""
-        kept = [self._rotated(n) for n in range(self.keep, 0, -1)]
-        return [p for p in [*kept, self.path] if p.exists()]
+        return self.file.files()
 
     def read(self, *, session: str | None = None, type: str | None = None) -> Iterator[dict[str, Any]]:
         """Events in order, the rotated files first; broken lines are skipped (a crash may cut
         the last one)."""
-        for path in self.files():
-            yield from self._read_file(path, session, type)
-
-    @staticmethod
-    def _read_file(path: Path, session: str | None, type: str | None) -> Iterator[dict[str, Any]]:
-        try:
-            # a crash may also cut a line inside a multi-byte character: such a line is skipped too
-            fh = path.open(encoding="utf-8", errors="replace")
-        except FileNotFoundError:  # rotated away meanwhile
-            return
-        with fh:
-            for line in fh:
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError:
-                    continue
-                if not isinstance(record, dict):
-                    continue
-                if session is not None and record.get("session_id") != session:
-                    continue
-                if type is not None and record.get("type") != type and not str(record.get("type", "")).startswith(
-                        type.rstrip("*") if type.endswith("*") else "\0"):
-                    continue
-                yield record
+        prefix = type.rstrip("*") if type is not None and type.endswith("*") else None
+        for record in self.file.read():
+            if session is not None and record.get("session_id") != session:
+                continue
+            kind = str(record.get("type", ""))
+            if type is not None and kind != type and not (prefix is not None and kind.startswith(prefix)):
+                continue
+            yield record

@@ -44,10 +44,9 @@ def _write(message: str, record: dict[str, Any], path: Path | None = None) -> di
     record = {"ts": datetime.now(UTC).isoformat(timespec="milliseconds"), "category": "provider.http",
               "message": message, **record}
     _log.info("%s %s", message, json.dumps(record, ensure_ascii=False))
-    target = path or audit_path()
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with target.open("a", encoding="utf-8") as fh:
-        fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+    from duckflow.store.jsonlog import JsonlFile
+
+    JsonlFile(path or audit_path()).write(record)  # the one JSONL writer (rotated past 20 MB)
     return record
 
 
