@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from duckflow._lazy import lazy_getattr
 
 if TYPE_CHECKING:  # the lazy names below, for type checkers (`X as X` marks a re-export)
+    from duckflow.channels.conversation import Conversation as Conversation
     from duckflow.core.agent import Agent as Agent
     from duckflow.core.chunks import Chunk as Chunk
     from duckflow.core.errors import CoreError as CoreError
@@ -42,6 +43,7 @@ _EXPORTS = {
     "Agent": "duckflow.core.agent", "RunResult": "duckflow.core.results", "Session": "duckflow.core.session",
     "Tool": "duckflow.core.tools", "ToolContext": "duckflow.core.tools", "tool": "duckflow.core.tools",
     "handoff": "duckflow.core.handoffs", "Chunk": "duckflow.core.chunks",
+    "Conversation": "duckflow.channels.conversation",
     "Guardrail": "duckflow.core.guardrails", "GuardrailResult": "duckflow.core.guardrails",
     "TokenGuard": "duckflow.core.token_guard",
     "ScriptedModel": "duckflow.llm.scripted", "reply": "duckflow.llm.scripted", "tool_call": "duckflow.llm.scripted",

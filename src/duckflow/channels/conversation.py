@@ -16,10 +16,13 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Callable, Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
+from duckflow.companion.factory import OpenedSession
 from duckflow.companion.session import CompanionSession
 from duckflow.companion.task import AUTO_BY
+from duckflow.config import Config, load_config
 from duckflow.core.chunks import (
     AnyChunk,
     ApprovalChunk,
@@ -34,6 +37,7 @@ from duckflow.core.chunks import (
     ReplyData,
 )
 from duckflow.errors import DuckflowError
+from duckflow.llm.types import Model
 from duckflow.orchestra.orchestrator import Orchestrator, Turn
 from duckflow.orchestra.roles import role_for_route
 
@@ -55,6 +59,43 @@ class Conversation:
         self.route: str | None = None  # the last message's route
         self._reshown = False  # a waiting approval is being shown again
         self.unsubscribe = session.chunks.subscribe(self._mirror)
+        self._closers: list[Callable[[], None]] = []  # what this conversation opened itself
+
+    @classmethod
+    def for_session(cls, opened: OpenedSession, *, channel: str = "cli", config: Config | None = None,
+                    models: dict[str, Model] | None = None, max_turns: int = 12) -> Conversation:
+        """The conversation over an opened companion session: the orchestra's router, session flags
+        and event log on `channel`, the session's gate; `models` gives roles their models directly
+        (`{"chat": ..., "worker": ...}`). `close()` closes the orchestra's state it opened."""
+        cfg = config if config is not None else opened.config if opened.config is not None \
+            else load_config(opened.session.state.workspace)
+        state = opened.session.state
+        orch = Orchestrator(cfg, workspace=state.workspace, session_id=state.session_id, channel=channel,
+                            models=models, gate=opened.session.runner.gate, companion=True)
+        conv = cls(opened.session, orch, max_turns=max_turns)
+        conv._closers.append(orch.state.close)
+        return conv
+
+    @classmethod
+    def open(cls, workspace: str | Path, *, model: Model | None = None, model_name: str | None = None,
+             session_id: str | None = None, resume: bool = False, channel: str = "cli",
+             models: dict[str, Model] | None = None, max_turns: int = 12) -> Conversation:
+        """Open (or resume) a companion session for `workspace` and the conversation over it, as
+        `duckflow chat` does; `close()` closes both.
+
+            conv = Conversation.open("~/project", model_name="local:default")
+            async for chunk in conv.stream("add a --verbose flag to cli.py"): ...
+        """
+        from duckflow.companion.factory import open_session
+
+        opened = open_session(workspace, model=model, model_name=model_name, session_id=session_id, resume=resume)
+        try:
+            conv = cls.for_session(opened, channel=channel, models=models, max_turns=max_turns)
+        except BaseException:
+            opened.close()
+            raise
+        conv._closers.append(opened.close)
+        return conv
 
     # -- the stream -----------------------------------------------------------------------
     def _say(self, chunk: AnyChunk) -> AnyChunk:
@@ -308,3 +349,5 @@ class Conversation:
 
     def close(self) -> None:
         self.unsubscribe()
+        while self._closers:
+            self._closers.pop(0)()

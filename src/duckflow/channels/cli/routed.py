@@ -24,17 +24,8 @@ class CliConversation:
     """A terminal's conversation: the front door, plus the Coder job a person answers with yes / no."""
 
     def __init__(self, opened: OpenedSession, *, config: Config | None = None, max_turns: int = 12) -> None:
-        from duckflow.config import load_config
-        from duckflow.orchestra.orchestrator import Orchestrator
-
-        session = opened.session
-        state = session.state
-        cfg = config if config is not None else opened.config if opened.config is not None \
-            else load_config(state.workspace)
-        orch = Orchestrator(cfg, workspace=state.workspace, session_id=state.session_id, channel="cli",
-                            gate=session.runner.gate, companion=True)
-        self.conv = Conversation(session, orch, max_turns=max_turns)
-        self.notes = list(cfg.routing.llm.deprecations)  # said once by the command
+        self.conv = Conversation.for_session(opened, channel="cli", config=config, max_turns=max_turns)
+        self.notes = list(self.conv.orch.config.routing.llm.deprecations)  # said once by the command
         self.images: list[str] = []  # `duckflow chat --image FILE`: sent with the next message
         self.last_job: str | None = None  # the last Coder job asked about (the exit hint names it)
 
@@ -86,4 +77,3 @@ class CliConversation:
 
     def close(self) -> None:
         self.conv.close()
-        self.conv.orch.state.close()
