@@ -23,7 +23,7 @@ from collections.abc import (
     Mapping,
     Sequence,
 )
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from duckflow._lazy import lazy_getattr
 from duckflow.core.errors import (
@@ -33,10 +33,11 @@ from duckflow.core.errors import (
 from duckflow.core.registry import ToolRegistry
 from duckflow.core.run import RunContext, TraceSink, null_trace
 from duckflow.core.session import MemorySessions, Session, SessionStore
-from duckflow.core.tools import Tool, as_tool
+from duckflow.core.tools import Approval, Tool, as_tool
 from duckflow.errors import DuckflowError, UserError
 
 if TYPE_CHECKING:  # bound at run time by _load_run_path (below)
+    from duckflow.core.approvals import Resume, answered, ask, check_answers, waiting
     from duckflow.core.chunks import (
         AnyChunk,
         DoneChunk,
@@ -55,9 +56,16 @@ if TYPE_CHECKING:  # bound at run time by _load_run_path (below)
     from duckflow.core.results import AgentOutcome, RunResult
     from duckflow.core.text_stream import FreeTextStreamer, HeldText, action_notice
     from duckflow.core.token_guard import TokenGuard
-    from duckflow.core.tool_runner import run_tool_calls
+    from duckflow.core.tool_runner import add_results, run_tool_calls
     from duckflow.core.toprun import TopRun
-    from duckflow.llm.types import Message, Model, ModelSettings, ToolCall, ToolSpec, Usage
+    from duckflow.llm.types import (
+        Message,
+        Model,
+        ModelSettings,
+        ToolCall,
+        ToolSpec,
+        Usage,
+    )
     from duckflow.protocols.codec import Codec, Decoded
 
 # What only a run needs (the chunk models, codecs, the model call, the tool runner, memory ...)
@@ -74,6 +82,8 @@ _RUN_PATH = {
     **dict.fromkeys(["Corrected", "needs_correction", "self_correct"], _C + "correction"),
     "Guardrail": _C + "guardrails", "checks_output": _C + "guardrails", "handoff": _C + "handoffs",
     "ModelReply": _C + "model_call", "call_model": _C + "model_call", "counted_call": _C + "model_call",
+    **dict.fromkeys(["Resume", "waiting", "ask", "answered", "check_answers"], _C + "approvals"),
+    "add_results": _C + "tool_runner",
     "Feed": _C + "model_call",
     **dict.fromkeys(["History", "Recall", "load_history", "recall", "remember", "save_history"], _C + "recall"),
     "ModelResolver": _C + "resolve", "registry_resolver": _C + "resolve",
@@ -99,7 +109,7 @@ def _load_run_path() -> None:
 
 __getattr__ = lazy_getattr(globals(), _RUN_PATH)
 
-AgentInput = str | Sequence["Message"]
+AgentInput: TypeAlias = "str | Sequence[Message] | Resume"  # Resume: Agent.resume's input
 
 
 class Agent:
@@ -135,6 +145,7 @@ class Agent:
         max_turns: int = 10,
         max_parallel_tools: int = 8,
         max_handoff_depth: int = 3,
+        ask_approval: bool = False,
     ) -> None:
         self._name = name
         self._instructions = instructions
@@ -156,6 +167,7 @@ class Agent:
         self.max_turns = max_turns
         self.max_parallel_tools = max_parallel_tools
         self.max_handoff_depth = max_handoff_depth
+        self.ask_approval = ask_approval  # pause before a tool that needs approval (core/approvals.py)
         items = [*tools, *handoffs]
         self._tools = ToolRegistry(cache_size=max(256, len(items)))
         for item in items:
@@ -197,7 +209,7 @@ class Agent:
             self.model, self.codec = saved
 
     # --- hooks (override in subclasses) -------------------------------------------------
-    def _preprocess_messages(self, input: AgentInput, history: list[Message],
+    def _preprocess_messages(self, input: str | Sequence[Message], history: list[Message],
                              system: str) -> list[Message]:
         """Stage 1: the messages of the first model call (system, history, the input)."""
         _load_run_path()
@@ -242,10 +254,21 @@ class Agent:
         for c in chunks:
             if isinstance(c, UsageChunk):
                 usage = usage + Usage(c.data.prompt_tokens, c.data.completion_tokens)
-        result = RunResult(top.outcome.text, chunks, usage, top.session, top.outcome.error)
+        result = RunResult(top.outcome.text, chunks, usage, top.session, top.outcome.error, top.outcome.pending)
         if raise_errors and result.error is not None:
             raise result.error
         return result
+
+    async def resume(self, paused: RunResult, answers: Mapping[str, bool | Approval], *,
+                     raise_errors: bool = True) -> RunResult:
+        """Go on after a run paused for approval: `answers` maps each id of `paused.pending` that
+        waits to True, False or an `Approval` (core/approvals.py); the model goes on as in `run()`."""
+        _load_run_path()
+        if not paused.pending:
+            raise UserError("this run is not waiting for an approval", hint="resume a result whose .pending is set")
+        resume = Resume(tuple(paused.pending), dict(answers))
+        check_answers(resume)
+        return await self.run(resume, session=paused.session, raise_errors=raise_errors)
 
     def run_sync(self, input: AgentInput, *, session: Session | str | None = None,
                  raise_errors: bool = True) -> RunResult:
@@ -306,8 +329,13 @@ class Agent:
             note = await recall(self.memory_store, text_in, run.session.id, self.recall_limit)
             system = f"{system}\n\n{note}".strip() if note else system
         history = load_history(self.memory, run.session) if run.depth == 0 else []
-        messages = self._preprocess_messages(input, history, system)
-        first_new = len(messages) - (1 if isinstance(input, str) else len(input))
+        if isinstance(input, Resume):  # the paused turn's calls answered, then on as before
+            messages = [*([Message("system", system)] if system else []), *history]
+            first_new = len(messages)
+            add_results(messages, await answered(run, self._name, input, self._tools), codec)
+        else:
+            messages = self._preprocess_messages(input, history, system)
+            first_new = len(messages) - (1 if isinstance(input, str) else len(input))
         usage = Usage()
         final = ""
         # with output guardrails nothing is shown before they pass: the text is held back
@@ -359,12 +387,17 @@ class Agent:
             calls = [c if c.id and codec.native else _with_id(c, f"call_{turn}_{n}")
                      for n, c in enumerate(calls, 1)]
             messages.append(Message("assistant", reply_text, tool_calls=calls if codec.native else []))
-            results = await run_tool_calls(run, calls, self._tools, max_parallel=self.max_parallel_tools)
-            if codec.native:
-                messages.extend(Message("tool", r.content, tool_call_id=r.call_id, name=r.name)
-                                for r in results)
-            else:
-                messages.append(Message("user", codec.encode_results(results)))
+            pending = waiting(calls, self._tools) if self.ask_approval else []
+            if pending:  # a person answers first: the turn is kept, the run pauses
+                ask(run, self._name, pending)
+                if run.depth == 0:
+                    save_history(self.memory, run.session, messages[first_new:])
+                run.emit(DoneChunk(agent=self._name, data=DoneData(
+                    text="", prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens,
+                    turns=turn, ending="approval")))
+                return AgentOutcome(usage=usage, turns=turn, pending=pending)
+            add_results(messages, await run_tool_calls(run, calls, self._tools,
+                                                        max_parallel=self.max_parallel_tools), codec)
         else:
             limit = MaxTurnsExceeded(
                 f"'{self._name}' reached its limit of {self.max_turns} model turns without a final answer",
@@ -447,6 +480,8 @@ class Agent:
 def _input_text(input: AgentInput) -> str:
     if isinstance(input, str):
         return input
+    if isinstance(input, Resume):  # no new words from the person
+        return ""
     users = [m.content for m in input if m.role == "user"]
     return users[-1] if users else ""
 

@@ -7,7 +7,21 @@ from dataclasses import dataclass, field
 from duckflow.core.chunks import AnyChunk
 from duckflow.core.session import Session
 from duckflow.errors import DuckflowError
-from duckflow.llm.types import Usage
+from duckflow.llm.types import ToolCall, Usage
+
+
+@dataclass(frozen=True)
+class PendingCall:
+    """A call of a turn the run paused before (core/approvals.py); `needs_approval` ones wait
+    for a person's answer."""
+
+    call: ToolCall
+    kind: str
+    needs_approval: bool
+
+    @property
+    def id(self) -> str:
+        return self.call.id
 
 
 @dataclass
@@ -18,6 +32,7 @@ class AgentOutcome:
     usage: Usage = field(default_factory=Usage)
     error: DuckflowError | None = None
     turns: int = 0
+    pending: list[PendingCall] = field(default_factory=list)  # paused for approval (core/approvals.py)
 
 
 @dataclass
@@ -26,6 +41,8 @@ class RunResult:
 
     `error` is the exception that ended the run (its `.code` is the error chunk's code, its
     `.hint` the next step), or None; `run()` with the default `raise_errors=True` raises it.
+    `pending` holds the calls a run paused before (`Agent(ask_approval=True)`): answer them
+    with `agent.resume(result, {call_id: True | False})`.
     """
 
     text: str
@@ -33,6 +50,12 @@ class RunResult:
     usage: Usage
     session: Session
     error: DuckflowError | None = None
+    pending: list[PendingCall] = field(default_factory=list)
+
+    @property
+    def paused(self) -> bool:
+        """The run waits for a person's answer to `pending` calls."""
+        return bool(self.pending) and self.error is None
 
     @property
     def ok(self) -> bool:

@@ -13,7 +13,7 @@ import asyncio
 import json
 import time
 from collections.abc import Callable, Coroutine, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from duckflow.core.chunks import (
     ToolCallChunk,
@@ -25,7 +25,10 @@ from duckflow.core.chunks import (
 from duckflow.core.errors import ToolNotFoundError, ToolValidationError
 from duckflow.core.run import RunAborted, RunContext, count_text_tokens
 from duckflow.core.tools import Approval, Tool, ToolContext, result_to_text
-from duckflow.llm.types import ToolCall, ToolResult
+from duckflow.llm.types import Message, ToolCall, ToolResult
+
+if TYPE_CHECKING:
+    from duckflow.protocols.codec import Codec
 
 TRACE_RESULT_LIMIT = 2000
 
@@ -133,3 +136,11 @@ async def _run_one(run: RunContext, call: ToolCall, tools: Mapping[str, Tool],
         io_text = json.dumps(call.arguments, ensure_ascii=False, default=str) + content
         await run.count(count_text_tokens(io_text))
     return ToolResult(call.id, call.name, content, is_error)
+
+
+def add_results(messages: list[Message], results: list[ToolResult], codec: Codec) -> None:
+    """Tool results as the model reads them: tool messages (native), or one encoded user message."""
+    if codec.native:
+        messages.extend(Message("tool", r.content, tool_call_id=r.call_id, name=r.name) for r in results)
+    else:
+        messages.append(Message("user", codec.encode_results(results)))

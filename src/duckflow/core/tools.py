@@ -320,7 +320,7 @@ def tool(fn: F, /) -> Tool: ...
 def tool(
     *, name: str | None = None, description: str | None = None, exclusive: bool = False,
     args_model: type[BaseModel] | None = None, timeout_s: float | None = None,
-    blocking: bool | None = None,
+    blocking: bool | None = None, kind: str = "other",
 ) -> Callable[[F], Tool]: ...
 
 
@@ -334,13 +334,15 @@ def tool(
     args_model: type[BaseModel] | None = None,
     timeout_s: float | None = None,
     blocking: bool | None = None,
+    kind: str = "other",
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
-    """Decorator: `@tool` or `@tool(name=..., exclusive=True, blocking=True)` turns a function
-    into a Tool."""
+    """Decorator: `@tool` or `@tool(name=..., exclusive=True, blocking=True, kind="read")` turns a
+    function into a Tool. `kind` says what it does (read | list | search | write | edit | mkdir |
+    delete | rename | execute | test); anything but reading needs approval where a run asks."""
 
     def wrap(f: Callable[..., Any]) -> Tool:
         return Tool.from_function(f, name=name, description=description, exclusive=exclusive,
-                                  args_model=args_model, timeout_s=timeout_s, blocking=blocking)
+                                  args_model=args_model, timeout_s=timeout_s, blocking=blocking, kind=kind)
 
     return wrap(fn) if fn is not None else wrap
 
