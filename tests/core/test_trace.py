@@ -246,3 +246,23 @@ def test_a_batch_goes_out_after_its_delay_or_when_full(tmp_path: Path, monkeypat
         full.emit("retry", attempt=i)
     assert _wait_lines(tmp_path / "full.jsonl", 5) == 5  # BATCH_MAX waiting: written without the delay
     full.close()
+
+
+def test_processors_get_every_masked_record_and_a_failing_one_is_dropped(tmp_path: Path,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    got: list[tuple[str, float]] = []
+    trace = TraceLogger(tmp_path / "t.jsonl", otlp_endpoint="")
+    trace.add_processor(lambda record, ts: got.append((json.dumps(record), ts)), "counter")
+
+    def broken(record: dict[str, Any], ts: float) -> None:
+        raise RuntimeError("exporter down")
+
+    trace.add_processor(broken, "metrics export")
+    for i in range(3):
+        trace.emit("tool_end", tool="x", note=f"key sk-abcdefghijklmnopqrstuvwxyz0123456789AB{i}")
+    trace.close()
+    assert len(got) == 3 and all("sk-abcdefghijklmnopqrstuvwxyz" not in text for text, _ in got)  # masked first
+    assert all(ts > 0 for _, ts in got)
+    assert trace.errors == ["metrics export failed: exporter down"]  # once, then dropped
+    assert capsys.readouterr().err.count("metrics export failed") == 1
+    assert len((tmp_path / "t.jsonl").read_text().splitlines()) == 3  # the file is written all the same

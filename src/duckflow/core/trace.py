@@ -127,6 +127,10 @@ class TraceLogger:
         self._closed = False
         self._file = JsonlFile(self.path) if self.path is not None else None  # the one JSONL writer
         self._spans: SpanBuilder | None = None
+        # hooks each masked record goes to after the file, in the writer thread; OTLP is one
+        self._processors: list[tuple[str, Callable[[dict[str, Any], float], None]]] = []
+        if self.otlp_endpoint:
+            self.add_processor(self._export_span, f"OTLP export to {self.otlp_endpoint}")
 
     @property
     def sanitizer(self) -> Sanitizer:
@@ -262,14 +266,25 @@ class TraceLogger:
             return
         if self._file is not None:
             lines.append(json.dumps(masked, ensure_ascii=False, default=str))
-        if self.otlp_endpoint:
+        for name, process in list(self._processors):
             try:
-                if self._spans is None:
-                    self._spans = SpanBuilder(self.otlp_endpoint, self.service_name)
-                self._spans.handle(masked, ts)
-            except Exception as exc:  # the [otel] extra missing, or an exporter failure
-                self._error(f"OTLP export to {self.otlp_endpoint} failed: {exc}")
-                self.otlp_endpoint = None
+                process(masked, ts)
+            except Exception as exc:  # e.g. the [otel] extra missing, an exporter failure: said once, dropped
+                self._error(f"{name} failed: {exc}")
+                self._processors.remove((name, process))
+                if process == self._export_span:
+                    self.otlp_endpoint = None
+
+    def add_processor(self, process: Callable[[dict[str, Any], float], None], name: str = "") -> None:
+        """A hook every masked record goes to (with its time) after the file, in the writer thread:
+        an exporter, a metrics counter. One that raises is reported once and dropped."""
+        self._processors.append((name or getattr(process, "__name__", "a trace processor"), process))
+
+    def _export_span(self, masked: dict[str, Any], ts: float) -> None:
+        """The OTLP processor: records as spans (the exporter is made with the first record)."""
+        if self._spans is None:
+            self._spans = SpanBuilder(str(self.otlp_endpoint), self.service_name)
+        self._spans.handle(masked, ts)
 
     def _error(self, message: str) -> None:
         """Keep every error; say each kind once on stderr (not once per record)."""
