@@ -62,3 +62,26 @@ async def test_the_chat_role_delegates_to_the_worker_and_writes_the_final_answer
         assert conv.session.state.exchanges[-1].user == "which database should we use?"
     finally:
         conv.close()
+
+
+async def test_a_failure_while_routing_is_one_line_and_the_conversation_goes_on(tmp_path: Path,
+                                                                               monkeypatch: Any) -> None:
+    monkeypatch.setenv("DUCKFLOW_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("DUCKFLOW_CONFIG", "/dev/null")
+    (tmp_path / "ws").mkdir()
+    conv = Conversation.open(tmp_path / "ws", model_name="scripted:demo")
+    real = conv.orch.handle
+
+    async def broken(*args: Any, **kw: Any) -> Any:
+        raise RuntimeError("the classifier's socket closed")
+
+    try:
+        conv.orch.handle = broken  # type: ignore[method-assign]
+        failed = await _all(conv.stream("hello"))
+        assert [c.type for c in failed] == ["error", "done"] and failed[-1].data.ending == "error"
+        assert "the classifier's socket closed" in failed[0].data.message
+        conv.orch.handle = real  # type: ignore[method-assign]
+        again = await _all(conv.stream("create hello.py"))
+        assert again[-1].data.ending == "approval"  # the same conversation goes on
+    finally:
+        conv.close()

@@ -125,8 +125,8 @@ class Conversation:
         history = [(e.user, e.reply) for e in self.session.state.exchanges[-6:]]
         try:
             turn = await self.orch.handle(text, images=list(images) or None, history=history)
-        except DuckflowError as exc:
-            for c in self._error("session_error", exc):
+        except Exception as exc:  # noqa: BLE001 - said as one line, the session kept (no traceback)
+            for c in self._error("session_error" if isinstance(exc, DuckflowError) else "internal_error", exc):
                 yield c
             return
         decision = turn.decision
