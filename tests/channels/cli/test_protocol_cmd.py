@@ -106,9 +106,14 @@ def test_a_pipe_is_read_and_a_device_is_named_as_such(tmp_path: Path, capsys: py
     writer = threading.Thread(target=lambda: fifo.write_text('{"a": 1}'))
     writer.start()
     rc, out, _ = _run(capsys, "protocol", "parse", "--protocol", "json", str(fifo))
-    if writer.is_alive():  # the command did not read the pipe: release the writer
-        fifo.read_bytes()
-    writer.join()
+    # the writer ends once the command read the pipe; a thread that has written may still be
+    # finishing, so wait for it before deciding it is stuck (reading the FIFO then, blocking,
+    # would wait for a writer that never comes)
+    writer.join(10)
+    if writer.is_alive():  # the command did not read the pipe: release the writer without blocking
+        fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+        writer.join(10)
+        os.close(fd)
     assert rc == 0 and json.loads(out)["value"] == {"a": 1}
     rc, out, err = _run(capsys, "protocol", "parse", "/dev/null")
     assert rc == 1 and out == "" and "/dev/null is not a regular file" in err
