@@ -1,7 +1,8 @@
 """The one front door: a person's message in, one Chunk stream out, the same on every channel.
 
-`Conversation.stream(text, images=())` routes the message (commands → rules → classifier →
-fallback; LINE always starts at CHAT) and then runs whoever the route is for: the coding
+`Conversation.stream(text, images=())` answers the chat's own commands (/undo, /status …,
+channels/commands.py, as the terminal does; an unknown /word refused) without a model, else routes
+the message (commands → rules → classifier → fallback; LINE always starts at CHAT) and then runs whoever the route is for: the coding
 companion, the Chat role (which may hand the message on with `DELEGATE:`), the Worker loop
 (whose result the Chat role words when it has a model of its own) or a Coder job that waits
 for approval. It yields core Chunks in every case, each emitted once through the session's
@@ -19,6 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from duckflow.channels.commands import ROUTER, Changes, answer_command, command_word
 from duckflow.companion.factory import OpenedSession
 from duckflow.companion.session import CompanionSession
 from duckflow.companion.task import AUTO_BY
@@ -42,6 +44,7 @@ from duckflow.orchestra.orchestrator import Orchestrator, Turn
 from duckflow.orchestra.roles import role_for_route
 
 COMPANION = "companion"
+COMMAND = "command"  # the agent of a chat command's answer
 LOOP_ENDINGS = {"done": "done", "need_user_confirmation": "input"}
 
 
@@ -60,6 +63,7 @@ class Conversation:
         self._reshown = False  # a waiting approval is being shown again
         self.unsubscribe = session.chunks.subscribe(self._mirror)
         self._closers: list[Callable[[], None]] = []  # what this conversation opened itself
+        self.changes: Changes | None = None  # /undo, /redo, /diff (made on the first one)
 
     @classmethod
     def for_session(cls, opened: OpenedSession, *, channel: str = "cli", config: Config | None = None,
@@ -122,6 +126,11 @@ class Conversation:
                      said: str | None = None) -> AsyncIterator[AnyChunk]:
         """Route the message, then run the role it is for; yields its chunks, ending with `done`.
         `said`: the person's own words when `text` was composed for them (a Coder asked again)."""
+        word = command_word(text)
+        if word is not None and word not in ROUTER:  # the chat's own: answered here, never routed
+            for c in self._command(word, text):
+                yield c
+            return
         history = [(e.user, e.reply) for e in self.session.state.exchanges[-6:]]
         try:
             turn = await self.orch.handle(text, images=list(images) or None, history=history)
@@ -202,6 +211,16 @@ class Conversation:
         task = self._coder_tasks.pop(job_id, "")
         return (f"/{route.lower()} {task}\nThe person said no to the first proposal{before} and said "
                 f"what to do instead: {note}").replace(" \n", "\n")
+
+    def _command(self, word: str, text: str) -> list[AnyChunk]:
+        """`/undo`, `/status` … as the terminal answers them (channels/commands.py): no router, no
+        model, nothing added to the conversation's exchanges or task (so never its name)."""
+        if self.changes is None:
+            self.changes = Changes(self.session.state.workspace)
+        said = answer_command(word, self.session.state, changes=self.changes, channel=self.orch.channel,
+                              model=str(getattr(getattr(self.session, "model", None), "name", "?")))
+        return [self._notice(COMMAND, "command", text, text=text, word=word, ok=said.ok, diff=said.diff),
+                self._reply(COMMAND, said.text), self._done(COMMAND, said.text, "done")]
 
     # -- the companion's part -------------------------------------------------------------
     def _local_only_refusal(self, turn: Turn) -> str:

@@ -5,7 +5,7 @@ it waits on (thinking, writing with its token count, a command) sits in the bott
 prompt stays open (the dual loop): a question is answered at once, in parallel and read-only; a
 correction reaches the task at its next step; "stop" / "wait" / 止めて / 待って (or Ctrl-C)
 pauses it cleanly, "continue" / 続けて goes on. The chat's own commands (/undo, /redo, /diff,
-/status, /model, /help …) are in chat_commands.py; an unknown /word is refused without a
+/status, /model, /help …) are in channels/commands.py (the web page's too); an unknown /word is refused without a
 model call. An approval is answered with y / n / e(dit) / a(lways for this session) / d(etails);
 after n (or e) the next line says what to do instead and reaches the model with the denial.
 Without a terminal (stdin piped) it reads one line at a time.
@@ -28,17 +28,16 @@ from duckflow.channels.cli.answers import (
     QUESTION,
     read_answer,
 )
-from duckflow.channels.cli.chat_commands import (
-    HELP,
+from duckflow.channels.cli.common import add_model_options, add_workspace, model_arg
+from duckflow.channels.cli.render import clean
+from duckflow.channels.commands import (
     OWN,
     ROUTER,
     Changes,
+    answer_command,
     command_word,
-    status_text,
     unknown,
 )
-from duckflow.channels.cli.common import add_model_options, add_workspace, model_arg
-from duckflow.channels.cli.render import clean
 
 SPIN = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
@@ -219,33 +218,23 @@ class Chat:
             self.render.console.print(f"A change waits for your approval: {CODER_QUESTION}", markup=False)
 
     def _simple(self, word: str) -> None:
-        """The commands that answer at once, without the model."""
-        from duckflow.errors import DuckflowError
-
+        """The commands that answer at once, without the model (channels/commands.py: as on the web)."""
         c = self.render.console
-        if word == "help":
-            c.print(HELP, markup=False)
-        elif word == "status":
-            c.print(status_text(self.session.state, self.loop.busy), markup=False)
-        elif word == "model":
-            c.print(f"Model: {self.opened.model_name}. Another one: `duckflow chat --model NAME` "
-                    "(`duckflow models list` shows the offline ones).", markup=False)
-        elif word in ("verbose", "debug"):
+        if word in ("verbose", "debug"):
             on = self.render.level == "person"
             self.render.level = ("debug" if word == "debug" else "verbose") if on else "person"
             c.print(f"{'Showing' if on else 'Hiding'} the engine's details.")
-        elif self.loop.busy:
-            c.print(f"/{word} waits until the task stops (Ctrl-C pauses it).")
-        else:
-            try:
-                if word == "diff":
-                    from duckflow.channels.cli.render import diff_text
+            return
+        said = answer_command(word, self.session.state, changes=self.changes, model=self.opened.model_name,
+                              busy=self.loop.busy)
+        if said.diff:
+            from duckflow.channels.cli.render import diff_text
 
-                    c.print(diff_text(self.changes.diff()))
-                else:
-                    c.print(self.changes.undo() if word == "undo" else self.changes.redo(), markup=False)
-            except DuckflowError as exc:
-                c.print(f"[yellow]{escape(exc.message)}[/]")
+            c.print(diff_text(said.text))
+        elif said.ok:
+            c.print(said.text, markup=False)
+        else:
+            c.print(f"[yellow]{escape(said.text)}[/]")
 
     def _approval(self, text: str) -> None:
         c = self.render.console

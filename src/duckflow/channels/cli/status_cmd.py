@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
         data["transitions"] = transitions[-20:]
         print_json(data)
         return 0
-    from duckflow.channels.cli.chat_commands import status_text
+    from duckflow.channels.commands import status_text
 
     lines = [f"{state.workspace} · updated {ago(state.last_updated)}", status_text(state, busy=False)]
     if state.pending_gate and state.pending_job:

@@ -1,8 +1,9 @@
-"""The chat's own slash commands: /undo, /redo, /diff, /status, /model, /help — and an unknown /word refused at once.
+"""The chat's own slash commands, one copy for every channel: /undo, /redo, /diff, /status, /model, /help.
 
-`is_command(text)` tells a command from a message; the router's commands (/plan, /code,
-/local …) are messages for the router and pass through. An unknown `/word` never reaches the
-model: it is refused with the list (`/help`). `/undo` restores the workspace before the last
+The terminal (`duckflow chat`) and the front door (`Conversation.stream`, so the web page, Slack and
+LINE) answer them with `answer_command`, without the router or a model. `command_word(text)` tells a
+command from a message; the router's commands (/plan, /code, /local …) are messages for the router
+and pass through. An unknown `/word` never reaches the model: it is refused with the list (`/help`). `/undo` restores the workspace before the last
 change Duckflow made (the same checkpoints as `duckflow undo`), `/redo` brings it back, `/diff`
 shows what the last change did, `/status` says in words where the task stands.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +32,16 @@ While it works: ask a question · type a correction · stop or Ctrl-C pauses
 Approvals: y(es) · n(o), then say what to do instead · e(dit) · a(lways) · d(etails)"""
 OWN = ("undo", "redo", "diff", "status", "model", "help", "quit", "exit", "cancel", "constraint", "remember",
        "set", "resume", "sessions", "debug", "verbose")
+WEB_HELP = """Commands
+  /undo     undo the last change Duckflow made (/redo brings it back)
+  /diff     show what the last change did
+  /status   where the task stands
+  /model    which model answers
+  /help     this list
+Routing, at the start of a message: /chat /plan /analyze /ops /research /code /code1 /code2 /code3,
+/local (no cloud models) · /cloud (allow them again)
+Stop (or typing "stop") cancels the running turn; the work so far is kept."""
+SHARED = ("undo", "redo", "diff", "status", "model", "help")  # answered the same on every channel
 ROUTER = ("chat", "plan", "analyze", "ops", "research", "code", "code1", "code2", "code3", "local", "cloud")
 _WORD = re.compile(r"^\s*[/／]([A-Za-z][A-Za-z0-9_-]*)")
 
@@ -129,3 +141,41 @@ class Changes:
         finally:
             cps.close()
         return "".join(out) or "The last change left no difference in the files."
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A command's answer: its text, whether it did what was asked, and whether the text is a diff."""
+
+    text: str
+    ok: bool = True
+    diff: bool = False
+
+
+def answer_command(word: str, state: Any, *, changes: Changes, model: str, busy: bool = False,
+                   channel: str = "cli") -> Answer:
+    """The answer to `/word` (no model call): one of `SHARED`, or a refusal naming what works."""
+    from duckflow.errors import DuckflowError
+
+    terminal = channel == "cli"
+    if word not in SHARED:
+        if word in OWN and not terminal:
+            return Answer(f"/{word} works in the terminal chat (`duckflow chat`); /help lists what works here.", ok=False)
+        return Answer(unknown(word), ok=False)
+    if word == "help":
+        return Answer(HELP if terminal else WEB_HELP)
+    if word == "status":
+        return Answer(status_text(state, busy))
+    if word == "model":
+        again = "`duckflow chat --model NAME`" if terminal else "restart with `duckflow serve --model NAME`"
+        return Answer(f"Model: {model}. Another one: {again} (`duckflow models list` shows the offline ones).")
+    if busy:
+        return Answer(f"/{word} waits until the task stops ({'Ctrl-C pauses it' if terminal else 'Stop ends it'}).",
+                      ok=False)
+    try:
+        if word == "diff":
+            text = changes.diff()
+            return Answer(text, diff=text.startswith("--- "))
+        return Answer(changes.undo() if word == "undo" else changes.redo())
+    except DuckflowError as exc:
+        return Answer(exc.message, ok=False)
