@@ -33,6 +33,7 @@ from duckflow.channels.streamlog import ChunkLog
 log = logging.getLogger("duckflow.channels")
 FIRST_CHUNK_WAIT_S = 0.5  # the longest a routed run yields to runs not routed yet
 ROUTE_STALL_S = 0.05  # ... and only while some run got routed within this long
+STOPPED = "Stopped. What was done so far is kept (/undo takes a change back); send a message to go on."
 
 
 @dataclass
@@ -220,6 +221,7 @@ class ChannelManager:
         self._queues: dict[str, asyncio.Queue[tuple[Job, str, Any]]] = {}
         self._workers: dict[str, asyncio.Task[None]] = {}
         self._running: set[str] = set()
+        self._turns: dict[str, asyncio.Task[Reply]] = {}  # the running turn of each session (stop_turn() cancels it)
         self._unrouted = 0  # runs started (or about to) that have not published a chunk yet
         self._routed = asyncio.Event()
         self._routed.set()
@@ -323,7 +325,38 @@ class ChannelManager:
         if q.empty():  # an idle session keeps no queue (the next message makes a new one)
             self._queues.pop(session_id, None)
 
+    def stop_turn(self, session_id: str) -> bool:
+        """Cancel the session's running turn at once (the Stop button); True when one was running.
+
+        Its task is cancelled where it waits (the model, a tool, the gate); the companion notes the
+        cancelled step (state kept, "continue" goes on), checkpoints stay, and the stream ends with a
+        `cancelled` notice and a `done` whose ending is `cancelled`."""
+        turn = self._turns.get(session_id)
+        if turn is None or turn.done():
+            return False
+        turn.cancel()
+        return True
+
     async def _run(self, session_id: str, job: Job) -> Reply:
+        """One run as its own task, so that `stop_turn()` cancels it and nothing else."""
+        turn = asyncio.create_task(self._publish(session_id, job))
+        self._turns[session_id] = turn
+        try:
+            return await turn
+        except asyncio.CancelledError:
+            me = asyncio.current_task()
+            if me is not None and me.cancelling():  # the server stops: not a person's Stop
+                raise
+            self.chunks.publish(session_id, {"agent": "duckflow", "type": "notice", "data": {
+                "code": "cancelled", "message": STOPPED, "details": {}}})
+            self.chunks.publish(session_id, {"agent": "duckflow", "type": "done",
+                                             "data": {"ending": "cancelled", "text": STOPPED}})
+            return Reply(STOPPED, None, "cancelled")
+        finally:
+            if self._turns.get(session_id) is turn:
+                del self._turns[session_id]
+
+    async def _publish(self, session_id: str, job: Job) -> Reply:
         from duckflow.channels.present import Presenter
 
         said = Presenter()  # replies without result lines or engine ids; one line per action

@@ -1,4 +1,4 @@
-"""The `/v1` API (bearer token checked by the app): sessions, messages, SSE, approvals, auto-approve, undo, traces.
+"""The `/v1` API (token or sign-in cookie checked by the app): sessions, messages, Stop, SSE, approvals, auto-approve, undo, traces.
 
 A message is queued on the session (`POST /v1/sessions/{id}/messages`); with
 `Accept: text/event-stream` the response streams the run as SSE until its `done` chunk,
@@ -165,6 +165,15 @@ def api_router() -> APIRouter:
             return _sse(request, follow(request, sid, before, until_done=True, heartbeat_s=hb))
         return JSONResponse202({"session_id": sid, "after": before,
                                 "events": f"/v1/sessions/{sid}/events?after={before}"})
+
+    @r.post("/sessions/{sid}/stop")
+    async def stop(request: Request, sid: str) -> dict[str, Any]:
+        """Cancel the session's running turn at once (the page's Stop button); state and checkpoints stay."""
+        runner, manager, chunks = _parts(request)
+        _known(runner, sid)
+        stopped = manager.stop_turn(sid)
+        return {"session_id": sid, "stopped": stopped, "after": chunks.last_seq(sid),
+                **({} if stopped else {"detail": "nothing is running in this conversation"})}
 
     @r.get("/sessions/{sid}/events")
     async def events(request: Request, sid: str, after: int | None = None,

@@ -1,0 +1,75 @@
+"""Stop and the chat's own commands over the API, driven by a real run of the demo: Stop cancels the running
+turn at once (the stream ends `cancelled`, the state kept, the next message works); `/undo` sent as a
+message never reaches the model nor names the conversation; an unknown /word is refused."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.channels.server.conftest import sse_events, wait_until
+
+
+def _chunks(srv: Any, sid: str) -> list[dict[str, Any]]:
+    return list(httpx.get(f"{srv.url}/v1/sessions/{sid}/chunks", headers=srv.auth).json()["chunks"])
+
+
+def _send(srv: Any, sid: str, text: str) -> list[dict[str, Any]]:
+    with httpx.stream("POST", f"{srv.url}/v1/sessions/{sid}/messages", json={"text": text},
+                      headers={**srv.auth, "Accept": "text/event-stream"}, timeout=30) as r:
+        return [json.loads(e["data"]) for e in sse_events(r.iter_lines()) if e.get("event") == "chunk"]
+
+
+def test_stop_cancels_the_running_turn_at_once_and_keeps_the_state(live: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DUCKFLOW_DEMO_DELAY", "0.25")  # the demo model writes a word every 0.25 s
+    srv = live()
+    sid = httpx.post(srv.url + "/v1/sessions", headers=srv.auth).json()["session_id"]
+    idle = httpx.post(f"{srv.url}/v1/sessions/{sid}/stop", headers=srv.auth).json()
+    assert idle["stopped"] is False and "nothing is running" in idle["detail"]
+    r = httpx.post(f"{srv.url}/v1/sessions/{sid}/messages", headers=srv.auth, json={"text": "Create hello.py"})
+    assert r.status_code == 202
+    wait_until(lambda: any(c["type"] == "delta" for c in _chunks(srv, sid)))  # the model is writing
+    asked = time.monotonic()
+    stop = httpx.post(f"{srv.url}/v1/sessions/{sid}/stop", headers=srv.auth)
+    assert stop.status_code == 200 and stop.json()["stopped"] is True
+    done = wait_until(lambda: [c for c in _chunks(srv, sid) if c["type"] == "done"], timeout=5)
+    assert time.monotonic() - asked < 2  # at once, not after the model's 0.25 s per word answer
+    assert done[-1]["data"]["ending"] == "cancelled"
+    said = [c for c in _chunks(srv, sid) if c["type"] == "notice" and c["data"]["code"] == "cancelled"]
+    assert len(said) == 1 and said[0]["data"]["message"].startswith("Stopped. What was done so far is kept")
+    status = httpx.get(f"{srv.url}/v1/sessions/{sid}", headers=srv.auth).json()
+    assert status["busy"] is False and status["task"] == "Create hello.py"  # the state is kept
+    assert status["status"] == "REQUIRES_USER_INPUT"
+    assert not (srv.workspace / "hello.py").exists()
+    monkeypatch.setenv("DUCKFLOW_DEMO_DELAY", "0")
+    after = _send(srv, sid, "/status")  # the conversation goes on
+    assert after[-1]["type"] == "done" and "Create hello.py" in after[1]["data"]["text"]
+
+
+def test_undo_and_unknown_commands_never_reach_the_model_nor_name_the_conversation(live: Any) -> None:
+    srv = live()
+    sid = httpx.post(srv.url + "/v1/sessions", headers=srv.auth).json()["session_id"]
+    undo = _send(srv, sid, "/undo")
+    assert [c["type"] for c in undo] == ["notice", "reply", "done"]
+    assert undo[0]["data"]["code"] == "command" and "nothing to undo" in undo[1]["data"]["text"]
+    odd = _send(srv, sid, "/frobnicate")
+    assert "is not a command, so nothing was sent" in odd[1]["data"]["text"]
+    listed = httpx.get(srv.url + "/v1/sessions", headers=srv.auth).json()["sessions"]
+    mine = next(s for s in listed if s["session_id"] == sid)
+    assert mine["title"] == "New conversation" and mine["task"] == ""
+    assert not any(c["type"] in ("delta", "decision", "tool_call") for c in _chunks(srv, sid))
+
+    # a change made and approved, then /undo and /redo from the page's message box
+    made = _send(srv, sid, "Create hello.py that prints a greeting")
+    job = next(c["data"]["job_id"] for c in made if c["type"] == "approval")
+    httpx.post(f"{srv.url}/v1/approvals/{job}/grant", headers=srv.auth, json={})
+    wait_until(lambda: (srv.workspace / "hello.py").exists())
+    wait_until(lambda: not httpx.get(f"{srv.url}/v1/sessions/{sid}", headers=srv.auth).json()["busy"])
+    undone = _send(srv, sid, "/undo")
+    assert undone[0]["data"]["details"]["ok"] is True and not (srv.workspace / "hello.py").exists()
+    redone = _send(srv, sid, "/redo")
+    assert redone[0]["data"]["details"]["ok"] is True and (srv.workspace / "hello.py").exists()
