@@ -187,6 +187,9 @@ class CompanionConfig(_Section):
     max_recovery_retries: int = 2
     # regular expressions a message or a reply must not match (core Guardrails on both)
     block_patterns: list[str] = []
+    # the project's AGENTS.md read into the prompts (as data), within this many tokens
+    agents_md: bool = True
+    agents_md_tokens: int = Field(default=600, ge=0, le=8000)
 
     @field_validator("block_patterns")
     @classmethod

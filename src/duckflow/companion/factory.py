@@ -152,8 +152,10 @@ def open_session(
     session = CompanionSession(owner, model, runner, codec=codec, builder=builder, budget=budget,
                                trace=trace, token_guard=token_guard, guardrails=guardrails,
                                output_guardrails=output_guardrails)
+    from duckflow.companion.projectnotes import project_notes
     from duckflow.companion.turnmode import choose_mode
 
+    session.project = project_notes(root, comp)  # AGENTS.md, read as data (never settings)
     session.mode = choose_mode(mode, comp.mode, model, name, comp.single_call_below_b)
     session.constrained_decoding = cfg.models.constrained_decoding  # type: ignore[attr-defined]
     # traced as the session opens: the trace's writer thread starts with its first record, so here,

@@ -57,7 +57,7 @@ from duckflow.prompts.render import PromptBuilder
 from duckflow.protocols.codec import Codec
 
 if TYPE_CHECKING:
-    pass
+    from duckflow.companion.projectnotes import ProjectNotes
 
 # a name with a file's extension (`calc.add` in "add type hints to calc.add" names no file)
 FILE_NAME = re.compile(r"\.(py|pyi|txt|md|rst|json|jsonl|csv|tsv|toml|ya?ml|ini|cfg|conf|env|js|mjs|cjs|ts|tsx|jsx|"
@@ -124,6 +124,7 @@ class CompanionSession(LiveMixin, StepsMixin):
         self.corrections: list[str] = []  # typed during a task: the task's next step gets them
         self.turn = TurnContext()  # what the turns hand each other between steps (not saved)
         self._decision_schema: dict[str, Any] | None = None
+        self.project: ProjectNotes | None = None  # AGENTS.md (factory.py sets it from the config)
 
     def _emit(self, chunk: AnyChunk) -> None:
         self.chunks.emit(chunk)
@@ -364,10 +365,21 @@ class CompanionSession(LiveMixin, StepsMixin):
             self.state, evidence=self.state.evidence,
             allowed=allowed_next(self.state, self.owner.controller.table), tools=tools_text,
         )
+        inputs.project = self.project_text()
         built = build_prompts(self.builder, inputs, self.budget, specialized_step=specialized_step,
                               counter=self._own_counter())
         self.last_tokens = dict(built.report.tokens)
         return built
+
+    def project_text(self) -> str:
+        """The AGENTS.md that apply now (the root's; the nearest above a file the task names or
+        this session wrote), framed; a trim or an unreadable file is told once, never silent."""
+        if self.project is None:
+            return ""
+        read = self.project.current([*self.runner.written, *(self.runner.named or ())])
+        for note in self.project.unsaid(read):
+            self.chunks.notice("project_notes", note)
+        return read.text
 
     def _own_counter(self) -> Any:
         """The model's own tokenizer when it has one (in-process local models), else None (tiktoken)."""

@@ -128,6 +128,9 @@ def build_step(session: TurnHost, user_text: str | None) -> StepPrompt:
     root = session.runner.root
     files = workspace_files(root)
     system, ex_task, ex_reply = templates()
+    project = session.project_text()  # AGENTS.md: after the fixed rules, the same every step
+    if project:
+        system = f"{system}\n\n{project}"
     lines = [f"Task: {task}", "Files: " + (", ".join(files) if files else "(none)")]
     shown = shown_files(session.runner.read_text, files, task)
     if shown:

@@ -107,6 +107,9 @@ def dml_step(session: TurnHost, user: str, spec: SymOpsGrammarSpec, count: Any,
              max_tokens: int) -> StepPrompt:
     """The DML form of a step: same task message, DML templates, the DML grammar."""
     system, ex_task, ex_reply = dml_templates()
+    project = session.project_text()  # AGENTS.md, as in the Sym-Ops step
+    if project:
+        system = f"{system}\n\n{project}"
     msgs = [Message("system", system), Message("user", ex_task), Message("assistant", ex_reply),
             Message("user", user.replace("~ next: DONE", "Next: DONE"))]
     tokens = {"system": count(system), "examples": count(ex_task) + count(ex_reply), "task": count(user)}

@@ -37,6 +37,8 @@ from duckflow.core.tools import Approval, Tool, as_tool
 from duckflow.errors import DuckflowError, UserError
 
 if TYPE_CHECKING:  # bound at run time by _load_run_path (below)
+    from pathlib import Path
+
     from duckflow.core.approvals import Resume, answered, ask, check_answers, waiting
     from duckflow.core.chunks import (
         AnyChunk,
@@ -118,7 +120,7 @@ class Agent:
     `tools` are Tool objects or plain functions (wrapped); Agents in `tools` or `handoffs`
     become handoff tools. `extra_cfg` is given to every tool through `ToolContext`.
     `codec` is a Codec, a name ("native", "symops", "dml") or None (native when the model
-    supports tools, Sym-Ops otherwise).
+    supports tools, Sym-Ops otherwise). `instructions_files` (AGENTS.md) follow the instructions.
     """
 
     def __init__(
@@ -146,8 +148,12 @@ class Agent:
         max_parallel_tools: int = 8,
         max_handoff_depth: int = 3,
         ask_approval: bool = False,
+        instructions_files: Sequence[str | Path] = (),
     ) -> None:
         self._name = name
+        if instructions_files:  # AGENTS.md and the like, read safely within a budget, as data
+            instructions = importlib.import_module("duckflow.core.instruction_files").with_files(
+                instructions, list(instructions_files))
         self._instructions = instructions
         self.model = model
         self.codec = codec

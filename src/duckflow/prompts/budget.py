@@ -122,6 +122,10 @@ def build_prompts(
     inp = inputs.copy()
     tools_text, inp.tools = inp.tools, ""
     limits = {"base": budget.base, "main": budget.main}
+    project = 0
+    if inp.project:  # AGENTS.md has its own budget (companion.agents_md_tokens): Base's grows by it
+        project = counter(inp.project) if counter is not None else token_counter()[0](inp.project)
+        limits["base"] += project
     if specialized_step:
         limits["specialized"] = budget.specialized
     report = BudgetReport(limits=limits, exact=exact, method=method)
@@ -151,5 +155,7 @@ def build_prompts(
         specialized = builder.specialized(specialized_step, inp) if tools_text else texts["specialized"]
         if tools_text:
             report.tokens["tools"] = counter(tools_text) if counter is not None else _fits(tools_text, 10**9, bounds)  # reported only: a bound will do
+    if project:
+        report.tokens["project"] = project
     report.exact = report.exact and not bounds
     return BuiltPrompts(texts["base"], texts["main"], specialized, report)

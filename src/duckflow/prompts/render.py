@@ -52,6 +52,7 @@ class PromptInputs:
     pending: str = ""
     allowed: list[str] = field(default_factory=list)
     tools: str = ""  # the codec's tool instructions for the Specialized call
+    project: str = ""  # the project's AGENTS.md, framed (Base, after the policy; its own budget)
 
     def copy(self) -> PromptInputs:
         """A copy whose lists can be cut without touching the original (the budget cuts them).

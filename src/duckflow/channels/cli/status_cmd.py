@@ -38,9 +38,12 @@ def run(args: argparse.Namespace) -> int:
                             "`duckflow sessions` lists the saved ones")
     state, extra = loaded
     transitions: list[dict[str, Any]] = extra.get("transitions", [])
+    project = _project(path)
     if args.json:
         data = state.to_dict()
         data["transitions"] = transitions[-20:]
+        data["project_instructions"] = {"files": list(project.sources), "tokens": project.tokens,
+                                        "notes": list(project.notes)} if project is not None else None
         print_json(data)
         return 0
     from duckflow.channels.commands import status_text
@@ -49,10 +52,23 @@ def run(args: argparse.Namespace) -> int:
     if state.pending_gate and state.pending_job:
         job = str(state.pending_job.get("job_id", ""))[:8]
         lines.append(f"  answer in `duckflow chat`, or `duckflow approvals grant {job}` (or deny {job})")
+    if project is not None:
+        lines.append(project.line())
     if args.verbose or args.debug:
         lines += _engine_lines(state, extra, args.debug)
     print("\n".join(lines))
     return 0
+
+
+def _project(path: Path) -> Any:
+    """The AGENTS.md the companion reads into its prompts here (None when companion.agents_md is off)."""
+    from duckflow.config import load_config
+    from duckflow.core.instruction_files import agents_files, load_instructions
+
+    comp = load_config(path).companion
+    if not comp.agents_md:
+        return None
+    return load_instructions(agents_files(path), root=path, max_tokens=comp.agents_md_tokens)
 
 
 def _engine_lines(state: Any, extra: dict[str, Any], debug: bool) -> list[str]:
