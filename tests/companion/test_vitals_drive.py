@@ -10,7 +10,7 @@ from rich.console import Console
 from duckflow.channels.cli.render import Renderer
 from duckflow.companion.state import Status, Step
 from duckflow.companion.task import drive
-from duckflow.llm.scripted import ScriptedModel, tool_call
+from duckflow.llm.scripted import ScriptedModel, reply, tool_call
 from tests.helpers.companion import decision
 
 
@@ -44,7 +44,7 @@ async def test_a_long_failing_task_tires_and_the_companion_proposes_a_break(env:
 async def test_low_focus_restates_the_goal_and_re_plans(env: Any) -> None:
     model = ScriptedModel([
         decision("EXECUTION", "base_main_specialized", rationale="write", goal="a CSV exporter"),
-        tool_call("read_file", path="notes.txt"),
+        reply("(no call yet)"),  # (a read would end the step: reads done are reviewed)
         decision("PLANNING", next_step="pending_user", rationale="re-plan", say="Re-planning the exporter."),
     ], name="t")
     (env.root / "notes.txt").write_text("x\n")

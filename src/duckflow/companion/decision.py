@@ -174,8 +174,15 @@ def reask_text(errors: list[str]) -> str:
 Ask = Callable[[str | None], Awaitable[str]]
 
 
-async def read_decision(ask: Ask, current_step: str) -> "DecisionResult":
-    """`ask(None)` makes the Main call; `ask(text)` re-asks with `text` added. One re-ask at most."""
+CUT_OFF = "the reply was cut off at its length limit before it ended"
+CUT_REASK = ("Your reply was cut off at its length limit before it ended, so none of it was used. "
+             "Answer again, shorter: the JSON object only, with a reply of a few sentences.")
+
+
+async def read_decision(ask: Ask, current_step: str, cut: Callable[[], bool] | None = None) -> "DecisionResult":
+    """`ask(None)` makes the Main call; `ask(text)` re-asks with `text` added. One re-ask at most.
+    `cut()` says whether the last reply was cut off at its token bound: such a reply is asked
+    again, never repaired into a decision the model did not finish (the second one is read)."""
     raw: list[str] = []
     repairs: list[str] = []
     all_errors: list[str] = []
@@ -184,6 +191,11 @@ async def read_decision(ask: Ask, current_step: str) -> "DecisionResult":
     for attempt in range(2):
         text = await ask(reask)
         raw.append(text)
+        if attempt == 0 and cut is not None and cut():
+            errors = [CUT_OFF]
+            all_errors += errors
+            reask = CUT_REASK
+            continue
         r = _read(text)
         repairs += r.repairs
         if r.ok and isinstance(r.value, MainDecision):

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 from duckflow.companion import vitals
 from duckflow.companion.actions import ActionRunner, CallOutcome
+from duckflow.companion.asking import take_answer
 from duckflow.companion.chunkhub import ChunkHub
 from duckflow.companion.context import (
     allowed_next,
@@ -154,6 +155,7 @@ class CompanionSession(LiveMixin, StepsMixin):
         self.owner.change("the person is back", vitals.rest)
         self.turn.repeats = 0  # repeats of a denied action, counted since the person spoke
         lift_denials(self, text)
+        answer = take_answer(self, text)  # the answer to a question the model asked, when one is open
         if self.state.status in (Status.REQUIRES_USER_INPUT, Status.ERROR) and not self.state.pending_gate:
             self.owner.set_status(Status.IN_PROGRESS, "the person answered")
         if self.state.recovery_retries:  # the person stepped in: the recovery budget starts again
@@ -167,7 +169,7 @@ class CompanionSession(LiveMixin, StepsMixin):
         # stored before the first model call, which can take minutes on a local model: a process
         # killed in it (a closed terminal, the OOM killer) keeps the task to resume
         self.owner.flush()
-        return await self._guarded(self._turn(text))
+        return await self._guarded(self._turn(answer or text))
 
     @_one_write_per_stretch
     async def continue_task(self, *, observed: bool) -> TurnResult:
@@ -287,10 +289,14 @@ class CompanionSession(LiveMixin, StepsMixin):
                 streamed.append(feed)
             reply = await self.engine.call("main", msgs, streamer=feed, settings=self._decision_settings())
             result_raw.append(reply.text)
+            cut[:] = [reply.cut_off]
+            if reply.cut_off:  # asked again by read_decision: the person is told why the wait goes on
+                self.chunks.notice("reasked", "the decision was cut off at its length limit; asking again")
             return reply.text
 
+        cut: list[bool] = [False]
         try:
-            dr = await read_decision(ask, state.step.value)
+            dr = await read_decision(ask, state.step.value, cut=lambda: cut[0])
         except CoreError as exc:  # the model failed after its retries: say so, keep the state
             self.note_interrupted(f"model call failed: {exc.message}")
             text = f"The model call failed: {exc.message}" + (f" ({exc.hint})" if exc.hint else "")
@@ -343,7 +349,8 @@ class CompanionSession(LiveMixin, StepsMixin):
             reply = f"(a reply was withheld by a guardrail: {tripped.message})"
         self.owner.change("exchange", lambda s: s.add_exchange(user_text or "(continued)", reply))
         self._reply(reply)
-        return self._result(reply, d, outcomes, d.next_step)
+        waits = self.state.status == Status.REQUIRES_USER_INPUT  # (a question asked, a plan refused)
+        return self._result(reply, d, outcomes, "pending_user" if waits else d.next_step)
 
     def _decision_settings(self) -> Any:
         """Local models: the decision bounded and constrained by its JSON schema (llm.constrain)."""

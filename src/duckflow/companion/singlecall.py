@@ -41,6 +41,7 @@ from duckflow.companion.singlecall_end import (
     Verdict,
     accept,
     after_verdict,
+    answered,
     conclude,
     ended,
     no_action,
@@ -56,7 +57,7 @@ from duckflow.companion.singlecall_protocol import (
     with_test,
 )
 from duckflow.companion.state import Status, Step
-from duckflow.companion.taskchecks import TEST_FILE, guarded_tests
+from duckflow.companion.taskchecks import TEST_FILE, asks_answer, guarded_tests
 from duckflow.companion.turnmode import MODES as MODES  # re-exported: where they lived before
 from duckflow.companion.turnmode import choose_mode as choose_mode
 from duckflow.companion.turnmode import inner_model
@@ -180,7 +181,8 @@ def build_step(session: TurnHost, user_text: str | None) -> StepPrompt:
         existing=[f for f in files if f in paths and f not in guarded],
         commands=script_commands(new_paths),
         new_names=not any(p.endswith(".py") for p in plausible_paths(task, [])),
-        min_actions=0 if state.evidence and not fixing else 1, max_actions=3, edit_files=editable,
+        min_actions=0 if (state.evidence and not fixing) or asks_answer(task) else 1, max_actions=3,
+        edit_files=editable,
         run_args=True,
     )
     if "test" in verbs:
@@ -260,6 +262,15 @@ async def single_turn(session: TurnHost, user_text: str | None) -> TurnResult:
         session._reply(text)
         return session._result(text, None, [], "pending_user")
     proto = step_protocol(session)
+    asked = session.turn.take_asked()
+    if asked:  # a question for the person (companion/asking.py): the task waits for the answer
+        from duckflow.companion.asking import pose
+
+        pose(session, asked)
+        said = proto.thought_of(raw) or "I need your answer before I go on."
+        session.owner.change("exchange", lambda s: s.add_exchange(user_text or "(continued)", said))
+        session._reply(said)
+        return session._result(said, None, [], "pending_user")
     unusable = session.turn.take_unusable()
     thought = proto.thought_of(raw) or (f"I couldn't use the model's reply, even after asking again: {unusable}"
                                         if unusable else "")
@@ -277,11 +288,15 @@ async def single_turn(session: TurnHost, user_text: str | None) -> TurnResult:
     d = MainDecision(rationale=thought or "(no thought given)", goal_consistency="yes", constraint_check="yes",
                      next_step="done" if done_said else "continue", step="EXECUTION",
                      prompt_pattern="base_main_specialized")
+    if not fresh and done_said and thought and asks_answer(state.task) and not checks.did_something(log):
+        return answered(session, thought, d, user_text)  # a question about the code, answered
     outcomes = []
     if fresh:
         if state.step != Step.EXECUTION:
             first = state.step == Step.PLANNING and session.owner.plans.latest() is None
-            moved = session._transition(Step.EXECUTION, "single-call: act on the reply", "decision")
+            # acting on a reply is not the model changing its mind: no limit of moves per message
+            # (a valid reply after a cut-off or unusable one was refused here, stranding the task)
+            moved = session._transition(Step.EXECUTION, "single-call: act on the reply", "outcome")
             if not moved.allowed:
                 text = f"Could not start executing from {state.step.value}."
                 session._reply(text)
@@ -328,18 +343,25 @@ async def _ask(session: TurnHost, step: StepPrompt) -> tuple[str, list[ToolCall]
         for msg in decoded.errors + decoded.warnings:
             session.chunks.notice("codec", f"{proto.codec.name}: {msg}")
         calls = list(decoded.calls)
+        if decoded.questions and not reply.cut_off:  # it asks the person: nothing runs until they answer
+            session.turn.asked = list(decoded.questions)
+            return raw, [], False
         if copied_example(calls, state.task):
             session.chunks.notice("copied_example", "the reply copied the prompt's example; nothing was run")
             calls = []
         usable, again = problems(calls, decoded.errors, session.runner.read_text, denied,
-                                 wants_action=not state.evidence)
+                                 wants_action=not state.evidence and not asks_answer(state.task))
         log = checks.log_of(session)
         if not again and log.passed is False and usable and all(c.name in RUN_TOOLS for c in usable):
             again = (f"The check failed ({log.last.removeprefix('check failed: ')}) and nothing changed "
                      "since: running it again gives the same error. Change the code first.")
+        if reply.cut_off:  # ended at its token bound, not by the model: nothing of it is used
+            usable = []
+            again = again or ("Your reply was cut off at its length limit before it ended, so nothing "
+                              "of it was used. Answer again, shorter: only the lines the task needs.")
         if not again:
             return raw, usable, proto.said(raw) == "DONE"
-        looped = looping_tail(raw) if decoded.errors else ""  # cut off while repeating a line
+        looped = looping_tail(raw) if decoded.errors or reply.cut_off else ""  # cut off while repeating a line
         if looped:  # stuck on one line until cut off: say that (not the cut-off block it caused)
             again = (f"Your last reply repeated `{looped[:60]}` {raw.count(looped)} times and was cut off. "
                      "Write each line once: a short file with only the lines the task needs.")
@@ -353,7 +375,7 @@ async def _ask(session: TurnHost, step: StepPrompt) -> tuple[str, list[ToolCall]
         if round_ == MAX_REASKS:
             session.chunks.notice("reply_unusable", f"still unusable after {MAX_REASKS} re-asks: {again}"[:300])
             session.turn.unusable = again.splitlines()[0][:200]
-            return raw, usable, proto.said(raw) == "DONE" and not (len(usable) < len(calls))
+            return raw, usable, proto.said(raw) == "DONE" and not (len(usable) < len(calls)) and not reply.cut_off
         session.chunks.notice("reasked", f"the reply cannot be used as it is; asking again: {again}"[:300])
         # a looped reply is not shown back (the model would go on repeating it): the task is asked
         # again with what to avoid

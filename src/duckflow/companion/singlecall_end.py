@@ -150,3 +150,13 @@ def ended(session: TurnHost, outcomes: list[Any], d: MainDecision | None = None,
     session.owner.change("exchange", lambda s: s.add_exchange(user_text or "(continued)", text))
     session._reply(text)
     return session._result(text, d, outcomes, "done")
+
+
+def answered(session: TurnHost, text: str, d: MainDecision | None, user_text: str | None) -> TurnResult:
+    """A task that only asks (nothing to change or run), answered from the files shown: done."""
+    for step in (Step.REVIEW, Step.DONE):
+        if session.state.step != step:
+            session._transition(step, "single-call: the question is answered", "outcome", Status.SUCCESS)
+    session.owner.change("exchange", lambda s: s.add_exchange(user_text or "(continued)", text))
+    session._reply(text)
+    return session._result(text, d, [], "done")

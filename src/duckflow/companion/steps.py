@@ -58,6 +58,8 @@ if TYPE_CHECKING:
     from duckflow.protocols.codec import Codec
 
 READ_ONLY = READ_TOOLS
+CUT_REASK = ("Your reply was cut off at its length limit before it ended, so nothing of it was run. "
+             "Send it again, shorter: only the actions this step needs.")
 REPLAN_ASK = ("Your plan declared no actions. Declare each step of the plan as a tool call "
               "(reads run now; writes, deletes and commands run in EXECUTION after approval).")
 
@@ -94,6 +96,12 @@ class StepsMixin:
         if got is None:
             return "", []
         calls, text = got
+        asked = self.turn.take_asked()
+        if asked:  # a question for the person: nothing runs until they answer (companion/asking.py)
+            from duckflow.companion.asking import pose
+
+            pose(self, asked)  # type: ignore[arg-type]
+            return "", []
         if step == Step.PLANNING:
             if not calls:  # a plan must declare its actions (seed 001 §12.1.1): ask once more
                 self.chunks.notice("plan_no_actions", "the plan declared no actions; asking for them once more")
@@ -128,6 +136,15 @@ class StepsMixin:
         settings = specialized_settings(self, step)
         resp = await self.engine.call(step.value.lower(), msgs, specs if native else [],
                                       streamer=feed, specialized=True, settings=settings)
+        if resp.cut_off:  # cut off at its token bound: asked again once, never run as it is
+            self.chunks.notice("reasked", "the reply was cut off at its length limit; asking again")
+            msgs = [*msgs, Message("assistant", resp.text), Message("user", CUT_REASK)]
+            feed = Silent() if feed is not None else None
+            resp = await self.engine.call(step.value.lower(), msgs, specs if native else [],
+                                          streamer=feed, specialized=True, settings=settings)
+            if resp.cut_off:
+                self.chunks.notice("reply_unusable", "the reply was cut off again; nothing of it was run")
+                return None
         reply_text = resp.text
         decoded: Decoded | None = None
         if not native and self.codec is not None:
@@ -165,6 +182,7 @@ class StepsMixin:
             decoded = self.codec.decode(text, specs)
         for msg in decoded.errors + decoded.warnings:
             self.chunks.notice("codec", f"{self.codec.name}: {msg}")
+        self.turn.asked = list(decoded.questions)
         self._vitals_from(text)
         return list(decoded.calls) + native_calls, decoded.text
 
@@ -371,8 +389,10 @@ class StepsMixin:
             self.owner.set_status(Status.ERROR, failed[0].line(100))
             rec = self.owner.recover(failed[0].line(100))
             self._state_chunk(rec)
-        elif self.state.step == Step.EXECUTION and any(o.call.name not in READ_ONLY for o in ran):
-            self._transition(Step.REVIEW, "execution finished: review the result", "outcome", Status.SUCCESS)
+        elif self.state.step == Step.EXECUTION:  # (a task that only reads is reviewed too: it can end)
+            why = ("execution finished: review the result" if any(o.call.name not in READ_ONLY for o in ran)
+                   else "the reads are done: review what they show")
+            self._transition(Step.REVIEW, why, "outcome", Status.SUCCESS)
 
     async def _after_answer(self, job: dict[str, Any], granted: bool, by: str) -> TurnResult:
         call = ToolCall.from_dict(job["call"])

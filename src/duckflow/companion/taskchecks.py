@@ -142,6 +142,15 @@ def asks_change(task: str) -> bool:
     return bool(_CHANGES.search(task))
 
 
+_ACTS = re.compile(r"\b(run|execute|test|check|verify|install|build|start|launch|format|lint)\b|実行|テスト|確認", re.I)
+
+
+def asks_answer(task: str) -> bool:
+    """The task only asks something (`what does calc.py do?`): no change, no run. Its answer,
+    from the files shown, can end it with no action."""
+    return not asks_change(task) and not _ACTS.search(task)
+
+
 def says_prints(task: str, script: str) -> bool:
     """The task says `script` prints something (`Create shout.py that prints its first argument`)."""
     name = re.escape(PurePosixPath(script).name)

@@ -33,6 +33,7 @@ class TurnContext:
     unusable: str = ""  # why the last reply could not be used, even after asking again
     stopped_text: str = ""  # the words of a stop, for the turn's reply
     edit_kind: tuple[str, str] | None = None  # (task, the edit example chosen at its first step)
+    asked: list[tuple[str, list[str]]] = field(default_factory=list)  # the reply's questions for the person
 
     @property
     def checks(self) -> CheckLog:
@@ -65,6 +66,10 @@ class TurnContext:
 
     def take_unusable(self) -> str:
         value, self.unusable = self.unusable, ""
+        return value
+
+    def take_asked(self) -> list[tuple[str, list[str]]]:
+        value, self.asked = self.asked, []
         return value
 
     def take_stopped_text(self) -> str:

@@ -42,6 +42,12 @@ class ModelReply:
     usage: Usage
     model_s: float = 0.0  # the call's wall time (counted_call)
     guard_s: float = 0.0  # the time in the TokenGuard before and after it
+    finish: str = "stop"  # why it ended: "stop", "tool_calls", "length" (cut off at its token bound)
+
+    @property
+    def cut_off(self) -> bool:
+        """The reply ended at its token bound, not where the model ended it: never used as it is."""
+        return self.finish == "length"
 
 
 def model_error(exc: Exception, model: Model, *, user_errors_as_is: bool = True) -> DuckflowError:
@@ -124,7 +130,7 @@ async def call_model(run: RunContext, model: Model, messages: list[Message], spe
                         tok_completion=usage.completion_tokens, finish=finish, tool_calls=len(calls),
                         duration_ms=round((time.perf_counter() - started) * 1000, 3),
                         **_timing(usage, first_ms))
-    return ModelReply(text, calls, usage)
+    return ModelReply(text, calls, usage, finish=finish)
 
 
 def _timing(usage: Usage, first_ms: float) -> dict[str, float]:

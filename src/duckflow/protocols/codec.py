@@ -29,6 +29,7 @@ class Decoded:
     warnings: list[str] = field(default_factory=list)
     repairs: list[str] = field(default_factory=list)
     confidence: float = 1.0
+    questions: list[tuple[str, list[str]]] = field(default_factory=list)  # for the person: (text, options)
 
     @property
     def executable_calls(self) -> list[ToolCall]:

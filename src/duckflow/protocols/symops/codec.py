@@ -111,6 +111,7 @@ class SymOpsCodec:
             warnings=warnings + notes,
             repairs=[r.name for r in result.repairs],
             confidence=result.confidence,
+            questions=[(q.text, list(q.options)) for q in result.questions if q.text.strip()],
         )
 
     @staticmethod
