@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from duckflow.orchestra.settings import ROUTES
 
-Channel = Literal["cli", "line", "slack", "http"]
+Channel = Literal["cli", "line", "slack", "http", "acp"]  # acp: an editor (channels/acp/)
 Source = Literal["command", "rules", "classifier", "fallback"]
 Risk = Literal["low", "medium", "high"]
 

@@ -31,6 +31,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "plugins": ("duckflow.channels.cli.plugins_cmd", "list the plugins your config declares and what they gave"),
     "config": ("duckflow.channels.cli.config_cmd", "show every setting and where it came from"),
     "serve": ("duckflow.channels.cli.serve_cmd", "the web page, HTTP API, Slack and LINE"),
+    "acp": ("duckflow.channels.cli.acp_cmd", "be the agent of an editor (Zed, JetBrains, Neovim) over ACP"),
     "essay": ("duckflow.channels.cli.essay_cmd", "essay agents: draft, style, check, eval"),
     "workspace": ("duckflow.channels.cli.workspace_cmd", "check what the workspace guard allows"),
     "sanitize": ("duckflow.channels.cli.sanitize_cmd", "mask secrets and personal data"),

@@ -1,0 +1,1 @@
+"""`duckflow acp`: Duckflow as an Agent Client Protocol agent for editors (Zed, JetBrains, Neovim), over stdio."""
