@@ -147,3 +147,12 @@ def test_a_command_s_one_line_of_output_and_a_failure_s_error_line_are_on_its_ac
     trace = "Traceback (most recent call last):\n  File \"total.py\", line 5\nValueError: could not convert 'amount'\n"
     assert said("", trace, 1) == "Run python3 total.py → exit 1, 3 lines: ValueError: could not convert 'amount'"
     assert said("x" * 300 + "\n").endswith("→ exit 0, 1 line")  # too long to show on one line
+
+
+def test_a_waiting_line_naming_a_task_of_several_lines_is_dropped_whole() -> None:
+    from duckflow.core.chunks import ReplyChunk, ReplyData
+
+    text = ("Writing notes.\n\nWaiting for your approval: job 1234abcd (write_file for: write a note\n"
+            "Files the person attached:\ncalc.py:…)\nThen I run it.")
+    shown = _person(Presenter(), ReplyChunk(agent="companion", data=ReplyData(text=text)))
+    assert shown == ["", "Writing notes.\n\nThen I run it."]

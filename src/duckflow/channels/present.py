@@ -290,8 +290,7 @@ class Presenter:
             for agent in [a for a in self.streamed if a != CHAT]:
                 self.streamed.pop(agent)
         text = d.text[len(streamed):] if streamed and d.text.startswith(streamed) else d.text
-        kept = [ln for ln in text.strip().splitlines()
-                if not _RESULT_LINE.match(ln) and not _WAITING.match(ln)]
+        kept = _said_lines(text)
         body = scrub("\n".join(kept)).strip()
         out = [Line("prose", "", data={"agent": chunk.agent, "end": True})]
         if body:
@@ -382,6 +381,23 @@ class Presenter:
 
     def _on_handoff(self, chunk: Any, d: Any) -> list[Line]:
         return [Line("detail", f"handoff {d.phase}: {d.source} → {d.target}", "verbose")]
+
+
+def _said_lines(text: str) -> list[str]:
+    """A reply's lines without the engine's result and waiting lines; a waiting line that names a
+    task of several lines (`... (write_file for: fix it\nand this…)`) is dropped up to its `)`."""
+    kept: list[str] = []
+    open_task = False
+    for ln in text.strip().splitlines():
+        if open_task:
+            open_task = not ln.rstrip().endswith(")")
+            continue
+        if _WAITING.match(ln):
+            open_task = ln.count("(") > ln.count(")")
+            continue
+        if not _RESULT_LINE.match(ln):
+            kept.append(ln)
+    return kept
 
 
 def person_words(text: str) -> str:

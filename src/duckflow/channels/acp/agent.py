@@ -59,6 +59,7 @@ class Live:
     conv: Conversation
     close: Any
     transcript: Transcript
+    updates: Updates  # chunks → session updates, kept across turns (one thread of text)
     always: bool = False  # allow-always: workspace changes go through without asking
     instead: str | None = None  # a refused job whose "what instead" the next prompt says
     task: asyncio.Task[str] | None = None
@@ -135,7 +136,7 @@ class DuckflowAgent:
             opened.close()
 
         sid = opened.session.state.session_id
-        live = Live(conv, close, Transcript(sid))
+        live = Live(conv, close, Transcript(sid), Updates(opened.session.state.workspace, opened.session.runner.read_text))
         self.sessions[sid] = live
         return live
 
@@ -236,7 +237,7 @@ class DuckflowAgent:
 
     async def _turn(self, session_id: str, live: Live, text: str) -> str:
         conv = live.conv
-        updates = Updates(conv.session.state.workspace, conv.session.runner.read_text)
+        updates = live.updates
         if live.instead is not None:  # the answer to "what should it do instead?"
             job, live.instead = live.instead, None
             words = text.strip()
