@@ -43,9 +43,21 @@ def parse_json(raw: bytes, expect: str, *, max_bytes: int | None = None, max_dep
     if nests_deeper(text, max_depth):
         raise BadBody(400, f"the JSON nests deeper than {max_depth} levels: send {expect}")
     try:
-        return json.loads(text)
+        value = json.loads(text)
     except (ValueError, RecursionError):
         raise BadBody(400, f"the body is not valid JSON: send {expect}") from None
+    if "\\u" in text and _lone_surrogate(value):  # `"\ud800"`: valid JSON, not encodable text
+        raise BadBody(422, f"the body holds a lone surrogate escape (\\ud800-\\udfff), which is not text: send {expect}")
+    return value
+
+
+def _lone_surrogate(value: Any) -> bool:
+    """True when a string in `value` (keys included) cannot be encoded as UTF-8."""
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def json_or_http(raw: bytes, expect: str, *, max_bytes: int | None = None) -> Any:

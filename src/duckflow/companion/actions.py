@@ -183,7 +183,8 @@ class ActionRunner:
             from duckflow.gate.allowlist import unlisted
 
             op = replace(op, allow=unlisted(op.command, tool=call.name, written=self.written,
-                                            plain=self.plain(), read_text=self.read_text))
+                                            plain=self.plain(), read_text=self.read_text,
+                                            root=self.root))
         diff = self.diff_preview(call)
         impact = impact_of(call, self.root, diff)
         if hazard:

@@ -9,16 +9,19 @@ else why it is not listed (one short clause a person reads).
 On the list:
 - read-only programs (`ls`, `cat`, `grep`, `head`, `wc`, `sort` without `-o`, `find` without
   `-delete`/`-exec`/`-fprint`, ...), piped or chained, with no redirection except to /dev/null
-  or another descriptor, no `$`, backticks, here-documents, assignments or subshells;
+  or another descriptor, no `$`, backticks, here-documents, assignments or subshells, and every
+  path they are given inside the workspace through links (gate/readonly.py);
 - `git status|log|diff|show|...` with no option before the subcommand (`-c`, `-C`,
   `--exec-path`, ...) and none of the options that write or run a program (`--output`,
-  `--ext-diff`, `-O`);
+  `--ext-diff`, `-O`), alone or with read-only programs; it runs with the repository's own
+  program-running settings off (workspace/gitsafe.py);
 - `python3 FILE [ARGS]` when the script analysis finds nothing destructive in FILE; without
   a sandbox only when this session wrote FILE and neither it nor a workspace module it
   imports uses a network module (with bubblewrap there is no network, so a repository's
   own script runs too: `python3 report.py`);
 - the project's test command: `run_tests` with no command, `pytest`, `python3 -m pytest`,
-  `npm test`, `make test`, `cargo test`, `go test`.
+  `npm test`, `make test`, `cargo test`, `go test`, exactly as the runner is called (a quiet or
+  verbose flag and the tests to run by path; no option that changes what runs).
 What a listed command then does to the files is checked after it runs (workspace/effects.py).
 """
 
@@ -26,31 +29,20 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Collection
+from typing import TYPE_CHECKING
 
 from duckflow.gate.commands import _tokens
+from duckflow.gate.readonly import (
+    judge_program,
+    judge_test_command,
+    leaves,
+    outside_arguments,
+    test_runner,
+)
 
-READ_ONLY = frozenset({
-    "ls", "cat", "head", "tail", "wc", "grep", "egrep", "fgrep", "rg", "pwd", "echo", "printf",
-    "true", "false", "stat", "du", "nl", "tac", "cut", "tr", "basename", "dirname", "realpath",
-    "readlink", "which", "diff", "cmp", "comm", "uniq", "sort", "find", "tree", "date", "md5sum",
-    "sha1sum", "sha256sum", "column", "test", "[", "seq", "id", "uname", "whoami"
-})
-# per program: (short option letters, long options) that write a file or run a program
-_FORBIDDEN: dict[str, tuple[str, tuple[str, ...]]] = {
-    "sort": ("o", ("--output", "--compress-program", "--files0-from")),
-    "tree": ("o", ("--output",)),
-    "rg": ("", ("--pre", "--pre-glob", "--hostname-bin")),
-    "date": ("sf", ("--set", "--file")),
-    "tail": ("f", ("--follow",)),
-}
-_FIND_ACTIONS = frozenset({"-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprint0",
-                           "-fprintf", "-fls"})
-GIT_READ = frozenset({"status", "log", "diff", "show", "blame", "shortlog", "describe",
-                      "rev-parse", "ls-files", "grep", "cat-file"})
-_GIT_FORBIDDEN = ("--output", "--ext-diff", "-O", "--open-files-in-pager", "--exec", "-c",
-                  "--config-env", "--textconv", "--filters", "--run", "--upload-pack")
-_TESTS = (("pytest",), ("python", "-m", "pytest"), ("python3", "-m", "pytest"), ("npm", "test"),
-          ("npm", "run", "test"), ("make", "test"), ("cargo", "test"), ("go", "test"))
+if TYPE_CHECKING:
+    from pathlib import Path
+
 _PUNCTUATION = frozenset(";&|()<>\n")
 _REDIRECTIONS = frozenset({">", ">>", ">&", "<", "<&", "&>", "&>>"})
 _NETWORK_MODULES = frozenset({
@@ -60,11 +52,14 @@ _NETWORK_MODULES = frozenset({
 
 
 def unlisted(command: str | None, *, tool: str = "execute_shell", written: Collection[str] = (),
-             plain: bool = True, read_text: Callable[[str], str | None] | None = None) -> str:
+             plain: bool = True, read_text: Callable[[str], str | None] | None = None,
+             root: Path | None = None) -> str:
     """"" when auto-approve may run `command` (see the module docstring), else why not.
 
     `written`: workspace paths this session wrote (a new script may run); `plain`: no sandbox
-    (a script must not import a network module); `read_text`: a workspace file's text."""
+    (a script must not import a network module); `read_text`: a workspace file's text;
+    `root`: the workspace, to resolve the paths a read-only program is given (through links;
+    without it they are judged by their words only)."""
     if not command or not command.strip():
         if tool != "run_tests":
             return "an empty command"
@@ -76,10 +71,11 @@ def unlisted(command: str | None, *, tool: str = "execute_shell", written: Colle
     except ValueError:
         return "it cannot be parsed"
     simple: list[str] = []
+    kinds: set[str] = set()
     for tok in [*tokens, ";"]:
         if tok and set(tok) <= _PUNCTUATION:  # shlex groups operators: `;\n` is one token
             if tok in ("&&", "||") or set(tok) <= set(";|\n"):
-                why = _simple(simple, written, plain, read_text)
+                why = _simple(simple, written, plain, read_text, root, kinds)
                 if why:
                     return why
                 simple = []
@@ -87,10 +83,12 @@ def unlisted(command: str | None, *, tool: str = "execute_shell", written: Colle
             if tok not in _REDIRECTIONS:
                 return f"`{tok.strip()}` (background jobs, subshells) is not on the list"
         simple.append(tok)
+    if "git" in kinds and kinds & {"test", "script"}:  # git runs alone or with read-only programs only
+        return "git together with a script or the tests is not on the list; run it on its own"
     return ""
 
 
-def _strip_redirections(words: list[str]) -> tuple[list[str], str]:
+def _strip_redirections(words: list[str], root: Path | None = None) -> tuple[list[str], str]:
     out: list[str] = []
     i = 0
     while i < len(words):
@@ -102,8 +100,10 @@ def _strip_redirections(words: list[str]) -> tuple[list[str], str]:
             target = words[i + 1] if i + 1 < len(words) else ""
             if w in (">&", "<&") and (target.isdigit() or target == "-"):
                 pass  # 2>&1: a descriptor
-            elif w in ("<",):
-                pass  # reading a file
+            elif w in ("<",):  # reading a file: one inside the workspace
+                why = outside_arguments([target], root)
+                if why:
+                    return [], why
             elif target not in ("/dev/null",):
                 return [], f"the redirection `{w} {target}` writes a file"
             i += 2
@@ -114,71 +114,28 @@ def _strip_redirections(words: list[str]) -> tuple[list[str], str]:
 
 
 def _simple(words: list[str], written: Collection[str], plain: bool,
-            read_text: Callable[[str], str | None] | None) -> str:
-    words, why = _strip_redirections(words)
+            read_text: Callable[[str], str | None] | None, root: Path | None = None,
+            kinds: set[str] | None = None) -> str:
+    words, why = _strip_redirections(words, root)
     if why:
         return why
     if not words:
         return ""
-    name, args = words[0], words[1:]
+    kinds = set() if kinds is None else kinds
+    name = words[0]
     if "=" in name.split("/")[0] and not name.startswith(("-", "/", ".")):
         return f"`{name}` sets a variable for the command"
-    for test in _TESTS:
-        if tuple(words[:len(test)]) == test:  # what they do to files is checked after they run
-            outside = next((a for a in args if _leaves(a)), None)
-            if outside:
-                return f"`{outside}` is outside the workspace"
-            return _networked(written, read_text) if plain else ""
+    if test_runner(words):  # what they do to files is checked after they run
+        kinds.add("test")
+        why = judge_test_command(words, root)
+        if why:
+            return why
+        return _networked(written, read_text) if plain else ""
     if name in ("python", "python3"):
-        return _script(args, written, plain, read_text)
-    if name == "git":
-        return _git(args)
-    if "/" in name or name not in READ_ONLY:
-        return f"`{name}` is not on the auto-approve list of read-only commands"
-    outside = next((a for a in args if _leaves(a)), None)
-    if outside is not None:
-        return f"`{outside}` is outside the workspace"
-    if name == "find":
-        bad = next((a for a in args if a in _FIND_ACTIONS), None)
-        return f"`find {bad}` changes files or runs a program" if bad else ""
-    if name == "uniq" and len([a for a in args if not a.startswith("-")]) > 1:
-        return "`uniq IN OUT` writes its output file"
-    short, long = _FORBIDDEN.get(name, ("", ()))
-    for a in args:
-        if a.startswith("--") and any(_abbreviates(a, o) for o in long):
-            return f"`{name} {a}` writes a file or runs a program"
-        if short and a.startswith("-") and not a.startswith("--") and set(a[1:]) & set(short):
-            return f"`{name} {a}` writes a file or runs a program"
-    return ""
-
-
-def _git(args: list[str]) -> str:
-    if not args or args[0].startswith("-"):
-        return "git options before the subcommand (`-c`, `-C`, ...) are not on the list"
-    sub, rest = args[0], args[1:]
-    if sub not in GIT_READ:
-        return f"`git {sub}` is not on the auto-approve list (only status, log, diff, show, ...)"
-    for a in rest:
-        if _leaves(a):
-            return f"`{a}` is outside the workspace"
-        if any(_abbreviates(a, o) if o.startswith("--") else (a == o or a.startswith(o))
-               for o in _GIT_FORBIDDEN):
-            return f"`git {sub} {a}` writes a file or runs a program"
-    return ""
-
-
-def _abbreviates(arg: str, option: str) -> bool:
-    """`--out=x` is `--output=x` to getopt and git (unambiguous prefixes count)."""
-    given = arg.split("=", 1)[0]
-    return len(given) > 3 and option.startswith(given)
-
-
-def _leaves(arg: str) -> bool:
-    """True when an argument names a path outside the workspace (`/etc/x`, `~/.ssh`, `../x`)."""
-    value = arg.split("=", 1)[1] if arg.startswith("-") and "=" in arg else arg
-    if value == "/dev/null":
-        return False
-    return value.startswith(("/", "~")) or ".." in value.split("/")
+        kinds.add("script")
+        return _script(words[1:], written, plain, read_text)
+    kinds.add("git" if name == "git" else "read")
+    return judge_program(name, words[1:], root)
 
 
 def _script(args: list[str], written: Collection[str], plain: bool,
@@ -196,7 +153,7 @@ def _script(args: list[str], written: Collection[str], plain: bool,
     if path not in written and plain:
         return (f"`{args[0]}` was not written in this session (without a sandbox only new "
                 "scripts run unasked)")
-    text = read_text(path) if read_text is not None and not _leaves(path) else None
+    text = read_text(path) if read_text is not None and not leaves(path) else None
     if text is None:
         return f"`{args[0]}` cannot be read to be judged"
     why = script_hazard("python", text)

@@ -367,7 +367,9 @@ def judged(op: Operation) -> Operation:
     if op.kind in ("execute", "test") and op.allow is None:
         from duckflow.gate.allowlist import unlisted
 
-        op = replace(op, allow=unlisted(op.command, tool=op.tool))
+        where = op.extra.get("workspace")  # bound by gate/binding.py: paths resolve there
+        op = replace(op, allow=unlisted(op.command, tool=op.tool,
+                                        root=Path(where) if isinstance(where, str) else None))
     return op
 
 

@@ -26,6 +26,7 @@ from typing import Any, Literal
 
 from duckflow._lazyre import LazyPattern
 from duckflow.errors import DuckflowError
+from duckflow.workspace.gitsafe import neutral_git, only_read_git
 from duckflow.workspace.sandbox import (
     bwrap_argv,
     bwrap_usable,
@@ -228,6 +229,10 @@ def clamp_timeout(timeout: float | None, default: float, maximum: float) -> tupl
     return float(timeout), None
 
 
+def _git_names(env: dict[str, str]) -> list[str]:
+    return [k for k in env if k.startswith("GIT_")]
+
+
 def _sandbox_options(config: Any) -> dict[str, Any]:
     return {"env_allow": getattr(config, "shell_env_allow", ()),
             "ro_paths": getattr(config, "sandbox_ro_paths", ())}
@@ -245,8 +250,18 @@ async def execute_shell(root: Path, config: Any, command: str, timeout: float | 
                              mode="plain", stdout="", stderr="", duration_ms=0,
                              timeout_s=limit_s, needs_approval=True, advice=why,
                              note="not run: this command needs a person's approval")
-    result = await run_command(root, command, timeout=limit_s, limit=config.shell_output_limit,
-                               sandbox=config.sandbox, readonly=readonly, **_sandbox_options(config))
+    options = _sandbox_options(config)
+    shim_dir = None
+    if only_read_git(command):  # the repository's own settings run no program (gitsafe.py)
+        env, shim_dir = neutral_git(root, dict(os.environ))
+        options = {"env": env, "env_allow": (*options["env_allow"], *_git_names(env)),
+                   "ro_paths": (*options["ro_paths"], shim_dir)}
+    try:
+        result = await run_command(root, command, timeout=limit_s, limit=config.shell_output_limit,
+                                   sandbox=config.sandbox, readonly=readonly, **options)
+    finally:
+        if shim_dir:
+            shutil.rmtree(shim_dir, ignore_errors=True)
     result.advice = why
     if note:
         result.note = f"{note}; {result.note}" if result.note else note

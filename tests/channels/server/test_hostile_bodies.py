@@ -158,3 +158,22 @@ def test_a_slack_retry_after_a_restart_runs_nothing(live: Any, fake_api: Any, tm
     api2.wait_for("/api/chat.postMessage")
     time.sleep(0.3)
     assert [c["body"]["thread_ts"] for c in api2.of("/api/chat.postMessage")] == ["1700000000.000200"]
+
+
+def test_a_lone_surrogate_is_a_one_line_422_on_the_stream_as_on_the_json_route(live: Any) -> None:
+    """`{"text": "\\ud800"}` is valid JSON but no text: the streamed route answered 200 with an
+    `internal_error` chunk and a traceback in the log; both routes now answer 422 in one line."""
+    srv = live()
+    sid = httpx.post(srv.url + "/v1/sessions", headers=srv.auth).json()["session_id"]
+    body = b'{"text": "\\ud800"}'
+    for headers in ({**srv.auth, **SSE}, srv.auth):
+        r = httpx.post(f"{srv.url}/v1/sessions/{sid}/messages", content=body, headers=headers)
+        assert r.status_code == 422, (headers, r.status_code, r.text[:200])
+        detail = r.json()["detail"]
+        assert "surrogate" in detail and "\n" not in detail
+    # a real character written as escapes (a surrogate pair) is text and still accepted
+    pair = httpx.post(f"{srv.url}/v1/sessions/{sid}/messages", content=b'{"text": "\\ud83d\\ude00 hi"}',
+                      headers=srv.auth)
+    assert pair.status_code in (200, 202), pair.text[:200]
+    time.sleep(0.3)
+    assert srv.app.state.chunks.since(sid, 0)  # the good one ran; the bad ones wrote nothing before it
