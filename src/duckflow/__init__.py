@@ -19,6 +19,7 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers (`X as X` marks a r
     from duckflow.core.guardrails import Guardrail as Guardrail
     from duckflow.core.guardrails import GuardrailResult as GuardrailResult
     from duckflow.core.handoffs import handoff as handoff
+    from duckflow.core.mcphub import McpHub as McpHub
     from duckflow.core.results import RunResult as RunResult
     from duckflow.core.session import Session as Session
     from duckflow.core.token_guard import TokenGuard as TokenGuard
@@ -36,6 +37,7 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers (`X as X` marks a r
     from duckflow.llm.types import Model as Model
     from duckflow.llm.types import ModelSettings as ModelSettings
     from duckflow.llm.types import Usage as Usage
+    from duckflow.mcp_config import McpServerConfig as McpServerConfig
 
 __version__ = "0.1.0"
 
@@ -51,6 +53,7 @@ _EXPORTS = {
     "Usage": "duckflow.llm.types", "get_model": "duckflow.llm.registry",
     "DuckflowError": "duckflow.errors", "UserError": "duckflow.errors", "ConfigError": "duckflow.errors",
     "CoreError": "duckflow.core.errors",
+    "McpHub": "duckflow.core.mcphub", "McpServerConfig": "duckflow.mcp_config",
 }
 
 __all__ = ["__version__", *sorted(_EXPORTS)]

@@ -22,6 +22,7 @@ from pydantic import (
 
 from duckflow._configkeys import _Section
 from duckflow.errors import ConfigError
+from duckflow.mcp_config import McpServerConfig
 from duckflow.orchestra_config import Coder3Config, LoopConfig, RoutingConfig, role_model_name
 from duckflow.paths import config_file, workspace_state_dir
 
@@ -277,6 +278,10 @@ class Config(_Section):
     coder3: Coder3Config = Field(default_factory=Coder3Config)
     server: ServerConfig = Field(default_factory=ServerConfig)
     plugins: PluginsConfig = Field(default_factory=PluginsConfig)
+    # MCP servers whose tools join the companion's and the engine's (duckflow/mcp_config.py); the
+    # workspace's own (its .duckflow/config.toml) are kept apart: they start only after your yes
+    mcp_servers: dict[str, McpServerConfig] = {}
+    workspace_mcp_servers: dict[str, McpServerConfig] = Field(default={}, exclude=True)
 
     @property
     def deprecations(self) -> list[str]:
@@ -399,11 +404,16 @@ def load_config(workspace: str | Path | None = None, *, env: dict[str, str] | No
     data: dict[str, Any] = {}
     sources = [config_file()]
     data = _read_toml(sources[0])
+    data.pop("workspace_mcp_servers", None)  # only a workspace's file fills it
     if workspace is not None:
         ws_file = workspace_state_dir(workspace) / "config.toml"
         sources.append(ws_file)
         ws_data = _read_toml(ws_file, root=Path(workspace))
-        _refuse_loosening(ws_file, ws_data)
+        repo_servers = ws_data.pop("mcp_servers", None)  # a repository's: apart, never merged with yours
+        ws_data.pop("workspace_mcp_servers", None)
+        if repo_servers is not None:
+            ws_data["workspace_mcp_servers"] = repo_servers
+        _refuse_loosening(ws_file, {k: v for k, v in ws_data.items() if k != "workspace_mcp_servers"})
         _confine_paths(Path(workspace), ws_file, ws_data)
         data = _merge(data, ws_data)
     for var, (section, key) in _ENV.items():  # key may be "table.key" inside the section

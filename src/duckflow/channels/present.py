@@ -131,6 +131,9 @@ def action_text(name: str, args: dict[str, Any], diff: str = "") -> str:
         return f"Move {args.get('src', '')} → {args.get('dst', '')}"
     if name == "create_directory":
         return f"Create folder {path}"
+    if name.startswith("mcp__") and name.count("__") >= 2:  # an MCP server's tool (core/mcptools.py)
+        _, server, tool = name.split("__", 2)
+        return f"Use {tool} of the MCP server {server}"
     return f"{name.replace('_', ' ').capitalize()} {_target(args)}".rstrip()
 
 

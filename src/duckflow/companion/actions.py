@@ -22,7 +22,7 @@ from duckflow.companion.fivepoints import alternatives_text, edit_preview, impac
 from duckflow.core.tools import Tool
 from duckflow.gate import Gate
 from duckflow.llm.types import ToolCall, ToolSpec
-from duckflow.toolkinds import READ_TOOLS, policy_class
+from duckflow.toolkinds import READ_KINDS, READ_TOOLS, policy_class
 
 RESULT_MAX = 4000
 
@@ -174,6 +174,9 @@ class ActionRunner:
         """Submit to the gate; returns (outcome, ms spent inside Gate.submit)."""
         from duckflow.gate.guarded import guarded_operation
 
+        remote = self._index.get(call.name)
+        if getattr(remote, "server", None):  # an MCP server's tool: its own operation, no paths of ours
+            return self._submit_mcp(call, remote, intent=intent, rationale=rationale, alternatives=alternatives)
         hazard = self.write_hazard(call)  # emptying, removing most, a file the task did not name
         op = guarded_operation(call.name, call.arguments, self.guard(), task_type=task_type,
                                **({"destructive": hazard} if hazard else {}))
@@ -195,6 +198,27 @@ class ActionRunner:
             alternatives=alternatives_text(alternatives or []),
             diff_preview=diff, requested_by=self.by,
         )
+        return outcome, (time.perf_counter() - t0) * 1000
+
+    def _submit_mcp(self, call: ToolCall, tool: Any, *, intent: str, rationale: str,
+                    alternatives: list[str] | None) -> tuple[Any, float]:
+        """An MCP tool that is not read-only: asked like a command (never on the auto-approve
+        list; destructive unless the server says it is not), its call shown on the card."""
+        import json
+
+        from duckflow.gate.operation import Operation
+
+        shown = json.dumps(call.arguments, ensure_ascii=False, default=str)
+        shown = shown if len(shown) <= 1500 else shown[:1500] + " …"
+        op = Operation(kind="execute", tool=call.name, allow=f"a tool of the MCP server {tool.server}",
+                       destructive=(f"the MCP server {tool.server} does not say {tool.remote} is safe to repeat "
+                                    "or undo" if tool.destructive else None))
+        t0 = time.perf_counter()
+        outcome = self.gate.submit(
+            op, intent=intent, rationale=rationale,
+            impact=f"runs {tool.remote} on the MCP server {tool.server}; not undoable by Duckflow",
+            alternatives=alternatives_text(alternatives or []),
+            diff_preview=f"{tool.server}: {tool.remote}({shown})", requested_by=self.by)
         return outcome, (time.perf_counter() - t0) * 1000
 
     # -- running ------------------------------------------------------------------------
@@ -272,8 +296,8 @@ class ActionRunner:
             return await self.run(call)
         if not call.executable:
             return CallOutcome(call, "proposed", "guessed from the model's text: proposed, not run")
-        if call.name in READ_TOOLS:
-            return await self.run(call)
+        if call.name in READ_TOOLS or self._index[call.name].kind in READ_KINDS:
+            return await self.run(call)  # reads (an MCP tool read-only by its annotations or your config)
         if not run_mutations:
             return CallOutcome(call, "proposed", "planned: runs in EXECUTION after approval")
         try:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from duckflow.companion.actions import ActionRunner
 from duckflow.companion.owner import StateOwner
@@ -44,6 +44,8 @@ class OpenedSession:
 
         self.session.note_session()
         closers = [self.session.runner.gate.close, self.store.close]
+        if self.session.mcp is not None:
+            closers.append(self.session.mcp.close)  # its servers' processes end
         trace = self.session.trace
         if trace is not None and hasattr(trace, "close"):
             closers.append(trace.close)
@@ -124,6 +126,10 @@ def open_session(
         from duckflow.workspace.tools import workspace_tools
 
         tools = workspace_tools(root, cfg.workspace)
+    hub, said = _mcp_tools(root, cfg)
+    if hub is not None:
+        tools = [*tools, *hub.tools()]  # the servers start here (each within its startup timeout)
+        said += hub.problems
     if gate is None:
         gate = Gate.from_config(cfg.gate, requested_by=f"companion:{owner.state.session_id}")
     if codec is None or isinstance(codec, str):
@@ -156,6 +162,8 @@ def open_session(
     from duckflow.companion.turnmode import choose_mode
 
     session.project = project_notes(root, comp)  # AGENTS.md, read as data (never settings)
+    session.mcp = hub
+    session.open_notes += [("mcp", line) for line in said]  # told in the first turn, one line each
     session.mode = choose_mode(mode, comp.mode, model, name, comp.single_call_below_b)
     session.constrained_decoding = cfg.models.constrained_decoding  # type: ignore[attr-defined]
     # traced as the session opens: the trace's writer thread starts with its first record, so here,
@@ -163,3 +171,18 @@ def open_session(
     session.engine.run_for(session.engine.main).trace_event(
         "session_open", resumed=resumed, model=name, codec=getattr(codec, "name", "native"), mode=session.mode)
     return OpenedSession(session, resumed, name, getattr(codec, "name", "native"), store, cfg)
+
+
+def _mcp_tools(root: Path, cfg: Config) -> tuple[Any, list[str]]:
+    """An McpHub of the servers this workspace may start (yours; the repository's you allowed)
+    and a line for each one waiting for your yes. Nothing is imported when none is configured."""
+    if not (cfg.mcp_servers or cfg.workspace_mcp_servers or (root / ".mcp.json").exists()):
+        return None, []
+    from duckflow.gate.mcptrust import servers_for
+
+    servers = servers_for(root, cfg)
+    if not servers.start:
+        return None, servers.notes
+    from duckflow.core.mcphub import McpHub
+
+    return McpHub(servers.start, cwd=str(root)), servers.notes

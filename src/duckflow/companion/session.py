@@ -59,6 +59,7 @@ from duckflow.protocols.codec import Codec
 
 if TYPE_CHECKING:
     from duckflow.companion.projectnotes import ProjectNotes
+    from duckflow.core.mcphub import McpHub
 
 # a name with a file's extension (`calc.add` in "add type hints to calc.add" names no file)
 FILE_NAME = re.compile(r"\.(py|pyi|txt|md|rst|json|jsonl|csv|tsv|toml|ya?ml|ini|cfg|conf|env|js|mjs|cjs|ts|tsx|jsx|"
@@ -126,6 +127,8 @@ class CompanionSession(LiveMixin, StepsMixin):
         self.turn = TurnContext()  # what the turns hand each other between steps (not saved)
         self._decision_schema: dict[str, Any] | None = None
         self.project: ProjectNotes | None = None  # AGENTS.md (factory.py sets it from the config)
+        self.mcp: McpHub | None = None  # MCP servers' connections (factory.py; closed with the session)
+        self.open_notes: list[tuple[str, str]] = []  # (code, line) said as the first turn starts
 
     def _emit(self, chunk: AnyChunk) -> None:
         self.chunks.emit(chunk)
@@ -381,6 +384,9 @@ class CompanionSession(LiveMixin, StepsMixin):
     def project_text(self) -> str:
         """The AGENTS.md that apply now (the root's; the nearest above a file the task names or
         this session wrote), framed; a trim or an unreadable file is told once, never silent."""
+        while self.open_notes:
+            code, line = self.open_notes.pop(0)
+            self.chunks.notice(code, line)
         if self.project is None:
             return ""
         read = self.project.current([*self.runner.written, *(self.runner.named or ())])
