@@ -108,7 +108,11 @@ def test_login_code_works_once(live: Any) -> None:
     srv = live()
     code = srv.app.state.logins.issue()
     r = httpx.post(srv.url + "/auth/exchange", json={"code": code})
-    assert r.status_code == 200 and r.json()["token"] == srv.app.state.settings.token
+    assert r.status_code == 200 and r.json() == {"signed_in": True}  # the token itself never goes to the page
+    assert srv.app.state.settings.token not in r.text + str(r.headers)
+    cookie = r.headers["set-cookie"]
+    assert "HttpOnly" in cookie and "SameSite=strict" in cookie and "Path=/" in cookie
+    assert httpx.get(srv.url + "/v1/sessions", cookies=r.cookies).status_code == 200
     assert httpx.post(srv.url + "/auth/exchange", json={"code": code}).status_code == 401
     assert httpx.post(srv.url + "/auth/exchange", content=b"nope").status_code == 400
 

@@ -5,6 +5,7 @@ test-artifacts/web/ (docs/img/ holds the reviewed ones)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import subprocess
@@ -45,12 +46,19 @@ class Served:
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[Served]:
     """`duckflow serve -m scripted:demo` on 127.0.0.1, as a person starts it; its one-time login link."""
+    with serve(tmp_path) as running:
+        yield running
+
+
+@contextlib.contextmanager
+def serve(tmp_path: Path, delay: str = "0.005") -> Iterator[Served]:
+    """The server process; `delay`: seconds per word the demo model writes."""
     port = free_port()
     ws = tmp_path / "ws"
     ws.mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "LINE_", "DUCKFLOW_"))}
     env.update(PYTHONPATH=SRC, DUCKFLOW_HOME=str(tmp_path / "home"), DUCKFLOW_SERVER_TOKEN=TOKEN,
-               DUCKFLOW_DEMO_DELAY="0.005")
+               DUCKFLOW_DEMO_DELAY=delay)
     proc = subprocess.Popen([sys.executable, "-m", "duckflow", "serve", "--host", "127.0.0.1", "--port", str(port),
                              "-w", str(ws), "-m", "scripted:demo"], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
@@ -153,7 +161,7 @@ def test_a_task_asks_in_view_and_approving_shows_the_result(served: Served, brow
     assert page.locator("#log .msg.bot").all_inner_texts() == [  # each reply streamed into one bubble
         "I'll plan this: look at the workspace, then write hello.py.",
         "Writing hello.py now (it goes through the approval gate).", "Reviewing hello.py.",
-        "Done: hello.py prints a friendly greeting. Run it with `python hello.py`."]
+        "Done: hello.py prints a friendly greeting. Run it with python hello.py."]  # `code` drawn as code
     events = page.locator("#timeline li").all_inner_texts()
     for wanted in ("You asked: “Create hello.py", "Approval asked: Create hello.py — 6 lines", "Approved",
                    "Create hello.py (+6)", "Done"):
@@ -269,8 +277,9 @@ def test_each_action_is_one_line_a_person_reads(served: Served, browser: Any) ->
         const hooks = { nearBottom: () => true, added() {}, attention() {}, decide() {}, answered() {}, done() {} };
         const talk = new Talk.Conversation(log, tl, hooks);
         chunks.forEach((c) => talk.show(c));
+        talk.flush();  // replies are drawn as markdown a few times a second: now
         document.body.appendChild(log);
         return [...log.querySelectorAll(".action summary, .msg")].map((n) => n.textContent);
     }""", chunks)
-    assert rows == ["✓Edit calc.py (+4 −0)", "✓Run python3 hello.py → exit 0, 15 lines",
+    assert rows == ["✓Edit calc.py (+4 −0)Undo", "✓Run python3 hello.py → exit 0, 15 lines",
                     "✗Read nope.py → failed: no such file: nope.py", "Added sub."]

@@ -1,8 +1,8 @@
-"""The FastAPI app: health, the web page, the `/v1` API behind the bearer token, and the webhooks.
+"""The FastAPI app: health, the web page and its sign-in, the `/v1` API behind the token, and the webhooks.
 
 `create_app(settings)` wires one `SessionRunner` (the engine seam), one `ChunkLog` (seqs and
 resume) and one `ChannelManager` (queues and sends). Secure by default: the API needs the
-bearer token, CORS is off unless origins are configured, bodies are capped, and the Slack and
+bearer token (or the page's HttpOnly sign-in cookie, auth.py), CORS is off unless origins are configured, bodies are capped, and the Slack and
 LINE webhooks exist only when their secrets are set (and verify every request).
 """
 
@@ -18,7 +18,15 @@ from typing import Any
 from fastapi import Depends, FastAPI, HTTPException, Request
 from fastapi.responses import FileResponse, JSONResponse
 
-from duckflow.channels.http.auth import LoginCodes, same
+from duckflow.channels.http.auth import (
+    COOKIE,
+    COOKIE_TTL_S,
+    LoginCodes,
+    SignIns,
+    allowed,
+    cookie_from,
+    same,
+)
 from duckflow.channels.http.limits import BodyLimit
 from duckflow.channels.seen import Seen
 
@@ -110,11 +118,9 @@ def tune_gc() -> None:
 
 
 async def bearer(request: Request) -> None:
-    """The `/v1` guard: `Authorization: Bearer <token>`, compared in constant time."""
-    expected: str = request.app.state.settings.token
-    header = request.headers.get("authorization", "")
-    scheme, _, given = header.partition(" ")
-    if scheme.lower() != "bearer" or not given or not same(given.strip(), expected):
+    """The `/v1` guard: `Authorization: Bearer <token>` (constant time), or the page's sign-in cookie."""
+    st = request.app.state
+    if not allowed({k.lower(): v for k, v in request.headers.items()}, request.method, st.settings.token, st.signins):
         raise HTTPException(401, "missing or wrong bearer token: send `Authorization: Bearer TOKEN` "
                                  "(the token is in $DUCKFLOW_HOME/server-token or DUCKFLOW_SERVER_TOKEN)",
                             headers={"WWW-Authenticate": "Bearer"})
@@ -174,6 +180,7 @@ def create_app(settings: ServerSettings, *, runner: Any = None) -> FastAPI:
     app.state.chunks = chunks
     app.state.manager = manager
     app.state.logins = LoginCodes()
+    app.state.signins = SignIns(settings.token, revoked_file=state_dir / "signed-out")
 
     @app.get("/healthz")
     async def healthz() -> dict[str, Any]:
@@ -188,15 +195,23 @@ def create_app(settings: ServerSettings, *, runner: Any = None) -> FastAPI:
 
     @app.get("/static/{name}")
     async def static(name: str) -> FileResponse:
-        allowed = {"app.js": "text/javascript", "talk.js": "text/javascript", "style.css": "text/css"}
-        if name not in allowed:
+        files = {"app.js": "text/javascript", "talk.js": "text/javascript", "md.js": "text/javascript",
+                 "style.css": "text/css"}
+        if name not in files:
             raise HTTPException(404, "no such file")
-        return FileResponse(STATIC / name, media_type=allowed[name],
+        return FileResponse(STATIC / name, media_type=files[name],
                             headers={"X-Content-Type-Options": "nosniff"})
+
+    def signed_in(request: Request) -> JSONResponse:
+        """The sign-in cookie for this browser: every tab sends it; no script can read it."""
+        response = JSONResponse({"signed_in": True}, headers={"Cache-Control": "no-store"})
+        response.set_cookie(COOKIE, app.state.signins.issue(), max_age=COOKIE_TTL_S, path="/", httponly=True,
+                            samesite="strict", secure=request.url.scheme == "https")
+        return response
 
     @app.post("/auth/exchange")
     async def exchange(request: Request) -> JSONResponse:
-        """The page trades a one-time code (from the start-up link) for the token."""
+        """The page trades a one-time code (from the start-up link) for the sign-in cookie."""
         from duckflow.channels.jsonbody import read_json
 
         body = await read_json(request, "a JSON object {\"code\": \"...\"}")
@@ -204,7 +219,27 @@ def create_app(settings: ServerSettings, *, runner: Any = None) -> FastAPI:
         if not isinstance(code, str) or not app.state.logins.redeem(code):
             raise HTTPException(401, "this login link was already used or is unknown: "
                                      "restart `duckflow serve` for a new one, or paste the token")
-        return JSONResponse({"token": settings.token}, headers={"Cache-Control": "no-store"})
+        return signed_in(request)
+
+    @app.post("/auth/login")
+    async def login(request: Request) -> JSONResponse:
+        """The pasted token, traded for the sign-in cookie (the page keeps no token itself)."""
+        from duckflow.channels.jsonbody import read_json
+
+        body = await read_json(request, "a JSON object {\"token\": \"...\"}")
+        token = body.get("token") if isinstance(body, dict) else None
+        if not isinstance(token, str) or not token.strip() or not same(token.strip(), settings.token):
+            raise HTTPException(401, "that is not this server's token (it is in $DUCKFLOW_HOME/server-token "
+                                     "or DUCKFLOW_SERVER_TOKEN)")
+        return signed_in(request)
+
+    @app.post("/auth/logout")
+    async def logout(request: Request) -> JSONResponse:
+        """Sign this browser out: the cookie is revoked (a copy of it no longer works) and cleared."""
+        app.state.signins.revoke(cookie_from(request.headers.get("cookie", "")))
+        response = JSONResponse({"signed_in": False}, headers={"Cache-Control": "no-store"})
+        response.delete_cookie(COOKIE, path="/", httponly=True, samesite="strict")
+        return response
 
     from fastapi.responses import Response
 

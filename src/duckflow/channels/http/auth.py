@@ -1,13 +1,17 @@
-"""Server access: the bearer token (env or a 0600 file, made on first start) and one-time login codes.
+"""Server access: the bearer token (env or a 0600 file, made on first start), one-time login codes, sign-in cookies.
 
 The token comes from `DUCKFLOW_SERVER_TOKEN`, else from `$DUCKFLOW_HOME/server-token` (created
-with mode 0600 on first start, and only then printed). The web page gets it Jupyter-style: the
+with mode 0600 on first start, and only then printed). The web page signs in Jupyter-style: the
 start-up line prints a link whose URL fragment holds a one-time code (a fragment never reaches
-the server, so no access log sees it); the page trades the code for the token once.
+the server, so no access log sees it); the page trades the code once (or the pasted token) for
+a sign-in cookie (HttpOnly, SameSite=Strict: no script and no other site can use it) that every
+tab of the browser then sends. The cookie is signed with a key made from the token, so a new
+token signs every browser out; signing out revokes it. API clients keep sending the token.
 """
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import ipaddress
 import os
@@ -105,3 +109,83 @@ class LoginCodes:
                 self._codes.pop(known, None)
                 return True
         return False
+
+
+COOKIE = "duckflow_signin"
+COOKIE_TTL_S = 30 * 24 * 3600  # a browser stays signed in for 30 days (or until it signs out)
+PAGE_HEADER = "x-duckflow-page"  # a cookie-signed request that changes something must carry it (no form can)
+
+
+class SignIns:
+    """Sign-in cookies `v1.<issued>.<nonce>.<mac>`: HMAC-SHA256 keyed by the server's token.
+
+    Signed-out nonces are kept (in `revoked_file` when given, this user only) until they expire."""
+
+    def __init__(self, token: str, *, ttl_s: float = COOKIE_TTL_S, revoked_file: Path | None = None) -> None:
+        self._key = hashlib.sha256(b"duckflow web sign-in\0" + token.encode("utf-8")).digest()
+        self.ttl_s = ttl_s
+        self.file = revoked_file
+        self._revoked: dict[str, float] = {}  # nonce -> when it was issued
+        if revoked_file is not None and revoked_file.is_file():
+            for line in revoked_file.read_text("utf-8", "replace").splitlines():
+                issued, _, nonce = line.partition(" ")
+                try:
+                    self._revoked[nonce] = float(issued)
+                except ValueError:
+                    continue
+
+    def _mac(self, issued: str, nonce: str) -> str:
+        return hmac.new(self._key, f"v1.{issued}.{nonce}".encode(), hashlib.sha256).hexdigest()
+
+    def issue(self) -> str:
+        issued, nonce = str(int(time.time())), secrets.token_urlsafe(16)
+        return f"v1.{issued}.{nonce}.{self._mac(issued, nonce)}"
+
+    def _parts(self, value: str | None) -> tuple[float, str] | None:
+        """(issued, nonce) of a cookie this server signed and that is still good, else None."""
+        parts = (value or "").split(".")
+        if len(parts) != 4 or parts[0] != "v1" or not parts[1].isdigit():
+            return None
+        if not same(parts[3], self._mac(parts[1], parts[2])):
+            return None
+        issued = float(parts[1])
+        if not 0 <= time.time() - issued <= self.ttl_s or parts[2] in self._revoked:
+            return None
+        return issued, parts[2]
+
+    def valid(self, value: str | None) -> bool:
+        return self._parts(value) is not None
+
+    def revoke(self, value: str | None) -> bool:
+        """Sign this cookie out for good (also after a restart when a file is kept)."""
+        found = self._parts(value)
+        if found is None:
+            return False
+        now = time.time()
+        self._revoked = {n: t for n, t in self._revoked.items() if now - t <= self.ttl_s}
+        self._revoked[found[1]] = found[0]
+        if self.file is not None:
+            fd = os.open(self.file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.writelines(f"{int(t)} {n}\n" for n, t in self._revoked.items())
+        return True
+
+
+def cookie_from(header: str) -> str | None:
+    """The sign-in cookie's value from a `Cookie:` header (None when absent)."""
+    for part in header.split(";"):
+        name, _, value = part.strip().partition("=")
+        if name == COOKIE:
+            return value.strip().strip('"')
+    return None
+
+
+def allowed(headers: dict[str, str], method: str, token: str, signins: SignIns) -> bool:
+    """A request's access: `Authorization: Bearer TOKEN`, or the sign-in cookie (for a request that
+    changes something, with the page's own header as well). Lower-case header names."""
+    scheme, _, given = headers.get("authorization", "").partition(" ")
+    if scheme.lower() == "bearer" and given and same(given.strip(), token):
+        return True
+    if not signins.valid(cookie_from(headers.get("cookie", ""))):
+        return False
+    return method in ("GET", "HEAD") or headers.get(PAGE_HEADER) == "1"

@@ -3,7 +3,7 @@
 This one request is what every person's message costs, so it skips the framework's routing
 and dependency machinery (measured with `duckflow bench server`: 2-3x less work per message at
 500 at once). It checks exactly what the FastAPI route checks — the bearer token in constant
-time, a JSON object with a `text` of 1..100000 characters (and uploaded image ids) read by the one body reader
+time (or the page's sign-in cookie), a JSON object with a `text` of 1..100000 characters (and uploaded image ids) read by the one body reader
 (`channels.jsonbody.parse_json`), a session of this workspace (`api.session_problem`) — and then queues
 the message and streams the run as the route does. Everything else (202 replies without
 `Accept: text/event-stream`, CORS, every other endpoint) goes on to the app; the body cap of
@@ -19,7 +19,7 @@ from urllib.parse import unquote
 
 from starlette.requests import Request
 
-from duckflow.channels.http.auth import same
+from duckflow.channels.http.auth import allowed
 from duckflow.channels.http.sse import SSEResponse
 from duckflow.channels.http.unavailable import STATE_ERRORS
 from duckflow.channels.http.unavailable import body as unavailable
@@ -41,8 +41,8 @@ class MessageFastPath:
             await self.app(scope, receive, send)
             return
         state = self.fastapi_app.state
-        scheme, _, given = headers.get(b"authorization", b"").decode("latin-1").partition(" ")
-        if scheme.lower() != "bearer" or not given or not same(given.strip(), state.settings.token):
+        seen = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in headers.items()}
+        if not allowed(seen, "POST", state.settings.token, state.signins):
             await _json(send, 401, "missing or wrong bearer token: send `Authorization: Bearer TOKEN`",
                         [(b"www-authenticate", b"Bearer")])
             return

@@ -1,36 +1,45 @@
 // Duckflow web page: sign-in, conversations (sessions), the live stream over SSE (fetch + a small
-// parser, so the bearer token goes in a header and never into a URL), sending, approving and
-// auto-approve. What the stream shows a person is talk.js's job.
+// parser), sending, Stop, approving and auto-approve. What the stream shows a person is talk.js's job.
+// Signed in = the browser holds the server's HttpOnly, SameSite=Strict cookie (every tab sends it;
+// this script never sees it nor the token); a request that changes something adds X-Duckflow-Page.
 "use strict";
 
 const $ = (id) => document.getElementById(id);
 const { el } = Talk;
-const state = { token: sessionStorage.getItem("duckflow-token") || "", sid: "", lastSeq: 0,
-  abort: null, retry: 0, talk: null, sessions: [], timer: null };
+const state = { sid: "", lastSeq: 0, abort: null, retry: 0, talk: null, sessions: [], timer: null,
+  workspace: "", busy: false };
+const PAGE = { "X-Duckflow-Page": "1" };
+sessionStorage.removeItem("duckflow-token");  // what an older page kept: the cookie replaces it
 
 async function api(method, path, body) {
-  const headers = { Authorization: "Bearer " + state.token };
+  const headers = { ...PAGE };
   if (body !== undefined) headers["Content-Type"] = "application/json";
   const r = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-  if (r.status === 401) { showLogin("The token was refused: sign in again."); throw new Error("signed out"); }
+  if (r.status === 401) { showLogin(state.signedIn ? "You were signed out: sign in again." : ""); throw new Error("signed out"); }
   const data = await r.json().catch(() => ({}));
   if (!r.ok) throw new Error(data.detail || r.statusText);
   return data;
 }
 
 // -- sign-in: a one-time code in the URL fragment (never sent to the server's logs) ------
+async function auth(path, body) {
+  return fetch(path, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body || {}) });
+}
+
 async function signIn() {
   const m = location.hash.match(/code=([A-Za-z0-9_-]+)/);
   if (m) {
     history.replaceState(null, "", location.pathname);
-    const r = await fetch("/auth/exchange", { method: "POST", headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({ code: m[1] }) });
-    if (r.ok) { state.token = (await r.json()).token; sessionStorage.setItem("duckflow-token", state.token); }
-    else { showLogin("This login link was already used. Paste the token, or restart the server for a new link."); return; }
+    const r = await auth("/auth/exchange", { code: m[1] });
+    if (!r.ok) {  // a used link: this browser may be signed in already (another tab used it)
+      try { await fetch("/v1/sessions").then((x) => { if (!x.ok) throw new Error(); }); }
+      catch (err) { showLogin("This login link was already used. Paste the token, or restart the server for a new link."); return; }
+    }
   }
-  if (!state.token) { showLogin(""); return; }
-  $("login").hidden = true; $("app").hidden = false;
   try { await loadSessions(); } catch (err) { return; }
+  state.signedIn = true;
+  $("login").hidden = true; $("app").hidden = false;
+  api("GET", "/v1/status").then((s) => { state.workspace = s.workspace || ""; welcome(); }).catch(() => {});
   refreshAutoApprove();
   clearInterval(state.timer);
   state.timer = setInterval(() => { refreshAutoApprove(); loadSessions(state.sid, true).catch(() => {}); }, 15000);
@@ -39,16 +48,22 @@ async function signIn() {
 function showLogin(msg) {  // signed out: nothing but the form
   if (state.abort) state.abort.abort();
   clearInterval(state.timer);
-  Object.assign(state, { token: "", sid: "", abort: null });
+  Object.assign(state, { sid: "", abort: null, signedIn: false });
   $("app").hidden = true; $("login").hidden = false; $("login-error").textContent = msg;
-  sessionStorage.removeItem("duckflow-token");
 }
 
-$("login-form").addEventListener("submit", (e) => {
-  e.preventDefault(); state.token = $("token").value.trim();
-  sessionStorage.setItem("duckflow-token", state.token); $("token").value = ""; signIn();
+$("login-form").addEventListener("submit", async (e) => {
+  e.preventDefault();
+  const token = $("token").value.trim(); $("token").value = "";
+  if (!token) return;
+  const r = await auth("/auth/login", { token });
+  if (!r.ok) { showLogin("That is not this server's token. It is in $DUCKFLOW_HOME/server-token (or DUCKFLOW_SERVER_TOKEN)."); return; }
+  signIn();
 });
-$("sign-out").addEventListener("click", () => showLogin("Signed out."));
+$("sign-out").addEventListener("click", async () => {
+  await auth("/auth/logout").catch(() => {});
+  showLogin("Signed out. Every tab of this browser is signed out too.");
+});
 
 // -- conversations: named by their request and time, with where they stand in plain words --
 function when(seconds) {
@@ -59,6 +74,7 @@ function when(seconds) {
 
 async function loadSessions(pick, quiet) {
   const data = await api("GET", "/v1/sessions");
+  $("login").hidden = true; $("app").hidden = false;
   state.sessions = data.sessions;
   const sel = $("session"); sel.textContent = "";
   for (const s of data.sessions) {
@@ -80,9 +96,36 @@ $("session").addEventListener("change", (e) => openSession(e.target.value));
 function openSession(sid) {
   if (state.abort) state.abort.abort();
   Object.assign(state, { sid, lastSeq: 0, retry: 0, abort: null });
-  $("log").textContent = ""; $("timeline").textContent = ""; $("send").disabled = false;
+  $("log").textContent = ""; $("timeline").textContent = ""; $("send").disabled = false; busy(false);
   state.talk = new Talk.Conversation($("log"), $("timeline"), hooks);
   follow();
+  api("GET", `/v1/sessions/${encodeURIComponent(sid)}`).then((s) => {
+    if (state.sid === sid && !s.last_seq && !state.lastSeq) { state.empty = sid; welcome(); }
+  }).catch(() => {});
+}
+
+// -- the first screen of an empty conversation: what Duckflow does here, and examples to click --
+const EXAMPLES = ["What is in this folder, and what does it do?", "Create hello.py that prints a greeting",
+  "Find the TODO comments and list them by file"];
+function welcome() {
+  const old = $("welcome");
+  if (old) old.remove();
+  if (state.empty !== state.sid || state.lastSeq) return;
+  const box = el("section", "welcome"); box.id = "welcome";
+  const where = state.workspace ? state.workspace.split("/").filter(Boolean).pop() || state.workspace : "this folder";
+  box.append(el("h2", "", "What Duckflow can do here"));
+  const p = el("p", "", `It works on the files in `);
+  const w = el("code", "", where); w.title = state.workspace; p.append(w, el("span", "",
+    " on this machine: it reads them, answers questions about them, and writes or runs something only after you approve it. A file it changed can be put back with one click (or /undo)."));
+  box.append(p, el("p", "muted", "Try one:"));
+  const list = el("div", "examples");
+  for (const text of EXAMPLES) {
+    const b = el("button", "example", text); b.type = "button";
+    b.onclick = () => { $("text").value = text; $("send-form").requestSubmit(); };
+    list.appendChild(b);
+  }
+  box.append(list, el("p", "muted", "Type /help for the commands: /undo, /diff, /status, /model."));
+  $("log").prepend(box);
 }
 
 // -- scrolling: follow the end unless the person scrolled up; say what waits below ----------
@@ -108,8 +151,28 @@ $("jump").addEventListener("click", () => {
   state.unseen = false; pill();
 });
 
+function busy(on) {  // while a turn runs, Stop stands where Send was
+  state.busy = on;
+  $("stop").hidden = !on; $("send").hidden = on;
+  $("stop").disabled = false; $("stop").textContent = "Stop";
+}
+
+async function stop() {
+  $("stop").disabled = true; $("stop").textContent = "Stopping…";
+  try { await api("POST", `/v1/sessions/${encodeURIComponent(state.sid)}/stop`); }
+  catch (err) { state.talk.line("Could not stop: " + err.message, "error"); busy(state.busy); }
+}
+$("stop").addEventListener("click", stop);
+
+async function send(text) {
+  state.talk.mine(text); toEnd();
+  await api("POST", `/v1/sessions/${encodeURIComponent(state.sid)}/messages`, { text });
+}
+
 const hooks = {
   nearBottom,
+  busy,
+  command(text) { send(text).catch((err) => state.talk.line("Could not send: " + err.message, "error")); },
   added(stick) { if (stick) toEnd(); else state.unseen = true; pill(); },
   attention(card) { card.scrollIntoView({ block: "end" }); if (card.getBoundingClientRect().top < log.getBoundingClientRect().top) card.scrollIntoView({ block: "start" }); pill(); },
   decide,
@@ -134,10 +197,10 @@ async function follow() {
   const sid = state.sid, ctl = new AbortController();
   state.abort = ctl;
   try {
-    const headers = { Authorization: "Bearer " + state.token, Accept: "text/event-stream" };
+    const headers = { Accept: "text/event-stream" };
     if (state.lastSeq) headers["Last-Event-ID"] = String(state.lastSeq);
     const r = await fetch(`/v1/sessions/${encodeURIComponent(sid)}/events`, { headers, signal: ctl.signal });
-    if (r.status === 401) { showLogin("The token was refused: sign in again."); return; }
+    if (r.status === 401) { showLogin("You were signed out: sign in again."); return; }
     if (!r.ok || !r.body) throw new Error("stream refused: " + r.status);
     setConn(true); state.retry = 0;
     const reader = r.body.pipeThrough(new TextDecoderStream()).getReader();
@@ -169,6 +232,7 @@ function frame(text) {
   if (id <= state.lastSeq) return;  // already shown: no duplicates after a resume
   if (id !== state.lastSeq + 1 && state.lastSeq) { state.abort.abort(); return; }  // a gap: resume from lastSeq
   state.lastSeq = id;
+  if (state.empty === state.sid) { state.empty = ""; welcome(); }
   state.talk.show(JSON.parse(data));
 }
 
@@ -181,14 +245,16 @@ function setConn(on) {
 $("send-form").addEventListener("submit", async (e) => {
   e.preventDefault();
   const text = $("text").value.trim(); if (!text || !state.sid) return;
-  $("text").value = ""; $("send").disabled = true;
+  $("text").value = "";
+  if (state.busy && /^(stop|\/cancel|止めて)$/i.test(text)) { stop(); return; }  // "stop" while it works: Stop
+  $("send").disabled = true;
   state.talk.mine(text); toEnd();
   const file = $("image").files[0];
   try {
     const body = { text };
     if (file) {  // the image goes first (POST /v1/images, typed by its content), the message names it
       const r = await fetch("/v1/images", { method: "POST", body: file,
-        headers: { Authorization: "Bearer " + state.token, "Content-Type": file.type || "application/octet-stream" } });
+        headers: { ...PAGE, "Content-Type": file.type || "application/octet-stream" } });
       const up = await r.json().catch(() => ({}));
       if (!r.ok) throw new Error(up.detail || r.statusText);
       body.images = [up.image]; $("image").value = "";

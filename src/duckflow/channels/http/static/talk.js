@@ -1,7 +1,9 @@
 // What a person reads on the web page: the chunk stream turned into a conversation — prose in
 // bubbles, one collapsed row per action, the approval card inline at the end, a timeline of events,
 // and the raw trace (every chunk, as before) behind the "Details" switch. Every text from the
-// server goes in with textContent: model output is never HTML.
+// server goes in with textContent: model output is never HTML (replies are markdown, drawn by md.js
+// as DOM nodes). The chat's own commands (/undo, /status …) show as the person's words and a plain
+// answer; the last change made has an Undo button on its row (Redo once undone).
 "use strict";
 
 const Talk = (() => {
@@ -9,7 +11,8 @@ const Talk = (() => {
   const CHAT_NOTICES = new Set(["queued", "paused", "constraint", "auto_approved", "approval_refused",
     "approval_stale", "overwrite", "copied_example", "router", "images", "question", "delegated"]);
   const ENDINGS = { done: "Done", approval: "Waiting for your approval", input: "Waiting for your answer",
-    error: "Stopped on an error", paused: "Paused", stopped: "Stopped" };
+    error: "Stopped on an error", paused: "Paused", stopped: "Stopped", cancelled: "Stopped by you" };
+  const CHANGES = new Set(["write_file", "edit_file", "delete_path", "move_path", "create_directory", "apply_patch"]);
 
   function el(tag, cls, text) {
     const n = document.createElement(tag);
@@ -140,7 +143,7 @@ const Talk = (() => {
   class Conversation {
     constructor(log, timeline, hooks) {
       Object.assign(this, { log, timeline, hooks, bubble: null, streamed: false, echo: [], rows: new Map(),
-        cards: new Map(), diffs: new Map() });
+        cards: new Map(), diffs: new Map(), painting: new Set(), undoable: null, turnBubbles: [] });
       this.typing = el("div", "typing", "Working…"); this.typing.hidden = true; log.appendChild(this.typing);
     }
 
@@ -154,6 +157,7 @@ const Talk = (() => {
 
     working(on) {  // "Working… 12 s" from a turn's start to its end (a local model can take minutes)
       if (on && this.since) return;
+      if (this.hooks.busy) this.hooks.busy(on);
       clearInterval(this.ticker); this.typing.hidden = !on; this.since = on ? Date.now() : 0;
       this.typing.textContent = "Working…";
       if (on) this.ticker = setInterval(() => {
@@ -180,13 +184,60 @@ const Talk = (() => {
       this.echo.push(text);
     }
 
-    prose(text, agent) {
+    prose(text, agent) {  // markdown, redrawn from the whole text as it streams (a few times a second)
       if (!this.bubble || this.bubble.dataset.agent !== agent) {
-        this.bubble = this.add(el("div", "msg bot"));
-        this.bubble.dataset.agent = agent;
+        this.bubble = this.add(el("div", "msg bot md"));
+        this.bubble.dataset.agent = agent; this.bubble.raw = "";
+        this.turnBubbles.push(this.bubble);
       }
-      this.bubble.textContent += text;
-      this.hooks.added(this.hooks.nearBottom());
+      this.bubble.raw += text;
+      const b = this.bubble;
+      if (!this.painting.has(b)) { this.painting.add(b); setTimeout(() => this.paint(b), 40); }
+    }
+
+    paint(b) {
+      if (!this.painting.delete(b)) return;
+      const stick = this.hooks.nearBottom();
+      b.replaceChildren(Md.render(b.raw));
+      if (b.stopped) b.appendChild(el("span", "stopped", "stopped"));
+      this.hooks.added(stick);
+    }
+
+    flush() { [...this.painting].forEach((b) => this.paint(b)); }
+
+    command(c, d) {  // the person's /word (shown at once when typed here), then the answer below it
+      const text = (d.details && d.details.text) || d.message;
+      this.event(c.time, `You typed ${clip(text, 40)}`, "start");
+      if (this.echo[0] === text) this.echo.shift(); else this.add(el("div", "msg user", text));
+      this.pending = d.details || {};
+    }
+
+    answer(text) {
+      const d = this.pending || {}; this.pending = null;
+      const box = this.add(el("div", "msg bot cmd" + (d.ok === false ? " refused" : "")));
+      if (d.diff) box.appendChild(diffBlock(text)); else box.appendChild(el("pre", "answer", text));
+      if (d.ok && (d.word === "undo" || d.word === "redo")) this.undone(d.word === "undo");
+    }
+
+    undone(yes) {  // the last change's row says it was undone (its button redoes it), or not any more
+      const row = this.undoable;
+      if (!row) return;
+      row.classList.toggle("undone", yes);
+      row.querySelector(".undo").textContent = yes ? "Redo" : "Undo";
+      row.querySelector(".undo").title = yes ? "bring the change back (/redo)" : "take this change back (/undo)";
+    }
+
+    offerUndo(row) {  // only the last change made is one click from undone
+      if (this.undoable) { const b = this.undoable.querySelector(".undo"); if (b) b.remove(); this.undoable.classList.remove("undone"); }
+      this.undoable = row;
+      const b = el("button", "undo", "Undo"); b.type = "button"; b.title = "take this change back (/undo)";
+      b.onclick = (e) => { e.preventDefault(); e.stopPropagation(); this.hooks.command(row.classList.contains("undone") ? "/redo" : "/undo"); };
+      row.querySelector("summary").appendChild(b);
+    }
+
+    stopped() {  // Stop: the reply written so far stays, marked as stopped
+      const b = this.turnBubbles[this.turnBubbles.length - 1];
+      if (b) { b.stopped = true; b.classList.add("cancelled"); this.painting.add(b); this.paint(b); }
     }
 
     line(text, cls) { this.add(el("div", "line " + (cls || ""), text)); }
@@ -200,6 +251,7 @@ const Talk = (() => {
           if (/\.specialized$/.test(agent) || !d.text) return;  // the protocol text: trace only
           this.prose(d.text, agent); this.streamed = true; return;
         case "reply": {
+          if (agent === "command") { this.answer(d.text); return; }
           const text = this.streamed ? "" : cleanReply(d.text);
           this.streamed = false; this.bubble = null;
           if (text) { this.prose(text, agent); this.bubble = null; }
@@ -217,7 +269,7 @@ const Talk = (() => {
           this.event(c.time, "Error: " + clip(d.message, 60), "bad"); return;
         case "warning": this.line("⚠ " + d.message, "warn"); return;
         case "done":
-          this.working(false); this.bubble = null; this.streamed = false;
+          this.flush(); this.working(false); this.bubble = null; this.streamed = false; this.turnBubbles = [];
           if (d.ending === "error" && d.text && !this.errored) this.line(d.text, "error");
           if (d.ending === "approval" && this.again) this.line("An approval is still waiting: answer it first, then send your message again.", "warn");
           this.again = false;
@@ -237,6 +289,8 @@ const Talk = (() => {
         this.working(true);
         return;
       }
+      if (d.code === "command") { this.command(c, d); return; }
+      if (d.code === "cancelled") { this.stopped(); this.line(d.message, "warn"); return; }
       if (d.code === "proposed" || d.code === "refused_call") {
         const call = (d.details && d.details.call) || {};
         const label = actionLabel(call.name, call.arguments, null, null);
@@ -287,6 +341,7 @@ const Talk = (() => {
         more.appendChild(el("pre", "fields", r.entries.join("\n") || "(empty)"));
       }
       this.event(c.time, (d.is_error ? "Failed: " : "") + label, d.is_error ? "bad" : "act");
+      if (!d.is_error && CHANGES.has(d.name)) this.offerUndo(row);
     }
 
     approval(c, d) {
