@@ -126,13 +126,24 @@ class SignIns:
         self.ttl_s = ttl_s
         self.file = revoked_file
         self._revoked: dict[str, float] = {}  # nonce -> when it was issued
-        if revoked_file is not None and revoked_file.is_file():
-            for line in revoked_file.read_text("utf-8", "replace").splitlines():
-                issued, _, nonce = line.partition(" ")
-                try:
-                    self._revoked[nonce] = float(issued)
-                except ValueError:
-                    continue
+        self._read_at: float | None = None
+        self._reread()
+
+    def _reread(self) -> None:
+        """The signed-out list again when its file changed (another worker process signed one out)."""
+        try:
+            mtime = self.file.stat().st_mtime if self.file is not None else None
+        except OSError:
+            mtime = None
+        if mtime is None or mtime == self._read_at or self.file is None:
+            return
+        self._read_at = mtime
+        for line in self.file.read_text("utf-8", "replace").splitlines():
+            issued, _, nonce = line.partition(" ")
+            try:
+                self._revoked[nonce] = float(issued)
+            except ValueError:
+                continue
 
     def _mac(self, issued: str, nonce: str) -> str:
         return hmac.new(self._key, f"v1.{issued}.{nonce}".encode(), hashlib.sha256).hexdigest()
@@ -149,6 +160,7 @@ class SignIns:
         if not same(parts[3], self._mac(parts[1], parts[2])):
             return None
         issued = float(parts[1])
+        self._reread()
         if not 0 <= time.time() - issued <= self.ttl_s or parts[2] in self._revoked:
             return None
         return issued, parts[2]
