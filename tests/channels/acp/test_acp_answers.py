@@ -80,3 +80,54 @@ async def test_a_plain_reject_takes_the_next_prompt_as_what_to_do_instead(tmp_pa
         said = "".join(u.content.text for _, u in client.updates[-200:] if u.session_update == "user_message_chunk")
         assert "# as the editor holds it" in said and "name it NOTES.md" in said
     assert "Traceback" not in stderr.read_text()
+
+
+async def test_a_cancel_while_the_editor_asks_keeps_the_change_waiting(tmp_path: Path) -> None:
+    """Stop while the permission prompt is open: the turn ends "cancelled", nothing is written,
+    a second prompt at the same time is refused, and the next prompt asks again."""
+    import sys
+
+    from acp import spawn_agent_process
+
+    from tests.channels.acp.conftest import REPO, child_env
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    client = EditorClient()
+    opened = asyncio.Event()
+    release = asyncio.get_running_loop().create_future()
+
+    async def answer(options: list, session_id: str, tool_call: object, **kw: object) -> object:
+        from acp.schema import AllowedOutcome, RequestPermissionResponse
+
+        client.asked.append((tool_call, options))
+        if len(client.asked) == 1:
+            opened.set()
+            return await release  # the person has not answered yet when the turn is stopped
+        return RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id="allow"))
+
+    client.request_permission = answer  # type: ignore[method-assign]
+    stderr = tmp_path / "stderr.txt"
+    with stderr.open("wb") as err:
+        async with spawn_agent_process(client, sys.executable, "-m", "duckflow", "acp", "--model", "scripted:demo",
+                                       env=child_env(tmp_path / "home"), cwd=REPO,
+                                       transport_kwargs={"stderr": err}) as (conn, _):
+            await asyncio.wait_for(conn.initialize(protocol_version=1), 30)
+            sid = (await conn.new_session(cwd=str(ws), mcp_servers=[])).session_id
+            turn = asyncio.create_task(conn.prompt(session_id=sid, prompt=[{"type": "text", "text": "create hello.py"}]))
+            await asyncio.wait_for(opened.wait(), 60)
+            try:
+                await conn.prompt(session_id=sid, prompt=[{"type": "text", "text": "and more"}])
+                refused = None
+            except Exception as exc:  # noqa: BLE001 - the JSON-RPC error is what is checked
+                refused = exc
+            assert getattr(refused, "code", None) == -32600  # one prompt at a time per session
+            await conn.cancel(session_id=sid)
+            stopped = await asyncio.wait_for(turn, 20)
+            assert stopped.stop_reason == "cancelled" and not (ws / "hello.py").exists()
+
+            again = await asyncio.wait_for(conn.prompt(session_id=sid, prompt=[{"type": "text", "text": "go on"}]), 60)
+            assert again.stop_reason == "end_turn"
+            assert len(client.asked) == 2 and client.asked[0][0].title == client.asked[1][0].title  # the same change
+            assert (ws / "hello.py").exists()
+    assert "Traceback" not in stderr.read_text()
