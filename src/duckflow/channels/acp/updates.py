@@ -36,6 +36,12 @@ SPOKEN = ("note", "stop", "error", "answer")  # lines that are a paragraph of th
 MAX_TEXT = 400_000  # a file's text sent as a diff side, at most (a bigger one is left out)
 
 
+def _key(name: str, args: dict[str, Any]) -> str:
+    import json
+
+    return name + json.dumps(args, sort_keys=True, default=str)
+
+
 def acp_kind(tool: str) -> ToolKind:
     return ACP_KINDS.get(kind_of(tool), "other")
 
@@ -49,6 +55,8 @@ class Updates:
         self.read_text = read_text  # the session's guarded reader (ActionRunner.read_text): rel → text | None
         self.calls: dict[str, dict[str, Any]] = {}  # open tool call id → name, arguments, old text
         self.opened: set[str] = set()  # ids the editor has seen a tool_call for
+        self.asked: dict[str, str] = {}  # a call asked about (name + arguments) → the id the editor knows it by
+        self.alias: dict[str, str] = {}  # the id a call ran under → the id it was asked about under
         self.gap = False  # the last prose ended a paragraph: the next text starts a new one
         self.said = False  # anything written this turn
 
@@ -88,6 +96,13 @@ class Updates:
         return out
 
     def _open(self, call_id: str, name: str, args: dict[str, Any], *, pending: bool = False) -> list[Any]:
+        key = _key(name, args)
+        if pending:
+            self.asked[key] = call_id
+        elif call_id not in self.opened and key in self.asked:  # the asked call runs under another id
+            asked_as = self.asked.pop(key)
+            self.alias[call_id] = asked_as
+            call_id = asked_as
         path = str(args.get("path") or args.get("src") or "")
         entry = self.calls.setdefault(call_id, {"name": name, "args": args, "path": path,
                                                 "old": self._old(name, path)})
@@ -101,6 +116,7 @@ class Updates:
                                 content=content, locations=self._where(path), raw_input=args)]
 
     def _close(self, call_id: str, said: str, ok: bool) -> list[Any]:
+        call_id = self.alias.pop(call_id, call_id)
         entry = self.calls.pop(call_id, None) or {}
         content: list[Any] = [tool_content(text_block(said))]
         if ok and entry.get("name") in ("write_file", "edit_file"):
