@@ -184,6 +184,10 @@ class CompanionConfig(_Section):
     # reply per step; `auto` picks single-call for local models below `single_call_below_b`
     mode: Literal["auto", "two_call", "single_call"] = "auto"
     single_call_below_b: float = 4.0
+    # every task ends: at most this many model calls and seconds (said at its start), then it stops
+    # with what it has (companion/task.py Budget)
+    task_max_calls: int = Field(default=16, ge=1, le=200)
+    task_time_budget_s: float = Field(default=280.0, gt=0, le=86400)
     transitions_file: str | None = None
     max_recovery_retries: int = 2
     # regular expressions a message or a reply must not match (core Guardrails on both)

@@ -122,7 +122,9 @@ async def test_a_second_def_main_is_never_added_and_additions_go_before_the_main
     text = (env.root / "app.py").read_text()
     assert text.count("def main") == 1 and "print('hi', name_of(sys.argv))" in text  # main itself replaced
     assert text.index("def name_of") < text.index("if __name__")  # not after the block that runs
-    assert "checked: python3 app.py Ann → exit 0" in out.message
+    # the task names no result: it finished, and says it is not verified (never "Done")
+    assert out.result.kind == "not_verified" and "Done" not in out.message
+    assert "Finished, not verified — ran python3 app.py Ann, it printed 'hi Ann'" in out.message
 
 
 async def test_editing_a_file_the_task_did_not_name_waits_for_a_person(env: Any) -> None:  # noqa: F811
@@ -164,7 +166,7 @@ async def test_deny_with_words_leads_to_a_new_proposal_and_done(env: Any) -> Non
     assert "The person said no to exactly this" in asked(model, 2)  # the repeat was refused with a reason
     text = (env.root / "calc.py").read_text()
     assert text.index("def subtract") < text.index("print(add(1, 2))")
-    assert "checked: python3 calc.py → exit 0" in out.message
+    assert "Finished, not verified — ran python3 calc.py, it printed '3'" in out.message
 
 
 async def test_a_change_nothing_could_check_waits_and_the_person_may_accept_it(env: Any) -> None:  # noqa: F811
@@ -212,7 +214,7 @@ async def test_a_run_without_the_option_the_task_adds_is_not_proof(env: Any) -> 
     out = await drive(o.session, o.session.handle_message(NAME_TASK), auto_approve_workspace=True)
     assert out.success, out.message
     assert "Now check greet.py: run it with --name and a sample value" in asked(model, 1)
-    assert "checked: python3 greet.py --name Ann → exit 0, 1 line of output" in out.message
+    assert "Finished, not verified — ran python3 greet.py --name Ann, it printed 'Hello, Ann'" in out.message
 
 
 async def test_never_running_the_option_ends_not_checked_not_done(env: Any) -> None:  # noqa: F811
@@ -288,7 +290,9 @@ async def test_the_command_the_task_names_is_run_and_what_it_prints_is_compared(
     assert "python3 greet.py --name Ann → printed 'Hello, World'; the task says it prints Hello, Ann" in second
     commands = [c.call.arguments["command"] for c in ran(out)]
     assert commands == ["python3 greet.py --name Ann", "python3 greet.py --name Ann"]  # no model call to check
-    assert "checked: python3 greet.py --name Ann → exit 0, 1 line of output" in out.message
+    assert out.result.kind == "done" and out.message.endswith(
+        "Done — checked: python3 greet.py --name Ann → exit 0, 1 line of output; as the task expects: "
+        "python3 greet.py --name Ann prints Hello, Ann")
 
 
 async def test_a_call_the_task_writes_out_is_the_check_and_its_value_is_compared(env: Any) -> None:  # noqa: F811
@@ -322,7 +326,7 @@ async def test_a_rename_is_written_by_the_loop_across_files_and_checked(env: Any
     assert (env.root / "main.py").read_text() == "from shop import compute_total\n\nprint(compute_total([1, 2, 3]))\n"
     assert "def compute_total(prices)" in (env.root / "shop.py").read_text()
     assert "def calc_totals(x)" in (env.root / "shop.py").read_text()  # whole words only
-    assert "checked: python3 main.py → exit 0, 1 line of output" in out.message
+    assert out.result.kind == "not_verified" and "ran python3 main.py, it printed '6'" in out.message
 
 
 async def test_a_denied_rename_goes_to_the_model(env: Any) -> None:  # noqa: F811
@@ -427,7 +431,7 @@ async def test_a_task_that_names_no_file_can_run_the_script_the_model_names(env:
         Walker(grammar, seed=seed).sample(), o.session.runner.specs).calls if c.name == "execute_shell"]
     assert runs and all(c.arguments["command"].startswith("python3 ") and c.arguments["command"].split()[1]
                         .endswith(".py") for c in runs)
-    assert "checked: python3 squares.py → exit 0, 5 lines of output" in out.message
+    assert "ran python3 squares.py, it printed '1' (and 4 more lines)" in out.message
 
 
 async def test_a_reply_cut_off_while_repeating_a_line_is_asked_again_without_the_loop(env: Any) -> None:  # noqa: F811

@@ -167,7 +167,9 @@ async def test_an_edit_with_hunks_changes_a_shown_file_and_keeps_the_rest(env: A
     model = o.session.model
     assert isinstance(model, ScriptedModel) and "call double with sample arguments" in \
         model.requests[1].messages[-1].content
-    assert 'checked: python3 -c "import utils; print(utils.double(4))" → exit 0' in out.message
+    # the task names no value double(4) must give: finished, not verified (never "Done")
+    assert out.result.kind == "not_verified" and "Done" not in out.message
+    assert 'ran python3 -c "import utils; print(utils.double(4))", it printed \'8\'' in out.message
 
 
 async def test_a_hunk_that_does_not_match_is_re_asked_with_the_closest_lines(env: Any) -> None:  # noqa: F811
@@ -188,7 +190,7 @@ async def test_a_hunk_that_does_not_match_is_re_asked_with_the_closest_lines(env
     assert "return a - b" in again[-1].content  # the closest real lines
     edits = [x for r in out.results for x in r.outcomes if x.call.name == "edit_file"]
     assert [e.status for e in edits] == ["pending", "ok"]  # the failing hunk never reached the gate
-    assert "checked: python3 -c" in out.message and "→ exit 0" in out.message
+    assert out.result.kind == "not_verified" and "ran python3 -c" in out.message and "printed '5'" in out.message
 
 
 async def test_a_test_file_runs_with_pytest(env: Any) -> None:  # noqa: F811

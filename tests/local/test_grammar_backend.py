@@ -62,7 +62,7 @@ async def test_the_bundled_model_under_the_dml_grammar_writes_strict_dml(default
 async def test_the_run_with_arguments_grammar_is_accepted_and_only_runs_the_script(tmp_path: Path) -> None:
     """When the loop asks for a run with the option the task names, the step's grammar allows
     only `$ run @ python3 SCRIPT ARGS`: llama.cpp accepts it and the reply is that run."""
-    from duckflow.companion.checks import run_only_grammar
+    from duckflow.companion.checkask import run_only_grammar
 
     model = LocalModel(resolve_local("smollm2", allow_pip=False), n_ctx=2048, n_threads=2)
     base = symops_grammar(SymOpsGrammarSpec(verbs=("create", "edit", "run"), create_paths=["greet.py"],

@@ -32,7 +32,7 @@ _STEP_WORDS = re.compile(r"\b(PLANNING|EXECUTION|REVIEW|AWAITING_APPROVAL|REQUIR
 PERSON_NOTICES = {"approval_stale": "", "proposed": "Proposed, not run: ",
                   "refused_call": "Refused: ", "question": "", "constraint": "", "paused": "",
                   "overwrite": "", "rename": "", "copied_example": "", "bundled_model": "", "loading": "",
-                  "router": "", "delegated": "", "project_notes": "", "mcp": ""}
+                  "router": "", "delegated": "", "project_notes": "", "mcp": "", "budget": ""}
 ASKED_AGAIN = {"reasked": "The model's reply could not be used; asking it again.",
                "reply_unusable": "The model's reply still could not be used after asking again."}
 VERBOSE_NOTICES = ("auto_approved", "vitals", "plan_progress", "deviation", "plan_no_actions", "codec")  # raw_reply: --debug
@@ -42,6 +42,7 @@ ENDINGS = {
     "blocked": "I stopped: the token budget for this session is used up.",
     "input": "",  # the reply above already asks
     "error": "Something failed (see above).",
+    "budget": "",  # the reply above says what it tried before the budget ran out
 }
 
 

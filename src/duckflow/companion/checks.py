@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
+from duckflow.companion import expect
 from duckflow.companion.taskchecks import (
     TEST_FILE,
     argument_output,
@@ -65,10 +66,17 @@ class CheckLog:
     unchanged: int = 0  # times the model said DONE with no change made for a task that asks one
     sticky: str = ""  # a failed check that only a change clears (the script broke without its new option)
     task: str = ""
+    met: str = ""  # the task's expectation the last passing check met ("" when it compared nothing)
+    expected: str = ""  # the expectation the last failed check missed
+    command: str = ""  # the last check that ran, and what it printed (its first line)
+    seen: str = ""
+    expect_file: str = ""  # the test the loop wrote as the expectation (read-only to the model)
+    expect_cmd: str = ""  # the assertion the model wrote first, seen failing on the old code,
+    expect_says: str = ""  # and what it says (`mean([1, 2, 3]) == 2`)
 
-    def fail(self, sig: tuple[str, str], why: str) -> None:
+    def fail(self, sig: tuple[str, str], why: str, expected: str = "") -> None:
         """A check that failed: `why` is the ending's words; its call may run again after a fix."""
-        self.passed, self.last = False, why
+        self.passed, self.last, self.expected = False, why, expected
         self.done.discard(sig)
 
     def reset(self, task: str) -> None:
@@ -158,7 +166,7 @@ def note(session: Any, ran: list[CallOutcome]) -> None:
             if path.endswith(".py") and path not in log.changed:
                 log.changed.append(path)
             if path.endswith(".py"):
-                log.passed, log.last = None, ""
+                log.passed, log.last, log.met = None, "", ""
         elif o.call.name in RUN_TOOLS:
             command = str(o.call.arguments.get("command") or o.call.arguments.get("path") or "the tests")
             code, out, err = run_result(o.content) if o.status in ("ok", "error") else (None, "", o.content)
@@ -175,36 +183,67 @@ def note(session: Any, ran: list[CallOutcome]) -> None:
                 log.fail(sig, f"check failed: {command} → {why}: {first_error(out, err)}")
                 continue
             log.done.add(sig)
+            log.command, log.seen = command, expect.shown(out)
+            met: list[str] = []
             named = task_command(log.task, log.changed or log.written)
-            if named and named[1] and command == named[0] and plain(named[1]) not in plain(out):
-                shown = (out.strip().splitlines() or ["nothing"])[0][:80]
-                log.fail(sig, (f"check failed: {command} → printed {shown!r}; the task "
-                               f"says it prints {named[1]}"))
-                continue
+            if named and named[1] and command == named[0]:
+                if plain(named[1]) not in plain(out):
+                    shown = (out.strip().splitlines() or ["nothing"])[0][:80]
+                    log.fail(sig, (f"check failed: {command} → printed {shown!r}; the task "
+                                   f"says it prints {named[1]}"), f"{command} prints {named[1]}")
+                    continue
+                met.append(f"{command} prints {named[1]}")
             called = task_call(session, log.task, log.changed or log.written)
             printed = (out.strip().splitlines() or [""])[-1].strip()
-            if called and called[1] and command == called[0] and not gives(printed, called[1]):
-                log.fail(sig, (f"check failed: {command} → {printed or 'nothing'}; the task "
-                               f"says {called[1]}"))
+            if called and called[1] and command == called[0]:
+                said = f"{expect.call_of(command)} returns {called[1]}"
+                if not gives(printed, called[1]):
+                    log.fail(sig, (f"check failed: {command} → {printed or 'nothing'}; the task "
+                                   f"says {called[1]}"), said)
+                    continue
+                met.append(said)
+            shaped = expect.template(log.task, command, printed)
+            if shaped and not shaped[1]:
+                log.fail(sig, f"check failed: {command} → {printed or 'nothing'}; the task expects {shaped[0]}",
+                         shaped[0])
+                continue
+            met += [shaped[0]] if shaped else []
+            wrong_use = expect.name_not_file(command, session.runner.read_text)
+            if wrong_use:
+                log.fail(sig, f"check failed: {command} → {printed or 'nothing'}, but {wrong_use}",
+                         "a call on the file's content")
                 continue
             script = script_of(command)
             quoted = quoted_output(log.task, script) if script and command == f"python3 {script}" else ""
             if quoted and plain(quoted) not in plain(out):
                 log.fail(sig, (f"check failed: {command} → its output has no {quoted!r}, "
-                               "which the task says it prints"))
+                               "which the task says it prints"), f"{command} prints {quoted!r}")
                 continue
+            met += [f"{command} prints {quoted!r}"] if quoted else []
             listed = listed_output(log.task, script) if script and command == f"python3 {script}" else []
             got = [ln.strip() for ln in out.splitlines() if ln.strip()]
             if listed and got != listed:
                 log.fail(sig, (f"check failed: {command} → printed {', '.join(got[:6]) or 'nothing'}"
-                               f"; the task says it prints {', '.join(listed)}, one per line"))
+                               f"; the task says it prints {', '.join(listed)}, one per line"),
+                         f"{command} prints {', '.join(listed)}")
                 continue
+            met += [f"{command} prints {', '.join(listed)}"] if listed else []
             expected, how = argument_output(log.task, script, command) if script else ("", "")
             if expected and out.strip() and expected not in out:
                 shown = out.strip().splitlines()[0][:80]
                 log.fail(sig, (f"check failed: {command} → printed {shown!r}; the task says "
-                               f"it prints the argument {how}: {expected!r}"))
+                               f"it prints the argument {how}: {expected!r}"), f"{command} prints {expected!r}")
                 continue
+            met += [f"{command} prints {expected!r}"] if expected and out.strip() else []
+            shows = expect.literal_shown(log.task, script, out) if script and not met else ""
+            met += [shows] if shows else []
+            count = expect.counted(log.task, session.runner.read_text)
+            if count and (script in log.written or count[0].split()[-1] in command):
+                if not expect.count_seen(out, count[1]):
+                    log.fail(sig, (f"check failed: {command} → printed {log.seen or 'nothing'}; "
+                                   f"{count[0]} are {count[1]}"), f"it prints {count[1]} ({count[0]})")
+                    continue
+                met.append(f"it prints {count[1]}, the {count[0]}")
             if script and not out.strip() and says_prints(log.task, script):
                 only_defs = only_definitions(session.runner.read_text(script) or "")
                 log.fail(sig, (f"check failed: {command} printed nothing; the task says "
@@ -241,6 +280,18 @@ def note(session: Any, ran: list[CallOutcome]) -> None:
             if "pytest" in command:
                 found = re.search(r"(\d+) passed", out)
                 log.last = f"checked: {command} → {found.group(0) if found else 'exit 0'}"
+                log.seen = found.group(0) if found else log.seen
+                met += [f"the tests in {t} pass" for t in expect.tests_of(command) if expect.expect_tests(log, t)]
+            met += [log.expect_says] if log.expect_cmd and command == log.expect_cmd else []
+            log.met = "; ".join(met) or log.met
+
+
+
+
+
+
+
+
 
 
 _MISMATCH = re.compile(r"TypeError: \w+\(\) (takes \d+ positional arguments? but \d+ (were|was) given|"
@@ -255,16 +306,6 @@ def _call_mismatch(command: str, out: str, err: str) -> str:
     return error if _MISMATCH.search(error) else ""
 
 
-def signature_of(text: str, fn: str) -> str:
-    """`name(a, b=2)` as the module defines it ("" when it does not)."""
-    try:
-        tree = ast.parse(text)
-    except SyntaxError:
-        return ""
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == fn:
-            return f"{fn}({ast.unparse(node.args)})"
-    return ""
 
 
 def did_something(log: CheckLog) -> bool:
@@ -301,6 +342,26 @@ def auto_command(session: Any, log: CheckLog, files: list[str]) -> str | None:
     return None
 
 
+def expectation_command(session: Any, log: CheckLog) -> str | None:
+    """The check that compares with what the task names: its command with the output it gives,
+    its call with the value, the assertion written first, a script whose output it quotes or lists."""
+    files = log.written or log.changed
+    named = task_command(log.task, files)
+    called = task_call(session, log.task, files)
+    for found in (named, called):
+        if found and found[1]:
+            return found[0]
+    if log.expect_cmd:
+        return log.expect_cmd
+    count = expect.counted(log.task, session.runner.read_text)
+    for path in files:
+        if path.endswith(".py") and (quoted_output(log.task, path) or listed_output(log.task, path) or count):
+            argument = (" " + count[0].split()[-1]) if count and reads_arguments(
+                session.runner.read_text(path) or "") else ""
+            return f"python3 {path}{argument}"
+    return None
+
+
 def _words(command: str) -> list[str]:
     try:
         return [w.split("=", 1)[0] for w in shlex.split(command)]
@@ -324,77 +385,12 @@ def call_targets(log: CheckLog) -> list[str]:
             if "/" not in p and re.fullmatch(r"[A-Za-z_]\w*", PurePosixPath(p).stem)]
 
 
-def call_commands_rule(modules: list[str]) -> str:
-    """GBNF: `python3 -c "import M; print(M.F(ARGS))"` for the changed modules, args as plain
-    literals (numbers, quoted words, lists): no other code reaches the interpreter."""
-    alts = " | ".join(f'"python3 -c \\"import {m}; print({m}."' for m in modules)
-    return (f"callcheck ::= ( {alts} ) fname \"(\" cargs? \"))\\\"\"\n"
-            "fname ::= [A-Za-z_] [A-Za-z0-9_]{0,30}\n"
-            "cargs ::= carg ( \", \" carg ){0,3}\n"
-            "carg ::= \"-\"? [0-9] [0-9.]{0,8} | \"'\" [A-Za-z0-9 ,.!?_-]{0,20} \"'\" "
-            "| \"[\" ( carg ( \", \" carg ){0,4} )? \"]\" | \"True\" | \"False\" | \"None\"\n")
 
 
-def run_only_grammar(grammar: str, script: str) -> str:
-    """A step's grammar narrowed to one action: `$ run @ python3 SCRIPT ARGS` (no shell syntax)."""
-    from duckflow.protocols.grammar import literal
-
-    grammar = re.sub(r"^action ::= .*$", "action ::= argrun", grammar, count=1, flags=re.M)
-    grammar = re.sub(r"action\{\d+,\d+\}", "action", grammar, count=1)  # exactly one
-    return grammar + f'argrun ::= "$ run @ python3 " {literal(script)} " " [^\\n`$;&|<>]{{1,60}} "\\n"\n'
 
 
-def call_modules(session: Any, task: str, log: CheckLog) -> list[str]:
-    """Top-level modules the task names or changed that define functions (a call checks them)."""
-    from duckflow.protocols.filenames import plausible_paths
-
-    named = [p for p in plausible_paths(task, []) if p.endswith(".py") and "/" not in p]
-    mods = []
-    for path in dict.fromkeys([*named, *log.changed]):
-        text = session.runner.read_text(path)
-        if text is not None and "def " in text and not TEST_FILE.search(path):
-            mods.append(PurePosixPath(path).stem)
-    return [m for m in mods if re.fullmatch(r"[A-Za-z_]\w*", m)]
 
 
-def check_lines(session: Any, log: CheckLog, ask_call: bool, mods: list[str],
-                 task: str) -> list[str]:
-    """What the step says about checking: the failed check to fix, or the call to write."""
-    if log.passed is False:
-        return [f"The check failed: {log.last.removeprefix('check failed: ')}. Fix the code so that "
-                f"it passes (chance {log.fixes} of {MAX_FIXES})."]
-    scripts = argument_scripts(session, log)
-    if session.turn.take_ask_run() and scripts:
-        session.turn.run_only = scripts[0]  # the step's grammar allows only that run
-        flags = task_flags(task)
-        if flags:
-            return [f"Now check {scripts[0]}: run it with {flags[0]} and a sample value, as "
-                    f"$ run @ python3 {scripts[0]} {flags[0]} followed by the value."]
-        return [f"Now check {scripts[0]}: run it with sample arguments, as "
-                f"$ run @ python3 {scripts[0]} followed by the arguments."]
-    if ask_call:
-        mod = mods[0]
-        text = session.runner.read_text(f"{mod}.py") or ""
-        defs = re.findall(r"^def ([A-Za-z_]\w*)", text, re.M)
-        named = [f for f in re.findall(r"\b([A-Za-z_]\w*)\(", task) if f in defs]
-        fn = (named or defs or ["f"])[0]
-        said = []
-        if log.bad_call:
-            said = [f"Your check call was wrong, not the code: {log.bad_call}. {mod}.py defines "
-                    f"{signature_of(text, fn) or fn}: call it with arguments of that form, and leave the code as it is."]
-            log.bad_call = ""
-        return said + [f"Now check {mod}.py: call {fn} with sample arguments and print the result, as "
-                       f"$ run @ python3 -c \"import {mod}; print({mod}.{fn}(...))\" with real values for ..."]
-    lines = []
-    if log.unchanged and not log.written:  # it said DONE having changed nothing
-        lines.append("Nothing has been changed yet, and the task asks for a change: write it now "
-                     "(an edit or a new file); running the code as it is proves nothing.")
-    if log.last.startswith("not checked"):
-        lines.append(f"Note: {log.last}.")
-    if session.state.evidence:
-        lines.append("If the results show the task is complete, write one short thought and "
-                     "\"~ next: DONE\". Otherwise fix what failed.")
-    return lines
 
 
 def ending(log: CheckLog) -> str:

@@ -165,6 +165,9 @@ def open_session(
     session.mcp = hub
     session.open_notes += [("mcp", line) for line in said]  # told in the first turn, one line each
     session.mode = choose_mode(mode, comp.mode, model, name, comp.single_call_below_b)
+    from duckflow.companion.task import TaskBudget
+
+    session.task_budget = TaskBudget(comp.task_max_calls, comp.task_time_budget_s)
     session.constrained_decoding = cfg.models.constrained_decoding  # type: ignore[attr-defined]
     # traced as the session opens: the trace's writer thread starts with its first record, so here,
     # not in the person's first turn (a thread start waits for the new thread: ms on a busy machine)

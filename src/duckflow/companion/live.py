@@ -94,7 +94,8 @@ class LiveMixin:
                 outcome = await drive(cast("TurnHost", self), first(), max_turns=max_turns,
                                       auto_approve_workspace=auto_approve_workspace)
                 self._emit(DoneChunk(agent=MAIN_AGENT, data=DoneData(
-                    text=outcome.message, turns=outcome.turns, ending=outcome.ending)))
+                    text=outcome.message, turns=outcome.turns, ending=outcome.ending,
+                    result=outcome.result.to_dict() if outcome.result else None)))
                 return outcome
             except asyncio.CancelledError:
                 self.note_cancelled()

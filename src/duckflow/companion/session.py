@@ -115,6 +115,7 @@ class CompanionSession(LiveMixin, StepsMixin):
         # "layered" = Base+Main then Specialized (seed 001); "single" = one call per turn for
         # small models (companion/singlecall.py, when present, takes the turn over)
         self.mode = mode
+        self.task_budget: Any = None  # the TaskBudget of model calls and seconds (companion/task.py)
         self.engine = EngineLoop(owner.state.session_id, model, specialized_model=self.specialized_model,
                                  tools=list(runner.tools), root=runner.root, emit=self._emit,
                                  trace=trace, token_guard=token_guard, guardrails=guardrails,

@@ -23,7 +23,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from duckflow.companion import checks
+from duckflow.companion import checkask, checks
 from duckflow.companion.decision import MainDecision
 from duckflow.companion.engine import SPECIALIZED_AGENT
 from duckflow.companion.renames import loop_reply
@@ -147,8 +147,8 @@ def build_step(session: TurnHost, user_text: str | None) -> StepPrompt:
         lines.append("Results so far:\n" + "\n".join(f"- {e}" for e in state.evidence[-4:]))
     log = checks.log_of(session)
     ask_call = session.turn.take_ask_call()
-    calls_to = checks.call_modules(session, task, log)
-    lines += checks.check_lines(session, log, ask_call and bool(calls_to), calls_to, task)
+    calls_to = checkask.call_modules(session, task, log)
+    lines += checkask.check_lines(session, log, ask_call and bool(calls_to), calls_to, task)
     user = "\n".join(lines)
     names = set(session.runner.tool_names)
     # an edit changes a shown file with SEARCH/REPLACE hunks (the grammar holds its lines)
@@ -192,14 +192,14 @@ def build_step(session: TurnHost, user_text: str | None) -> StepPrompt:
     grammar = with_test(symops_grammar(spec), bool(spec.extra))
     run_only = session.turn.take_run_only()
     if run_only and "run" in verbs:  # asked to run a script with arguments: only that, then
-        grammar = checks.run_only_grammar(grammar, run_only)
+        grammar = checkask.run_only_grammar(grammar, run_only)
     elif calls_to and "run" in verbs:  # a call of the function: `python3 -c "import m; print(m.f(2))"`
         only = ask_call and bool(calls_to)
         grammar = re.sub(r"^action ::= .*$", "action ::= callrun" if only else r"\g<0> | callrun",
                          grammar, count=1, flags=re.M)
         if only:
             grammar = re.sub(r"action\{0,", "action{1,", grammar, count=1)
-        grammar += 'callrun ::= "$ run @ " callcheck "\\n"\n' + checks.call_commands_rule(calls_to)
+        grammar += 'callrun ::= "$ run @ " callcheck "\\n"\n' + checkask.call_commands_rule(calls_to)
     count = _counter(session)
     if is_dml(session):  # the same step in DML: its templates, grammar and codec
         return dml_step(session, user, spec, count, max_tokens=700)

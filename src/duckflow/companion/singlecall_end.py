@@ -64,6 +64,11 @@ def conclude(session: TurnHost, files: list[str]) -> Verdict:
             session.turn.ask_call = True
             return "continue"
         return _stop(session, checks.ending(log), unchecked=True)
+    owed = checks.expectation_command(session, log)  # a check passed that compared nothing, and
+    if owed is not None and not log.met and owed not in log.auto_tried:  # the task names what to compare:
+        log.auto_tried.add(owed)  # its own check runs before the task may end
+        session.turn.check_next = owed
+        return "continue"
     state = session.state
     if state.step == Step.EXECUTION:
         session._transition(Step.REVIEW, "single-call: the actions ran", "outcome", Status.SUCCESS)
@@ -90,6 +95,14 @@ def _stop(session: TurnHost, why: str, *, unchecked: bool = False) -> Verdict:
 
 def ending_line(session: TurnHost) -> str:
     return checks.ending(checks.log_of(session))
+
+
+def finished_line(session: TurnHost) -> str:
+    """The ending of a finished task: "Done — checked: …" only when the task's expectation was met,
+    else "Finished, not verified — ran X, it printed Y"."""
+    from duckflow.companion.expect import result_of
+
+    return result_of(checks.log_of(session), True, "").said
 
 
 def _files(session: TurnHost) -> list[str]:
@@ -146,7 +159,7 @@ def ended(session: TurnHost, outcomes: list[Any], d: MainDecision | None = None,
 
     state = session.state
     head = outcome_text(state, outcomes) + "\n" if outcomes else ""
-    text = head + f"Done: {state.task}"[:300] + f"\n{ending_line(session)}"
+    text = head + finished_line(session)
     session.owner.change("exchange", lambda s: s.add_exchange(user_text or "(continued)", text))
     session._reply(text)
     return session._result(text, d, outcomes, "done")

@@ -99,6 +99,8 @@ class DoneData(_Data):
     completion_tokens: int = 0
     turns: int = 0
     ending: str | None = None  # a companion task: done | approval | input | no_progress | ...
+    # a companion task's result: kind (done | not_done | not_verified), said, check, expected, seen
+    result: dict[str, str] | None = None
 
 
 class StateData(_Data):

@@ -55,6 +55,9 @@ def _outcome_json(outcome: Any, opened: Any) -> dict[str, Any]:
         "status": s.status.value, "model": opened.model_name, "codec": opened.codec_name,
         "pending": s.pending_job if s.pending_gate else None,
         "files_created": s.memory.files_created,
+        # the ending's kind (done | not_done | not_verified) and its evidence: the check, what the
+        # task expected, what the check printed
+        "result": outcome.result.to_dict() if getattr(outcome, "result", None) else None,
     }
 
 
@@ -62,6 +65,9 @@ def _ending_line(outcome: Any, workspace: str) -> str:
     """How the run ended, in one plain line; the final reply is already shown above, so not repeated."""
     from duckflow.channels.present import ending_sentence
 
+    result = getattr(outcome, "result", None)
+    if result is not None and result.kind == "not_verified" and outcome.ending == "done":
+        return result.said
     if outcome.ending == "done":
         return "Done."
     if outcome.ending == "input":

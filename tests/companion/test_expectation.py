@@ -1,0 +1,88 @@
+"""A task ends "Done" only when its own expectation was met: each failure shape of issue 33, with ScriptedModel."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from duckflow.companion.task import drive
+from duckflow.llm.scripted import ScriptedModel
+from tests.companion.test_honest_ending import asked, create, edit, ran, run, step
+from tests.helpers.companion import env  # noqa: F401
+
+MEAN = "def mean(xs):\n    return sum(xs) / (len(xs) - 1)\n"
+GUARDED = "def mean(xs):\n    if not xs:\n        return 0\n    return sum(xs) / (len(xs) - 1)\n"
+NOTES = "the quick brown fox jumps over the lazy dog and then it runs far away into the woods to hide\n"
+
+
+async def test_a_check_that_prints_a_wrong_value_is_not_done(env: Any) -> None:  # noqa: F811
+    # the 1.5B model added an empty-list guard and left `/ (len(xs) - 1)`; its own check printed
+    # 3.0 and the run had ended "Done … checked"
+    (env.root / "stats.py").write_text(MEAN)
+    guard = step("guard the empty list", edit("stats.py", MEAN, GUARDED),
+                 run('python3 -c "import stats; print(stats.mean([1,2,3]))"'))
+    model = ScriptedModel([guard, step("fine", done=True), step("fine", done=True)], name="t")
+    o = env.open(model, codec="symops", mode="single-call")
+    out = await drive(o.session, o.session.handle_message(
+        "The mean function in stats.py gives wrong results: mean([1, 2, 3]) should be 2. Fix it."),
+        auto_approve_workspace=True)
+    assert not out.success and out.result.kind == "not_done" and "Done" not in out.message
+    task_call = 'python3 -c "import stats; print(stats.mean([1, 2, 3]))"'
+    assert task_call in [c.call.arguments["command"] for c in ran(out)]  # the task's own call, run by the loop
+    assert f"check failed: {task_call} → 3.0; the task says 2" in out.message
+    assert out.result.expected == "mean([1, 2, 3]) returns 2" and out.result.seen == "'3.0'"
+    assert "The check failed" in asked(model, 1)
+
+
+async def test_the_wrong_value_fixed_is_done_and_says_which_expectation(env: Any) -> None:  # noqa: F811
+    (env.root / "stats.py").write_text(MEAN)
+    fixed = MEAN.replace("(len(xs) - 1)", "len(xs)")
+    model = ScriptedModel([step("fix it", edit("stats.py", MEAN, fixed),
+                                run('python3 -c "import stats; print(stats.mean([1,2,3]))"'))], name="t")
+    o = env.open(model, codec="symops", mode="single-call")
+    out = await drive(o.session, o.session.handle_message(
+        "The mean function in stats.py gives wrong results: mean([1, 2, 3]) should be 2. Fix it."),
+        auto_approve_workspace=True)
+    assert out.success and out.result.kind == "done", out.message
+    assert out.message.splitlines()[-1].startswith("Done — checked: ")
+    assert "as the task expects: mean([1, 2, 3]) returns 2" in out.message
+
+
+async def test_a_script_that_prints_nothing_is_not_done(env: Any) -> None:  # noqa: F811
+    # wordcount.py defined count_words and printed nothing (→ exit 0, 0 lines); the run said Done
+    (env.root / "notes.txt").write_text(NOTES)
+    quiet = "def count_words(path):\n    with open(path) as f:\n        return len(f.read().split())\n"
+    model = ScriptedModel([step("write it", create("wordcount.py", quiet), run("python3 wordcount.py"))] * 4,
+                          name="t")
+    o = env.open(model, codec="symops", mode="single-call")
+    out = await drive(o.session, o.session.handle_message("Write a script that counts the words in notes.txt."),
+                      auto_approve_workspace=True)
+    assert not out.success and out.result.kind == "not_done" and "Done" not in out.message
+    assert "python3 wordcount.py → printed nothing; words in notes.txt are 20" in out.message
+
+
+async def test_the_word_count_script_that_prints_the_count_is_done(env: Any) -> None:  # noqa: F811
+    (env.root / "notes.txt").write_text(NOTES)
+    body = "with open('notes.txt') as f:\n    print(len(f.read().split()))\n"
+    model = ScriptedModel([step("write it", create("wordcount.py", body), run("python3 wordcount.py"))], name="t")
+    o = env.open(model, codec="symops", mode="single-call")
+    out = await drive(o.session, o.session.handle_message("Write a script that counts the words in notes.txt."),
+                      auto_approve_workspace=True)
+    assert out.success and out.result.kind == "done", out.message
+    assert "as the task expects: it prints 20, the words in notes.txt" in out.message
+
+
+async def test_a_check_the_model_picked_that_the_task_contradicts_is_not_evidence(env: Any) -> None:  # noqa: F811
+    # the loop checked `print(wordcount.count_words('notes.txt'))`: it counted the words of the
+    # string 'notes.txt' (1; the file has 20) and the run said Done
+    (env.root / "notes.txt").write_text(NOTES)
+    on_text = "def count_words(text):\n    return len(text.split())\n"
+    model = ScriptedModel([
+        step("write it", create("wordcount.py", on_text)),
+        *[step("call it", run("python3 -c \"import wordcount; print(wordcount.count_words('notes.txt'))\""))] * 9,
+    ], name="t")
+    o = env.open(model, codec="symops", mode="single-call")
+    out = await drive(o.session, o.session.handle_message("Write wordcount.py that counts the words in notes.txt."),
+                      auto_approve_workspace=True)
+    assert not out.success and out.result.kind == "not_done" and "Done" not in out.message
+    assert "count_words('notes.txt') was given the file's name, and count_words never opens a file" in out.message
+    assert out.result.seen == "'1'" and "Say what to change" in out.message
