@@ -86,3 +86,38 @@ async def test_a_check_the_model_picked_that_the_task_contradicts_is_not_evidenc
     assert not out.success and out.result.kind == "not_done" and "Done" not in out.message
     assert "count_words('notes.txt') was given the file's name, and count_words never opens a file" in out.message
     assert out.result.seen == "'1'" and "Say what to change" in out.message
+
+
+async def test_every_task_ends_within_its_model_calls_and_says_what_it_tried(env: Any) -> None:  # noqa: F811
+    from duckflow.companion.task import TaskBudget
+
+    (env.root / "calc.py").write_text("print(1/0)\n")
+    tries = [step(f"try {i}", edit("calc.py", "print(1/0)\n", "print(1/0)  # again\n"), done=False)
+             for i in range(8)]
+    model = ScriptedModel(tries, name="t")
+    o = env.open(model, codec="symops", mode="single-call")
+    said: list[str] = []
+    o.session.chunks.subscribe(lambda c: said.append(c.data.message) if c.type == "notice" else None)
+    out = await drive(o.session, o.session.handle_message("Fix calc.py so that it prints 0.5"),
+                      auto_approve_workspace=True, budget=TaskBudget(max_calls=3, seconds=600))
+    assert out.ending == "budget" and out.result.kind == "not_done" and "Done" not in out.message
+    assert len(model.requests) <= 4  # a step in flight may finish with its one re-ask
+    assert out.message.startswith("Not done — 3 model calls used")
+    assert "the last thing it tried:" in out.message
+    assert "Budget: up to 3 model calls and 10 min; then it ends with what it has." in said
+
+
+async def test_a_task_whose_model_is_slower_than_its_time_budget_ends_on_time(env: Any) -> None:  # noqa: F811
+    import time
+
+    from duckflow.companion.task import TaskBudget
+
+    model = ScriptedModel([step("write it", create("hello.py", "print('hi')\n"))], name="t", delay_s=30)
+    o = env.open(model, codec="symops", mode="single-call")
+    t0 = time.monotonic()
+    out = await drive(o.session, o.session.handle_message("Create hello.py that prints hi"),
+                      auto_approve_workspace=True, budget=TaskBudget(max_calls=10, seconds=1))
+    assert time.monotonic() - t0 < 10
+    assert out.ending == "budget" and out.result.kind == "not_done"
+    assert out.message.startswith("Not done — out of time after 1 s") and "nothing changed yet" in out.message
+    assert not (env.root / "hello.py").exists()
