@@ -65,7 +65,7 @@ async def outcome_of(chunks: AsyncIterator[AnyChunk]) -> TaskOutcome:
             if d.result:
                 from duckflow.companion.expect import Result
 
-                outcome.result = Result(**d.result)
+                outcome.result = Result(**cast("dict[str, Any]", d.result))
     return outcome
 
 
