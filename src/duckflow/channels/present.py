@@ -316,7 +316,7 @@ class Presenter:
         listed = " · ".join(f"{marks.get(s, '·')} {a}" for a, s in zip(d.actions, states, strict=False))
         out = [Line("detail", f"plan {d.plan_id} {d.status}: {listed}", "verbose")]
         if d.status == "proposed" and d.actions:
-            steps = [re.sub(r"^(read|list) \.$", "look at the folder", scrub(a.split(":")[0])) for a in d.actions]
+            steps = [plan_step(a) for a in d.actions]
             out.insert(0, Line("note", "Plan: " + ", ".join(s for s in steps if s)))
         return out
 
@@ -385,6 +385,11 @@ class Presenter:
 
     def _on_handoff(self, chunk: Any, d: Any) -> list[Line]:
         return [Line("detail", f"handoff {d.phase}: {d.source} → {d.target}", "verbose")]
+
+
+def plan_step(action: str) -> str:
+    """One planned action in words: `create hello.py`, `look at the folder`."""
+    return re.sub(r"^(read|list) \.$", "look at the folder", scrub(action.split(":")[0]))
 
 
 def _said_lines(text: str) -> list[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -46,3 +47,26 @@ def test_a_failed_call_is_failed_with_the_reason(tmp_path: Path) -> None:
         id="c1", name="execute_shell", content='{"exit_code": 1, "stdout": "", "stderr": "boom"}', is_error=True)))
     update = next(r for r in end if r.session_update == "tool_call_update")
     assert update.status == "failed" and "boom" in update.title
+
+
+def test_the_plan_is_the_editors_plan_and_a_command_shows_what_it_printed(tmp_path: Path) -> None:
+    from duckflow.core.chunks import PlanChunk, PlanData
+
+    u = Updates(tmp_path, lambda rel: None)
+    plan = u.feed(PlanChunk(agent="companion", data=PlanData(
+        plan_id="plan-20261207-1", status="running", actions=["create hello.py: write it", "run python3 hello.py"],
+        states=["done", "running"])))
+    assert [p.session_update for p in plan] == ["plan"]  # no "Plan: ..." text beside it
+    assert [(e.content, e.status) for e in plan[0].entries] == [
+        ("create hello.py", "completed"), ("run python3 hello.py", "in_progress")]
+    failed = u.feed(PlanChunk(agent="companion", data=PlanData(
+        plan_id="plan-20261207-1", status="failed", actions=["run python3 hello.py"], states=["failed"])))
+    assert failed[0].entries[0].content == "run python3 hello.py (failed)"
+    u.feed(ToolCallChunk(agent="companion.specialized", data=ToolCallData(
+        id="c1", name="execute_shell", arguments={"command": "python3 hello.py"})))
+    out = "\n".join(f"line {i}" for i in range(2000))
+    end = u.feed(ToolResponseChunk(agent="companion.specialized", data=ToolResponseData(
+        id="c1", name="execute_shell", content=json.dumps({"exit_code": 0, "stdout": out, "stderr": ""}))))
+    update = next(r for r in end if r.session_update == "tool_call_update")
+    shown = update.content[-1].content.text
+    assert shown.startswith("```\n…") and shown.endswith("line 1999\n```") and len(shown) < 4100

@@ -17,16 +17,18 @@ from pathlib import Path
 from typing import Any
 
 from acp import (
+    plan_entry,
     start_tool_call,
     text_block,
     tool_content,
     tool_diff_content,
     update_agent_message_text,
+    update_plan,
     update_tool_call,
 )
 from acp.schema import ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolKind
 
-from duckflow.channels.present import Presenter, action_text, card, card_text, visible
+from duckflow.channels.present import Presenter, action_text, card, card_text, plan_step, visible
 from duckflow.toolkinds import kind_of
 
 # Duckflow's tool kinds (toolkinds.py) as ACP's ToolKind
@@ -34,6 +36,23 @@ ACP_KINDS: dict[str, ToolKind] = {"read": "read", "list": "read", "search": "sea
              "mkdir": "edit", "delete": "delete", "rename": "move", "execute": "execute", "test": "execute"}
 SPOKEN = ("note", "stop", "error", "answer")  # lines that are a paragraph of their own
 MAX_TEXT = 400_000  # a file's text sent as a diff side, at most (a bigger one is left out)
+OUTPUT_CHARS = 4000  # of a command's output shown in its tool call (the end of it)
+PLAN_STATES = {"pending": "pending", "running": "in_progress", "done": "completed", "failed": "completed",
+               "skipped": "completed"}
+
+
+def _output(content: str) -> str:
+    """What a command printed (its end, cut to OUTPUT_CHARS), from its tool result; '' for other tools."""
+    import json
+
+    try:
+        data = json.loads(content)
+    except (ValueError, TypeError):
+        return ""
+    if not isinstance(data, dict) or "exit_code" not in data:
+        return ""
+    out = (str(data.get("stdout") or "") + str(data.get("stderr") or "")).rstrip("\n")
+    return out if len(out) <= OUTPUT_CHARS else "…" + out[-OUTPUT_CHARS:]
 
 
 def _key(name: str, args: dict[str, Any]) -> str:
@@ -81,8 +100,10 @@ class Updates:
         kind = getattr(chunk, "type", "")
         if kind == "tool_call":
             out += self._open(chunk.data.id or chunk.data.name, chunk.data.name, dict(chunk.data.arguments))
+        if kind == "plan" and chunk.data.actions:
+            out.append(self._plan(chunk.data))
         for line in lines:
-            if not visible(line, "person"):
+            if not visible(line, "person") or kind == "plan":  # the plan is the editor's plan view
                 continue
             if line.kind == "prose":
                 if line.data.get("end"):
@@ -90,7 +111,8 @@ class Updates:
                 else:
                     out += self._text(line.text, paragraph=bool(line.data.get("block")))
             elif line.kind == "action" and kind == "tool_response":
-                out += self._close(chunk.data.id or chunk.data.name, line.text, bool(line.data.get("ok")))
+                out += self._close(chunk.data.id or chunk.data.name, line.text, bool(line.data.get("ok")),
+                                   _output(chunk.data.content))
             elif line.kind in SPOKEN:
                 out += self._text(line.text, paragraph=True)
         return out
@@ -115,10 +137,23 @@ class Updates:
         return [start_tool_call(call_id, title, kind=acp_kind(name), status=status,
                                 content=content, locations=self._where(path), raw_input=args)]
 
-    def _close(self, call_id: str, said: str, ok: bool) -> list[Any]:
+    def _plan(self, d: Any) -> Any:
+        """The plan as the editor's plan entries; a failed or skipped step is done, and says so."""
+        states = list(d.states) or ["pending"] * len(d.actions)
+        entries = []
+        for action, state in zip(d.actions, states + ["pending"] * (len(d.actions) - len(states)), strict=False):
+            said = plan_step(action) or action
+            if state in ("failed", "skipped"):
+                said = f"{said} ({state})"
+            entries.append(plan_entry(said, status=PLAN_STATES.get(state, "pending")))  # type: ignore[arg-type]
+        return update_plan(entries)
+
+    def _close(self, call_id: str, said: str, ok: bool, output: str = "") -> list[Any]:
         call_id = self.alias.pop(call_id, call_id)
         entry = self.calls.pop(call_id, None) or {}
         content: list[Any] = [tool_content(text_block(said))]
+        if output:
+            content.append(tool_content(text_block(f"```\n{output}\n```")))
         if ok and entry.get("name") in ("write_file", "edit_file"):
             content = self._diff(entry, proposed=False) + content
         self.opened.discard(call_id)
