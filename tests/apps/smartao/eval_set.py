@@ -1,9 +1,13 @@
-"""A small rubric-scored set for EvalAgent (written for this project) and the agreement measure.
+"""The eval set's measure: agreement with intended levels, and whether the reasons can be acted on.
 
-Each essay was written to sit at an intended level (1-4) of every criterion of the bundled AO
-rubric. `python -m tests.apps.smartao.eval_set --model local:default` evaluates each with the
-real EvalAgent and prints, per essay and overall, how many criteria agree exactly and within
-one level (slow on the bundled model: run it alone). test_eval_set.py checks the measure.
+`python -m tests.apps.smartao.eval_set --model local:default [--mode steps|whole]` evaluates the
+essays of `eval_essays.py` with the real EvalAgent (slow on the bundled model: run it alone) and
+prints one JSON row per essay on stderr, then the summary: exact and within-one agreement per
+criterion (and on the original six), the lopsided essays told apart from the average one of
+their language on the criteria where they differ, and of the reasons shown: the share that
+quote the essay correctly (each quote is the essay's text on the line it names), point at the
+sentences a good reason must, are in the essay's language, contradict their level, or repeat
+another criterion's words; "could not be judged" counts; seconds per essay.
 """
 
 from __future__ import annotations
@@ -15,83 +19,138 @@ import sys
 import time
 from typing import Any
 
+from tests.apps.smartao.eval_essays import ORIGINAL, SET
+
 CRITERIA = ("motivation", "evidence", "reflection", "fit", "expression")
 
-SET: list[dict[str, Any]] = [
-    {"id": "weak", "levels": dict(motivation=1, evidence=1, reflection=1, fit=1, expression=1),
-     "text": "i want go to your university. it is good univercity and famous. i like many thing , "
-             "sports and game. i will do my best best in the future. thank you"},
-    {"id": "generic", "levels": dict(motivation=2, evidence=2, reflection=2, fit=2, expression=2),
-     "text": "I want to study economics at Midlands University because economics is important for society. "
-             "In high school I was in the tennis club and the student council, and I did volunteer work. "
-             "I learned many things from these activities. I think Midlands University is a good place "
-             "for me. I will work hard."},
-    {"id": "episode", "levels": dict(motivation=3, evidence=3, reflection=3, fit=2, expression=3),
-     "text": "I want to study public health because of my grandmother's diabetes. For two years I helped her "
-             "record her blood sugar every evening, and I noticed that her numbers improved when she walked "
-             "after dinner. I made a simple chart for her fridge, and she started walking four times a week. "
-             "From this I learned that clear information changes what people do. I hope to study public "
-             "health at Northfield University."},
-    {"id": "strong", "levels": dict(motivation=4, evidence=4, reflection=4, fit=4, expression=4),
-     "text": "When our town's only bus line was cut in 2023, my neighbour, who is eighty, stopped going to "
-             "the clinic. I surveyed forty elderly residents with my friend Kenta, presented the results to "
-             "the town council, and we helped start a volunteer ride service that now makes thirty trips a "
-             "month. Leading the survey taught me that data only matters when it is told as people's "
-             "stories, so I now interview before I count. I want to study regional planning at Northfield "
-             "University because Professor Sato's course on rural mobility and the field lab in Akita would "
-             "let me test ride-sharing models for towns like mine, which is the career I plan."},
-    {"id": "story-no-goal", "levels": dict(motivation=2, evidence=4, reflection=3, fit=1, expression=3),
-     "text": "Last summer I organised a beach clean-up with twelve classmates. I contacted the city office, "
-             "borrowed equipment, and divided the beach into zones; in one morning we collected 85 kg of "
-             "plastic and reported the types to the city. I learned that a task becomes possible when it is "
-             "split into small parts that people can own. I would like to go to university."},
-    {"id": "goal-no-story", "levels": dict(motivation=3, evidence=1, reflection=1, fit=3, expression=3),
-     "text": "I want to become a data scientist who helps hospitals reduce waiting times, because long waits "
-             "stop people from getting care early. Westbrook University's statistics programme offers "
-             "courses in machine learning and a hospital internship, which match this goal. I will use "
-             "these to prepare for work in healthcare."},
-]
 
-
-def agreement(intended: dict[str, int], got: dict[str, int]) -> tuple[int, int]:
+def agreement(intended: dict[str, int], got: dict[str, Any]) -> tuple[int, int]:
     """(criteria with the same level, criteria within one level)."""
-    exact = sum(1 for c in CRITERIA if got.get(c) == intended[c])
-    near = sum(1 for c in CRITERIA if c in got and abs(got[c] - intended[c]) <= 1)
+    exact = sum(1 for c in CRITERIA if got.get(c) is not None and got[c] == intended[c])
+    near = sum(1 for c in CRITERIA if got.get(c) is not None and abs(got[c] - intended[c]) <= 1)
     return exact, near
 
 
-async def measure(model_name: str) -> dict[str, Any]:
+def reason_checks(item: dict[str, Any], scores: list[dict[str, Any]]) -> dict[str, dict[str, bool]]:
+    """Per shown reason: grounded, points right, in the essay's language, contradicts, repeats."""
+    from duckflow.apps.smartao.evidence import denies, in_language, own_sentences
+
+    text, lang = item["text"], item["lang"]
+    lines = text.splitlines()
+    shown = [s for s in scores if s.get("level") is not None]
+    out: dict[str, dict[str, bool]] = {}
+    for s in shown:
+        quotes = s.get("quotes") or []
+        grounded = bool(quotes) and all(0 < q["line"] <= len(lines) and q["text"] in lines[q["line"] - 1]
+                                        for q in quotes)
+        points = item["points"][s["criterion"]]
+        own = f"{s['reason']} {s.get('to_next', '')}"
+        for q in quotes:
+            own = own.replace(q["text"], " ")
+        mine = own_sentences(s["reason"].split(" — ", 1)[-1])
+        others = set().union(*[own_sentences(o["reason"].split(" — ", 1)[-1]) for o in shown
+                               if o is not s and o.get("by") == "model"]) if s.get("by") == "model" else set()
+        top_half = s["level"] >= 3
+        out[s["criterion"]] = {
+            "grounded": grounded,
+            "points_right": any(p in q["text"] for q in quotes for p in points),
+            "language": in_language(own, lang),
+            "contradiction": top_half and denies(s["reason"].split(" — ", 1)[-1], lang),
+            "repeated": bool(mine & others),
+        }
+    return out
+
+
+def told_apart(rows: list[dict[str, Any]]) -> tuple[int, int]:
+    """(criteria told apart, criteria where a lopsided essay's intended level differs from its average's)."""
+    by_id = {r["id"]: r for r in rows}
+    hit = total = 0
+    for item in SET:
+        avg = item.get("average")
+        if not avg or avg not in by_id or item["id"] not in by_id:
+            continue
+        base = next(i for i in SET if i["id"] == avg)
+        for c in CRITERIA:
+            want = item["levels"][c] - base["levels"][c]
+            if want == 0:
+                continue
+            total += 1
+            a, b = by_id[item["id"]]["got"].get(c), by_id[avg]["got"].get(c)
+            if a is not None and b is not None and (a - b) * want > 0:
+                hit += 1
+    return hit, total
+
+
+async def measure(model_name: str, mode: str = "auto", only: list[str] | None = None) -> dict[str, Any]:
     from duckflow.apps.smartao.ask import AgentLog
-    from duckflow.apps.smartao.rubric import EvalAgent
+    from duckflow.apps.smartao.coordinator import copied_spans
+    from duckflow.apps.smartao.eval_agent import EvalAgent
+    from duckflow.apps.smartao.guard import GuardAgent
+    from duckflow.apps.smartao.refs import Reference
     from duckflow.companion.models import load_model
     from duckflow.config import load_config
 
     model = load_model(model_name, load_config())
     rows = []
     for item in SET:
+        if only and item["id"] not in only:
+            continue
         start = time.monotonic()
+        copied = None
+        if item.get("refs"):
+            guard = GuardAgent([Reference(n, t) for n, t in item["refs"]])
+            copied = copied_spans(item["text"], guard.check(item["text"]))
         try:
-            ev = await EvalAgent(model).run(item["text"], session=f"set:{item['id']}", log=AgentLog())
-            got = {s["criterion"]: s["level"] for s in ev.scores}
-            reasons = {s["criterion"]: [s["reason"], s.get("to_next", "")] for s in ev.scores}
-            error = None
-        except Exception as exc:  # a refused answer counts as no agreement, and is shown
-            got, reasons, error = {}, {}, str(exc).splitlines()[0][:200]
+            log = AgentLog(progress=lambda m, i=item["id"]: print(f"  {i}: {m}", file=sys.stderr, flush=True))
+            ev = await EvalAgent(model, mode=mode).run(item["text"], session=f"set:{item['id']}", log=log,
+                                                       copied=copied)
+            scores, error = ev.scores, None
+        except Exception as exc:  # a failed evaluation counts as no agreement, and is shown
+            scores, error = [], str(exc).splitlines()[0][:200]
+        got = {s["criterion"]: s["level"] for s in scores}
         exact, near = agreement(item["levels"], got)
         rows.append({"id": item["id"], "intended": item["levels"], "got": got, "exact": exact, "within_one": near,
-                     "seconds": round(time.monotonic() - start, 1), "error": error, "reasons": reasons})
+                     "seconds": round(time.monotonic() - start, 1), "error": error,
+                     "checks": reason_checks(item, scores),
+                     "reasons": {s["criterion"]: [s["reason"], s.get("to_next", "")] for s in scores}})
         print(json.dumps(rows[-1], ensure_ascii=False), file=sys.stderr, flush=True)
-    n = len(SET) * len(CRITERIA)
-    return {"model": model_name, "essays": len(SET), "criteria": n,
+    return summary(model_name, mode, rows)
+
+
+def summary(model_name: str, mode: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    original = {i["id"] for i in ORIGINAL}
+    per: dict[str, dict[str, int]] = {}
+    for c in CRITERIA:
+        per[c] = {"exact": sum(1 for r in rows if r["got"].get(c) == r["intended"][c]),
+                  "within_one": sum(1 for r in rows if r["got"].get(c) is not None
+                                    and abs(r["got"][c] - r["intended"][c]) <= 1)}
+    checks = [ch for r in rows for ch in r["checks"].values()]
+    shown = len(checks)
+
+    def share(key: str) -> float:
+        return round(sum(1 for ch in checks if ch[key]) / shown, 3) if shown else 0.0
+
+    apart, differ = told_apart(rows)
+    return {"model": model_name, "mode": mode, "essays": len(rows), "criteria": len(rows) * len(CRITERIA),
             "exact": sum(r["exact"] for r in rows), "within_one": sum(r["within_one"] for r in rows),
-            "refused": sum(1 for r in rows if r["error"]), "rows": rows}
+            "original_six_exact": sum(r["exact"] for r in rows if r["id"] in original),
+            "per_criterion": per, "lopsided_told_apart": f"{apart}/{differ}",
+            "reasons_shown": shown, "not_judged": sum(1 for r in rows for v in r["got"].values() if v is None),
+            "grounded": share("grounded"), "points_right": share("points_right"), "in_language": share("language"),
+            "contradictions": sum(1 for ch in checks if ch["contradiction"]),
+            "repeated": sum(1 for ch in checks if ch["repeated"]),
+            "failed": sum(1 for r in rows if r["error"]),
+            "seconds_per_essay": round(sum(r["seconds"] for r in rows) / len(rows), 1) if rows else 0.0,
+            "rows": [{k: r[k] for k in ("id", "intended", "got", "exact", "seconds", "error")} for r in rows]}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--model", default="local:default")
+    parser.add_argument("--mode", default="auto", choices=("auto", "steps", "whole"))
+    parser.add_argument("--only", nargs="*", help="essay ids to run (default: all)")
     args = parser.parse_args()
-    out = asyncio.run(measure(args.model))
+    out = asyncio.run(measure(args.model, args.mode, args.only))
     print(json.dumps(out, ensure_ascii=False, indent=1))
 
 

@@ -10,13 +10,15 @@ import pytest
 from duckflow.apps.smartao.ask import AgentLog, EssayError
 from duckflow.apps.smartao.coordinator import Coordinator
 from duckflow.apps.smartao.draft import DraftAgent
+from duckflow.apps.smartao.eval_agent import EvalAgent
 from duckflow.apps.smartao.refs import Reference
-from duckflow.apps.smartao.rubric import DEFAULT_RUBRIC, RUBRICS, EvalAgent, RubricCache
+from duckflow.apps.smartao.rubric import DEFAULT_RUBRIC, RUBRICS, RubricCache
 from duckflow.apps.smartao.store import EssayStore
 from duckflow.apps.smartao.style import StyleAgent
 from duckflow.apps.smartao.text import headings
 from duckflow.llm.scripted import ScriptedModel, reply
 from tests.apps.smartao import texts
+from tests.apps.smartao.judges import Judge
 
 S1 = "I want to study public health. My grandmother taught me to keep records."
 S2 = "I organised a health fair. i learned alot from it."
@@ -73,22 +75,25 @@ async def test_style_agent_uses_rules_and_exact_model_quotes_only() -> None:
     assert result.dropped_quotes == ["not in the essay", "I"]
 
 
-async def test_eval_scores_every_criterion_caches_and_reasks_on_missing_criteria(tmp_path: Path) -> None:
+async def test_eval_scores_every_criterion_caches_and_asks_nothing_the_second_time(tmp_path: Path) -> None:
     store = EssayStore(tmp_path / "s.db")
-    partial = reply(json.dumps({"scores": [{"criterion": "motivation", "level": 3, "reason": "clear reason"}]}))
-    model = ScriptedModel([partial, scores(**GOOD)])
+    judge = Judge({c: ([1], [{"level": 3, "shows": f"{texts.REASONS[c]} in the first sentence.",
+                              "missing": f"one concrete example of {c}"}]) for c in GOOD})
+    model = ScriptedModel(judge.steps())
     ev = await EvalAgent(model, store=store).run(texts.ESSAY_EN, session="s", log=AgentLog())
     assert [s["criterion"] for s in ev.scores] == list(GOOD)
-    assert 0 < ev.total < 100 and not ev.cached
-    assert "missing criteria" in model.requests[1].messages[-1].content
+    assert 0 < ev.total < 100 and not ev.cached and ev.judged == 5
+    calls = len(model.requests)
     again = await EvalAgent(model, store=store).run(texts.ESSAY_EN, session="s", log=AgentLog())
-    assert again.cached and again.scores == ev.scores and len(model.requests) == 2   # no third call
+    assert again.cached and again.scores == ev.scores and len(model.requests) == calls   # no further call
 
 
-async def test_eval_refuses_levels_the_rubric_does_not_define() -> None:
-    bad = scores(**{**GOOD, "fit": 9})
-    with pytest.raises(EssayError, match="level 9"):
-        await EvalAgent(ScriptedModel([bad, bad])).run(texts.ESSAY_EN, session="s", log=AgentLog())
+async def test_eval_never_fills_in_a_level_the_rubric_does_not_define() -> None:
+    judge = Judge({c: ([1], [{"level": 9 if c == "motivation" else 2, "shows": f"{texts.REASONS[c]}.",
+                              "missing": f"one example of {c}"}]) for c in GOOD})
+    ev = await EvalAgent(ScriptedModel(judge.steps())).run(texts.ESSAY_EN, session="s", log=AgentLog())
+    motivation = ev.scores[0]
+    assert motivation["level"] is None and motivation["reason"] == "could not be judged: the model gave no usable answer"
 
 
 def test_rubric_cache_hits_until_the_file_changes(tmp_path: Path) -> None:
@@ -111,8 +116,9 @@ def test_rubric_cache_hits_until_the_file_changes(tmp_path: Path) -> None:
 async def test_coordinator_full_flow_merges_checks_and_scores(tmp_path: Path) -> None:
     deeper1 = S1 + " Her notebook showed me that careful records can change how a family lives."
     model = ScriptedModel([body(deeper1), body(S2),                # draft: section 2 unchanged
-                           reply(json.dumps({"issues": []})),      # style: model finds nothing more
-                           scores(**GOOD)])
+                           reply(json.dumps({"issues": []}))]      # style: model finds nothing more
+                          + Judge({c: ([1], [{"level": 3, "shows": f"{texts.REASONS[c]}.", "missing": f"more on {c}"}])
+                                   for c in GOOD}).steps())
     refs = [Reference("refs/en.txt", texts.EN_REF)]
     coord = Coordinator(model=model, refs=refs, store=EssayStore(tmp_path / "s.db"))
     report = await coord.run("full", texts.ESSAY_EN, session="essay:t", rubric=DEFAULT_RUBRIC)
@@ -124,7 +130,7 @@ async def test_coordinator_full_flow_merges_checks_and_scores(tmp_path: Path) ->
     assert report.evaluation is not None and report.evaluation.scores
     out = report.to_dict()
     assert out["patch"]["summary"]["changes"] == len(report.patch.change_map)
-    assert out["tokens"]["calls"] == 4
+    assert out["tokens"]["calls"] == len(model.requests) > 3   # draft 2, style 1, then the evaluation's questions
 
 
 async def test_coordinator_reports_conflicts_when_draft_rewrites_what_style_fixes() -> None:
@@ -190,27 +196,23 @@ def test_reflexion_batch_writes_lessons_once_and_draft_uses_them(tmp_path: Path)
 
 def test_json_settings_constrain_local_backends_and_leave_others_bounded() -> None:
     from duckflow.apps.smartao.ask import json_settings
-    from duckflow.apps.smartao.rubric import _Scores
+    from duckflow.apps.smartao.judge import evidence_schema
     from duckflow.llm.openai_compat import OpenAICompatModel
 
     server = OpenAICompatModel("qwen", provider="openai", base_url="http://127.0.0.1:9/v1", api_key=None)
-    local = json_settings(server, _Scores, 500)
+    local = json_settings(server, evidence_schema(4), 500)
     assert local.max_tokens == 500 and local.temperature is not None and local.temperature <= 0.1
-    assert local.extra["response_format"]["schema"]["properties"]["scores"]
-    scripted = json_settings(ScriptedModel([]), _Scores, 300, temperature=0.0)
+    assert local.extra["response_format"]["schema"]["properties"]["sentences"]
+    scripted = json_settings(ScriptedModel([]), evidence_schema(4), 300, temperature=0.0)
     assert (scripted.max_tokens, scripted.temperature, scripted.extra) == (300, 0.0, {})
 
 
-def test_rubric_answer_schema_enumerates_ids_and_levels_and_reads_capitalised_ids() -> None:
-    from duckflow.apps.smartao.rubric import _Scores, check_scores, scores_schema
+def test_the_answers_can_only_name_the_essays_sentences_and_the_rubrics_levels() -> None:
+    from duckflow.apps.smartao.judge import evidence_schema, level_schema, whole_schema
 
-    rubric, _ = RUBRICS.load(DEFAULT_RUBRIC)
-    schema = scores_schema(rubric).model_json_schema()
-    item = schema["$defs"]["RubricScore"]["properties"]
-    assert item["criterion"]["enum"] == [c.id for c in rubric.criteria]
-    assert item["level"]["enum"] == [1, 2, 3, 4]
-    assert schema["properties"]["scores"]["minItems"] == schema["properties"]["scores"]["maxItems"] == 5
-    answer = _Scores.model_validate({"scores": [{"criterion": c.id.title(), "level": 2, "reason": texts.REASONS[c.id],
-                                                 "to_next": "one concrete episode"} for c in rubric.criteria]})
-    assert check_scores(rubric, answer) == []
-    assert "to_next" in item and "to_next" in schema["$defs"]["RubricScore"]["required"]
+    evidence = evidence_schema(6).model_json_schema()["properties"]["sentences"]
+    assert evidence["items"]["enum"] == [1, 2, 3, 4, 5, 6] and (evidence["minItems"], evidence["maxItems"]) == (1, 3)
+    assert level_schema([1, 2, 3, 4]).model_json_schema()["properties"]["level"]["enum"] == [1, 2, 3, 4]
+    whole = whole_schema(["motivation", "fit"], [1, 2, 3, 4], 3).model_json_schema()
+    item = whole["$defs"]["CriterionJudgement"]["properties"]
+    assert item["criterion"]["enum"] == ["motivation", "fit"] and item["sentences"]["items"]["enum"] == [1, 2, 3]

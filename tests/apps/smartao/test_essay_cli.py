@@ -10,6 +10,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -96,19 +97,27 @@ def openai_server() -> Iterator[FakeServer]:
 
 
 def test_eval_runs_on_a_real_openai_compatible_server_and_caches(tmp_path: Path, openai_server: FakeServer) -> None:
-    answer = {"scores": [{"criterion": c, "level": 3, "reason": texts.REASONS[c],
-                          "to_next": f"a second example of {c}"}
-                         for c in ("motivation", "evidence", "reflection", "fit", "expression")]}
-    openai_server.queue("/v1/chat/completions", Reply(chunks=openai_stream([json.dumps(answer)])))
+    from tests.apps.smartao.judges import Judge
+
+    judge = Judge({c: ([1], [{"level": 3, "shows": f"{texts.REASONS[c]}.", "missing": f"a second example of {c}"}])
+                   for c in ("motivation", "evidence", "reflection", "fit", "expression")})
+
+    def answer(req: Any) -> Reply:
+        return Reply(chunks=openai_stream([judge.answer(json.loads(req.body)["messages"][-1]["content"])]))
+
+    openai_server.default("/v1/chat/completions", answer)
     essay = tmp_path / "essay.md"
     essay.write_text(texts.ESSAY_EN, encoding="utf-8")
     env = {"OPENAI_BASE_URL": openai_server.url + "/v1"}
-    proc = duckflow("essay", "eval", str(essay), "--model", "openai:tiny", "--json", env=env)
+    proc = duckflow("essay", "eval", str(essay), "--model", "openai:tiny", "--eval-mode", "whole", "--json", env=env)
     assert proc.returncode == 0, proc.stderr
     ev = json.loads(proc.stdout)["evaluation"]
-    assert ev["total"] == 75.0 and not ev["cached"] and len(ev["scores"]) == 5
+    assert not ev["cached"] and ev["judged"] == 5 and ev["mode"] == "whole"
+    fit = next(s for s in ev["scores"] if s["criterion"] == "fit")
+    assert fit["by"] == "rules" and fit["level"] == 1   # no programme named: the rules decide, nothing asked
+    assert "- fit (" not in judge.prompts[0]
     sent = openai_server.bodies("/v1/chat/completions")[0]
     assert sent["model"] == "tiny" and sent["temperature"] == 0.0 and sent["max_tokens"] > 0
-    again = duckflow("essay", "eval", str(essay), "--model", "openai:tiny", "--json", env=env)
+    again = duckflow("essay", "eval", str(essay), "--model", "openai:tiny", "--eval-mode", "whole", "--json", env=env)
     assert json.loads(again.stdout)["evaluation"]["cached"] is True
     assert len(openai_server.requests) == 1

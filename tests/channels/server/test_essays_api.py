@@ -44,21 +44,57 @@ def test_check_lists_passages_and_a_missing_corpus_is_one_line(live: Any) -> Non
     assert bad.status_code == 422 and "needs references" in bad.json()["detail"]
 
 
+def _judge_replies(server: FakeServer) -> Any:
+    from tests.apps.smartao.judges import Judge
+
+    judge = Judge({c: ([1], [{"level": 3, "shows": f"{texts.REASONS[c]}.", "missing": f"a second example of {c}"}])
+                   for c in ("motivation", "evidence", "reflection", "fit", "expression")})
+    server.default("/v1/chat/completions", lambda req: Reply(chunks=openai_stream(
+        [judge.answer(json.loads(req.body)["messages"][-1]["content"])])))
+    return judge
+
+
 def test_eval_and_draft_use_a_model_and_errors_are_422(live: Any, openai_server: FakeServer,  # noqa: F811
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_BASE_URL", openai_server.url + "/v1")
-    answer = {"scores": [{"criterion": c, "level": 3, "reason": texts.REASONS[c],
-                          "to_next": f"a second example of {c}"}
-                         for c in ("motivation", "evidence", "reflection", "fit", "expression")]}
-    openai_server.queue("/v1/chat/completions", Reply(chunks=openai_stream([json.dumps(answer)])))
+    _judge_replies(openai_server)
     srv = live()
     r = httpx.post(srv.url + "/v1/essays/eval", json={"text": texts.ESSAY_EN, "model": "openai:tiny"},
                    headers=srv.auth, timeout=60)
     assert r.status_code == 200, r.text
     ev = r.json()["evaluation"]
-    assert len(ev["scores"]) == 5 and ev["scores"][0]["to_next"] == "a second example of motivation"
+    motivation = ev["scores"][0]
+    assert len(ev["scores"]) == 5 and motivation["quotes"][0]["text"] == "I want to study public health."
+    assert motivation["to_next"] == 'In paragraph 1, after "I want to study public health.", add a sentence with ' \
+                                    "a second example of motivation."
     openai_server.queue("/v1/chat/completions", Reply(chunks=openai_stream(["not json"])))
     openai_server.queue("/v1/chat/completions", Reply(chunks=openai_stream(["still not json"])))
     bad = httpx.post(srv.url + "/v1/essays/draft", json={"text": texts.ESSAY_EN, "model": "openai:tiny"},
                      headers=srv.auth, timeout=60)
     assert bad.status_code == 422 and "no usable answer" in bad.json()["detail"]
+
+
+def test_eval_streams_progress_chunks_over_sse_then_the_report(live: Any, openai_server: FakeServer,  # noqa: F811
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", openai_server.url + "/v1")
+    _judge_replies(openai_server)
+    srv = live()
+    events: list[tuple[str, str, dict[str, Any]]] = []
+    with httpx.stream("POST", srv.url + "/v1/essays/eval", json={"text": texts.ESSAY_EN, "model": "openai:tiny"},
+                      headers={**srv.auth, "Accept": "text/event-stream"}, timeout=60) as r:
+        assert r.status_code == 200 and r.headers["content-type"].startswith("text/event-stream")
+        frame: dict[str, str] = {}
+        for line in r.iter_lines():
+            if not line:
+                events.append((frame["id"], frame["event"], json.loads(frame["data"])))
+                frame = {}
+            elif not line.startswith(":"):
+                key, _, value = line.partition(": ")
+                frame[key] = value
+    kinds = [e[1] for e in events]
+    assert kinds[-1] == "done" and kinds.count("progress") == 5
+    assert [int(e[0]) for e in events] == list(range(1, len(events) + 1))   # seq grows by one, like a conversation
+    progress = [e[2]["data"]["what"] for e in events if e[1] == "progress"]
+    assert progress[0] == "criterion 1 of 5 (motivation)…" and "s left" in progress[1]
+    report = json.loads(events[-1][2]["data"]["text"])
+    assert report["evaluation"]["judged"] == 5 and events[-1][2]["agent"] == "Coordinator"

@@ -14,7 +14,7 @@ the session with a clear error.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -69,6 +69,21 @@ class EssayReport:
         return out
 
 
+def log_tokens(report: dict[str, Any], kind: str) -> int:
+    return int((report.get("tokens") or {}).get(kind, 0))
+
+
+def copied_spans(text: str, result: PlagiarismResult) -> list[tuple[int, int]]:
+    """The essay's character spans the plagiarism check found in a reference."""
+    spans = []
+    for m in result.matches:
+        for p in m.passages:
+            at = text.find(p.text)
+            if at >= 0:
+                spans.append((at, at + len(p.text)))
+    return spans
+
+
 def essay_session(path: str | Path) -> str:
     """One session key per essay file (its resolved path)."""
     return "essay:" + hashlib.sha256(str(Path(path).resolve()).encode()).hexdigest()[:16]
@@ -81,12 +96,14 @@ class Coordinator:
                  depth: int = 2, warn_at: int = 20_000, block_at: int = 60_000, counter: Any = None,
                  plagiarism_warn: float = WARN_AT, plagiarism_block: float = BLOCK_AT,
                  on_chunk: Callable[[Any], None] | None = None,
-                 on_progress: Callable[[str], None] | None = None) -> None:
+                 on_progress: Callable[[str], None] | None = None, eval_mode: str = "auto") -> None:
         self.model, self.refs, self.store, self.depth = model, refs, store, depth
         self.warn_at, self.block_at, self.counter = warn_at, block_at, counter
         self.guard = GuardAgent(refs or [], warn_at=plagiarism_warn, block_at=plagiarism_block)
         self.on_chunk = on_chunk
         self.on_progress = on_progress
+        self.eval_mode = eval_mode
+        self.evaluator: Any = None  # the EvalAgent of the last run: its partial() after a stop
 
     async def route(self, request: str) -> dict[str, Any]:
         from duckflow.routing import LLMRouter, Route, RouterChain, RuleRouter
@@ -102,6 +119,51 @@ class Coordinator:
         return {"task": decision.route, "source": decision.source, "confidence": decision.confidence,
                 "reason": decision.reason, "evidence": decision.evidence}
 
+    async def stream(self, task: str, text: str, *, session: str, rubric: str | Path | None = None,
+                     route: dict[str, Any] | None = None) -> AsyncIterator[Any]:
+        """The run as one Chunk stream (seed 004 §2, §5): `progress` chunks while the agents work
+        ("criterion 2 of 5 (evidence) — about 40 s left"), `notice` for the cost warnings, then
+        `done` whose text is the report as JSON — or one `error` chunk with the next step. Each
+        chunk's `seq` grows by one. Closing the stream stops the run."""
+        import asyncio
+        import json
+
+        from duckflow.core.chunks import (
+            DoneChunk,
+            DoneData,
+            ProgressChunk,
+            ProgressData,
+            SessionSequence,
+            error,
+        )
+
+        seq = SessionSequence()
+        queue: asyncio.Queue[Any] = asyncio.Queue()
+        said, heard = self.on_progress, self.on_chunk
+        self.on_chunk = lambda c: queue.put_nowait(c) if getattr(c, "type", "") == "warning" else None
+        self.on_progress = lambda m: queue.put_nowait(ProgressChunk(
+            agent="EvalAgent" if task == "eval" else self.name, data=ProgressData(phase="start", what=m, stage="essay")))
+        job = asyncio.ensure_future(self.run(task, text, session=session, rubric=rubric, route=route))
+        job.add_done_callback(lambda _: queue.put_nowait(None))
+        try:
+            while (item := await queue.get()) is not None:
+                yield seq.stamp(item)
+            try:
+                report = job.result()
+            except EssayError as exc:
+                yield seq.stamp(error(self.name, "essay", exc.message, hint=exc.hint))
+                return
+            out = report.to_dict()
+            if report.patch is not None and report.patch.change_map:
+                out["new_text"] = report.patch.new_text
+            yield seq.stamp(DoneChunk(agent=self.name, data=DoneData(
+                text=json.dumps(out, ensure_ascii=False), prompt_tokens=log_tokens(out, "prompt"),
+                completion_tokens=log_tokens(out, "completion"))))
+        finally:
+            self.on_progress, self.on_chunk = said, heard
+            if not job.done():
+                job.cancel()
+
     def _needs_model(self, task: str) -> None:
         if self.model is None:
             raise EssayError(f"essay {task} needs a model",
@@ -112,7 +174,8 @@ class Coordinator:
         if task not in TASKS:
             raise EssayError(f"unknown essay task {task!r}", hint="one of: " + ", ".join(TASKS))
         from duckflow.apps.smartao.draft import DraftAgent
-        from duckflow.apps.smartao.rubric import DEFAULT_RUBRIC, EvalAgent
+        from duckflow.apps.smartao.eval_agent import EvalAgent
+        from duckflow.apps.smartao.rubric import DEFAULT_RUBRIC
         from duckflow.apps.smartao.style import StyleAgent
 
         log = AgentLog(progress=self.on_progress)
@@ -150,8 +213,10 @@ class Coordinator:
         if task == "eval" or (task == "full" and rubric is not None):
             self._needs_model(task)
             target = report.patch.new_text if report.patch is not None else text
-            report.evaluation = await EvalAgent(self.model, token_guard=guard, store=self.store).run(
-                target, rubric or DEFAULT_RUBRIC, session=session, log=log, essay_id=session)
+            copied = copied_spans(target, self.guard.check(target)) if self.refs else None
+            self.evaluator = EvalAgent(self.model, token_guard=guard, store=self.store, mode=self.eval_mode)
+            report.evaluation = await self.evaluator.run(target, rubric or DEFAULT_RUBRIC, session=session, log=log,
+                                                         essay_id=session, copied=copied)
         report.notices = log.notices
         report.tokens = {"prompt": log.prompt_tokens, "completion": log.completion_tokens, "calls": log.calls}
         return report

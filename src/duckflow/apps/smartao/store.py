@@ -88,6 +88,8 @@ class EssayStore:
         for row in rows:
             for s in json.loads(row["scores"]):
                 cid = s["criterion"]
+                if s.get("level") is None:  # "could not be judged" says nothing about the essay
+                    continue
                 names[cid] = s.get("name", cid)
                 ratio = float(s["level"]) / float(s.get("max") or 1)
                 levels[cid].append(ratio)

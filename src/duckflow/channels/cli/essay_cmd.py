@@ -17,6 +17,7 @@ from duckflow.channels.cli.common import print_json
 from duckflow.errors import DuckflowError
 
 EXIT_BLOCK = 3
+EXIT_STOPPED = 130  # the person pressed Ctrl-C
 TASKS = ("draft", "style", "check", "eval", "full", "auto", "reflexion")
 
 
@@ -32,6 +33,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--db", help="SmartAO database (default: $DUCKFLOW_HOME/smartao.db)")
     parser.add_argument("--warn", type=float, default=None, help="plagiarism warn threshold (default 0.28)")
     parser.add_argument("--block", type=float, default=None, help="plagiarism block threshold (default 0.4)")
+    parser.add_argument("--eval-mode", choices=("auto", "steps", "whole"), default="auto",
+                        help="eval: small questions per criterion (steps, local models) or one question (whole)")
     parser.add_argument("--json", action="store_true", help="print the report as one JSON object")
 
 
@@ -101,14 +104,24 @@ async def _essay(args: argparse.Namespace) -> int:
     model = _model(explicit_model, needs_model)
     store = EssayStore(args.db) if task in ("draft", "eval", "full") else None
     warn, block = _thresholds(args)
-    coordinator = Coordinator(model=model, refs=refs, store=store, depth=args.depth,
-                              plagiarism_warn=warn, plagiarism_block=block, on_progress=_progress)
+    lang = language(text)
+    coordinator = Coordinator(model=model, refs=refs, store=store, depth=args.depth, plagiarism_warn=warn,
+                              plagiarism_block=block, on_progress=lambda m: _progress(m, lang),
+                              eval_mode=args.eval_mode)
     rubric = args.rubric if task in ("eval", "full") else None
     if task == "full" and rubric is None:
         from duckflow.apps.smartao.rubric import DEFAULT_RUBRIC
 
         rubric = str(DEFAULT_RUBRIC)
-    report = await coordinator.run(task, text, session=essay_session(path), rubric=rubric, route=route)
+    try:
+        report = await coordinator.run(task, text, session=essay_session(path), rubric=rubric, route=route)
+    except asyncio.CancelledError:  # Ctrl-C: show what was judged, then stop
+        partial = coordinator.evaluator.partial() if coordinator.evaluator is not None else None
+        if partial is not None and partial.scores:
+            _print(args, {"task": task, "route": {"source": "command"}, "evaluation": partial.to_dict()}, _human)
+        done, planned = (partial.judged, partial.planned) if partial is not None else (0, 0)
+        print(_words("cli.stopped", lang, k=done, n=planned or "?"), file=sys.stderr)
+        return EXIT_STOPPED
     out: dict[str, Any] = report.to_dict()
     if report.patch is not None and report.patch.change_map:
         target = path if args.in_place else path.with_name(f"{path.stem}.{task}{path.suffix or '.txt'}")
@@ -122,8 +135,20 @@ async def _essay(args: argparse.Namespace) -> int:
     return 0
 
 
-def _progress(message: str) -> None:
-    print(f"evaluating: {message}", file=sys.stderr, flush=True)
+def _words(key: str, lang: str, **values: Any) -> str:
+    from duckflow.core.prompt_library import PromptLibrary
+
+    return PromptLibrary("duckflow.apps.smartao").get(key, lang, **values)
+
+
+def language(text: str) -> str:
+    from duckflow.apps.smartao.text import language as guess
+
+    return guess(text)
+
+
+def _progress(message: str, lang: str) -> None:
+    print(f"{_words('cli.evaluating', lang)}: {message}", file=sys.stderr, flush=True)
 
 
 def _print(args: argparse.Namespace, report: dict[str, Any], human: Any) -> None:
@@ -164,11 +189,18 @@ def _human(r: dict[str, Any]) -> str:
                 lines.append(f"      line {ps['line']} (ref line {ps['ref_line']}): >>{_clip(ps['text'], 160)}<<")
     if "evaluation" in r:
         e = r["evaluation"]
-        lines.append(f"rubric: {e['rubric']} — total {e['total']}/100" + (" (cached)" if e["cached"] else ""))
+        lang = e.get("language", "en")
+        n, k = e.get("criteria", len(e["scores"])), e.get("judged", len(e["scores"]))
+        lines.append(f"{_words('cli.rubric', lang)}: {e['rubric']} — {_words('cli.total', lang)} {e['total']}/100"
+                     + (f" ({_words('cli.judged', lang, k=k, n=n)})" if k < n else "")
+                     + (" (cached)" if e["cached"] else ""))
         for s in e["scores"]:
+            if s.get("level") is None:
+                lines.append(f"  {s['criterion']}: {s['reason']}")
+                continue
             lines.append(f"  {s['criterion']}: {s['level']}/{s['max']} — {s['reason']}")
             if s.get("to_next"):
-                lines.append(f"      to reach {s['level'] + 1}: {s['to_next']}")
+                lines.append(f"      {_words('cli.to_reach', lang, level=s['level'] + 1)}: {s['to_next']}")
     if r.get("written"):
         lines.append(f"written: {r['written']}")
     elif "patch" in r:

@@ -1,0 +1,184 @@
+"""An essay's numbered sentences, the rule signals per criterion, and the checks of a reason.
+
+EvalAgent grounds every reason in the essay: the model picks sentence *numbers* from a
+numbered list (`numbered`), so a quote is the essay's own text by construction, and each quote
+carries its line and paragraph. The checks here say why a judgement cannot be shown: it quotes
+nothing, its own words are not in the essay's language, it denies what its level grants (a
+"none" reason under 3/4), or one of its sentences is another criterion's.
+
+The rules decide what needs no model: a criterion whose signal is absent from every sentence
+(no wish or reason to apply, no past action told, nothing learnt, no named programme) is at
+the rubric's lowest level, and the style check's findings bound expression.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from duckflow.apps.smartao.text import is_heading_line, language, normalize
+
+_JA_SPLIT = re.compile(r"[^。！？!?]+[。！？!?]*")
+_EN_SPLIT = re.compile(r"[^.!?]+(?:[.!?]+[\"')\]]*|$)")
+
+
+@dataclass(frozen=True)
+class Sentence:
+    n: int          # 1-based number in the list the model sees
+    text: str       # the essay's own text (stripped)
+    start: int      # offsets into the essay: text == essay[start:end]
+    end: int
+    line: int       # 1-based
+    paragraph: int  # 1-based, headings and blank lines separate paragraphs
+
+
+def sentences(essay: str) -> list[Sentence]:
+    """The essay's body sentences in order (headings are not sentences)."""
+    ja = language(essay) == "ja"
+    out: list[Sentence] = []
+    pos, line_no, para, in_para = 0, 0, 0, False
+    for raw in essay.splitlines(keepends=True):
+        line_no += 1
+        body = raw.rstrip("\r\n")
+        if not body.strip() or is_heading_line(body):
+            in_para = False
+            pos += len(raw)
+            continue
+        if not in_para:
+            para, in_para = para + 1, True
+        for m in (_JA_SPLIT if ja else _EN_SPLIT).finditer(body):
+            piece = m.group(0)
+            lead = len(piece) - len(piece.lstrip())
+            text = piece.strip()
+            if len(normalize(text)) < 2:
+                continue
+            start = pos + m.start() + lead
+            out.append(Sentence(len(out) + 1, text, start, start + len(text), line_no, para))
+        pos += len(raw)
+    return out
+
+
+def numbered(items: list[Sentence]) -> str:
+    return "\n".join(f"[{s.n}] {s.text}" for s in items)
+
+
+def clip(text: str, width: int = 60) -> str:
+    one = " ".join(text.split())
+    return one if len(one) <= width else one[: width - 1] + "…"
+
+
+# --- rule signals: the lowest level when a criterion's signal is in no sentence -------------
+
+_SIGNALS: dict[str, dict[str, re.Pattern[str]]] = {
+    "motivation": {
+        "en": re.compile(r"\b(want|wants|hope|wish|would like|plan|aim|dream|goal|interested|because|apply)\b", re.I),
+        "ja": re.compile(r"志望|したい|学びたい|なりたい|目指|興味|関心|きっかけ|ため[にで]|からです"),
+    },
+    "evidence": {
+        "en": re.compile(r"\b(i|we)\b[^.!?]*\b(\w{3,}ed|was|were|did|made|led|took|ran|went|began|built|wrote|"
+                         r"spent|met|found|won|saw|became|got|kept|held|gave|told|set|taught|brought|"
+                         r"chose|sold|drew|grew|knew|thought|felt|left|paid|put|read)\b", re.I),
+        "ja": re.compile(r"(ました|でした|[たっ]た|だった|した)[」』）)]*[。！!]"),
+    },
+    "reflection": {
+        "en": re.compile(r"\b(learn|learned|learnt)\b|\b(taught me|realis|realiz|understood|discovered|noticed|"
+                         r"changed (?:my|how|the way)|showed me|made me see|lesson)", re.I),
+        "ja": re.compile(r"学ん|学び(?!たい)|気づ|気付|分かり|わかり|分かった|わかった|実感|痛感|知り|知った|感じ|教わ|身につ"),
+    },
+    "fit": {
+        "en": re.compile(r"\b(?:[A-Z][a-z]+ (?:University|College|Institute)|University of [A-Z]\w+|"
+                         r"(?:programme|program|course|faculty|department|major|professor|lab|seminar)s?\b)"),
+        "ja": re.compile(r"貴学|貴校|[\u4e00-\u9fff\u30a0-\u30ff]{2,}大学|学部|学科|研究室|ゼミ|講義|授業|プログラム"),
+    },
+}
+_ANCHOR = {"motivation": "first", "evidence": "first", "reflection": "last", "fit": "last"}
+
+
+def rule_absent(criterion: str, items: list[Sentence], lang: str) -> bool:
+    """True when no sentence carries the signal a level above the lowest needs."""
+    pattern = _SIGNALS.get(criterion, {}).get(lang)
+    return pattern is not None and bool(items) and not any(pattern.search(s.text) for s in items)
+
+
+def candidates(criterion: str, items: list[Sentence], lang: str) -> list[Sentence]:
+    """The sentences carrying the criterion's signal (all of them when it has none)."""
+    pattern = _SIGNALS.get(criterion, {}).get(lang)
+    if pattern is None:
+        return list(items)
+    return [s for s in items if pattern.search(s.text)] or list(items)
+
+
+def anchor(criterion: str, items: list[Sentence]) -> list[Sentence]:
+    """The sentence a rule's reason points at: where the missing part belongs."""
+    if not items:
+        return []
+    return [items[-1] if _ANCHOR.get(criterion) == "last" else items[0]]
+
+
+def expression_rule(findings: int, levels: list[int]) -> tuple[int | None, int | None]:
+    """(level decided by the rules or None, the highest level the model may give or None).
+
+    5 or more findings: the lowest level; 3-4: the level two below the top; 1-2: at most one
+    below the top; none: the model decides."""
+    levels = sorted(levels)
+    if findings >= 5:
+        return levels[0], None
+    if findings >= 3:
+        return levels[max(0, len(levels) - 3)], None
+    if findings:
+        return None, levels[max(0, len(levels) - 2)]
+    return None, None
+
+
+# --- checks of a judgement ------------------------------------------------------------------
+
+_EN_DENIAL = re.compile(
+    r"^(?:the (?:essay|text|applicant|writer|student)|it|this|they|you)?\s*(?:does not|doesn't|do not|don't|"
+    r"did not|fails to|lacks|has no|have no|gives no|provides no|shows no|names no|mentions no)|"
+    r"^(?:there (?:is|are) no|no|none|nothing)\b|"
+    r"\b(?:not provide any|no concrete|no clear|no evidence|no reflection|no reason|no episode|not mention)",
+    re.I)
+_JA_DENIAL = re.compile(r"(?:ない|ありません|ません|なし|無い|欠けている|欠けています|不足している|不足しています)[。.]?$")
+_JA_DENIAL_START = re.compile(r"^(?:本文|この文|エッセイ|志望理由書)?(?:に|には|は)?(?:何も|具体的な[^、。]*が?ない)")
+
+
+def denies(words: str, lang: str) -> bool:
+    """True when a judgement says the essay has nothing for the criterion."""
+    t = words.strip()
+    if lang == "ja":
+        first = re.split(r"[。]", t, maxsplit=1)[0]
+        return bool(_JA_DENIAL.search(first) or _JA_DENIAL_START.search(first))
+    return bool(_EN_DENIAL.search(t))
+
+
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]")
+
+
+def in_language(words: str, lang: str) -> bool:
+    """The judgement's own words are in the essay's language (quotes are removed first)."""
+    own = unquoted(words)
+    letters = [ch for ch in own if ch.isalpha()]
+    if not letters:
+        return False
+    cjk = sum(1 for ch in letters if _CJK.match(ch))
+    if lang == "ja":
+        return cjk * 2 >= len(letters)  # mostly Japanese; a name in Latin letters is fine
+    return cjk == 0
+
+
+_QUOTED = re.compile(r"『[^』]*』|「[^」]*」|\"[^\"]*\"|“[^”]*”")
+
+
+def unquoted(words: str) -> str:
+    return _QUOTED.sub(" ", words)
+
+
+def own_sentences(words: str) -> set[str]:
+    """The normalised sentences of a judgement's own words (quotes removed), for repetition."""
+    parts = re.split(r"(?<=[.!?。！？])\s*", unquoted(words))
+    return {n for p in parts if len(n := normalize(p)) >= 6}
+
+
+def grounded(essay: str, quotes: list[Sentence]) -> bool:
+    """Every quote is the essay's text at its offsets, and there is at least one."""
+    return bool(quotes) and all(essay[q.start:q.end] == q.text for q in quotes)
