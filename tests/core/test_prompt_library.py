@@ -10,7 +10,7 @@ import pytest
 
 from duckflow.apps.smartao.ask import AgentLog
 from duckflow.apps.smartao.draft import DraftAgent
-from duckflow.apps.smartao.rubric import EvalAgent
+from duckflow.apps.smartao.eval_agent import EvalAgent
 from duckflow.core.prompt_library import PromptLibrary, PromptNotFound
 from duckflow.llm.scripted import ScriptedModel, reply
 from tests.apps.smartao import texts
@@ -28,12 +28,15 @@ def test_both_languages_define_the_same_prompts() -> None:
 
 
 async def test_the_essay_language_chooses_the_file_the_agent_is_given() -> None:
-    answer = {"scores": [{"criterion": c, "level": 4, "reason": texts.REASONS[c], "to_next": ""}
-                         for c in ("motivation", "evidence", "reflection", "fit", "expression")]}
-    for essay, lang in ((texts.JA_OTHER, "ja"), (texts.EN_OTHER, "en")):
-        model = ScriptedModel([reply(json.dumps(answer))])
-        await EvalAgent(model).run(essay, session="s", log=AgentLog())
-        assert model.requests[0].messages[0].content == _file(lang)["eval"]["system"]
+    from tests.apps.smartao.judges import Judge
+
+    for essay, lang, shows in ((texts.JA_OTHER, "ja", "具体的な場面がある"), (texts.EN_OTHER, "en", "A scene is told.")):
+        for mode, key in (("whole", "system"), ("steps", "steps_system")):
+            judge = Judge({c: ([1], [{"level": 4, "shows": f"{shows}{i}", "missing": ""}])
+                           for i, c in enumerate(("motivation", "evidence", "reflection", "fit", "expression"))})
+            model = ScriptedModel(judge.steps())
+            await EvalAgent(model, mode=mode).run(essay, session="s", log=AgentLog())
+            assert model.requests[0].messages[0].content == _file(lang)["eval"][key]
     model = ScriptedModel([reply(json.dumps({"body": texts.JA_OTHER + "さらに［どの活動？］"}))])
     await DraftAgent(model, depth=3).run(texts.JA_OTHER, session="s", log=AgentLog())
     system = model.requests[0].messages[0].content

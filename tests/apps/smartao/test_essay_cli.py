@@ -121,3 +121,35 @@ def test_eval_runs_on_a_real_openai_compatible_server_and_caches(tmp_path: Path,
     again = duckflow("essay", "eval", str(essay), "--model", "openai:tiny", "--eval-mode", "whole", "--json", env=env)
     assert json.loads(again.stdout)["evaluation"]["cached"] is True
     assert len(openai_server.requests) == 1
+
+
+def test_ctrl_c_during_eval_ends_cleanly_with_what_was_judged(tmp_path: Path, openai_server: FakeServer) -> None:
+    import signal
+
+    from tests.apps.smartao.judges import Judge
+
+    judge = Judge({c: ([1], [{"level": 2, "shows": f"{texts.REASONS[c]}.", "missing": f"an example of {c}"}])
+                   for c in ("motivation", "evidence", "reflection", "fit", "expression")})
+
+    def answer(req: Any) -> Reply:  # the first question is answered; the next one takes "forever"
+        text = judge.answer(json.loads(req.body)["messages"][-1]["content"])
+        return Reply(chunks=openai_stream([text]), delay=0.0 if len(judge.prompts) == 1 else 60.0)
+
+    openai_server.default("/v1/chat/completions", answer)
+    essay = tmp_path / "essay.md"
+    essay.write_text(texts.ESSAY_EN, encoding="utf-8")
+    proc = subprocess.Popen([sys.executable, "-m", "duckflow", "essay", "eval", str(essay), "--model", "openai:tiny"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "OPENAI_BASE_URL": openai_server.url + "/v1",
+                                 "DUCKFLOW_HOME": str(tmp_path / "home")})
+    assert proc.stderr is not None
+    seen = []
+    for line in proc.stderr:
+        seen.append(line)
+        if line.startswith("evaluating: criterion 2 of 5"):
+            break
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, "".join(seen) + err
+    assert "motivation: 2/4 — line 3:" in out and "evidence:" not in out
+    assert "stopped: 1 of 5 criteria judged before you stopped it" in err and "Traceback" not in err
