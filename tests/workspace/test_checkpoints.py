@@ -76,7 +76,8 @@ def test_undo_command_lists_and_restores(ws: Workspace, root: Path,
     assert main(["undo", "--list", "--workspace", str(root)]) == 0
     assert "write_file src/app.py" in capsys.readouterr().out
     assert main(["undo", "--workspace", str(root)]) == 0
-    assert "undid #1" in capsys.readouterr().out
+    said = capsys.readouterr().out
+    assert "Undone: restored src/app.py as it was." in said and "(change #1)" in said
     assert (root / "src" / "app.py").read_text() == "print('hello')\n"
     assert main(["undo", "99", "--workspace", str(root)]) == 1
     assert "no checkpoint #99" in capsys.readouterr().err

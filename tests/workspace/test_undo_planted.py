@@ -100,7 +100,7 @@ def test_a_planted_store_next_to_real_checkpoints_is_ignored(
     _plant(cps / "index.db", cps / "blobs", PLANTED_ROWS)
     assert main(["undo", "--workspace", str(root)]) == 0
     out = capsys.readouterr()
-    assert "undid #1: restored a.txt" in out.out and "ignored" in out.err
+    assert "Undone: removed a.txt (the file it created)." in out.out and "ignored" in out.err
     assert not (root / "a.txt").exists() and _untouched(tmp_path)
 
 

@@ -90,7 +90,6 @@ class Changes:
 
     def __init__(self, root: str | Path) -> None:
         self.root = str(root)
-        self.redo_ids: list[int] = []  # checkpoints holding the state before each /undo
 
     def _open(self) -> Any:
         from duckflow.errors import DuckflowError
@@ -101,25 +100,29 @@ class Changes:
         return Checkpoints(self.root)
 
     def undo(self) -> str:
+        """The last change not undone, taken back (a stack: /redo, then /undo again, in any order)."""
+        from duckflow.workspace.undowords import undo_words
+
         cps = self._open()
         try:
             result = cps.undo(None)
         finally:
             cps.close()
-        self.redo_ids.append(result.saved_as)
-        return f"Undone: {', '.join(result.restored)} restored as before. /redo brings the change back."
+        return f"{undo_words(result)} /redo brings the change back."
 
     def redo(self) -> str:
         from duckflow.errors import DuckflowError
+        from duckflow.workspace.checkpoints import CheckpointError
+        from duckflow.workspace.undowords import undo_words
 
-        if not self.redo_ids:
-            raise DuckflowError("nothing to redo: /undo first")
         cps = self._open()
         try:
-            result = cps.undo(self.redo_ids.pop())
+            result = cps.redo()
+        except CheckpointError:
+            raise DuckflowError("nothing to redo: /undo first") from None
         finally:
             cps.close()
-        return f"Redone: {', '.join(result.restored)} changed again."
+        return f"{undo_words(result)} /undo takes it back again."
 
     def diff(self) -> str:
         """A unified diff of the last change not undone: the file before it → the file now."""

@@ -55,6 +55,7 @@ CREATE TABLE IF NOT EXISTS entries (
 CREATE INDEX IF NOT EXISTS entries_by_checkpoint ON entries(checkpoint_id, seq);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS baseline (path TEXT PRIMARY KEY, stat TEXT NOT NULL, blob TEXT);
+CREATE TABLE IF NOT EXISTS undos (saved INTEGER PRIMARY KEY, target INTEGER NOT NULL);
 """
 
 
@@ -78,6 +79,10 @@ class UndoResult:
     undone_id: int
     restored: tuple[str, ...]
     saved_as: int
+    # per path what it did: "removed" (the change had created it), "recreated" (it had been
+    # deleted), "restored" (changed back); a redo the other way round (workspace/undowords.py)
+    effects: tuple[tuple[str, str], ...] = ()
+    redone: bool = False
 
 
 def workspace_key(root: str | Path) -> str:
@@ -311,7 +316,11 @@ class Checkpoints:
 
     # ----------------------------------------------------------------- undo
     def undo(self, cid: int | None = None) -> UndoResult:
-        """Restore the paths of checkpoint `cid` (default: the newest not yet undone)."""
+        """Restore the paths of checkpoint `cid` (default: the newest not yet undone). The undo is
+        a stack: the state it overwrites is saved, `redo()` brings it back and the change can be
+        undone again; `cid` naming such a saved state is that redo."""
+        if cid is not None and self._target_of(cid) is not None:
+            return self.redo(cid)
         if cid is None:
             row = self._db.execute(
                 "SELECT id FROM checkpoints WHERE undone = 0 AND tool != 'undo' "
@@ -332,20 +341,67 @@ class Checkpoints:
         except OSError as exc:
             raise CheckpointError(f"cannot undo #{cid}: {exc}",
                                   hint="nothing was changed; choose another checkpoint") from exc
+        effects = self._effects(info.paths, entries)
         saved = self.record("undo", info.paths, f"state before undo of #{cid}")
-        root_fd = os.open(self.root, fsops.DIR_FLAGS)
-        try:
-            for top in info.paths:
-                self._restore_top(root_fd, top, [e for e in entries if e["top"] == top],
-                                  contents)
-        except OSError as exc:
-            raise CheckpointError(f"undo of #{cid} failed: {exc}",
-                                  hint=f"checkpoint #{saved} holds the state before this undo") from exc
-        finally:
-            os.close(root_fd)
+        self._restore(cid, info.paths, entries, contents, saved)
         with self._db:
             self._db.execute("UPDATE checkpoints SET undone = 1 WHERE id = ?", (cid,))
-        return UndoResult(cid, info.paths, saved)
+            self._db.execute("INSERT OR REPLACE INTO undos(saved, target) VALUES (?, ?)", (saved, cid))
+        return UndoResult(cid, info.paths, saved, effects)
+
+    def _target_of(self, saved: int) -> int | None:
+        row = self._db.execute("SELECT target FROM undos WHERE saved = ?", (saved,)).fetchone()
+        return int(row["target"]) if row is not None else None
+
+    def redo(self, saved: int | None = None) -> UndoResult:
+        """Bring back the change the last undo took away (default: the newest undo not redone, as
+        long as no change was made since it); the change can then be undone again."""
+        if saved is None:
+            row = self._db.execute(
+                "SELECT u.saved FROM undos u JOIN checkpoints s ON s.id = u.saved "
+                "JOIN checkpoints t ON t.id = u.target WHERE s.undone = 0 AND t.undone = 1 "
+                "AND NOT EXISTS (SELECT 1 FROM checkpoints c WHERE c.id > u.saved AND c.tool != 'undo') "
+                "ORDER BY u.saved DESC LIMIT 1").fetchone()
+            if row is None:
+                raise CheckpointError("there is nothing to redo", hint="undo a change first (/undo, `duckflow undo`)")
+            saved = int(row["saved"])
+        target = self._target_of(saved)
+        info = self.get(saved)
+        entries = self._db.execute("SELECT * FROM entries WHERE checkpoint_id = ? ORDER BY seq", (saved,)).fetchall()
+        check_entries(self.root, saved, info.paths, entries)
+        try:
+            contents = {e["blob"]: self._load(e["blob"]) for e in entries if e["blob"]}
+        except OSError as exc:
+            raise CheckpointError(f"cannot redo #{saved}: {exc}", hint="nothing was changed") from exc
+        effects = self._effects(info.paths, entries)
+        self._restore(saved, info.paths, entries, contents, target or saved)
+        with self._db:
+            self._db.execute("UPDATE checkpoints SET undone = 1 WHERE id = ?", (saved,))
+            if target is not None:
+                self._db.execute("UPDATE checkpoints SET undone = 0 WHERE id = ?", (target,))
+        return UndoResult(target or saved, info.paths, saved, effects, redone=True)
+
+    def _effects(self, paths: Sequence[str], entries: builtins.list[sqlite3.Row]) -> tuple[tuple[str, str], ...]:
+        """What restoring `entries` does to each path: removed, recreated or restored."""
+        out: list[tuple[str, str]] = []
+        for top in paths:
+            was = any(e["existed"] for e in entries if e["path"] == top)
+            now = os.path.lexists(self.root / top)
+            if was or now:
+                out.append((top, "restored" if was and now else "recreated" if was else "removed"))
+        return tuple(out)
+
+    def _restore(self, cid: int, paths: Sequence[str], entries: builtins.list[sqlite3.Row],
+                 contents: dict[str, bytes], saved: int) -> None:
+        root_fd = os.open(self.root, fsops.DIR_FLAGS)
+        try:
+            for top in paths:
+                self._restore_top(root_fd, top, [e for e in entries if e["top"] == top], contents)
+        except OSError as exc:
+            raise CheckpointError(f"undo of #{cid} failed: {exc}",
+                                  hint=f"checkpoint #{saved} holds the state before it") from exc
+        finally:
+            os.close(root_fd)
 
     def _restore_top(self, root_fd: int, top: str, entries: builtins.list[sqlite3.Row],
                      contents: dict[str, bytes]) -> None:

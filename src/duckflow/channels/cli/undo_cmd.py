@@ -1,4 +1,4 @@
-"""`duckflow undo [--list] [ID]`: restore the workspace as it was before a change by a tool."""
+"""`duckflow undo [--list] [--redo] [ID]`: restore the workspace as it was before a change by a tool (a stack: redo, undo again)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("id", nargs="?", type=int, metavar="ID",
                         help="the checkpoint to undo (default: the latest change not undone)")
     parser.add_argument("--list", action="store_true", help="list the checkpoints, newest first")
+    parser.add_argument("--redo", action="store_true", help="bring back the change the last undo took away")
     add_workspace(parser)
     parser.add_argument("--limit", type=int, default=30, help="how many to list (default 30)")
     parser.add_argument("--json", action="store_true", help="print JSON")
@@ -56,14 +57,17 @@ def run(args: argparse.Namespace) -> int:
                 flag = " (undone)" if c.undone else ""
                 print(f"#{c.id:<5} {stamp}  {c.summary or c.tool}{flag}")
             return 0
-        result = cps.undo(args.id)
+        from duckflow.workspace.undowords import undo_words
+
+        result = cps.redo(args.id) if args.redo else cps.undo(args.id)
         if args.json:
             print_json({"undone": result.undone_id, "restored": list(result.restored),
-                              "saved_as": result.saved_as})
+                        "saved_as": result.saved_as, "redone": result.redone,
+                        "effects": [{"path": p, "effect": e} for p, e in result.effects]})
         else:
-            print(f"undid #{result.undone_id}: restored {', '.join(result.restored)}")
-            print(f"(the state before this undo is checkpoint #{result.saved_as}: "
-                  f"`duckflow undo {result.saved_as}` brings it back)")
+            print(f"{undo_words(result)} (change #{result.undone_id})")
+            print("`duckflow undo` takes it back again" if result.redone
+                  else "`duckflow undo --redo` brings the change back")
         return 0
     finally:
         cps.close()
