@@ -38,6 +38,7 @@ class CallOutcome:
     request: dict[str, Any] | None = None
     duration_ms: float = 0.0  # time in the tool
     gate_ms: float = 0.0  # time in the gate (risk, job, audit)
+    unchanged: bool = False  # a write or edit that would leave the file as it is: not run, no card
 
     def line(self, limit: int = 100) -> str:
         args = ", ".join(f"{k}={str(v)[:30]!s}" for k, v in self.call.arguments.items() if k != "content")
@@ -116,6 +117,23 @@ class ActionRunner:
         return policy_class(name)  # write, delete or execute pass the gate (policy.GATED_OPS)
 
     # -- the five points ----------------------------------------------------------------
+    def changes_nothing(self, call: ToolCall) -> str:
+        """The path a write or edit would leave exactly as it is ('' when it changes something)."""
+        if call.name not in ("write_file", "edit_file"):
+            return ""
+        path = str(call.arguments.get("path") or "")
+        old = self.read_text(path) if path else None
+        content = call.arguments.get("content")
+        if old is None or not isinstance(content, str):
+            return ""
+        if call.name == "write_file":
+            return path if content == old else ""
+        from duckflow.protocols.editblocks import apply_hunks, parse_hunks
+
+        hunks = parse_hunks(content)
+        applied = apply_hunks(old, hunks) if hunks else None
+        return path if applied is not None and applied.ok and applied.text == old else ""
+
     def read_text(self, rel: str) -> str | None:
         """A workspace file's text through the guard (None when refused, missing or not a file)."""
         try:
@@ -300,6 +318,10 @@ class ActionRunner:
             return await self.run(call)  # reads (an MCP tool read-only by its annotations or your config)
         if not run_mutations:
             return CallOutcome(call, "proposed", "planned: runs in EXECUTION after approval")
+        same = self.changes_nothing(call)
+        if same:  # no card for a change that changes nothing (+0 −0)
+            return CallOutcome(call, "ok", f"unchanged: {same} already reads exactly so; nothing was written",
+                               unchanged=True)
         try:
             outcome, gate_ms = self._submit(call, intent=intent, rationale=rationale, alternatives=alternatives)
         except Exception as exc:  # fail closed: a broken gate never lets a write through

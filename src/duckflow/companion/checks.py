@@ -154,7 +154,7 @@ def note(session: Any, ran: list[CallOutcome]) -> None:
     for o in ran:
         sig = signature(o.call)
         if o.call.name in WRITE_TOOLS:
-            if o.status != "ok":
+            if o.status != "ok" or o.unchanged:  # (a write that changed nothing is no change)
                 continue
             log.done.add(sig)
             log.done = {s for s in log.done if s[0] not in RUN_TOOLS}  # a run after a change is new

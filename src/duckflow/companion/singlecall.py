@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from duckflow.companion import checkask, checks
 from duckflow.companion.decision import MainDecision
 from duckflow.companion.engine import SPECIALIZED_AGENT
+from duckflow.companion.rejected import rejected_lines, rename_correction, symops_write
 from duckflow.companion.renames import loop_reply
 from duckflow.companion.replycheck import (
     LOOP_PENALTY,
@@ -140,9 +141,7 @@ def build_step(session: TurnHost, user_text: str | None) -> StepPrompt:
         lines.append("Constraints: " + "; ".join(state.constraints))
     if user_text and user_text.strip() and user_text.strip() != task.strip():
         lines.append(f"The person adds: {user_text.strip()}")
-    for spec_ in session.owner.plans.denied_calls()[-2:]:
-        lines.append(f"The person said no to: {spec_.kind} {spec_.path}. {spec_.description}. "
-                     "Do something different that follows their words.")
+    lines += rejected_lines(session.owner.plans.denied_calls())  # the proposal and their words
     if state.evidence:
         lines.append("Results so far:\n" + "\n".join(f"- {e}" for e in state.evidence[-4:]))
     log = checks.log_of(session)
@@ -331,7 +330,7 @@ async def _ask(session: TurnHost, step: StepPrompt) -> tuple[str, list[ToolCall]
     proto = step_protocol(session)
     messages = list(step.messages)
     denied = session.owner.plans.denied_calls()
-    written = loop_reply(session, proto, denied, workspace_files(session.runner.root))
+    written = loop_reply(session, proto, denied, workspace_files(session.runner.root)) or _renamed(session, proto, denied)
     if written is not None:
         return written
     feed: Feed = LineFeed(lambda t: session._emit(delta(SPECIALIZED_AGENT, t)))
@@ -383,6 +382,21 @@ async def _ask(session: TurnHost, step: StepPrompt) -> tuple[str, list[ToolCall]
             else [*step.messages, Message("assistant", raw), Message("user", again)]
         feed = Silent()
     raise AssertionError("unreachable")
+
+
+def _renamed(session: TurnHost, proto: Any, denied: list[Any]) -> tuple[str, list[ToolCall], bool] | None:
+    """"No — call it greet.py instead": the denied write again under the new name, its content kept
+    (companion/rejected.py), written by the loop; None when the words ask for more than that."""
+    if proto.codec.name != "symops":
+        return None
+    found = rename_correction(denied, lambda p: session.runner.read_text(p) is not None,
+                              set(checks.log_of(session).written))
+    if found is None:
+        return None
+    old, new, content = found
+    session.chunks.notice("rename", f"Proposing the same content as {new}, as you said (no model call)")
+    raw = symops_write(new, content, f"as the person said: the content proposed for {old}, named {new}")
+    return raw, list(proto.codec.decode(raw, session.runner.specs).calls), True
 
 
 def _note_overwrites(session: TurnHost, calls: list[ToolCall]) -> None:

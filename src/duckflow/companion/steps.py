@@ -35,6 +35,7 @@ from duckflow.companion.planmarks import (
     repeat_words,
     same_call,
 )
+from duckflow.companion.rejected import rejected_lines
 from duckflow.companion.reply import outcome_text
 from duckflow.companion.replygrammar import specialized_settings
 from duckflow.companion.state import AgentState, Status, Step
@@ -126,6 +127,7 @@ class StepsMixin:
         built = self._build(step.value, tools_text)
         msgs = [Message("system", f"{built.base}\n\n{built.specialized}"),
                 Message("user", f"{request}\n\nDecision: {d.rationale}"
+                                + "".join(f"\n\n{line}" for line in rejected_lines(self.owner.plans.denied_calls()))
                                 + file_context(self.state.context_refs, self.runner.read_text))]
         feed: Feed | None = None
         if self.engine.holds_output:
@@ -338,6 +340,8 @@ class StepsMixin:
                 phase="request", job_id=str(out.job_id), request=out.request or {}, call=out.call.to_dict())))
         elif out.status == "proposed":
             self.chunks.notice("proposed", out.line(200), call=out.call.to_dict())
+        elif out.unchanged:
+            self.chunks.notice("unchanged", out.content.removeprefix("unchanged: "), call=out.call.to_dict())
         elif out.status == "refused":
             self.chunks.notice("refused_call", out.line(200), call=out.call.to_dict())
 
@@ -371,7 +375,7 @@ class StepsMixin:
                 s.log_decision(f"ran {o.call.name} {path or ''}: {o.status}".replace("  ", " "))
                 if o.status == "ok" and o.call.name in ("read_file", "write_file", "edit_file") and path:
                     s.add_context_ref(f"file:{path}")
-                if o.status == "ok" and o.call.name not in READ_ONLY:
+                if o.status == "ok" and o.call.name not in READ_ONLY and not o.unchanged:
                     s.memory.successful_operations += 1
                     if o.call.name in ("write_file", "edit_file") and path:
                         s.memory.note_file(str(path))
@@ -390,7 +394,8 @@ class StepsMixin:
             rec = self.owner.recover(failed[0].line(100))
             self._state_chunk(rec)
         elif self.state.step == Step.EXECUTION:  # (a task that only reads is reviewed too: it can end)
-            why = ("execution finished: review the result" if any(o.call.name not in READ_ONLY for o in ran)
+            why = ("execution finished: review the result" if any(o.call.name not in READ_ONLY
+                                                                  and not o.unchanged for o in ran)
                    else "the reads are done: review what they show")
             self._transition(Step.REVIEW, why, "outcome", Status.SUCCESS)
 

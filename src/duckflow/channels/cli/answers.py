@@ -1,4 +1,4 @@
-"""How a person answers an approval in the terminal: y / n / e(dit) / a(lways for this session), and "what instead".
+"""How a person answers an approval in the terminal: y / n / e(dit) / a(lways for this session), "what instead", or any free answer.
 
 Shared by `duckflow chat` and `duckflow run` (asked inline on a terminal). `read_answer` maps
 what was typed to one word; `decide` answers the session's pending approval: yes grants, no
@@ -9,6 +9,7 @@ always grants and remembers to auto-approve the rest of this session's workspace
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 Answer = Literal["yes", "no", "edit", "always", "details"]
@@ -26,8 +27,36 @@ CHANGE = "What should change? (Enter to just refuse)"
 ALWAYS_BY = "user: always for this session"
 
 
+GRANT = re.compile(r"^(y|yes|yep|yeah|ok|okay|sure|fine|approve[d]?|apply( it)?|go( ahead)?|do it|lgtm|"
+                   r"looks good|sounds good|please do|はい|お願いします?|いいよ)[\s!.。]*$", re.I)
+# not an answer: a hedge or a question (the card is asked again; a question is not a correction)
+UNSURE = re.compile(r"^(maybe|perhaps|not sure|i don'?t know|dunno|hmm+|wait)[\s.!?]*$|[?？]\s*$", re.I)
+DENY = re.compile(r"^(n|no|nope|nah|don'?t|do not|deny|いいえ|だめ|ダメ)\b[\s,.:;!—–-]*", re.I)
+
+
 def read_answer(text: str) -> Answer | None:
     return WORDS.get(text.strip().lower())
+
+
+def understand(text: str) -> tuple[Answer, str] | None:
+    """Any free answer at the card: yes / ok / go ahead grant; no denies; anything else is a no
+    with those words as the correction ("no — call it greet.py instead": no, "call it greet.py
+    instead"). None for an empty line, a hedge ("maybe") or a question: not an answer, the card
+    is asked again. One-letter keys keep their meaning (e, a, d)."""
+    said = text.strip()
+    if not said:
+        return None
+    word = WORDS.get(said.lower())
+    if word is not None:
+        return word, ""
+    if GRANT.match(said):
+        return "yes", ""
+    if UNSURE.search(said):
+        return None
+    denied = DENY.match(said)
+    if denied and said[denied.end():].strip():
+        return "no", said[denied.end():].strip()
+    return "no", said
 
 
 def auto_answer_pending(session: Any) -> str | None:

@@ -26,7 +26,7 @@ from duckflow.channels.cli.answers import (
     CODER_QUESTION,
     INSTEAD,
     QUESTION,
-    read_answer,
+    understand,
 )
 from duckflow.channels.cli.common import add_model_options, add_workspace, model_arg
 from duckflow.channels.cli.render import clean
@@ -208,9 +208,11 @@ class Chat:
             self.editing = ""
             self.loop.start_stream(self.talk.answer_coder(False, by="user (chat)", note=text.strip() or None))
             return
-        answer = read_answer(text)
+        answer, words = understand(text) or (None, "")
         if answer in ("yes", "always"):
             self.loop.start_stream(self.talk.answer_coder(True, by="user (chat)"))
+        elif answer in ("no", "edit") and words:  # a free answer: a no with these words
+            self.loop.start_stream(self.talk.answer_coder(False, by="user (chat)", note=words))
         elif answer in ("no", "edit"):
             self.editing = "coder"
             self.render.console.print(f"[bold]{INSTEAD}[/]")
@@ -242,13 +244,15 @@ class Chat:
             self.editing = ""
             self.loop.start_answer(False, by="user (chat)", note=text.strip() or None)
             return
-        answer = read_answer(text)
+        answer, words = understand(text) or (None, "")
         job = self.session.state.pending_job or {}
         if answer == "yes":
             self.loop.start_answer(True, by="user (chat)")
         elif answer == "always":
             self.always = True
             self.loop.start_answer(True, by=ALWAYS_BY)
+        elif answer in ("no", "edit") and words:  # "no — call it greet.py instead": a no with these words
+            self.loop.start_answer(False, by="user (chat)", note=words)
         elif answer in ("no", "edit"):
             self.editing = answer
             c.print(f"[bold]{INSTEAD if answer == 'no' else CHANGE}[/]")

@@ -155,7 +155,7 @@ def _run(args: argparse.Namespace, started: Callable[[], None]) -> int:
             QUESTION,
             auto_answer_pending,
             decide,
-            read_answer,
+            understand,
         )
 
         if always[0] and auto_answer_pending(session) is None:
@@ -163,16 +163,15 @@ def _run(args: argparse.Namespace, started: Callable[[], None]) -> int:
         renderer.flush()  # the card the run stopped at
         renderer.stop_spinner()
         while True:
-            answer = read_answer(renderer.console.input(f"[bold yellow]{QUESTION}[/] › "))
+            answer, words = understand(renderer.console.input(f"[bold yellow]{QUESTION}[/] › ")) or (None, "")
             if answer == "details":
                 job = session.state.pending_job or {}
                 renderer.approval(job.get("request") or {}, job.get("job_id"), call=job.get("call"), details=True)
                 continue
             if answer is not None:
                 break
-            renderer.console.print("Type y, n, e or a.")
-        words = ""
-        if answer in ("no", "edit"):
+            renderer.console.print("Type y, n, e or a, or say what to do instead.")
+        if answer in ("no", "edit") and not words:
             words = renderer.console.input(f"[bold]{INSTEAD if answer == 'no' else CHANGE}[/] › ")
         always[0] = always[0] or answer == "always"
         return decide(session, answer, words, by="user (duckflow run)")
@@ -185,16 +184,16 @@ def _run(args: argparse.Namespace, started: Callable[[], None]) -> int:
 
     async def coder_answer(outcome: Any) -> Any:
         """On a terminal: a yes / no on the Coder job that waits (the card is shown above)."""
-        from duckflow.channels.cli.answers import CODER_QUESTION, INSTEAD, read_answer
+        from duckflow.channels.cli.answers import CODER_QUESTION, INSTEAD, understand
 
         while interactive and talk.coder_job:
             renderer.flush()
             renderer.stop_spinner()
-            answer = read_answer(renderer.console.input(f"[bold yellow]{CODER_QUESTION}[/] › "))
+            answer, words = understand(renderer.console.input(f"[bold yellow]{CODER_QUESTION}[/] › ")) or (None, "")
             if answer in ("yes", "always"):
                 outcome = await outcome_of(talk.answer_coder(True, by="user (duckflow run)"))
             elif answer in ("no", "edit"):
-                words = renderer.console.input(f"[bold]{INSTEAD}[/] › ").strip()
+                words = words or renderer.console.input(f"[bold]{INSTEAD}[/] › ").strip()
                 outcome = await outcome_of(talk.answer_coder(False, by="user (duckflow run)", note=words or None))
             else:
                 renderer.console.print("Type y or n.")
