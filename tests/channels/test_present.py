@@ -156,3 +156,22 @@ def test_a_waiting_line_naming_a_task_of_several_lines_is_dropped_whole() -> Non
             "Files the person attached:\ncalc.py:…)\nThen I run it.")
     shown = _person(Presenter(), ReplyChunk(agent="companion", data=ReplyData(text=text)))
     assert shown == ["", "Writing notes.\n\nThen I run it."]
+
+
+def test_every_card_says_whether_and_how_it_can_be_undone_and_the_cost_against_the_limit() -> None:
+    companion = card({**REQUEST, "rollback": "`duckflow undo` restores the checkpoint taken before the change"},
+                     None, "j1")
+    points = dict(companion["points"])
+    assert points["Undo"] == "yes — /undo restores the checkpoint taken before the change"
+    assert points["Impact"] == "1 file" and "Cost" not in points  # (no estimate: no cost line made up)
+    coder = card({"operation": {"tool": "apply_patch", "paths": ["app.py"]}, "impact": "files: app.py",
+                  "reversible": True, "rollback": "each file is checkpointed: `duckflow undo` restores it",
+                  "cost_estimate": 50.0, "hard_required": ["cost_over_limit"], "risk": "medium",
+                  "diff_preview": "--- a/app.py\n+++ b/app.py\n@@\n-x\n+y\n"}, None, "j2")
+    points = dict(coder["points"])
+    assert points["Undo"] == "yes — each file is checkpointed: /undo restores it"
+    assert points["Cost"] == "about $50.00 — over the limit"
+    assert points["A person must decide"] == "the cost estimate is over the limit (gate.cost_limit)"
+    command = dict(card({"operation": {"tool": "execute_shell", "command": "make"}, "reversible": False,
+                         "rollback": "a command's effects cannot be rolled back automatically"}, None, "j3")["points"])
+    assert command["Undo"] == "no — a command's effects cannot be rolled back automatically"

@@ -63,3 +63,23 @@ def test_move_checks_source_for_delete_and_destination_for_write(root: Path) -> 
     assert ok.kind == "rename" and ok.refused is None
     bad = guarded_operation("move_path", {"src": "docs/a.md", "dst": ".git/a.md"}, guard)
     assert bad.refused is not None and ".git/a.md" in bad.refused
+
+
+@pytest.mark.parametrize("content", [
+    'OPENAI_API_KEY = "sk-proj-abcdefghij1234567890ABCDEFGHIJklmnopqrstuv"\n',
+    "AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE\n",
+])
+def test_writing_a_secret_into_a_file_is_high_risk_and_never_auto_approved(root: Path, gate: Gate,
+                                                                         content: str) -> None:
+    op = guarded_operation("write_file", {"path": "docs/settings.md", "content": content}, WorkspaceGuard(root))
+    assert op.sensitive
+    gate.autoapprove.on(WIDEST, ttl_min=5, by="t")  # even with every auto-approval on, a person decides
+    out = gate.submit(op, intent="store the key")
+    assert out.decision == "pending" and out.request is not None
+    assert out.request.risk == "high" and "send_sensitive" in out.request.hard_required
+
+
+def test_a_write_without_a_secret_stays_low(root: Path) -> None:
+    op = guarded_operation("write_file", {"path": "docs/b.md", "content": 'api_key = os.environ["KEY"]\n'},
+                           WorkspaceGuard(root))
+    assert not op.sensitive

@@ -32,7 +32,8 @@ _STEP_WORDS = re.compile(r"\b(PLANNING|EXECUTION|REVIEW|AWAITING_APPROVAL|REQUIR
 PERSON_NOTICES = {"approval_stale": "", "proposed": "Proposed, not run: ",
                   "refused_call": "Refused: ", "question": "", "constraint": "", "paused": "",
                   "overwrite": "", "rename": "", "copied_example": "", "bundled_model": "", "loading": "",
-                  "router": "", "delegated": "", "project_notes": "", "mcp": "", "budget": ""}
+                  "router": "", "delegated": "", "project_notes": "", "mcp": "", "budget": "",
+                  "unchanged": "No change: ", "answered": ""}
 ASKED_AGAIN = {"reasked": "The model's reply could not be used; asking it again.",
                "reply_unusable": "The model's reply still could not be used after asking again."}
 VERBOSE_NOTICES = ("auto_approved", "vitals", "plan_progress", "deviation", "plan_no_actions", "codec")  # raw_reply: --debug
@@ -216,15 +217,39 @@ def headline(request: dict[str, Any], call: dict[str, Any] | None = None) -> str
     return intent[:1].upper() + intent[1:] if intent else "A change needs your approval"
 
 
+# why a person must decide, in words (the gate's names otherwise, underscores as spaces)
+HARD_WORDS = {"cost_over_limit": "the cost estimate is over the limit (gate.cost_limit)",
+              "send_sensitive": "it writes or sends secrets", "delete": "it deletes files",
+              "rename": "it moves or renames files", "outside_workspace": "it reaches outside the workspace",
+              "destructive": "the command deletes, moves or overwrites files", "irreversible": "it cannot be undone",
+              "broad_overwrite": "it changes many files at once", "dangerous_extension": "it writes a program file"}
+_UNDO_IN_IMPACT = re.compile(r";?\s*(not undoable|undoable with `duckflow undo`)[^;]*")
+
+
+def undo_point(request: dict[str, Any]) -> str:
+    """Whether the change can be undone, and how (every card, the companion's and a Coder's)."""
+    how = str(request.get("rollback") or "").replace("`duckflow undo`", "/undo")
+    if request.get("reversible") is None and not how:
+        return ""
+    if request.get("reversible") and not how:
+        how = "/undo restores the files as they were"
+    return f"{'yes' if request.get('reversible') else 'no'}{' — ' + how if how else ''}"
+
+
 def card(request: dict[str, Any], call: dict[str, Any] | None, job_id: Any) -> dict[str, Any]:
-    """The approval card's parts: headline, the five points in words, the diff, a short job id."""
+    """The approval card's parts: headline, the five points in words, undo, the cost, the diff, a short job id."""
+    impact = _UNDO_IN_IMPACT.sub("", str(request.get("impact") or "")).strip()  # (said on its own line)
+    hard = [str(h) for h in request.get("hard_required") or []]
+    cost = request.get("cost_estimate")
     points = [("Why", scrub(str(request.get("rationale") or ""))),
-              ("Impact", str(request.get("impact") or "").replace("`duckflow undo`", "/undo")),
+              ("Impact", impact.replace("`duckflow undo`", "/undo")),
+              ("Undo", undo_point(request)),
+              ("Cost", (f"about ${float(cost):,.2f}" + (" — over the limit" if "cost_over_limit" in hard else ""))
+               if isinstance(cost, int | float) else ""),
               ("Instead", str(request.get("alternatives") or "")),
               ("Risk", str(request.get("risk") or "?"))]
-    hard = request.get("hard_required") or []
     if hard:
-        points.append(("A person must decide", ", ".join(str(h) for h in hard)))
+        points.append(("A person must decide", "; ".join(HARD_WORDS.get(h, h.replace("_", " ")) for h in hard)))
     return {"headline": headline(request, call), "points": [(k, v) for k, v in points if v],
             "diff": str(request.get("diff_preview") or ""), "job": short_job(job_id),
             "job_id": str(job_id or "")}

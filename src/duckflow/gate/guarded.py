@@ -91,7 +91,8 @@ def guarded_operation(
     return Operation(
         kind=op.kind, tool=op.tool, paths=op.paths, size=op.size, command=op.command,
         task_type=op.task_type, diff=op.diff, outside_workspace=outside,
-        dangerous_extension=dangerous, sensitive=op.sensitive, cost_estimate=op.cost_estimate,
+        dangerous_extension=dangerous, sensitive=op.sensitive or holds_secret(arguments),
+        cost_estimate=op.cost_estimate,
         refused="; ".join(refused) if refused else op.refused,
         extra={**op.extra, **bind(guard, raw if not refused else [])},
         targets=tuple(t for t in dict.fromkeys(targets) if t not in op.paths),
@@ -150,3 +151,14 @@ def _read_text(guard: WorkspaceGuard, path: str) -> str | None:
     except ValueError:
         return _TOO_LARGE
     return data.decode("utf-8", "replace")
+
+
+def holds_secret(arguments: Mapping[str, Any]) -> bool:
+    """A write or edit whose content holds a secret (an API key, a token, a private key, as the
+    sanitizer finds them): high risk, and a person must decide, never auto-approved as low."""
+    content = arguments.get("content")
+    if not isinstance(content, str) or not content:
+        return False
+    from duckflow.security.sanitizer import default_sanitizer
+
+    return any(c.category == "SECRET" for c in default_sanitizer().scan(content))

@@ -58,6 +58,17 @@ def cost_text(prompt_tokens: int, completion_tokens: int, hint: str | None) -> s
     return "; ".join(parts)
 
 
+_DOLLARS = re.compile(r"(?:\$|US\$|USD\s*)\s*(\d[\d,]*(?:\.\d+)?)|(\d[\d,]*(?:\.\d+)?)\s*(?:USD|dollars?|\$)",
+                      re.I)
+
+
+def hint_dollars(hint: str | None) -> float | None:
+    """The dollars a Coder's cost hint names (`$50`, `about 12.5 USD`, `3 dollars`): the largest
+    one, so a range is judged by its top; None when it names no amount in dollars."""
+    found = [float((a or b).replace(",", "")) for a, b in _DOLLARS.findall(hint or "")]
+    return max(found) if found else None
+
+
 def _summary(out: CoderOutput) -> dict[str, Any]:
     return {"plan": out.plan[:500], "risk": out.risk[:200], "patch_lines": out.patch.count("\n") + 1,
             "coder_job_id": out.job_id, "cost_hint": out.cost_hint}
@@ -137,9 +148,10 @@ class CoderFlow:
 
         # the guard's verdicts (refusals, symlink targets, dangerous extensions) and the binding
         # to this workspace and each file's content now (gate/binding.py) go with the job
+        # the estimate in dollars is judged against gate.cost_limit: over it, a person must decide
         op = guarded_operation("apply_patch", {}, WorkspaceGuard(self.workspace), kind="write",
                                paths=tuple(files), size=len(out.patch.encode()), diff=out.patch,
-                               task_type="code")
+                               task_type="code", cost_estimate=hint_dollars(out.cost_hint))
         first = out.plan.strip().splitlines()[0] if out.plan.strip() else "apply the Coder's patch"
         outcome = self.gate.submit(
             op, intent=first[:200], rationale=out.plan[:2000],
