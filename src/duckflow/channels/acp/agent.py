@@ -29,6 +29,7 @@ from acp.schema import (
     Implementation,
     InitializeResponse,
     LoadSessionResponse,
+    McpCapabilities,
     NewSessionResponse,
     PermissionOption,
     PromptCapabilities,
@@ -100,7 +101,8 @@ class DuckflowAgent:
         return InitializeResponse(
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
             agent_capabilities=AgentCapabilities(load_session=True,
-                                                 prompt_capabilities=PromptCapabilities(embedded_context=True)),
+                                                 prompt_capabilities=PromptCapabilities(embedded_context=True),
+                                                 mcp_capabilities=McpCapabilities(http=True, sse=False)),
             agent_info=Implementation(name="duckflow", title="Duckflow", version=__version__),
             auth_methods=[])
 
@@ -115,16 +117,19 @@ class DuckflowAgent:
             raise RequestError.invalid_params({"details": f"cwd must be an absolute path, not {cwd!r}"})
         return root
 
-    def _open(self, root: Path, session_id: str | None) -> Live:
+    def _open(self, root: Path, session_id: str | None, mcp_servers: Any = None) -> Live:
+        from duckflow.channels.acp.editor_mcp import with_editor_servers
         from duckflow.companion.factory import open_session
 
         try:
+            config, left_out = with_editor_servers(root, mcp_servers)
             opened = open_session(root, model_name=self.model_name, session_id=session_id,
-                                  codec=self.codec, mode=self.mode)
+                                  codec=self.codec, mode=self.mode, config=config)
         except DuckflowError as exc:
             if session_id is not None and "no saved session" in exc.message:
                 raise RequestError(-32002, "Resource not found", {"details": exc.message}) from None
             raise RequestError(-32603, exc.message, {"hint": exc.hint} if exc.hint else None) from None
+        opened.session.open_notes += [("mcp", line) for line in left_out]  # said in the first turn
         try:
             conv = Conversation.for_session(opened, channel="acp", max_turns=self.max_turns)
         except BaseException:
@@ -144,7 +149,7 @@ class DuckflowAgent:
                           **kwargs: Any) -> NewSessionResponse:
         if not self.ready:
             raise not_ready()
-        live = self._open(self._root(cwd), None)
+        live = self._open(self._root(cwd), None, mcp_servers)
         return NewSessionResponse(session_id=live.conv.session.state.session_id)
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: Any = None,
@@ -152,7 +157,7 @@ class DuckflowAgent:
         """The saved session, its exchanges replayed as user and agent messages."""
         if not self.ready:
             raise not_ready()
-        live = self.sessions.get(session_id) or self._open(self._root(cwd), session_id)
+        live = self.sessions.get(session_id) or self._open(self._root(cwd), session_id, mcp_servers)
         kept = live.transcript.replay()
         if kept:
             from acp.schema import SessionNotification
