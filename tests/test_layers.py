@@ -24,7 +24,7 @@ MAX_CIRCLES = 0  # the issue asked for at most one; the last one (companion/) is
 FLOORS: list[tuple[str, ...]] = [
     ("channels.cli", "demo", "protocol_story"),                # people: the `duckflow` command (main.py dispatches), `make run`
     ("channels.http",),                           # server: `duckflow serve`
-    ("channels.slack", "channels.line", "channels.acp"),  # webhooks, editors (ACP over stdio)
+    ("channels.slack", "channels.line", "channels.acp", "channels.mcpserve"),  # webhooks, editors (ACP over stdio)
     ("channels", "channels.shared"),              # channels: runner, manager, stream log, shared by all; Redis + PostgreSQL
     ("orchestra", "apps", "companion"),           # apps: the applications of the engine
     ("gate", "prompts"),                          # approval

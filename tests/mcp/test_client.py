@@ -24,11 +24,17 @@ from tests.mcp.servers import hostile, need
 pytest.importorskip("mcp")
 
 
+def _toml(value: Any) -> str:
+    if isinstance(value, dict):  # an inline table
+        return "{ " + ", ".join(f"{json.dumps(k)} = {json.dumps(v)}" for k, v in value.items()) + " }"
+    return json.dumps(value)
+
+
 def _config(path: Path, servers: dict[str, dict[str, Any]]) -> Path:
     lines = []
     for name, entry in servers.items():
         lines.append(f"[mcp_servers.{name}]")
-        lines += [f"{k} = {json.dumps(v)}" for k, v in entry.items()]
+        lines += [f"{k} = {_toml(v)}" for k, v in entry.items()]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
 

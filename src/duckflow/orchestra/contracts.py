@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from duckflow.orchestra.settings import ROUTES
 
-Channel = Literal["cli", "line", "slack", "http", "acp"]  # acp: an editor (channels/acp/)
+Channel = Literal["cli", "line", "slack", "http", "acp", "mcp"]  # acp: an editor (channels/acp/); mcp: another agent (channels/mcpserve/)
 Source = Literal["command", "rules", "classifier", "fallback"]
 Risk = Literal["low", "medium", "high"]
 

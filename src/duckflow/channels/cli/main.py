@@ -32,7 +32,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "config": ("duckflow.channels.cli.config_cmd", "show every setting and where it came from"),
     "serve": ("duckflow.channels.cli.serve_cmd", "the web page, HTTP API, Slack and LINE"),
     "acp": ("duckflow.channels.cli.acp_cmd", "be the agent of an editor (Zed, JetBrains, Neovim) over ACP"),
-    "mcp": ("duckflow.channels.cli.mcp_cmd", "MCP servers whose tools the companion uses: add, list, remove, allow"),
+    "mcp": ("duckflow.channels.cli.mcp_cmd", "MCP servers: add, list, remove, allow; serve this workspace as one"),
     "essay": ("duckflow.channels.cli.essay_cmd", "essay agents: draft, style, check, eval"),
     "workspace": ("duckflow.channels.cli.workspace_cmd", "check what the workspace guard allows"),
     "sanitize": ("duckflow.channels.cli.sanitize_cmd", "mask secrets and personal data"),

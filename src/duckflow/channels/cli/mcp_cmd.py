@@ -1,8 +1,9 @@
-"""`duckflow mcp add|list|remove|allow`: the MCP servers whose tools Duckflow uses.
+"""`duckflow mcp add|list|remove|allow|serve`: MCP servers whose tools Duckflow uses, and Duckflow as one.
 
 add/remove edit `[mcp_servers.NAME]` in your config file (with tomlkit, so your comments and
 layout stay); list shows yours and the ones the workspace's repository names (waiting for your
-yes or allowed); allow gives that yes, bound to the exact command line.
+yes or allowed); allow gives that yes, bound to the exact command line; serve runs Duckflow's
+own MCP server (channels/mcpserve/).
 """
 
 from __future__ import annotations
@@ -34,10 +35,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
     allow = sub.add_parser("allow", help="let a server the workspace's repository names start (your yes)")
     allow.add_argument("name")
     add_workspace(allow)
+    serve = sub.add_parser("serve", help="offer this workspace's tools and the companion as an MCP server")
+    add_workspace(serve)
+    serve.add_argument("--http", type=int, metavar="PORT", help="streamable HTTP on 127.0.0.1:PORT (default: stdio)")
+    serve.add_argument("--model", help="the companion's model for duckflow_task (default: as `duckflow run`)")
 
 
 def run(args: argparse.Namespace) -> int:
-    action = {"add": _add, "list": _list, "remove": _remove, "allow": _allow}[args.action]
+    action = {"add": _add, "list": _list, "remove": _remove, "allow": _allow, "serve": _serve}[args.action]
     return action(args)
 
 
@@ -187,3 +192,9 @@ def _allow(args: argparse.Namespace) -> int:
           "It starts with the next session here; if the repository changes this command, you are asked again.")
     return 0
 
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from duckflow.channels.mcpserve.serve import serve
+
+    return serve(Path(args.workspace), http_port=args.http, model=args.model)
