@@ -23,15 +23,24 @@ def test_ctrl_c_stops_the_step_keeps_the_state_and_resume_continues(tmp_path: Pa
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
-        time.sleep(2.5)  # the first Main reply is still being written (word by word)
+        assert proc.stdout is not None
+        seen = ""
+        deadline = time.monotonic() + 60
+        while "plan" not in seen and time.monotonic() < deadline:  # the first reply is being written
+            seen += os.read(proc.stdout.fileno(), 64).decode("utf-8", "replace")
+        time.sleep(0.3)  # (word by word, DUCKFLOW_DEMO_DELAY apart: it is still being written)
         proc.send_signal(signal.SIGINT)
-        out, _ = proc.communicate(timeout=20)
+        rest, _ = proc.communicate(timeout=20)
+        out = seen + rest
     finally:
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == 130, out
     assert "Stopped (Ctrl-C); the work so far is kept" in out and "--resume" in out and "PLANNING" not in out
     assert "Traceback" not in out
+    stop = next(ln for ln in out.splitlines() if "Stopped (Ctrl-C)" in ln)
+    assert stop.startswith("Stopped (Ctrl-C)"), out  # on a fresh line, not after the half-written answer
+    assert "… (cancelled)" in out  # and the half-written answer is marked as cancelled
     status = subprocess.run([sys.executable, "-m", "duckflow", "status", "-w", str(ws), "--json"], env=env,
                             capture_output=True, text=True, timeout=30)
     import json

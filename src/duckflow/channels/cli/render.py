@@ -192,6 +192,21 @@ class Renderer:
         self.console.file.write(text)
         return True
 
+    def cut_short(self) -> None:
+        """A turn cancelled part-way (Ctrl-C, Esc): what it was writing ends on its own line,
+        marked as cancelled, so what is said next starts on a fresh line."""
+        self.stop_spinner()
+        mark = " … (cancelled)"
+        if self.live_line:
+            for agent in [a for a in self._partials if a != CHAT]:
+                line = self._partials.pop(agent, "")
+                if line.strip():
+                    self._print_line(line.rstrip() + mark, agent)
+        elif self._line_open:
+            self.console.print(mark, style="dim")
+        self._line_open = False
+        self._started = {a for a in self._started if a == CHAT}
+
     def _end_stream(self, agent: str) -> None:
         self._started.discard(agent)
         if agent == MAIN:
@@ -208,6 +223,8 @@ class Renderer:
         fields = dict(chunk.data.__dict__)
         if _dirty(fields):  # escape sequences from a model or a file are shown as nothing, never run
             chunk = chunk.model_copy(update={"data": chunk.data.model_copy(update=clean(fields))})
+        if chunk.type == "notice" and chunk.data.code in ("paused", "cancelled"):
+            self.cut_short()  # (the partial reply of the cancelled turn is marked as such)
         for line in self.present.feed(chunk):
             if self._held is not None and (line.kind != "status" and line.text and visible(line, self.level)
                                            or line.kind == "answer"):

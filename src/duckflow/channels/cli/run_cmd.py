@@ -262,6 +262,7 @@ def _run(args: argparse.Namespace, started: Callable[[], None]) -> int:
         # the stores close together; with the fast exit, their connections stay open for it
         close_all(talk.close, opened.close, process_ends=fastexit.armed())
     if cancelled:
+        renderer.cut_short()  # on a fresh line, not after the half-written answer
         renderer.console.print("[yellow]Stopped (Ctrl-C); the work so far is kept. Continue with "
                                f"`duckflow run --resume -w {args.workspace}` or `duckflow chat`.[/]")
         return EXIT_CANCELLED
