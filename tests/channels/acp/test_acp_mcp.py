@@ -38,7 +38,7 @@ async def test_the_editors_mcp_server_is_started_and_its_read_only_tool_runs_una
     assert done.stop_reason == "end_turn", client.text()
     assert client.asked == []  # read-only (the server says so): no permission asked
     ran = [u for calls in client.calls().values() for u in calls]
-    assert ran and ran[-1].status == "completed", [(u.title, u.status) for u in ran]
+    assert ran and ran[-1].status == "completed", ([(u.title, u.status) for u in ran], client.text())
     assert "editor's MCP server old was not started" in client.text()
     assert "It is evening in Tokyo." in client.text()
     assert "Traceback" not in stderr.read_text()

@@ -4,7 +4,8 @@ ACP lets the editor pass the MCP servers the person set up there; Duckflow start
 starts the `[mcp_servers]` of your own config (mcp_config.py: stdio `command`/`args`/`env`,
 streamable HTTP `url`/`headers`) — the editor's settings are the person's, like that file. Their
 tools then pass the same gate as any: a tool the server marks read-only runs unasked, the rest
-show the approval. A server of yours with the same name wins. SSE and ACP-transport servers are
+show the approval. A server of yours with the same name wins. ACP gives no timeouts, so an
+editor's server gets STARTUP_S to start and the call timeout of mcp_config.py. SSE and ACP-transport servers are
 not taken (the MCP client speaks stdio and streamable HTTP); each one left out is said in a line.
 """
 
@@ -15,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from duckflow.config import Config, load_config
+
+STARTUP_S = 30.0  # an editor's server may start slowly (npx fetching a package); yours keep their own
 
 
 def _name(raw: str, taken: set[str]) -> str:
@@ -41,10 +44,13 @@ def with_editor_servers(root: Path, servers: list[Any] | None) -> tuple[Config |
         raw = str(getattr(server, "name", "") or "editor")
         try:
             if getattr(server, "command", None) and kind in (None, "stdio"):
-                conf = McpServerConfig(command=server.command, args=list(server.args or []),
-                                       env={e.name: e.value for e in server.env or []})
+                conf = McpServerConfig.model_validate({
+                    "command": server.command, "args": list(server.args or []),
+                    "env": {e.name: e.value for e in server.env or []}, "startup_timeout_sec": STARTUP_S})
             elif kind == "http" and getattr(server, "url", None):
-                conf = McpServerConfig(url=server.url, headers={h.name: h.value for h in server.headers or []})
+                conf = McpServerConfig.model_validate({
+                    "url": server.url, "headers": {h.name: h.value for h in server.headers or []},
+                    "startup_timeout_sec": STARTUP_S})
             else:
                 left_out.append(f"the editor's MCP server {raw} was not started: Duckflow speaks MCP over "
                                 "stdio and streamable HTTP, not " + str(kind or "this transport"))
