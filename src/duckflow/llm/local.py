@@ -30,9 +30,10 @@ import atexit
 import contextlib
 import json
 import os
+import sys
 import threading
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, MutableMapping, Sequence
 from typing import Any
 
 from duckflow.errors import DuckflowError
@@ -86,7 +87,25 @@ class LocalModelUnavailable(DuckflowError):
     """llama-cpp-python is missing or the model file cannot be loaded."""
 
 
+WAIT_POLICY = {"OMP_WAIT_POLICY": "PASSIVE"}  # idle OpenMP threads sleep instead of spinning
+
+
+def quiet_openmp(env: MutableMapping[str, str]) -> MutableMapping[str, str]:
+    """`env` with llama.cpp's OpenMP threads told to sleep when idle (a person's own setting wins).
+
+    The GNU OpenMP runtime reads OMP_WAIT_POLICY once, when llama.cpp's library is loaded, so it
+    is set before `import llama_cpp` here and in the environment of a `llama_cpp.server` child.
+    Its default spin-wait starves every other process on a busy machine and itself with it: the
+    1.5B model decoded 0.45-0.7 tokens/s beside one CPU-bound process, 11.4 with PASSIVE
+    (issue 33; `duckflow bench decode` measures it)."""
+    for key, value in WAIT_POLICY.items():
+        env.setdefault(key, value)
+    return env
+
+
 def _import_llama() -> Any:
+    if "llama_cpp" not in sys.modules:
+        quiet_openmp(os.environ)
     try:
         import llama_cpp
     except ImportError as exc:
