@@ -136,6 +136,9 @@ def load_llama(path: str, n_ctx: int, n_threads: int) -> Any:
             except (ValueError, RuntimeError, OSError) as exc:
                 raise LocalModelUnavailable(f"llama.cpp could not load {path}: {exc}",
                                             hint="check that the file is a GGUF model") from exc
+            from duckflow.llm.localsampler import install
+
+            install(llm)  # a call's grammar is checked on the chosen token (llm/localsampler.py)
             _LOADED[key] = llm
         return llm
 
