@@ -192,3 +192,42 @@ def test_a_reply_is_markdown_and_html_in_it_is_shown_as_text(live: Any, tmp_path
     assert "script-src 'self'" in httpx.get(srv.url + "/").headers["content-security-policy"]
     shot(page, f"web-{width}-markdown")
     assert errors == [] and "Traceback" not in chat_text(page)
+
+
+ASK = ('~ the task does not say the name\n#c0.9 #m0.9 #f0.9 #s0.9\n'
+       '? "Which name should the script have?"\n  1. greet.py\n  2. hello.py\n')
+WRITE = ('~ write hello.py as answered\n#c0.9 #m0.9 #f0.9 #s0.9\n$ create @ hello.py\n---\nprint("hi")\n---\n'
+         '~ next: DONE\n')
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_a_question_from_the_model_offers_its_options_and_a_click_answers(
+        live: Any, tmp_path: Path, browser: Any, width: int, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    from duckflow.channels.runner import SessionRunner
+    from duckflow.llm.scripted import ScriptedModel, reply
+
+    config = tmp_path / "config.toml"
+    config.write_text('[companion]\ncodec = "symops"\nmode = "single_call"\n', encoding="utf-8")
+    monkeypatch.setenv("DUCKFLOW_CONFIG", str(config))
+    (tmp_path / "ws").mkdir()
+    model = ScriptedModel([reply(ASK), reply(WRITE)], name="asker")
+    srv = live(runner=SessionRunner(tmp_path / "ws", model_factory=lambda: model))
+    page = browser.new_page(viewport={"width": width, "height": 844 if width < 500 else 800})
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(f"{srv.url}/#code={srv.app.state.logins.issue()}")
+    page.wait_for_selector("#conn.on", timeout=15000)
+    page.fill("#text", "Create a script that prints hi")
+    page.press("#text", "Enter")
+    card = page.locator("#log .card.question")
+    card.wait_for(timeout=15000)
+    assert card.locator(".headline").inner_text() == "Which name should the script have?"
+    assert card.locator("button.option").all_inner_texts() == ["1. greet.py", "2. hello.py"]
+    assert in_view(page, "#log .card.question button.option >> nth=1")
+    shot(page, f"web-{width}-question")
+    card.locator("button.option", has_text="hello.py").click()
+    page.locator("#log .card .approve").wait_for(timeout=15000)  # the answer reached the model: it writes
+    assert card.locator(".answer").inner_text() == "Answered: hello.py" and card.locator("button").count() == 0
+    assert page.locator("#log .card:not(.question) .headline").inner_text().startswith("Create hello.py")
+    assert "hello.py" in model.requests[1].messages[-1].content
+    assert errors == []

@@ -149,7 +149,8 @@ const Talk = (() => {
 
     add(node) {  // every visible item goes before the "working" line; prose after it starts a new bubble
       const stick = this.hooks.nearBottom();
-      this.log.insertBefore(node, this.typing);
+      const open = this.asking && this.asking.isConnected && node.classList.contains("bot") && !node.classList.contains("cmd");
+      this.log.insertBefore(node, open ? this.asking : this.typing);  // the model's words before its question
       if (!node.classList.contains("trace") && !node.classList.contains("bot")) this.bubble = null;
       this.hooks.added(stick);
       return node;
@@ -290,6 +291,8 @@ const Talk = (() => {
         return;
       }
       if (d.code === "command") { this.command(c, d); return; }
+      if (d.code === "question" && d.details && d.details.question) { this.question(c, d); return; }  // the model asks
+      if (d.code === "answered") { this.questionAnswered(d); return; }
       if (d.code === "cancelled") { this.stopped(); this.line(d.message, "warn"); return; }
       if (d.code === "proposed" || d.code === "refused_call") {
         const call = (d.details && d.details.call) || {};
@@ -380,6 +383,34 @@ const Talk = (() => {
       this.add(card);
       this.event(c.time, "Approval asked: " + headline, "ask");
       this.hooks.attention(card);
+    }
+
+    question(c, d) {  // the model asks: its question, each option a button that answers with it
+      const q = (d.details && d.details.question) || d.message, options = (d.details && d.details.options) || [];
+      const card = el("div", "card question");
+      card.append(el("div", "ask", "Duckflow asks"), el("strong", "headline", q));
+      const buttons = el("div", "buttons choices");
+      options.forEach((o, i) => {
+        const b = el("button", "option", `${i + 1}. ${o}`); b.type = "button";
+        b.onclick = () => { card.querySelectorAll("button").forEach((x) => (x.disabled = true)); this.hooks.command(o); };
+        buttons.appendChild(b);
+      });
+      if (options.length) card.appendChild(buttons);
+      card.appendChild(el("p", "why", options.length ? "Or type your own answer below." : "Type your answer below."));
+      card.appendChild(el("p", "answer"));
+      this.asking = card;
+      this.add(card);
+      this.event(c.time, "Question: " + clip(q, 60), "ask");
+      this.hooks.attention(card);
+    }
+
+    questionAnswered(d) {
+      const card = this.asking;
+      if (!card) return;
+      this.asking = null;
+      card.classList.add("decided");
+      card.querySelectorAll(".buttons, .why").forEach((n) => n.remove());
+      card.querySelector(".answer").textContent = "Answered: " + (d.details && d.details.answer || "");
     }
 
     answered(c, d) {
