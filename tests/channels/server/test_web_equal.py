@@ -66,7 +66,7 @@ def test_undo_from_the_result_row_and_redo_and_a_typed_undo(served: Served, brow
     assert in_view(page, "#log button.undo")
     row.locator("button.undo").click()
     page.locator("#log .msg.cmd", has_text="Undone").wait_for(timeout=15000)
-    assert not hello.exists()
+    assert not hello.exists() and "removed hello.py" in page.locator("#log .msg.cmd").first.inner_text()
     assert row.locator("button.undo").inner_text() == "Redo" and "undone" in row.get_attribute("class")
     assert row.get_attribute("open") is None  # the click undid; it did not open the row
     shot(page, f"web-{width}-undo")
@@ -75,6 +75,9 @@ def test_undo_from_the_result_row_and_redo_and_a_typed_undo(served: Served, brow
     page.locator("#log .msg.cmd", has_text="Redone").wait_for(timeout=15000)
     assert "Hello from Duckflow" in hello.read_text() and row.locator("button.undo").inner_text() == "Undo"
     assert page.locator("#log .msg.user", has_text="/redo").count() == 1
+    row.locator("button.undo").click()  # undo → redo → undo: the stack holds
+    page.locator("#log .msg.cmd", has_text="Undone").nth(1).wait_for(timeout=15000)
+    assert not hello.exists() and row.locator("button.undo").inner_text() == "Redo"
     page.fill("#text", "/nope")
     page.press("#text", "Enter")
     page.locator("#log .msg.cmd.refused", has_text="/nope is not a command, so nothing was sent").wait_for(timeout=15000)
