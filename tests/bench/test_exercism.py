@@ -89,7 +89,8 @@ def test_the_judge_runs_the_shipped_tests_restored_first(tmp_path: Path) -> None
     assert not judge(ex, ws)[0]
     assert "self.assertEqual(add(1, 2), 3)" in (ws / "adder_test.py").read_text()
     (ws / "adder.py").write_text(RIGHT)
-    assert judge(ex, ws) == (True, judge(ex, ws)[1])
+    passed, output = judge(ex, ws)
+    assert passed and "OK" in output
 
 
 def write(content: str) -> str:
