@@ -200,12 +200,8 @@ class DuckflowAgent:
         live = self._live(session_id)
         if live.task is not None and not live.task.done():
             raise RequestError(-32600, "Invalid request", {"details": "a prompt is already running in this session"})
-        text = await prompt_text(prompt, live.conv.session.state.workspace, self._reader(session_id))
-        if not text.strip():
-            raise RequestError.invalid_params({"details": "the prompt has no text"})
         live.cancelled = False
-        live.transcript.add([update_user_message_text(text)])
-        live.task = asyncio.create_task(self._turn(session_id, live, text))
+        live.task = asyncio.create_task(self._prompted(session_id, live, prompt))  # busy from here on
         try:
             stop = await live.task
         except asyncio.CancelledError:
@@ -215,6 +211,13 @@ class DuckflowAgent:
         finally:
             live.transcript.flush()
         return PromptResponse(stop_reason=stop)  # type: ignore[arg-type]
+
+    async def _prompted(self, session_id: str, live: Live, prompt: list[Any]) -> str:
+        text = await prompt_text(prompt, live.conv.session.state.workspace, self._reader(session_id))
+        if not text.strip():
+            raise RequestError.invalid_params({"details": "the prompt has no text"})
+        live.transcript.add([update_user_message_text(text)])
+        return await self._turn(session_id, live, text)
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         live = self.sessions.get(session_id)
