@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -149,3 +150,23 @@ def test_language_is_read_from_the_text() -> None:
 
     assert language(JA) == "ja" and language(EN) == "en"
     assert language("My dream is to work in 東京.") == "en"
+
+
+async def test_the_drafts_explanations_follow_the_essays_language() -> None:
+    from duckflow.apps.smartao.draft import DraftAgent
+    from duckflow.llm.scripted import reply
+
+    essay = "【志望動機】\n私は公衆衛生を学びたいです。祖母から記録の大切さを学びました。\n\n【活動】\n"
+    result = await DraftAgent(ScriptedModel([reply('{"body": "短い"}')])).run(essay, session="s", log=AgentLog())
+    assert [u["reason"] for u in result.unchanged] == [
+        "新しい本文が元より短くなっています（2 < 31 文字）。元の文章のままにしています", "この節には深める本文がありません"]
+
+
+def test_the_commands_own_words_follow_the_essays_language(tmp_path: Path) -> None:
+    from tests.apps.smartao.test_essay_cli import duckflow
+
+    essay = tmp_path / "essay.md"
+    essay.write_text(JA.replace("起きられる", "起きれる"), encoding="utf-8")
+    proc = duckflow("essay", "style", str(essay))
+    assert proc.returncode == 0, proc.stderr
+    assert "修正: 1 件（-4 +5 文字）" in proc.stdout and "書き出し先: " in proc.stdout

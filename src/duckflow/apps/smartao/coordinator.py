@@ -54,7 +54,9 @@ class EssayReport:
     tokens: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"task": self.task, "route": self.route}
+        from duckflow.apps.smartao.text import language
+
+        out: dict[str, Any] = {"task": self.task, "route": self.route, "language": language(self.original)}
         if self.patch is not None:
             out["patch"] = {"summary": summarize(self.original, self.patch),
                             "change_map": [c.model_dump(mode="json") for c in self.patch.change_map],

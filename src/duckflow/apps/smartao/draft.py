@@ -71,7 +71,7 @@ class DraftAgent:
             title = sec.heading or ("(冒頭)" if lang == "ja" else "(opening)")
             if not core:
                 if sec.heading:
-                    unchanged.append({"heading": title, "reason": "the section has no text to deepen"})
+                    unchanged.append({"heading": title, "reason": PROMPTS.get("draft.why.empty", lang)})
                 continue
             lead = body[:len(body) - len(body.lstrip())]
             trail = body[len(body.rstrip()):]
@@ -80,22 +80,23 @@ class DraftAgent:
             prompt = (f"Heading (do not change, do not repeat): {title}\nSection body:\n<<<\n{core}\n>>>")
             answer = await ask_json(agent, prompt, _Body, session=session, log=log)
             new = answer.body.strip()
-            why = self._refuse(core, new)
+            why = self._refuse(core, new, lang)
             if why:
                 refused.append({"heading": title, "reason": why})
-                unchanged.append({"heading": title, "reason": why + "; the original is kept"})
+                unchanged.append({"heading": title, "reason": PROMPTS.get("draft.why.kept", lang, why=why)})
                 continue
             if new != core:
                 changes.append(Change(op=ChangeOp.replace, start=sec.b_start, end=sec.b_end,
                                       text=lead + new + trail))
             else:
-                unchanged.append({"heading": title, "reason": "the model returned the section as it was"})
+                unchanged.append({"heading": title, "reason": PROMPTS.get("draft.why.same", lang)})
         return DraftResult(make_patch(text, changes), len(changes), refused, unchanged)
 
     @staticmethod
-    def _refuse(old: str, new: str) -> str | None:
+    def _refuse(old: str, new: str, lang: str = "en") -> str | None:
+        """Why a new body is refused, in the essay's language (None: taken)."""
         if any(is_heading_line(line) for line in new.splitlines() if line.strip()):
-            return "the new body contains a heading line (headings never change)"
+            return PROMPTS.get("draft.why.heading", lang)
         if len(new) < 0.8 * len(old):
-            return f"the new body is shorter than the original ({len(new)} < {len(old)} characters)"
+            return PROMPTS.get("draft.why.shorter", lang, new=len(new), old=len(old))
         return None

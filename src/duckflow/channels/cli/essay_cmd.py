@@ -164,13 +164,14 @@ def _clip(text: str, width: int) -> str:
 
 
 def _human(r: dict[str, Any]) -> str:
+    lang = r.get("language", "en")
     lines = [f"task: {r['task']}" + (f" (routed by {r['route']['source']})" if r["route"].get("source") != "command" else "")]
     if "patch" in r:
         s = r["patch"]["summary"]
-        lines.append(f"patch: {s['changes']} change(s), -{s['chars_removed']} +{s['chars_added']} characters"
+        lines.append(_words("cli.patch", lang, n=s["changes"], removed=s["chars_removed"], added=s["chars_added"])
                      + (f", {len(r['patch']['conflicts'])} conflict(s) dropped" if r["patch"]["conflicts"] else ""))
     for kept in (r.get("draft") or {}).get("unchanged", []):
-        lines.append(f"  not changed: {kept['heading']} — {kept['reason']}")
+        lines.append(f"  {_words('cli.not_changed', lang)}: {kept['heading']} — {kept['reason']}")
     issues = (r.get("style") or {}).get("issues", [])
     for issue in issues[:20]:
         fix = "" if issue["suggestion"] is None else f" → 「{issue['suggestion']}」"
@@ -189,7 +190,7 @@ def _human(r: dict[str, Any]) -> str:
                 lines.append(f"      line {ps['line']} (ref line {ps['ref_line']}): >>{_clip(ps['text'], 160)}<<")
     if "evaluation" in r:
         e = r["evaluation"]
-        lang = e.get("language", "en")
+        lang = e.get("language", lang)
         n, k = e.get("criteria", len(e["scores"])), e.get("judged", len(e["scores"]))
         lines.append(f"{_words('cli.rubric', lang)}: {e['rubric']} — {_words('cli.total', lang)} {e['total']}/100"
                      + (f" ({_words('cli.judged', lang, k=k, n=n)})" if k < n else "")
@@ -202,7 +203,7 @@ def _human(r: dict[str, Any]) -> str:
             if s.get("to_next"):
                 lines.append(f"      {_words('cli.to_reach', lang, level=s['level'] + 1)}: {s['to_next']}")
     if r.get("written"):
-        lines.append(f"written: {r['written']}")
+        lines.append(f"{_words('cli.written', lang)}: {r['written']}")
     elif "patch" in r:
-        lines.append("no change to write")
+        lines.append(_words("cli.no_change", lang))
     return "\n".join(lines)
