@@ -279,3 +279,42 @@ def test_npm_everything_server_in_duckflow_run(tmp_path: Path, monkeypatch: pyte
     out = capsys.readouterr().out
     assert rc == 0, out
     assert "Echo: quack" in json.dumps([m.content for m in model.requests[2].messages])
+
+
+@pytest.mark.parametrize("mode", ["single_call", "two_call"])
+async def test_a_small_models_sym_ops_reply_can_call_an_mcp_tool(env: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                               mode: str) -> None:
+    """A local model writes Sym-Ops under a grammar: the grammar offers the MCP server's tools
+    (`$ NAME @ argument`), and such a line runs the tool (read-only: unasked)."""
+    from duckflow.llm.scripted import ScriptStep
+
+    server = need("mcp-server-time")
+    monkeypatch.setenv("DUCKFLOW_CONFIG", str(_config(tmp_path / "config.toml", {"time": {"command": server}})))
+    line = "$ mcp__time__get_current_time @ Asia/Tokyo\n"
+    steps: list[Any] = [ScriptStep(text="~ ask the clock\n#c0.9 #m0.9 #f0.9 #s0.9\n" + line + "~ next: DONE\n")]
+    if mode == "two_call":
+        steps.insert(0, decision("EXECUTION", "base_main_specialized", rationale="ask the clock"))
+    class LocalScripted(ScriptedModel):  # looks like llama.cpp's server here: grammars are sent
+        provider = "llamacpp"
+
+    model = LocalScripted(steps, name="tiny", is_local=True, supports_tools=False)
+    o = env.open(model, codec="symops", mode=mode)
+    result = await o.session.handle_message("What time is it in Tokyo? Use the clock tool.")
+    ran = [x for x in result.outcomes if x.call.name == "mcp__time__get_current_time"]
+    assert ran and ran[0].status == "ok" and "+09:00" in ran[0].content, result.outcomes
+    settings = model.requests[-1].settings
+    grammar = str(settings.extra.get("grammar", "") if settings is not None else "")
+    assert '"mcp__time__get_current_time"' in grammar and '" @ "' in grammar, grammar[:500]
+    from tests.helpers.gbnf_walk import Walker
+
+    specs = o.session.runner.specs
+    for seed in range(40):  # whatever the grammar lets a tool line be, the codec reads as that call
+        text = Walker(grammar, seed=seed, star_max=6).sample()
+        wanted = [ln for ln in text.splitlines() if ln.startswith("$ mcp__time__")]
+        calls = [c for c in o.session.codec.decode(text, specs).calls if c.name.startswith("mcp__time__")]
+        assert len(calls) == len(wanted), (text, calls)
+    try:
+        from llama_cpp import LlamaGrammar
+    except ImportError:
+        return
+    LlamaGrammar.from_string(grammar, verbose=False)  # llama.cpp reads it

@@ -43,6 +43,13 @@ def _choices(session: TurnHost) -> tuple[list[str], list[str], list[str], list[s
     return verbs, paths, [f for f in files if f in paths], commands
 
 
+def other_tools(session: TurnHost) -> list[str]:
+    """The session's tools beyond the workspace's own (an MCP server's, a plugin's), by name."""
+    from duckflow.toolkinds import KINDS
+
+    return [n for n in session.runner.tool_names if n not in KINDS]
+
+
 def specialized_grammar(session: TurnHost, step: Step) -> str | None:
     """The GBNF grammar of the Specialized reply for `step`, or None (no text protocol / no action)."""
     name = getattr(session.codec, "name", "")
@@ -61,11 +68,12 @@ def specialized_grammar(session: TurnHost, step: Step) -> str | None:
     task = session.state.task or session.state.goal or ""
     new_names = not plausible_paths(task, [])  # a task that names its files gets only those
     try:
+        others = other_tools(session)  # an MCP server's tools: `$ NAME @ argument`
         if name == "symops":  # Sym-Ops has no `read` verb (the codec would only warn and guess)
             return symops_grammar(SymOpsGrammarSpec(
                 verbs=[v for v in verbs if v != "read"], create_paths=paths, existing=existing, commands=commands,
-                new_names=new_names, min_actions=least, max_actions=4, marker=False))
-        wanted = {_TOOLS[v] for v in verbs}
+                new_names=new_names, min_actions=least, max_actions=4, marker=False, tools=others))
+        wanted = {_TOOLS[v] for v in verbs} | set(others)
         aliases: Any = getattr(session.codec, "aliases", None)
         return dml_grammar(DmlGrammarSpec(
             tools=[t for t in session.runner.specs if t.name in wanted], create_paths=paths,

@@ -67,7 +67,7 @@ from duckflow.core.chunks import DecisionChunk, DecisionData, delta
 from duckflow.core.model_call import Feed
 from duckflow.llm.types import Message, ToolCall
 from duckflow.protocols.grammar import SymOpsGrammarSpec, literal, plausible_paths, symops_grammar
-from duckflow.toolkinds import RUN_TOOLS
+from duckflow.toolkinds import KINDS, RUN_TOOLS
 
 if TYPE_CHECKING:
     from duckflow.companion.host import TurnHost
@@ -182,7 +182,7 @@ def build_step(session: TurnHost, user_text: str | None) -> StepPrompt:
         new_names=not any(p.endswith(".py") for p in plausible_paths(task, [])),
         min_actions=0 if (state.evidence and not fixing) or asks_answer(task) else 1, max_actions=3,
         edit_files=editable,
-        run_args=True,
+        run_args=True, tools=[] if fixing else [n for n in names if n not in KINDS],  # an MCP server's tools
     )
     if "test" in verbs:
         tests = [p for p in new_paths if TEST_FILE.search(p)]

@@ -94,6 +94,7 @@ def dml_spec(session: TurnHost, spec: SymOpsGrammarSpec) -> DmlGrammarSpec:
         wanted.add("edit_file")
     if "test" in spec.extra:
         wanted.add("run_tests")
+    wanted.update(spec.tools)  # an MCP server's tools, as in the Sym-Ops step
     tools = [t for t in session.runner.specs if t.name in wanted]
     # plain paths only: the short single-call prompt shows no alias table, so it offers no `{{F:x}}`
     return DmlGrammarSpec(

@@ -93,6 +93,8 @@ class SymOpsGrammarSpec:
     edit_files: dict[str, str] = field(default_factory=dict)
     max_hunks: int = 3
     run_args: bool = False  # a run may add up to 4 plain words (`python3 shout.py hey`), no options
+    # other tools the reply may call, each `$ NAME @ first argument` on one line (an MCP server's)
+    tools: Sequence[str] = ()
 
 
 def _hunk_rules(n: int, path: str, text: str, max_lines: int, max_hunks: int) -> list[str]:
@@ -170,6 +172,9 @@ def symops_grammar(spec: SymOpsGrammarSpec) -> str:
         if verb in verbs and spec.existing:
             rules.append(f"{verb} ::= \"$ {verb} @ \" ( {alternatives(spec.existing)} ) \"\\n\"")
             act_rules.append(verb)
+    if spec.tools:
+        rules.append(f"tool ::= \"$ \" ( {alternatives(spec.tools)} ) \" @ \" [^\\n]{{1,200}} \"\\n\"")
+        act_rules.append("tool")
     if not act_rules:
         raise ValueError("no action is possible with these verbs and paths")
     lo, hi = max(0, spec.min_actions), max(spec.min_actions, spec.max_actions, 1)
