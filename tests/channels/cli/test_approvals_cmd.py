@@ -33,7 +33,7 @@ def test_show_grant_and_second_answer(capsys: pytest.CaptureFixture[str]) -> Non
     job = _submit(Operation("delete", tool="delete_path", paths=("old.py",)), summary="Remove old.py")
     assert main(["approvals", "show", job[:5]]) == 0
     out = capsys.readouterr().out
-    assert out.startswith(f"Delete old.py  (job {job[:8]})") and "A person must decide: delete" in out
+    assert out.startswith(f"Delete old.py  (job {job[:8]})") and "A person must decide: it deletes files" in out
     assert "Status: pending" in out and "reversible" not in out
     assert main(["approvals", "grant", job[:5], "--by", "cli:alice", "--note", "fine"]) == 0
     assert f"Granted {job[:8]}" in capsys.readouterr().out
