@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
 import threading
+import time
 from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -18,6 +20,7 @@ class FakeOllama:
         self.loaded_flag: Path | None = None  # when set, the model counts as loaded once this file exists
         self.hits: Counter[str] = Counter()
         self.chat_bodies: list[dict[str, Any]] = []
+        self.pace = 0.0  # > 0: a reply streams word by word, this many seconds apart (a slow local model)
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -54,10 +57,22 @@ class FakeOllama:
                 elif self.path == "/api/chat":
                     owner.chat_bodies.append(body)
                     text = owner.replies.pop(0) if owner.replies else "{}"
-                    lines = [{"message": {"role": "assistant", "content": text}, "done": False},
-                             {"message": {"role": "assistant", "content": ""}, "done": True, "done_reason": "stop",
-                              "prompt_eval_count": 3, "eval_count": 2}]
-                    self._send("".join(json.dumps(x) + "\n" for x in lines).encode(), "application/x-ndjson")
+                    pieces = re.findall(r"\S*\s*", text)[:-1] if owner.pace else [text]
+                    lines = [{"message": {"role": "assistant", "content": p}, "done": False} for p in pieces]
+                    lines.append({"message": {"role": "assistant", "content": ""}, "done": True, "done_reason": "stop",
+                                  "prompt_eval_count": 3, "eval_count": max(2, len(pieces))})
+                    if not owner.pace:
+                        self._send("".join(json.dumps(x) + "\n" for x in lines).encode(), "application/x-ndjson")
+                        return
+                    data = [(json.dumps(x) + "\n").encode() for x in lines]
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/x-ndjson")
+                    self.send_header("Content-Length", str(sum(len(d) for d in data)))
+                    self.end_headers()
+                    for piece in data:  # word by word, as a slow model writes
+                        self.wfile.write(piece)
+                        self.wfile.flush()
+                        time.sleep(owner.pace)
                 else:
                     self.send_error(404)
 

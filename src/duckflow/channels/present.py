@@ -17,6 +17,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from duckflow.channels.turnclock import TurnClock
+from duckflow.channels.writing import WritingWatch
+
 Level = Literal["person", "verbose", "debug"]
 LEVELS: dict[str, int] = {"person": 0, "verbose": 1, "debug": 2}
 Kind = Literal["prose", "action", "approval", "answer", "stop", "error", "note", "detail", "status"]
@@ -282,10 +285,16 @@ class Presenter:
         self.tokens = 0  # streamed pieces of the current model call
         self.chars = 0  # and their characters (the status line counts them as they arrive)
         self.waiting = ""  # what the status line says is being waited on
+        self.watch: dict[str, WritingWatch] = {}  # per agent: the file lines and commands it writes
+        self.clock = TurnClock()  # the turn's time, tokens and where the time went
 
     def feed(self, chunk: Any) -> list[Line]:
         kind = getattr(chunk, "type", "")
-        return list(getattr(self, f"_on_{kind}", self._other)(chunk, chunk.data))
+        lines = list(getattr(self, f"_on_{kind}", self._other)(chunk, chunk.data))
+        ended = self.clock.feed(chunk)  # the quiet line that ends a turn
+        if ended:
+            lines.append(Line("detail", ended, data={"turn_end": True}))
+        return lines
 
     def _other(self, chunk: Any, d: Any) -> list[Line]:
         return [Line("detail", f"{chunk.type}: {d}", "debug")]
@@ -299,6 +308,8 @@ class Presenter:
             self.waiting = ""
             return [Line("status", ""), Line("detail", f"{d.what} took {d.elapsed_ms / 1000:.1f} s", "debug")]
         self.tokens = self.chars = 0
+        if d.what.startswith("asking "):  # a new model call: its text is read afresh
+            self.watch.pop(chunk.agent, None)
         what = d.what
         if what.startswith("asking "):  # the engine's "asking MODEL (layer)": the model reads the prompt first
             what = "Reading the prompt"
@@ -310,10 +321,20 @@ class Presenter:
         self.chars += len(d.text)
         if chunk.agent in PROSE_AGENTS:
             return [Line("prose", d.text, data={"agent": chunk.agent})]
-        return [Line("detail", d.text, "verbose", {"agent": chunk.agent, "stream": True}),
-                self._status(f"Writing · {self.chars} characters")]
+        out = [Line("detail", d.text, "verbose", {"agent": chunk.agent, "stream": True})]
+        status = f"Writing · {self.chars} characters"
+        for seen in self.watch.setdefault(chunk.agent, WritingWatch()).feed(d.text):  # what it writes, as it writes
+            if seen.command:
+                out.append(Line("detail", f"  $ {seen.command}", data={"writing": "command"}))
+            else:
+                if seen.number == 1:
+                    out.append(Line("detail", f"  Writing {seen.path}:", data={"writing": seen.path}))
+                out.append(Line("detail", f"  {seen.number:>3} │ {seen.text}", data={"writing": seen.path}))
+                status = f"Writing {seen.path} · line {seen.number}"
+        return [*out, self._status(status)]
 
     def _on_reply(self, chunk: Any, d: Any) -> list[Line]:
+        self.watch.clear()
         streamed = self.streamed.pop(chunk.agent, "")
         if chunk.agent == MAIN:
             for agent in [a for a in self.streamed if a != CHAT]:

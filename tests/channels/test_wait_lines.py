@@ -1,0 +1,72 @@
+"""The wait shows the work: the file's lines and the command as a model writes them, and one quiet line
+that ends the turn (time, tokens in/out, tokens per second, and where the time went when it was long)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from duckflow.channels.present import Presenter, visible
+from duckflow.channels.turnclock import TurnClock
+from duckflow.core.chunks import (
+    DoneChunk,
+    DoneData,
+    ProgressChunk,
+    ProgressData,
+    ToolCallChunk,
+    ToolCallData,
+    ToolResponseChunk,
+    ToolResponseData,
+    UsageChunk,
+    UsageData,
+    delta,
+)
+
+T0 = datetime(2026, 12, 7, 12, 0, 0, tzinfo=UTC)
+
+
+def at(chunk: Any, seconds: float) -> Any:
+    chunk.time = (T0 + timedelta(seconds=seconds)).isoformat().replace("+00:00", "Z")
+    return chunk
+
+
+def test_the_files_lines_and_the_command_show_as_they_are_written() -> None:
+    p = Presenter()
+    text = "~ write it\n$ create @ greet.py\n---\nimport sys\nprint('hi')\n---\n$ run @ python3 greet.py\n"
+    shown: list[str] = []
+    for i in range(0, len(text), 7):  # in pieces that cut lines anywhere
+        shown += [ln.text for ln in p.feed(delta("companion.specialized", text[i:i + 7]))
+                  if ln.kind != "status" and visible(ln, "person")]
+    assert shown == ["  Writing greet.py:", "    1 │ import sys", "    2 │ print('hi')", "  $ python3 greet.py"]
+    assert p.waiting.startswith("Writing")
+
+
+def test_a_long_turn_ends_with_its_time_tokens_speed_and_where_the_time_went() -> None:
+    clock = TurnClock()
+    agent = "companion"
+    chunks = [
+        at(ProgressChunk(agent=agent, data=ProgressData(phase="start", what="asking local:qwen (single)")), 0),
+        at(ProgressChunk(agent=agent, data=ProgressData(phase="start", what="loading", stage="loading")), 0.1),
+        at(ProgressChunk(agent=agent, data=ProgressData(phase="start", what="reading the prompt", stage="prompt")), 4),
+        at(ProgressChunk(agent=agent, data=ProgressData(phase="start", what="writing", stage="writing")), 39),
+        at(ProgressChunk(agent=agent, data=ProgressData(phase="end", what="asking local:qwen (single)")), 173),
+        at(UsageChunk(agent=agent, data=UsageData(prompt_tokens=505, completion_tokens=286, model="local:qwen")), 173),
+        at(ToolCallChunk(agent=agent, data=ToolCallData(id="1", name="execute_shell", arguments={})), 174),
+        at(ToolResponseChunk(agent=agent, data=ToolResponseData(id="1", name="execute_shell", content="{}")), 177),
+    ]
+    for c in chunks:
+        assert clock.feed(c) is None
+    line = clock.feed(at(DoneChunk(agent=agent, data=DoneData(text="done", ending="done")), 178))
+    assert line == ("2 min 58 s · 505 tokens in, 286 out · 2.1 tokens/s · loading 3.9 s, reading the prompt 35 s, "
+                    "writing 2 min 14 s, running tools and checks 3.0 s")
+
+
+def test_a_short_turn_says_only_time_tokens_and_speed_and_a_turn_with_no_model_says_nothing() -> None:
+    clock = TurnClock()
+    agent = "companion"
+    clock.feed(at(ProgressChunk(agent=agent, data=ProgressData(phase="start", what="asking openai:gpt (main)")), 0))
+    clock.feed(at(ProgressChunk(agent=agent, data=ProgressData(phase="end", what="asking openai:gpt (main)")), 2))
+    clock.feed(at(UsageChunk(agent=agent, data=UsageData(prompt_tokens=1200, completion_tokens=80, model="x")), 2))
+    assert clock.feed(at(DoneChunk(agent=agent, data=DoneData(text="ok")), 2.5)) == \
+        "2.5 s · 1,200 tokens in, 80 out · 40 tokens/s"
+    assert clock.feed(at(DoneChunk(agent=agent, data=DoneData(text="/status")), 3)) is None
