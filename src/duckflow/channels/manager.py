@@ -245,7 +245,17 @@ class ChannelManager:
     # -- work -----------------------------------------------------------------------------
     def submit(self, session_id: str, text: str, channel: str = "http", *, target: Any = None,
                images: list[str] | None = None) -> int:
-        """Queue a message; returns the session's last seq before its run (follow from there)."""
+        """Queue a message; returns the session's last seq before its run (follow from there).
+        A chat command while the session works is answered at once, not queued (`runner.command_now`)."""
+        now = getattr(self.runner, "command_now", None)
+        if now is not None and session_id in self._running and not images:
+            said = now(session_id, text, channel)
+            if said is not None:
+                before = self.chunks.last_seq(session_id)
+                for c in said:
+                    self.chunks.publish(session_id, c)
+                return before
+
         def job() -> AsyncIterator[Any]:
             return self.runner.run_message(session_id, text, channel, images)
         return self._enqueue(session_id, job, channel, target)

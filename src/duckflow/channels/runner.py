@@ -146,6 +146,21 @@ class SessionRunner:
             yield c
         self._note_coder_job(conv, session_id)
 
+    def command_now(self, session_id: str, text: str, channel: str = "http") -> list[dict[str, Any]] | None:
+        """A chat command sent while the session's turn runs, answered at once as the terminal does
+        (`/status` says it works, `/undo` waits until the task stops): its chunks, without a `done`
+        (the running turn's ends the stream). None when `text` is not one of the chat's commands."""
+        from duckflow.channels.commands import ROUTER, command_word
+        from duckflow.channels.conversation import COMMAND
+
+        word = command_word(text)
+        if word is None or word in ROUTER:
+            return None
+        said = self._conversation(session_id, channel).command(word, busy=True)
+        return [chunk("notice", COMMAND, code="command", message=text,
+                      details={"text": text, "word": word, "ok": said.ok, "diff": said.diff}),
+                chunk("reply", COMMAND, text=said.text)]
+
     async def answer(self, session_id: str, job_id: str, granted: bool, *, by: str,
                      note: str | None = None) -> AsyncIterator[Any]:
         """A person's yes/no on the session's pending approval (or Coder job), then the work goes on."""

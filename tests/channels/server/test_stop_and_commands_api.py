@@ -33,6 +33,12 @@ def test_stop_cancels_the_running_turn_at_once_and_keeps_the_state(live: Any, mo
     r = httpx.post(f"{srv.url}/v1/sessions/{sid}/messages", headers=srv.auth, json={"text": "Create hello.py"})
     assert r.status_code == 202
     wait_until(lambda: any(c["type"] == "delta" for c in _chunks(srv, sid)))  # the model is writing
+    for text, said in (("/status", "Working on it now."), ("/undo", "/undo waits until the task stops (Stop ends it).")):
+        r = httpx.post(f"{srv.url}/v1/sessions/{sid}/messages", headers=srv.auth, json={"text": text})
+        assert r.status_code == 202  # answered at once, as the terminal does, not queued behind the turn
+        answers = [c["data"]["text"] for c in _chunks(srv, sid) if c["type"] == "reply" and c["agent"] == "command"]
+        assert said in answers[-1]
+    assert not [c for c in _chunks(srv, sid) if c["type"] == "done"]  # the turn still runs
     asked = time.monotonic()
     stop = httpx.post(f"{srv.url}/v1/sessions/{sid}/stop", headers=srv.auth)
     assert stop.status_code == 200 and stop.json()["stopped"] is True

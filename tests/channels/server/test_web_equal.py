@@ -96,6 +96,10 @@ def test_stop_cancels_the_turn_at_once_and_marks_the_partial_reply(tmp_path: Pat
         page.locator("#stop").wait_for(state="visible", timeout=15000)
         assert page.locator("#send").is_hidden() and in_view(page, "#stop")
         wait_js(page, "[...document.querySelectorAll('#log .msg.bot')].some(b => b.textContent.split(' ').length >= 3)")
+        page.fill("#text", "/status")  # a command while it works: answered at once, the turn goes on
+        page.press("#text", "Enter")
+        page.locator("#log .msg.cmd", has_text="Working on it now.").wait_for(timeout=5000)
+        assert page.locator("#stop").is_visible()
         shot(page, f"web-{width}-stop")
         asked = time.monotonic()
         page.click("#stop")
