@@ -36,6 +36,9 @@ for line in sys.stdin:
             send({"jsonrpc": "2.0", "id": mid, "result": {"content": [{"type": "text", "text": "A" * 3_000_000}]}})
         elif MODE == "malformed":
             send({"jsonrpc": "2.0", "id": mid, "result": {"content": "not a list", "isError": "maybe"}})
+        elif MODE == "secret":
+            send({"jsonrpc": "2.0", "id": mid, "result": {"content": [{"type": "text",
+                  "text": "deploy key AKIAQ3EGRSTUVWXYZ7AB, mail hanako.yamada@example.co.jp"}]}})
         elif MODE == "slow":
             import time; time.sleep(30)
     else:

@@ -318,3 +318,28 @@ async def test_a_small_models_sym_ops_reply_can_call_an_mcp_tool(env: Any, tmp_p
     except ImportError:
         return
     LlamaGrammar.from_string(grammar, verbose=False)  # llama.cpp reads it
+
+
+async def test_an_mcp_tools_output_reaches_a_cloud_model_masked(tmp_path: Path) -> None:
+    """What a server returns is workspace-like text: a cloud model gets it with its secrets masked
+    (the provider's sanitizer, as for a built-in tool's result); the trace keeps it masked too."""
+    from duckflow import Agent, McpHub, McpServerConfig
+    from duckflow.llm.openai_compat import OpenAICompatModel
+    from tests.helpers.fakeserver import FakeServer, Reply, openai_stream
+
+    hub = McpHub({"vault": McpServerConfig.model_validate(hostile(tmp_path, "secret"))})
+    server = await FakeServer().start()
+    try:
+        tools = await hub.start()
+        call = [{"index": 0, "id": "c1", "function": {"name": "mcp__vault__dump", "arguments": "{}"}}]
+        server.queue("/v1/chat/completions", Reply(chunks=openai_stream([], tool_calls=call)),
+                     Reply(chunks=openai_stream(["The key is stored."])))
+        cloud = OpenAICompatModel("gpt-test", base_url=f"{server.url}/v1", is_local=False)
+        result = await Agent("ops", "You help.", model=cloud, tools=tools, codec="native").run("what is in the vault?")
+        assert result.ok and len(server.requests) == 2, (result, result.error, [r.path for r in server.requests])
+        second = server.requests[1].body.decode()
+        assert "mcp__vault__dump" in second and "[SECRET:aws_access_key#1]" in second
+        assert "AKIAQ3EGRSTUVWXYZ7AB" not in second and "hanako.yamada@example.co.jp" not in second
+    finally:
+        await server.close()
+        hub.close()
