@@ -84,8 +84,8 @@ class TurnClock:
 
     def line(self, now: float) -> str | None:
         self._close(now)
-        if not self.calls or self.started is None:
-            return None  # no model answered (a command, a refusal): nothing to add up
+        if not self.calls or self.started is None or not (self.tokens_in or self.tokens_out):
+            return None  # no model answered (a command, a refusal, a model that is down): nothing to add up
         total = max(0.0, now - self.started)
         writing = self.spent.get("writing") or self.spent.get("model") or 0.0
         parts = [duration(total), f"{self.tokens_in:,} tokens in, {self.tokens_out:,} out"]

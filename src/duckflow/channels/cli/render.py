@@ -85,6 +85,7 @@ class Renderer:
         self.hold_cards = False
         self._held: Line | None = None
         self._auto_diff = ""
+        self._said_error = ""  # the last error shown: a reply repeating it is not printed again
 
     @property
     def debug(self) -> bool:
@@ -257,6 +258,8 @@ class Renderer:
         self.stop_spinner()
         self._close_line()
         if line.kind == "prose":
+            if self._said_error and self._said_error in " ".join(line.text.split()):
+                return  # the reply only repeats the error just shown with its next step: said once
             title = "🦆 ↳ " if agent == CHAT else "🦆 "
             self.console.print(Text(title + line.text))
         elif line.kind == "action":
@@ -273,6 +276,7 @@ class Renderer:
         elif line.kind == "stop":
             self.console.print(Text(line.text, style="yellow"))
         elif line.kind == "error":
+            self._said_error = " ".join(line.text.split(" — next: ")[0].split())
             self.console.print(Text(f"✗ {line.text}", style="bold red"))
         elif line.kind == "note":
             self.console.print(Text(line.text, style="yellow"))

@@ -70,6 +70,10 @@ def _ending_line(outcome: Any, workspace: str) -> str:
         return result.said
     if outcome.ending == "done":
         return "Done."
+    if outcome.ending == "input" and "model call failed" in (outcome.message or ""):
+        # (chat would fail the same way): the model first, then the same task goes on
+        return (f"Stopped: the model did not answer (see above); the task is kept. Once it runs: "
+                f"`duckflow run --resume -w {workspace}`.")
     if outcome.ending == "input":
         return f"Stopped: the companion needs you (see above). Answer with `duckflow chat -w {workspace}`."
     if outcome.ending == "approval":
