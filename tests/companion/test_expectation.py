@@ -35,7 +35,7 @@ async def test_a_check_that_prints_a_wrong_value_is_not_done(env: Any) -> None: 
 
 async def test_the_wrong_value_fixed_is_done_and_says_which_expectation(env: Any) -> None:  # noqa: F811
     (env.root / "stats.py").write_text(MEAN)
-    fixed = MEAN.replace("(len(xs) - 1)", "len(xs)")
+    fixed = MEAN.replace("    return sum(xs) / (len(xs) - 1)\n", "    return sum(xs) / len(xs)\n")
     model = ScriptedModel([step("fix it", edit("stats.py", MEAN, fixed),
                                 run('python3 -c "import stats; print(stats.mean([1,2,3]))"'))], name="t")
     o = env.open(model, codec="symops", mode="single-call")
@@ -121,3 +121,129 @@ async def test_a_task_whose_model_is_slower_than_its_time_budget_ends_on_time(en
     assert out.ending == "budget" and out.result.kind == "not_done"
     assert out.message.startswith("Not done — out of time after 1 s") and "nothing changed yet" in out.message
     assert not (env.root / "hello.py").exists()
+
+
+ANAGRAM = "def find_anagrams(word, candidates):\n    pass\n"
+ANAGRAM_TEST = ("import unittest\n\nfrom anagram import find_anagrams\n\n\nclass AnagramTest(unittest.TestCase):\n"
+                "    def test_one(self):\n        self.assertEqual(find_anagrams('listen', ['enlists', 'inlets']), "
+                "['inlets'])\n")
+EXERCISE = ("Use the above instructions to modify the supplied files: anagram.py. Don't change the names of existing "
+            "functions or classes, as they may be referenced from unit tests or other code. Only use standard "
+            "libraries. The tests are in anagram_test.py; do not change them.")
+SOLVED = ("def find_anagrams(word, candidates):\n    w = word.lower()\n    return [c for c in candidates if c.lower() != w"
+          " and sorted(c.lower()) == sorted(w)]\n")
+
+
+async def test_a_reply_that_edits_the_named_test_file_is_asked_again(env: Any) -> None:  # noqa: F811
+    # the bundled model wrote anagram_test.py under auto-approve after 7 of its 18 tests failed
+    (env.root / "anagram.py").write_text(ANAGRAM)
+    (env.root / "anagram_test.py").write_text(ANAGRAM_TEST)
+    model = ScriptedModel([
+        step("make the test pass", create("anagram_test.py", "import unittest\n")),
+        step("solve it", create("anagram.py", SOLVED)),
+    ], name="t")
+    o = env.open(model, codec="symops", mode="single-call")
+    out = await drive(o.session, o.session.handle_message(EXERCISE), auto_approve_workspace=True)
+    assert (env.root / "anagram_test.py").read_text() == ANAGRAM_TEST  # never written
+    assert ("anagram_test.py holds the task's tests: they say what the result must do, and they are not yours "
+            "to change. Change anagram.py so that they pass.") in asked(model, 1)
+    assert out.success and out.result.kind == "done", out.message
+    assert "as the task expects: the tests in anagram_test.py pass" in out.message
+
+
+async def test_the_named_test_file_is_read_only_in_the_two_call_mode_under_auto_approve(env: Any) -> None:  # noqa: F811
+    from duckflow.companion.decision import MainDecision
+    from duckflow.llm.types import ToolCall
+
+    (env.root / "anagram.py").write_text(ANAGRAM)
+    (env.root / "anagram_test.py").write_text(ANAGRAM_TEST)
+    o = env.open([], mode="two-call")
+    o.session.owner.change("task", lambda s: setattr(s, "task", EXERCISE))
+    d = MainDecision(rationale="x", goal_consistency="yes", constraint_check="yes", next_step="continue",
+                     step="EXECUTION", prompt_pattern="base_main_specialized")
+    outs = await o.session._run_calls([ToolCall("write_file", {"path": "anagram_test.py", "content": "x\n"})], d)
+    assert [x.status for x in outs] == ["refused"] and "not yours to change" in outs[0].content
+    assert (env.root / "anagram_test.py").read_text() == ANAGRAM_TEST
+    assert o.session.runner.gate.history(5) == []  # refused before the gate: nothing to auto-approve
+    fine = await o.session._run_calls([ToolCall("write_file", {"path": "anagram.py", "content": SOLVED})], d)
+    assert fine[0].status in ("ok", "pending")  # the code itself is the model's to change
+
+
+ASSERT = 'python3 -c "import stats; got = stats.mean([1, 2, 3]); assert got == 2, got"'
+
+
+async def test_test_first_the_assertion_fails_on_the_old_code_and_a_wrong_fix_is_not_done(env: Any) -> None:  # noqa: F811
+    # "Fix it." names no value: the model writes the assertion first, seen failing on the old
+    # code; the empty-list guard leaves it failing, and the model's own check (3.0) is no evidence
+    (env.root / "stats.py").write_text(MEAN)
+    model = ScriptedModel([
+        step("the check first", run(ASSERT), done=False),
+        step("guard the empty list", edit("stats.py", MEAN, GUARDED),
+             run('python3 -c "import stats; print(stats.mean([1,2,3]))"')),
+        step("guard it better", edit("stats.py", "    if not xs:\n        return 0\n",
+                                     "    if len(xs) == 0:\n        return 0\n")),
+    ], name="t")
+    o = env.open(model, codec="symops", mode="single-call")
+    out = await drive(o.session, o.session.handle_message("The mean function in stats.py gives wrong results. Fix it."),
+                      auto_approve_workspace=True)
+    first = asked(model, 0)
+    assert "Before changing anything, write the check the result must pass: call mean" in first
+    assert ("The check failed: the task's check mean([1, 2, 3]) == 2 fails: it gave 3.0 (on the code as it is, "
+            "before the change)") in asked(model, 1)
+    assert not out.success and out.result.kind == "not_done" and "Done" not in out.message
+    assert "the task's check mean([1, 2, 3]) == 2 fails: it gave 3.0" in out.message
+    assert out.result.expected == "mean([1, 2, 3]) == 2"
+
+
+async def test_test_first_the_right_fix_is_done_against_the_assertion(env: Any) -> None:  # noqa: F811
+    (env.root / "stats.py").write_text(MEAN)
+    model = ScriptedModel([
+        step("the check first", run(ASSERT), done=False),
+        step("fix the division", edit("stats.py", "    return sum(xs) / (len(xs) - 1)\n", "    return sum(xs) / len(xs)\n")),
+    ], name="t")
+    o = env.open(model, codec="symops", mode="single-call")
+    out = await drive(o.session, o.session.handle_message("The mean function in stats.py gives wrong results. Fix it."),
+                      auto_approve_workspace=True)
+    assert out.success and out.result.kind == "done", out.message
+    assert [c.call.arguments["command"] for c in ran(out)] == [ASSERT, ASSERT]  # before and after the change
+    assert out.message.endswith("as the task expects: mean([1, 2, 3]) == 2")
+
+
+async def test_an_assertion_the_old_code_already_passes_is_no_expectation(env: Any) -> None:  # noqa: F811
+    (env.root / "stats.py").write_text(MEAN)
+    passes = 'python3 -c "import stats; got = stats.mean([2, 2]); assert got == 4, got"'  # (2+2)/1 == 4
+    model = ScriptedModel([
+        step("the check first", run(passes), done=False),
+        step("fix the division", edit("stats.py", "    return sum(xs) / (len(xs) - 1)\n", "    return sum(xs) / len(xs)\n"),
+             run('python3 -c "import stats; print(stats.mean([1, 2, 3]))"')),
+    ], name="t")
+    o = env.open(model, codec="symops", mode="single-call")
+    out = await drive(o.session, o.session.handle_message("The mean function in stats.py gives wrong results. Fix it."),
+                      auto_approve_workspace=True)
+    assert out.result.kind == "not_verified" and "Done" not in out.message
+    assert "Finished, not verified — ran python3 -c \"import stats; print(stats.mean([1, 2, 3]))\"" in out.message
+
+
+async def test_the_test_first_step_s_grammar_allows_only_an_assertion_the_gate_can_read(env: Any) -> None:  # noqa: F811
+    from duckflow.gate.callcheck import call_check_module
+    from tests.companion.test_honest_ending import _LocalScripted
+    from tests.helpers.gbnf_walk import Walker
+
+    (env.root / "stats.py").write_text(MEAN)
+    model = _LocalScripted([step("the check first", run(ASSERT), done=False),
+                            step("fix it", edit("stats.py", "    return sum(xs) / (len(xs) - 1)\n",
+                                                "    return sum(xs) / len(xs)\n"))], name="t")
+    o = env.open(model, codec="symops", mode="single-call")
+    out = await drive(o.session, o.session.handle_message("The mean function in stats.py gives wrong results. Fix it."),
+                      auto_approve_workspace=True)
+    assert out.result.kind == "done", out.message
+    grammar = model.requests[0].settings.extra["grammar"]
+    assert "assertrun" in grammar and "assertrun" not in model.requests[1].settings.extra["grammar"]
+    for seed in range(25):
+        calls = o.session.codec.decode(Walker(grammar, seed=seed).sample(), o.session.runner.specs).calls
+        assert [c.name for c in calls] == ["execute_shell"]
+        command = calls[0].arguments["command"]
+        assert command.startswith('python3 -c "import stats; got = stats.mean(') and command.endswith(', got"')
+        import shlex
+
+        assert call_check_module(shlex.split(command)[1:]) == "stats", command  # judged by stats.py's text

@@ -453,7 +453,8 @@ async def test_a_reply_cut_off_while_repeating_a_line_is_asked_again_without_the
     assert [m.role for m in again.messages] == [m.role for m in model.requests[0].messages]  # no looping reply shown
     assert "repeated `assert slugify(\"MultipleWordsWithNumbers123\")" in str(again.messages[-1].content)
     assert again.settings.extra["repeat_penalty"] == 1.1 and "repeat_penalty" not in model.requests[0].settings.extra
-    assert "checked: python3 -m pytest -q test_slug.py → 1 passed" in out.message
+    # the tests are the model's own, written for the task: they ran, and are not the task's expectation
+    assert "Finished, not verified — ran python3 -m pytest -q test_slug.py, it printed 1 passed" in out.message
     p = Presenter()
     shown = [ln.text for r in out.results for c in r.chunks for ln in p.feed(c) if ln.kind == "note"]
     assert "The model's reply could not be used; asking it again." in shown

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from duckflow.companion import expect
+from duckflow.companion import expect, testfirst
 from duckflow.companion.taskchecks import (
     TEST_FILE,
     argument_output,
@@ -73,6 +73,7 @@ class CheckLog:
     expect_file: str = ""  # the test the loop wrote as the expectation (read-only to the model)
     expect_cmd: str = ""  # the assertion the model wrote first, seen failing on the old code,
     expect_says: str = ""  # and what it says (`mean([1, 2, 3]) == 2`)
+    asked_expect: int = 0  # the step asked for that assertion (companion/testfirst.py)
 
     def fail(self, sig: tuple[str, str], why: str, expected: str = "") -> None:
         """A check that failed: `why` is the ending's words; its call may run again after a fix."""
@@ -170,6 +171,15 @@ def note(session: Any, ran: list[CallOutcome]) -> None:
         elif o.call.name in RUN_TOOLS:
             command = str(o.call.arguments.get("command") or o.call.arguments.get("path") or "the tests")
             code, out, err = run_result(o.content) if o.status in ("ok", "error") else (None, "", o.content)
+            first = testfirst.noted(log, command, code, err) if o.status == "ok" else None
+            if first is not None:  # the assertion written first, run on the code as it is
+                log.command, log.seen = command, expect.shown(err.strip().splitlines()[-1] if err.strip() else out)
+                if first:
+                    log.last = first
+                else:
+                    log.fail(sig, f"check failed: {testfirst.failed_words(log, command, err)} (on the code as "
+                                  "it is, before the change)", log.expect_says)
+                continue
             wrong = _call_mismatch(command, out, err) if o.status == "ok" and code not in (0, None) else ""
             if wrong and log.mismatches < MAX_FIXES:  # the call was wrong, not the code: no fix
                 log.mismatches += 1  # round is used, and the next step may only call it again
@@ -180,7 +190,12 @@ def note(session: Any, ran: list[CallOutcome]) -> None:
             if o.status != "ok" or code != 0:
                 why = "timed out" if code is None and o.status == "ok" else (
                     f"exit {code}" if code is not None else o.status)
-                log.fail(sig, f"check failed: {command} → {why}: {first_error(out, err)}")
+                log.command = command
+                said = testfirst.failed_words(log, command, err) if o.status == "ok" else ""
+                log.fail(sig, f"check failed: {said}" if said else f"check failed: {command} → {why}: "
+                         f"{first_error(out, err)}", log.expect_says if said else "")
+                if said:
+                    log.seen = expect.shown(err.strip().splitlines()[-1])
                 continue
             log.done.add(sig)
             log.command, log.seen = command, expect.shown(out)
@@ -323,6 +338,8 @@ def auto_command(session: Any, log: CheckLog, files: list[str]) -> str | None:
     """The check the loop runs itself: tests that import a changed module (or a changed test),
     else a changed script that shows something when run. None when only a call can prove it.
     The command the task names for a changed script comes first."""
+    if log.expect_cmd and log.expect_cmd not in log.auto_tried:
+        return log.expect_cmd  # the assertion written first: the task's expectation
     named = task_command(log.task, log.changed) or task_call(session, log.task, log.changed)
     if named and named[0] not in log.auto_tried:
         return named[0]
@@ -340,6 +357,27 @@ def auto_command(session: Any, log: CheckLog, files: list[str]) -> str | None:
                 and f"python3 {path}" not in log.auto_tried:
             return f"python3 {path}"
     return None
+
+
+def protected_paths(session: Any) -> set[str]:
+    """The test files of this task that are the expectation, read-only to the model (expect.protected)."""
+    from duckflow.companion.shownfiles import workspace_files
+    from duckflow.protocols.filenames import plausible_paths
+
+    log = log_of(session)
+    files = workspace_files(session.runner.root)
+    return expect.protected(log.task, files, plausible_paths(log.task, files), log)
+
+
+def refused_test_write(session: Any, call: ToolCall) -> str:
+    """Why a call that writes a protected test is refused ("" when it writes none)."""
+    path = str(call.arguments.get("path") or "")
+    if call.name not in WRITE_TOOLS or not path or path not in protected_paths(session):
+        return ""
+    from duckflow.protocols.filenames import plausible_paths
+
+    code = [p for p in plausible_paths(log_of(session).task, []) if p.endswith(".py") and not TEST_FILE.search(p)]
+    return expect.refused_write(path, code)
 
 
 def expectation_command(session: Any, log: CheckLog) -> str | None:

@@ -17,7 +17,7 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from duckflow.companion.taskchecks import CHANGES_TESTS, TEST_FILE
+from duckflow.companion.taskchecks import TEST_FILE
 
 CheckLog = Any  # companion/checks.py CheckLog (not imported: checks imports this module)
 Kind = Literal["done", "not_done", "not_verified"]
@@ -119,13 +119,17 @@ def literal_shown(task: str, script: str, out: str) -> str:
     return f"{script} prints {said}" if said and plain(said) and plain(said) in plain(out) else ""
 
 
+_ASKS_TESTS = re.compile(r"\b(add|write|create|update|change|fix|edit|extend|rewrite|correct)\b(?:[^.;]|\.(?=\w))*\btests?\b", re.I)
+_FORBIDS = re.compile(r"\b(do not|don't|never|must not|without)\s+(chang|modify|edit|touch|alter)\w*\s+"
+                      r"(them|it|the\s+tests?|the\s+test\s+files?|[\w./-]*test[\w./-]*)", re.I)
+
+
 def protected(task: str, files: list[str], named: list[str], log: CheckLog) -> set[str]:
     """Test files that are the task's expectation, not the model's to change: the tests the task
     names or points at, the tests beside a code file it asks to change, and the test the loop
     wrote as the expectation. Empty of the task's tests when it asks for the tests to change."""
     own = {log.expect_file} if log.expect_file else set()
-    forbids = re.search(r"\b(do not|don't|never|without)\s+(change|modify|edit|touch|alter)", task, re.I)
-    if CHANGES_TESTS.search(task) and not forbids:
+    if _ASKS_TESTS.search(task) and not _FORBIDS.search(task):
         return own
     tests = {p for p in named if TEST_FILE.search(p)}
     if any(p.endswith(".py") and not TEST_FILE.search(p) for p in named):

@@ -23,7 +23,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from duckflow.companion import checkask, checks
+from duckflow.companion import checkask, checks, testfirst
 from duckflow.companion.decision import MainDecision
 from duckflow.companion.engine import SPECIALIZED_AGENT
 from duckflow.companion.rejected import rejected_lines, rename_correction, symops_write
@@ -147,12 +147,17 @@ def build_step(session: TurnHost, user_text: str | None) -> StepPrompt:
     log = checks.log_of(session)
     ask_call = session.turn.take_ask_call()
     calls_to = checkask.call_modules(session, task, log)
-    lines += checkask.check_lines(session, log, ask_call and bool(calls_to), calls_to, task)
+    first = testfirst.target(session, log) if "execute_shell" in session.runner.tool_names else None
+    if first:  # the task names no result: the assertion the change must pass comes first
+        log.asked_expect += 1
+        lines += testfirst.ask_lines(*first)
+    else:
+        lines += checkask.check_lines(session, log, ask_call and bool(calls_to), calls_to, task)
     user = "\n".join(lines)
     names = set(session.runner.tool_names)
     # an edit changes a shown file with SEARCH/REPLACE hunks (the grammar holds its lines)
     asks_delete = bool(re.search(r"\b(delete|remove|rm)\b", task, re.I))
-    guarded = guarded_tests(task, list(shown), plausible_paths(task, files))  # the check, not the change
+    guarded = guarded_tests(task, list(shown), plausible_paths(task, files)) | checks.protected_paths(session)
     editable = {p: t for p, t in shown.items()  # (a delete task: its example would only mislead)
                 if len(t) <= MAX_FILE_CHARS and "edit_file" in names and not asks_delete and p not in guarded}
     examples = [Message("user", ex_task), Message("assistant", ex_reply)]
@@ -190,7 +195,9 @@ def build_step(session: TurnHost, user_text: str | None) -> StepPrompt:
             spec.extra["test"] = f"\"$ test @ \" ( {' | '.join(literal(t) for t in tests)} ) \"\\n\""
     grammar = with_test(symops_grammar(spec), bool(spec.extra))
     run_only = session.turn.take_run_only()
-    if run_only and "run" in verbs:  # asked to run a script with arguments: only that, then
+    if first and "run" in verbs:  # only that assertion
+        grammar = testfirst.grammar(grammar, *first)
+    elif run_only and "run" in verbs:  # asked to run a script with arguments: only that, then
         grammar = checkask.run_only_grammar(grammar, run_only)
     elif calls_to and "run" in verbs:  # a call of the function: `python3 -c "import m; print(m.f(2))"`
         only = ask_call and bool(calls_to)
@@ -351,6 +358,10 @@ async def _ask(session: TurnHost, step: StepPrompt) -> tuple[str, list[ToolCall]
         usable, again = problems(calls, decoded.errors, session.runner.read_text, denied,
                                  wants_action=not state.evidence and not asks_answer(state.task))
         log = checks.log_of(session)
+        tests = [why for why in (checks.refused_test_write(session, c) for c in usable) if why]
+        if tests:  # the task's tests are the expectation: a reply that edits one is asked again
+            usable = [c for c in usable if not checks.refused_test_write(session, c)]
+            again = tests[0]
         if not again and log.passed is False and usable and all(c.name in RUN_TOOLS for c in usable):
             again = (f"The check failed ({log.last.removeprefix('check failed: ')}) and nothing changed "
                      "since: running it again gives the same error. Change the code first.")

@@ -315,6 +315,11 @@ class StepsMixin:
                 self.chunks.notice("refused_call", repeat_words(call, no), call=call.to_dict())
                 self.turn.repeats += 1
                 break
+            test = checks.refused_test_write(self, call)  # the task's tests: never the model's to change
+            if test:
+                outcomes.append(CallOutcome(call, "refused", test))
+                self.chunks.notice("refused_call", test, call=call.to_dict())
+                break
             out = await self.runner.process(call, intent=f"{call.name} for: {self.state.task or self.state.goal}",
                                             rationale=d.rationale, alternatives=list(self._alternatives))
             outcomes.append(out)

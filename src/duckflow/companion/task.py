@@ -124,7 +124,7 @@ async def _drive(session: TurnHost, first: Awaitable[TurnResult], max_turns: int
 
     if await within(first) is None:
         return spent(f"out of time after {int(budget.seconds)} s")
-    idle = 0
+    idle = approvals = 0
     while True:
         res = results[-1]
         state = session.state
@@ -141,6 +141,7 @@ async def _drive(session: TurnHost, first: Awaitable[TurnResult], max_turns: int
                     resumed = await session.resume_pending()
                     if resumed is not None:
                         results.append(resumed)
+                        approvals += 1  # an auto-approved action is the same turn, not a new one
                         continue
                 else:
                     why = answered
@@ -151,7 +152,7 @@ async def _drive(session: TurnHost, first: Awaitable[TurnResult], max_turns: int
             )
         if state.status == Status.REQUIRES_USER_INPUT or res.next_step in ("pending_user", "defer"):
             return TaskOutcome("input", res.reply or "the companion needs your input", len(results), results)
-        if len(results) >= max_turns:
+        if len(results) - approvals >= max_turns:
             return TaskOutcome("max_turns", f"stopped after {max_turns} turns without finishing", len(results), results)
         idle = 0 if (res.ran_tools or res.moved) else idle + 1
         if idle >= max_idle:

@@ -4,7 +4,9 @@ Inline code is hard-required (the gate cannot see into it), but this one shape i
 coding agent runs to check a function it wrote: it imports one workspace module and prints
 one call of one of its functions with literal arguments. It runs nothing but that module's
 text, so it is judged as `python3 m.py` is — by the module's text (gate/scripts.py) — and
-any other inline code stays hard-required.
+any other inline code stays hard-required. The assertion a task's check is written as first
+(companion/testfirst.py), `import m; got = m.f(2); assert got == 4, got`, is the same call
+compared with one literal, and judged the same way.
 """
 
 from __future__ import annotations
@@ -22,26 +24,49 @@ def call_check_module(args: Sequence[str]) -> str | None:
         body = ast.parse(args[1]).body
     except (SyntaxError, ValueError):
         return None
-    if len(body) != 2 or not isinstance(body[0], ast.Import) or not isinstance(body[1], ast.Expr):
+    if len(body) not in (2, 3) or not isinstance(body[0], ast.Import):
         return None
     names = body[0].names
     if len(names) != 1 or names[0].asname or "." in names[0].name:
         return None
     module = names[0].name
+    if len(body) == 3:
+        return module if _asserted_call(body[1], body[2], module) else None
+    if not isinstance(body[1], ast.Expr):
+        return None
     show = body[1].value
     if not (isinstance(show, ast.Call) and isinstance(show.func, ast.Name) and show.func.id == "print"
             and len(show.args) == 1 and not show.keywords):
         return None
-    call = show.args[0]
+    return module if _literal_call(show.args[0], module) else None
+
+
+def _literal_call(call: ast.expr, module: str) -> bool:
+    """`M.F(LITERALS)`: one function of the module, literal arguments only."""
     if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
             and isinstance(call.func.value, ast.Name) and call.func.value.id == module and not call.keywords):
-        return None
-    for arg in call.args:
-        try:
-            ast.literal_eval(arg)
-        except ValueError:
-            return None
-    return module
+        return False
+    return all(_literal(arg) for arg in call.args)
+
+
+def _literal(node: ast.expr) -> bool:
+    try:
+        ast.literal_eval(node)
+    except ValueError:
+        return False
+    return True
+
+
+def _asserted_call(bind: ast.stmt, check: ast.stmt, module: str) -> bool:
+    """`got = M.F(LITERALS)` then `assert got == LITERAL, got`."""
+    if not (isinstance(bind, ast.Assign) and len(bind.targets) == 1 and isinstance(bind.targets[0], ast.Name)
+            and _literal_call(bind.value, module)):
+        return False
+    name = bind.targets[0].id
+    test = check.test if isinstance(check, ast.Assert) else None
+    return bool(isinstance(check, ast.Assert) and isinstance(test, ast.Compare) and len(test.ops) == 1
+                and isinstance(test.ops[0], ast.Eq) and isinstance(test.left, ast.Name) and test.left.id == name
+                and _literal(test.comparators[0]) and isinstance(check.msg, ast.Name) and check.msg.id == name)
 
 
 def workspace_call_check(guard: Any, command: str) -> bool:
