@@ -52,3 +52,39 @@ def test_the_file_lines_stream_as_they_come_and_the_turn_ends_with_its_figures(t
             assert "Traceback" not in history
         finally:
             subprocess.run(["tmux", "-L", name, "kill-server"], check=False, capture_output=True)
+
+
+ASK = ('~ the task does not say the name\n#c0.9 #m0.9 #f0.9 #s0.9\n'
+       '? "Which name should the script have?"\n  1. greet.py\n  2. hello.py\n')
+HELLO = ('~ write hello.py as answered\n#c0.9 #m0.9 #f0.9 #s0.9\n$ create @ hello.py\n---\nprint("hi")\n---\n'
+         '$ run @ python3 hello.py\n~ next: DONE\n')
+
+
+def test_a_question_with_options_is_shown_and_the_run_waits_for_the_answer(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    with FakeOllama("coder:7b") as server:
+        server.replies = [ASK, HELLO, HELLO]
+        name = f"duckflow-ask-{uuid.uuid4().hex[:8]}"
+        folder = tmp_path / "captures"
+        folder.mkdir()
+        env = (f"OLLAMA_HOST={server.url} DUCKFLOW_HOME={tmp_path / 'home'} DUCKFLOW_CONFIG={os.devnull} "
+               f"PYTHONPATH={SRC}")
+        cmd = (f'env {env} {sys.executable} -m duckflow run "Create a script that prints hi" -w {ws} '
+               "--model ollama:coder:7b --mode single-call --auto-approve-workspace; echo EXIT=$?; sleep 60")
+        subprocess.run(["tmux", "-L", name, "new-session", "-d", "-s", name, "-x", "100", "-y", "30", cmd], check=True)
+        screen = Screen(name, folder)
+        try:
+            screen.wait_for("Your answer ›", 120)
+            shown = screen.history()
+            assert "Which name should the script have?" in shown and "1. greet.py" in shown and "2. hello.py" in shown
+            assert not list(ws.iterdir())  # nothing ran before the answer
+            screen.type("2")
+            screen.wait_for("EXIT=", 120)
+            history = screen.history()
+            (folder / "final.txt").write_text(history)
+            assert (ws / "hello.py").exists() and not (ws / "greet.py").exists(), history
+            assert "Answer: hello.py" in history and "Traceback" not in history
+            assert history.count("Finished, not verified") <= 1  # the ending is said once
+        finally:
+            subprocess.run(["tmux", "-L", name, "kill-server"], check=False, capture_output=True)

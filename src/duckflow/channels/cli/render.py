@@ -86,6 +86,8 @@ class Renderer:
         self._held: Line | None = None
         self._auto_diff = ""
         self._said_error = ""  # the last error shown: a reply repeating it is not printed again
+        self.last_stop = ""  # the last stop sentence shown (run does not say it again)
+        self.last_prose = ""  # the last reply shown, its whitespace folded (nor a reply's last line)
 
     @property
     def debug(self) -> bool:
@@ -261,6 +263,7 @@ class Renderer:
             if self._said_error and self._said_error in " ".join(line.text.split()):
                 return  # the reply only repeats the error just shown with its next step: said once
             title = "🦆 ↳ " if agent == CHAT else "🦆 "
+            self.last_prose = " ".join(line.text.split())
             self.console.print(Text(title + line.text))
         elif line.kind == "action":
             ok = line.data.get("ok", True)
@@ -274,6 +277,7 @@ class Renderer:
             ok = line.data.get("granted")
             self.console.print(Text(f"{'✓' if ok else '✗'} {line.text}", style="green" if ok else "yellow"))
         elif line.kind == "stop":
+            self.last_stop = line.text
             self.console.print(Text(line.text, style="yellow"))
         elif line.kind == "error":
             self._said_error = " ".join(line.text.split(" — next: ")[0].split())

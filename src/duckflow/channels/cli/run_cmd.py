@@ -181,9 +181,21 @@ def _run(args: argparse.Namespace, started: Callable[[], None]) -> int:
         return decide(session, answer, words, by="user (duckflow run)")
 
     async def keep_asking(outcome: Any) -> Any:
-        """On a terminal: each companion approval asked inline, the task driven on after the answer."""
-        while interactive and outcome.ending == "approval" and session.state.pending_gate:
-            outcome = await drive(session, await ask(outcome), max_turns=args.max_turns)
+        """On a terminal: each companion approval, and each question the model asks (with its
+        options, shown above), asked inline; the task driven on after the answer."""
+        while interactive:
+            if outcome.ending == "approval" and session.state.pending_gate:
+                outcome = await drive(session, await ask(outcome), max_turns=args.max_turns)
+            elif outcome.ending == "input" and session.state.open_questions:
+                renderer.flush()
+                renderer.stop_spinner()
+                said = renderer.console.input("[bold yellow]Your answer[/] › ").strip()
+                if not said:
+                    break
+                outcome = await drive(session, session.handle_message(said), max_turns=args.max_turns,
+                                      auto_approve_workspace=args.auto_approve_workspace)
+            else:
+                break
         return outcome
 
     async def coder_answer(outcome: Any) -> Any:
@@ -274,7 +286,10 @@ def _run(args: argparse.Namespace, started: Callable[[], None]) -> int:
         print_json(_outcome_json(outcome, opened))
     else:
         style = "bold green" if outcome.success else "bold yellow"
-        renderer.console.print(f"[{style}]{escape(clean(_ending_line(outcome, args.workspace)))}[/]")
+        said = clean(_ending_line(outcome, args.workspace))
+        # a stop the stream already said, or the reply's own last words, are not said twice
+        if said and said != renderer.last_stop and not renderer.last_prose.endswith(" ".join(said.split())):
+            renderer.console.print(f"[{style}]{escape(said)}[/]")
         if outcome.ending == "approval":
             job = _waiting_job(session, talk)
             print(f"next: `duckflow approvals grant {job}` (or `deny {job}`), then "
