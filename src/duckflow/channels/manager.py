@@ -192,6 +192,7 @@ def _type_and_data(c: Any) -> tuple[Any, dict[str, Any]]:
     return c.type, c.data.model_dump(mode="json") if c.type in _REPLY_PARTS else {}
 
 
+CLOCKED = frozenset({"notice", "progress", "tool_call", "tool_response", "usage", "done"})  # what TurnClock reads
 CHAT_NOTICES = frozenset({"router", "delegated"})  # notices a chat channel's reply carries
 
 
@@ -368,14 +369,21 @@ class ChannelManager:
 
     async def _publish(self, session_id: str, job: Job) -> Reply:
         from duckflow.channels.present import Presenter
+        from duckflow.channels.turnclock import TurnClock
 
         said = Presenter()  # replies without result lines or engine ids; one line per action
+        clock = TurnClock()  # the quiet line that ends a turn (time, tokens, where the time went)
         texts: list[str] = []
         approval: dict[str, Any] | None = None
         ending = ""
         routed = False
         try:
             async for c in job():
+                if not isinstance(c, dict) and c.type in CLOCKED:
+                    ended = clock.feed(c)
+                    if ended:  # the turn's done: its end line goes just before it
+                        self.chunks.publish(session_id, {"agent": "duckflow", "type": "notice", "data": {
+                            "code": "turn_end", "message": ended, "details": {}}})
                 self.chunks.publish(session_id, c)
                 if not routed:
                     routed = True

@@ -79,3 +79,14 @@ def test_undo_and_unknown_commands_never_reach_the_model_nor_name_the_conversati
     assert undone[0]["data"]["details"]["ok"] is True and not (srv.workspace / "hello.py").exists()
     redone = _send(srv, sid, "/redo")
     assert redone[0]["data"]["details"]["ok"] is True and (srv.workspace / "hello.py").exists()
+
+
+def test_a_turn_ends_with_one_quiet_line_of_time_and_tokens(live: Any) -> None:
+    srv = live()
+    sid = httpx.post(srv.url + "/v1/sessions", headers=srv.auth).json()["session_id"]
+    chunks = _send(srv, sid, "What can you do?")
+    ends = [c for c in chunks if c["type"] == "notice" and c["data"]["code"] == "turn_end"]
+    assert len(ends) == 1 and chunks[-2] is ends[0] and chunks[-1]["type"] == "done"
+    assert " s · " in ends[0]["data"]["message"] and "tokens in" in ends[0]["data"]["message"]
+    said = _send(srv, sid, "/status")  # no model answered: nothing to add up
+    assert not [c for c in said if c["type"] == "notice" and c["data"]["code"] == "turn_end"]

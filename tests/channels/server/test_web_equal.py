@@ -63,6 +63,8 @@ def test_undo_from_the_result_row_and_redo_and_a_typed_undo(served: Served, brow
     row.locator("button.undo").wait_for(timeout=20000)
     wait_js(page, "document.querySelector('#timeline li.done') !== null")
     assert hello.exists() and page.locator("#log button.undo").count() == 1  # only on the change's row
+    ends = page.locator("#log .line.turn-end").all_inner_texts()  # each turn's quiet end line
+    assert len(ends) == 2 and all(" s · " in e and "tokens in" in e for e in ends), ends
     assert in_view(page, "#log button.undo")
     row.locator("button.undo").click()
     page.locator("#log .msg.cmd", has_text="Undone").wait_for(timeout=15000)

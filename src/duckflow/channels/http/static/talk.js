@@ -291,6 +291,7 @@ const Talk = (() => {
         return;
       }
       if (d.code === "command") { this.command(c, d); return; }
+      if (d.code === "turn_end") { this.line(d.message, "muted turn-end"); return; }  // time, tokens, tokens/s
       if (d.code === "question" && d.details && d.details.question) { this.question(c, d); return; }  // the model asks
       if (d.code === "answered") { this.questionAnswered(d); return; }
       if (d.code === "cancelled") { this.stopped(); this.line(d.message, "warn"); return; }
