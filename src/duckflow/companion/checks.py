@@ -8,13 +8,13 @@ says DONE without such a proof, the loop picks the check itself (`auto_command`:
 import the changed module, or the changed script), or asks the model for a short call of the
 function the task names (`python3 -c "import m; print(m.f(...))"`). A failed check goes back
 to the model with its first error, at most `MAX_FIXES` times. `ending` is the line the result
-says: `checked: python3 hello.py → exit 0`, `check failed: …`, `not checked: …`.
+says: `checked: python3 hello.py → exit 0`, `check failed: …`, `not checked: …`. A passing check
+makes the task "Done" only when its output met the task's own expectation (`CheckLog.met`, from
+companion/expect.py and testfirst.py); the task's tests stay the model's to run, never to write.
 """
 
 from __future__ import annotations
 
-import ast
-import json
 import re
 import shlex
 from dataclasses import dataclass, field
@@ -22,6 +22,7 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from duckflow.companion import expect, testfirst
+from duckflow.companion.runresult import call_mismatch, first_error, only_definitions, run_result
 from duckflow.companion.taskchecks import (
     TEST_FILE,
     argument_output,
@@ -94,59 +95,12 @@ def log_of(session: Any) -> CheckLog:
     return log
 
 
-def run_result(content: str) -> tuple[int | None, str, str]:
-    """(exit code, stdout, stderr) of a command's JSON result; exit None when it timed out or
-    the content is not a command result."""
-    try:
-        data = json.loads(content)
-    except ValueError:
-        return None, "", content
-    if not isinstance(data, dict) or "exit_code" not in data:
-        return None, "", content
-    code = None if data.get("timed_out") else data.get("exit_code")
-    return code, str(data.get("stdout") or ""), str(data.get("stderr") or "")
 
 
-def first_error(stdout: str, stderr: str) -> str:
-    """The line that names the error: a traceback's last line, a failed test, else the last line.
-    A failed pytest test is named with its first `E` line in full (pytest's summary line cuts the
-    values an assert compared, which is what a fix needs: `assert 'Hello-World' == 'h...`)."""
-    for text in (stderr, stdout):
-        lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-        failed = next((ln for ln in lines if ln.startswith("FAILED ")), "")
-        said = next((ln[1:].strip() for ln in lines if re.match(r"^E\s+\S", ln)), "")
-        if failed and said:  # with the test's line that failed (pytest marks it with ">")
-            at = next((ln[1:].strip() for ln in lines if re.match(r"^>\s+\S", ln)), "")
-            return f"{failed.split(' - ', 1)[0]} - {compared(at, said)}"[:240]
-        named = [ln for ln in lines if re.match(r"^(\w+(\.\w+)*(Error|Exception)|FAILED|E |SyntaxError)", ln)]
-        if named:
-            return named[-1][:160]
-        if lines:
-            return lines[-1][:160]
-    return "no output"
 
 
-def compared(at: str, said: str) -> str:
-    """A failed `assert CALL == WANTED` said as what the call returned and what the test expects
-    ("slugify('Hello World') returned 'Hello-World', but the test expects 'hello-world'"), from the
-    test's line and pytest's `E assert GOT == WANTED`; else the error with the test's line."""
-    line = re.match(r"assert\s+(.+?)\s*==\s*(.+)$", at)
-    got = re.match(r"(?:AssertionError:\s*)?assert\s+(.+?)\s*==\s*(.+)$", said)
-    if line and got and got.group(2).strip() == line.group(2).strip() and "(" in line.group(1):
-        return f"{line.group(1)} returned {got.group(1)}, but the test expects {line.group(2)}"
-    return f"{said} (at `{at}`)" if at and at not in said else said
 
 
-def only_definitions(text: str) -> bool:
-    """A module whose top level only imports and defines (running it shows nothing)."""
-    try:
-        tree = ast.parse(text)
-    except SyntaxError:
-        return False
-    quiet = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
-             ast.Assign, ast.AnnAssign)
-    return all(isinstance(n, quiet) or (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))
-               for n in tree.body)
 
 
 def note(session: Any, ran: list[CallOutcome]) -> None:
@@ -180,7 +134,7 @@ def note(session: Any, ran: list[CallOutcome]) -> None:
                     log.fail(sig, f"check failed: {testfirst.failed_words(log, command, err)} (on the code as "
                                   "it is, before the change)", log.expect_says)
                 continue
-            wrong = _call_mismatch(command, out, err) if o.status == "ok" and code not in (0, None) else ""
+            wrong = call_mismatch(command, out, err) if o.status == "ok" and code not in (0, None) else ""
             if wrong and log.mismatches < MAX_FIXES:  # the call was wrong, not the code: no fix
                 log.mismatches += 1  # round is used, and the next step may only call it again
                 log.bad_call, log.last = wrong, f"not checked: the call did not fit the function ({wrong})"
@@ -309,16 +263,6 @@ def note(session: Any, ran: list[CallOutcome]) -> None:
 
 
 
-_MISMATCH = re.compile(r"TypeError: \w+\(\) (takes \d+ positional arguments? but \d+ (were|was) given|"
-                       r"missing \d+ required positional arguments?|got an unexpected keyword argument)")
-
-
-def _call_mismatch(command: str, out: str, err: str) -> str:
-    """The error of a call check whose arguments do not fit the function it calls ("" if not)."""
-    if not command.startswith('python3 -c "import '):
-        return ""
-    error = first_error(out, err)
-    return error if _MISMATCH.search(error) else ""
 
 
 
@@ -444,13 +388,3 @@ def ending(log: CheckLog) -> str:
         return "nothing was changed"
     return log.last or "not checked: nothing ran the changed code"
 
-
-def failed_run(content: str) -> bool:
-    """A command result (JSON from execute_shell / run_tests, or its evidence line
-    `… → ok: exit N; …`) that exited non-zero or timed out."""
-    if re.search(r"→ \w+: (exit (-?[1-9]|None)|timed out)\b", content):
-        return True
-    if '"exit_code"' not in content:
-        return False
-    code, _, _ = run_result(content)
-    return code != 0

@@ -20,7 +20,7 @@ def same_call(call: ToolCall, spec_call: dict[str, Any] | None) -> bool:
 
 def mark_ran(session: Any, ran: list[Any]) -> None:
     """A plan that no plan run drives (single-call): each call that ran marks its action."""
-    from duckflow.companion.checks import failed_run
+    from duckflow.companion.runresult import failed_run
 
     plan = session.owner.plans.latest()
     if plan is None or plan.status != "proposed":

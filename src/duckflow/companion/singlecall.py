@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 from duckflow.companion import checkask, checks, testfirst
 from duckflow.companion.decision import MainDecision
+from duckflow.companion.editkind import edit_kind as edit_kind  # re-exported: where it lived before
+from duckflow.companion.editkind import edit_templates
 from duckflow.companion.engine import SPECIALIZED_AGENT
 from duckflow.companion.rejected import rejected_lines, rename_correction, symops_write
 from duckflow.companion.renames import loop_reply
@@ -83,30 +85,6 @@ def templates() -> tuple[str, str, str]:
     """(system, example task, example reply) from the template files."""
     return tuple((DATA / n).read_text(encoding="utf-8").strip() for n in  # type: ignore[return-value]
                  ("system.txt", "example_task.txt", "example_reply.txt"))
-
-
-ADDS = re.compile(r"\b(add|append|insert|extend)\b|追加", re.I)
-# adding an option or an argument changes the code that reads them: the edit replaces lines
-FLAG = re.compile(r"(?<![\w-])--?[a-z][\w-]*", re.I)
-OPTION = re.compile(r"\b(option|flag|argument|parameter)s?\b|オプション|引数", re.I)
-NEW_DEF = re.compile(r"\b(function|class|method|test|def)\b|関数|クラス|テスト", re.I)
-
-
-def edit_kind(task: str) -> str:
-    """Which edit example a step shows: `add` (a new function at the end: empty SEARCH) or
-    `fix` (replace the lines that change) — a command-line option added is a change of the code."""
-    if not ADDS.search(task) or FLAG.search(task):
-        return "fix"
-    return "add" if NEW_DEF.search(task) or not OPTION.search(task) else "fix"
-
-
-@functools.lru_cache(maxsize=2)
-def edit_templates(kind: str) -> tuple[str, str]:
-    """(example task, example reply) of an edit with one hunk: `add` appends (empty SEARCH),
-    `fix` replaces lines. A small model copies the example's shape, so the step shows the one
-    that matches the task's wording."""
-    return tuple((DATA / n).read_text(encoding="utf-8").strip() for n in  # type: ignore[return-value]
-                 (f"example_{kind}_task.txt", f"example_{kind}_reply.txt"))
 
 
 class LineFeed:

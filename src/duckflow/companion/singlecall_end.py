@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from duckflow.companion import checks
 from duckflow.companion.decision import MainDecision
+from duckflow.companion.runresult import failed_run
 from duckflow.companion.state import Status, Step
 from duckflow.companion.taskchecks import asks_change
 from duckflow.llm.types import ToolCall
@@ -30,7 +31,7 @@ ACCEPT = re.compile(r"^\s*(done|accept(ed)?|ok(ay)?|yes|looks good|it'?s fine|ke
 
 def step_failed(outcomes: list[Any]) -> bool:
     ran = [o for o in outcomes if o.status in ("ok", "error", "refused")]
-    return any(o.status != "ok" for o in ran) or any(checks.failed_run(o.content) for o in ran if o.status == "ok")
+    return any(o.status != "ok" for o in ran) or any(failed_run(o.content) for o in ran if o.status == "ok")
 
 
 def conclude(session: TurnHost, files: list[str]) -> Verdict:

@@ -1,0 +1,91 @@
+"""What a command's result says: its exit code and output, the line that names its error, and whether it proved anything.
+
+The check log (companion/checks.py) reads each run through these: `run_result` parses the tool's
+JSON, `first_error` finds the line a fix needs (a failed pytest assert said as what the call
+returned and what the test expects), `only_definitions` tells a module that shows nothing when
+run, `failed_run` a result that exited non-zero, `call_mismatch` a call check whose arguments do
+not fit its function (the call's fault, not the code's).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+
+_MISMATCH = re.compile(r"TypeError: \w+\(\) (takes \d+ positional arguments? but \d+ (were|was) given|"
+                       r"missing \d+ required positional arguments?|got an unexpected keyword argument)")
+
+
+def run_result(content: str) -> tuple[int | None, str, str]:
+    """(exit code, stdout, stderr) of a command's JSON result; exit None when it timed out or
+    the content is not a command result."""
+    try:
+        data = json.loads(content)
+    except ValueError:
+        return None, "", content
+    if not isinstance(data, dict) or "exit_code" not in data:
+        return None, "", content
+    code = None if data.get("timed_out") else data.get("exit_code")
+    return code, str(data.get("stdout") or ""), str(data.get("stderr") or "")
+
+
+def first_error(stdout: str, stderr: str) -> str:
+    """The line that names the error: a traceback's last line, a failed test, else the last line.
+    A failed pytest test is named with its first `E` line in full (pytest's summary line cuts the
+    values an assert compared, which is what a fix needs: `assert 'Hello-World' == 'h...`)."""
+    for text in (stderr, stdout):
+        lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+        failed = next((ln for ln in lines if ln.startswith("FAILED ")), "")
+        said = next((ln[1:].strip() for ln in lines if re.match(r"^E\s+\S", ln)), "")
+        if failed and said:  # with the test's line that failed (pytest marks it with ">")
+            at = next((ln[1:].strip() for ln in lines if re.match(r"^>\s+\S", ln)), "")
+            return f"{failed.split(' - ', 1)[0]} - {compared(at, said)}"[:240]
+        named = [ln for ln in lines if re.match(r"^(\w+(\.\w+)*(Error|Exception)|FAILED|E |SyntaxError)", ln)]
+        if named:
+            return named[-1][:160]
+        if lines:
+            return lines[-1][:160]
+    return "no output"
+
+
+def compared(at: str, said: str) -> str:
+    """A failed `assert CALL == WANTED` said as what the call returned and what the test expects
+    ("slugify('Hello World') returned 'Hello-World', but the test expects 'hello-world'"), from the
+    test's line and pytest's `E assert GOT == WANTED`; else the error with the test's line."""
+    line = re.match(r"assert\s+(.+?)\s*==\s*(.+)$", at)
+    got = re.match(r"(?:AssertionError:\s*)?assert\s+(.+?)\s*==\s*(.+)$", said)
+    if line and got and got.group(2).strip() == line.group(2).strip() and "(" in line.group(1):
+        return f"{line.group(1)} returned {got.group(1)}, but the test expects {line.group(2)}"
+    return f"{said} (at `{at}`)" if at and at not in said else said
+
+
+def only_definitions(text: str) -> bool:
+    """A module whose top level only imports and defines (running it shows nothing)."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return False
+    quiet = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
+             ast.Assign, ast.AnnAssign)
+    return all(isinstance(n, quiet) or (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))
+               for n in tree.body)
+
+
+def failed_run(content: str) -> bool:
+    """A command result (JSON from execute_shell / run_tests, or its evidence line
+    `… → ok: exit N; …`) that exited non-zero or timed out."""
+    if re.search(r"→ \w+: (exit (-?[1-9]|None)|timed out)\b", content):
+        return True
+    if '"exit_code"' not in content:
+        return False
+    code, _, _ = run_result(content)
+    return code != 0
+
+
+def call_mismatch(command: str, out: str, err: str) -> str:
+    """The error of a call check whose arguments do not fit the function it calls ("" if not)."""
+    if not command.startswith('python3 -c "import '):
+        return ""
+    error = first_error(out, err)
+    return error if _MISMATCH.search(error) else ""
