@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from duckflow.companion.factory import open_session
-from duckflow.companion.task import drive
+from duckflow.companion.task import TaskBudget, drive
 from tests.local.conftest import needs_llama
 
 pytestmark = [pytest.mark.local_model, needs_llama, pytest.mark.timeout(1800)]
@@ -24,6 +24,7 @@ async def test_a_rename_correction_keeps_the_content(default_model_home: Path, t
                                                      task: str, new: str) -> None:
     o = open_session(tmp_path, model_name="local:default", resume=False)
     s = o.session
+    s.task_budget = TaskBudget(seconds=1800)  # (a shared, loaded machine: the first call can take minutes)
     try:
         out = await drive(s, s.handle_message(task))
         assert out.ending == "approval", out.message

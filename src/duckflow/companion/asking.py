@@ -49,6 +49,7 @@ def pose(host: TurnHost, questions: Sequence[Asked]) -> str:
         s.log_decision(f"asked the person: {question}"[:200])
 
     host.owner.change("the model asks the person", keep)
+    host.turn.question = (question, list(options))  # whole (the state keeps it cut to 100 characters)
     host.owner.set_status(Status.REQUIRES_USER_INPUT, f"asked the person: {question}"[:200])
     return text
 
@@ -71,7 +72,11 @@ def take_answer(host: TurnHost, said: str) -> str | None:
     state = host.state
     if not state.open_questions or not said.strip():
         return None
-    question, options = read_stored(state.open_questions[-1])
+    question, options = host.turn.question or read_stored(state.open_questions[-1])
+    asked = f"asked the person: {question}"[:60]
+    if host.turn.question is None and not any(line.startswith(asked) for line in state.decision_log[-30:]):
+        return None  # an open question the model only noted (its state_delta), never asked: not this
+    host.turn.question = None
     answer = pick(options, said)
     line = f'the person answered "{question}": {answer}'
 

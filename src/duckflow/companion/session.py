@@ -29,6 +29,7 @@ from duckflow.companion.context import (
 )
 from duckflow.companion.decision import MainDecision, ReplyStreamer, Silent, read_decision
 from duckflow.companion.engine import MAIN_AGENT, EngineLoop
+from duckflow.companion.fivefields import keep_consistent
 from duckflow.companion.live import LiveMixin
 from duckflow.companion.owner import StateOwner
 from duckflow.companion.planmarks import lift_denials
@@ -408,6 +409,8 @@ class CompanionSession(LiveMixin, StepsMixin):
             status = Status.SUCCESS
         rec = self.owner.transition(to, reason, source=source, status=status)
         self._state_chunk(rec)
+        if rec.allowed:  # the five fields kept consistent at each move (companion/fivefields.py)
+            keep_consistent(self)
         return rec
 
     def _state_chunk(self, rec: TransitionRecord) -> None:

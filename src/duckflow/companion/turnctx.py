@@ -34,6 +34,7 @@ class TurnContext:
     stopped_text: str = ""  # the words of a stop, for the turn's reply
     edit_kind: tuple[str, str] | None = None  # (task, the edit example chosen at its first step)
     asked: list[tuple[str, list[str]]] = field(default_factory=list)  # the reply's questions for the person
+    question: tuple[str, list[str]] | None = None  # the question asked and waiting, with its options
 
     @property
     def checks(self) -> CheckLog:

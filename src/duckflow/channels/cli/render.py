@@ -260,8 +260,8 @@ class Renderer:
         self.stop_spinner()
         self._close_line()
         if line.kind == "prose":
-            if self._said_error and self._said_error in " ".join(line.text.split()):
-                return  # the reply only repeats the error just shown with its next step: said once
+            if self._said_error and "call failed: " in line.text and self._said_error in " ".join(line.text.split()):
+                return  # a failed model call's reply only repeats the error just shown with its next step
             title = "🦆 ↳ " if agent == CHAT else "🦆 "
             self.last_prose = " ".join(line.text.split())
             self.console.print(Text(title + line.text))
