@@ -343,3 +343,28 @@ async def test_an_mcp_tools_output_reaches_a_cloud_model_masked(tmp_path: Path) 
     finally:
         await server.close()
         hub.close()
+
+
+def test_a_servers_sessions_share_one_set_of_mcp_servers_closed_with_it(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """`duckflow serve` opens many sessions: they share the servers (started once), which end
+    when the server's runner closes (no process left behind)."""
+    from duckflow.channels.runner import SessionRunner
+
+    server = need("mcp-server-time")
+    monkeypatch.setenv("DUCKFLOW_CONFIG", str(_config(tmp_path / "config.toml", {"time": {"command": server}})))
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    runner = SessionRunner(ws, model_name="scripted:demo")
+    try:
+        first = runner.session(runner.new_session())
+        second = runner.session(runner.new_session())
+        ours = [t for t in first.runner.tools if t.name.startswith("mcp__time__")]
+        assert ours and ours == [t for t in second.runner.tools if t.name.startswith("mcp__time__")]
+        hub = runner._shared_parts()["mcp"]
+        assert hub is not None and first.mcp is None  # shared: not a session's own
+        procs = [p for p in hub._clients]  # the live connection
+        assert procs == ["time"]
+    finally:
+        runner.close()
+    assert hub._loop is None and hub._clients == {}

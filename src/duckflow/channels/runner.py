@@ -77,7 +77,10 @@ class SessionRunner:
             if isinstance(guard.counter, SQLiteCounter):  # this process owns its sessions' totals
                 guard.counter = BehindCounter(guard.counter)
             # session states and token counts are written behind, off the event loop
-            self._shared = {"config": cfg, "store": BehindSessionStore(),
+            from duckflow.companion.factory import mcp_hub
+
+            hub, _ = mcp_hub(self.workspace, cfg)  # one set of MCP servers for every session
+            self._shared = {"config": cfg, "store": BehindSessionStore(), "mcp": hub,
                             "gate": Gate.from_config(cfg.gate, requested_by="server"),
                             "trace": trace_from_config(cfg.trace), "token_guard": guard}
         return self._shared
@@ -104,7 +107,7 @@ class SessionRunner:
         opened = open_session(self.workspace, model=model, model_name=self.model_name,
                               session_id=session_id, config=parts["config"], store=parts["store"],
                               gate=parts["gate"], trace=parts["trace"],
-                              token_guard=parts["token_guard"])
+                              token_guard=parts["token_guard"], mcp=parts["mcp"])
         session = opened.session
         self._open[session.state.session_id] = session
         while len(self._open) > self.max_open:
@@ -249,4 +252,6 @@ class SessionRunner:
             if counter is not None and hasattr(counter, "close"):
                 counter.close()
             self._shared["store"].close()
+            if self._shared["mcp"] is not None:
+                self._shared["mcp"].close()  # the servers' processes end
             self._shared = None

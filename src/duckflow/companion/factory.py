@@ -72,9 +72,12 @@ def open_session(
     guardrails: Sequence[Guardrail] = (),
     output_guardrails: Sequence[Guardrail] = (),
     mode: str | None = None,
+    mcp: Any = None,
 ) -> OpenedSession:
     """`token_guard`: a core TokenGuard (default: from the config's `token_guard` section, per
-    session); `guardrails` / `output_guardrails`: core Guardrails on each message / reply."""
+    session); `guardrails` / `output_guardrails`: core Guardrails on each message / reply;
+    `mcp`: an McpHub several sessions share (a server's, made with `mcp_hub`; not closed with
+    this session), else the session starts its own from the config (closed with it)."""
     from duckflow.companion.models import choose_model_name, load_model
     from duckflow.config import load_config
     from duckflow.core.codecs import resolve_codec
@@ -126,10 +129,11 @@ def open_session(
         from duckflow.workspace.tools import workspace_tools
 
         tools = workspace_tools(root, cfg.workspace)
-    hub, said = _mcp_tools(root, cfg)
-    if hub is not None:
-        tools = [*tools, *hub.tools()]  # the servers start here (each within its startup timeout)
-        said += hub.problems
+    hub, said = (None, []) if mcp is not None else mcp_hub(root, cfg)
+    shared = mcp if mcp is not None else hub
+    if shared is not None:
+        tools = [*tools, *shared.tools()]  # the servers start here (each within its startup timeout)
+        said += shared.problems
     if gate is None:
         gate = Gate.from_config(cfg.gate, requested_by=f"companion:{owner.state.session_id}")
     if codec is None or isinstance(codec, str):
@@ -176,7 +180,7 @@ def open_session(
     return OpenedSession(session, resumed, name, getattr(codec, "name", "native"), store, cfg)
 
 
-def _mcp_tools(root: Path, cfg: Config) -> tuple[Any, list[str]]:
+def mcp_hub(root: Path, cfg: Config) -> tuple[Any, list[str]]:
     """An McpHub of the servers this workspace may start (yours; the repository's you allowed)
     and a line for each one waiting for your yes. Nothing is imported when none is configured."""
     if not (cfg.mcp_servers or cfg.workspace_mcp_servers or (root / ".mcp.json").exists()):
