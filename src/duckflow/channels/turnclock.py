@@ -1,12 +1,13 @@
 """The quiet line that ends a turn: how long it took, the tokens in and out, tokens per second, and
 where the time went when it was long — made from the Chunk stream (channels/present.py shows it).
 
-    12.4 s · 505 tokens in, 286 out · 23 tokens/s
-    2 min 56 s · 505 tokens in, 286 out · 2.1 tokens/s · loading 4 s, reading the prompt 35 s, writing 2 min 14 s, running checks 3 s
+    12.4 s · 505 tokens in, 286 out · 23 tokens/s · openai:gpt-4o-mini
+    2 min 56 s · 505 tokens in, 286 out · 2.1 tokens/s · loading 4 s, reading the prompt 35 s, writing 2 min 14 s, running checks 3 s · local:default
 
 Time comes from the chunks' own stamps: a model call from its `progress` start to its end, split by
 the stages a local model reports (loading, reading the prompt, writing); a tool from its call to its
-result. Tokens are the `usage` chunks' (the provider's count, or ours when it gives none).
+result. Tokens are the `usage` chunks' (the provider's count, or ours when it gives none), and so
+are the names of the models that answered, said last: the person is told which model answered.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ class TurnClock:
         self.tools_since: float | None = None
         self.tokens_in = self.tokens_out = 0
         self.calls = 0
+        self.models: list[str] = []  # which models answered (the person is told)
 
     def _close(self, now: float) -> None:
         if self.open is not None:
@@ -76,6 +78,8 @@ class TurnClock:
         elif kind == "usage":
             self.tokens_in += int(d.prompt_tokens or 0)
             self.tokens_out += int(d.completion_tokens or 0)
+            if d.model and d.model not in self.models:
+                self.models.append(str(d.model))
         elif kind == "done":
             said = self.line(now)
             self.reset()
@@ -96,4 +100,6 @@ class TurnClock:
             where = [f"{STAGES[k]} {duration(v)}" for k, v in self.spent.items() if v >= 0.5]
             if where:
                 parts.append(", ".join(where))
+        if self.models:
+            parts.append(" + ".join(self.models))
         return " · ".join(parts)

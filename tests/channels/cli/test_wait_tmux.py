@@ -47,7 +47,7 @@ def test_the_file_lines_stream_as_they_come_and_the_turn_ends_with_its_figures(t
             assert partly, "no screen showed the file's lines while they were written"
             assert "Writing greet.py:" in history and "$ python3 greet.py" in history
             assert history.index("8 │ main()") < history.index("● Create greet.py")
-            end = re.search(r"\d+(\.\d)? s · \d+ tokens in, \d+ out · [\d.]+ tokens/s", history)
+            end = re.search(r"\d+(\.\d)? s · \d+ tokens in, \d+ out · [\d.]+ tokens/s · ollama:coder:7b", history)
             assert end, history
             assert "Traceback" not in history
         finally:
