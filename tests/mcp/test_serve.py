@@ -78,6 +78,16 @@ async def test_the_sdk_client_over_stdio_reads_and_a_write_waits_for_the_person(
         task = await client.call_tool("duckflow_task", {"task": "Create hello2.py"})
         text = _text(task)
         assert not task.is_error and "A person must approve job" in text and "duckflow approvals grant" in text
+        waiting = text.split("A person must approve job ")[1][:8]
+        before = (ws / "hello.py").read_text()
+        still = await client.call_tool("duckflow_task", {"task": "continue"})
+        assert f"still waits for a person (job {waiting})" in _text(still)
+        assert cli(["approvals", "grant", waiting]) == 0
+        capsys.readouterr()
+        went_on = await client.call_tool("duckflow_task", {"task": "continue"})
+        assert not went_on.is_error, _text(went_on)
+        assert (ws / "hello.py").read_text() != before  # the approved change was made
+        assert "Approved" in _text(went_on)
 
 
 def _free_port() -> int:
