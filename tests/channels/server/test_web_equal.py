@@ -91,13 +91,14 @@ def test_undo_from_the_result_row_and_redo_and_a_typed_undo(served: Served, brow
 
 @pytest.mark.parametrize("width", WIDTHS)
 def test_stop_cancels_the_turn_at_once_and_marks_the_partial_reply(tmp_path: Path, browser: Any, width: int) -> None:  # noqa: F811
-    with serve(tmp_path, delay="0.3") as slow:  # the demo model writes a word every 0.3 s
+    with serve(tmp_path, delay="0.15") as slow:  # the demo model writes a word every 0.15 s
         page, errors = open_page(browser, slow, width)
         page.fill("#text", TASK)
         page.press("#text", "Enter")
         page.locator("#stop").wait_for(state="visible", timeout=15000)
         assert page.locator("#send").is_hidden() and in_view(page, "#stop")
         wait_js(page, "[...document.querySelectorAll('#log .msg.bot')].some(b => b.textContent.split(' ').length >= 3)")
+        wait_js(page, "!document.querySelector('#log pre.writing').hidden", timeout=30)  # the plan, as it is written
         page.fill("#text", "/status")  # a command while it works: answered at once, the turn goes on
         page.press("#text", "Enter")
         page.locator("#log .msg.cmd", has_text="Working on it now.").wait_for(timeout=5000)
@@ -240,3 +241,28 @@ def test_a_question_from_the_model_offers_its_options_and_a_click_answers(
     assert page.locator("#log .card:not(.question) .headline").inner_text().startswith("Create hello.py")
     assert "hello.py" in model.requests[1].messages[-1].content
     assert errors == []
+
+
+def test_what_a_model_writes_shows_while_it_writes(served: Served, browser: Any) -> None:  # noqa: F811
+    page = browser.new_page(viewport={"width": 390, "height": 844})
+    page.goto(served.url + "/")
+    page.wait_for_selector("#login:not([hidden])")
+    written = "~ write the script\n$ create @ hello.py\n---\nprint('hi')\nprint('there')\n"
+    seen = page.evaluate("""(written) => {
+        const log = document.createElement("div"), tl = document.createElement("ol");
+        const hooks = { nearBottom: () => true, added() {}, attention() {}, decide() {}, answered() {}, done() {}, busy() {} };
+        const talk = new Talk.Conversation(log, tl, hooks);
+        document.body.appendChild(log);
+        talk.show({ seq: 1, type: "notice", agent: "router", data: { code: "route", message: "", details: { text: "go" } } });
+        talk.show({ seq: 2, type: "progress", agent: "companion.specialized", data: { phase: "start", what: "asking m" } });
+        const out = [];
+        for (const piece of written.match(/\\s*\\S+\\s*/g)) {
+          talk.show({ seq: 3, type: "delta", agent: "companion.specialized", data: { text: piece } });
+          out.push(log.querySelector("pre.writing").hidden ? "" : log.querySelector("pre.writing").textContent);
+        }
+        talk.show({ seq: 4, type: "done", agent: "companion", data: { ending: "done", text: "" } });
+        out.push(log.querySelector("pre.writing").hidden ? "(hidden)" : "shown");
+        return out;
+    }""", written)
+    assert seen[6].endswith("$ create @ ") and "$ create @ hello.py" in seen[7] and seen[-2].endswith("print('hi')\nprint('there')")  # line by line
+    assert seen[-1] == "(hidden)"  # the turn ended: what it wrote is in its result

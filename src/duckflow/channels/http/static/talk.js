@@ -145,6 +145,7 @@ const Talk = (() => {
       Object.assign(this, { log, timeline, hooks, bubble: null, streamed: false, echo: [], rows: new Map(),
         cards: new Map(), diffs: new Map(), painting: new Set(), undoable: null, turnBubbles: [] });
       this.typing = el("div", "typing", "Working…"); this.typing.hidden = true; log.appendChild(this.typing);
+      this.writing = el("pre", "writing"); this.writing.hidden = true; this.tail = ""; log.appendChild(this.writing);
     }
 
     add(node) {  // every visible item goes before the "working" line; prose after it starts a new bubble
@@ -160,6 +161,7 @@ const Talk = (() => {
       if (on && this.since) return;
       if (this.hooks.busy) this.hooks.busy(on);
       clearInterval(this.ticker); this.typing.hidden = !on; this.since = on ? Date.now() : 0;
+      if (!on) this.write("");
       this.typing.textContent = "Working…";
       if (on) this.ticker = setInterval(() => {
         if (!this.typing.isConnected) return clearInterval(this.ticker);
@@ -202,6 +204,14 @@ const Talk = (() => {
       b.replaceChildren(Md.render(b.raw));
       if (b.stopped) b.appendChild(el("span", "stopped", "stopped"));
       this.hooks.added(stick);
+    }
+
+    write(text) {  // the last lines a model writes in its protocol (a file's lines, a command), live
+      this.tail = text.slice(-4000);
+      const lines = this.tail.split("\n").filter((l) => l.trim()).slice(-6);
+      this.writing.hidden = !lines.length || !this.since;
+      this.writing.textContent = lines.join("\n");
+      if (lines.length) this.hooks.added(this.hooks.nearBottom());
     }
 
     flush() { [...this.painting].forEach((b) => this.paint(b)); }
@@ -249,7 +259,8 @@ const Talk = (() => {
       switch (c.type) {
         case "notice": return this.notice(c, d);
         case "delta":
-          if (/\.specialized$/.test(agent) || !d.text) return;  // the protocol text: trace only
+          if (/\.specialized$/.test(agent)) { if (d.text) this.write(this.tail + d.text); return; }  // shown while written
+          if (!d.text) return;
           this.prose(d.text, agent); this.streamed = true; return;
         case "reply": {
           if (agent === "command") { this.answer(d.text); return; }
@@ -264,7 +275,9 @@ const Talk = (() => {
         case "tool_call": return this.action(c, d);
         case "tool_response": return this.result(c, d);
         case "approval": return d.phase === "answer" ? this.answered(c, d) : this.approval(c, d);
-        case "progress": if (d.phase === "start") this.working(true); return;
+        case "progress":
+          if (d.phase === "start") { this.working(true); if (/^asking /.test(d.what || "")) this.write(""); }
+          return;
         case "error":
           this.line(`Something went wrong: ${d.message}${d.hint ? " — " + d.hint : ""}`, "error"); this.errored = true;
           this.event(c.time, "Error: " + clip(d.message, 60), "bad"); return;
