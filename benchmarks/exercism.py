@@ -173,12 +173,13 @@ def free_port() -> int:
 
 def start_server(gguf: Path, threads: int, log: Path) -> tuple[subprocess.Popen[bytes], str]:
     """`python -m llama_cpp.server` with the GGUF on 127.0.0.1 (Duckflow's threads and OpenMP wait policy)."""
-    from duckflow.llm.local import quiet_openmp
+    from duckflow.llm.local import batch_threads, quiet_openmp
 
     port = free_port()
     with log.open("wb") as sink:
         proc = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--host", "127.0.0.1",
                                  "--port", str(port), "--n_ctx", "8192", "--n_threads", str(threads),
+                                 "--n_threads_batch", str(max(threads, batch_threads())),
                                  "--model_alias", "local"], stdout=sink, stderr=subprocess.STDOUT,
                                 env=quiet_openmp(dict(os.environ)))
     base = f"http://127.0.0.1:{port}/v1"

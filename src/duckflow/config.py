@@ -77,7 +77,7 @@ class ModelsConfig(_Section):
     # in-process llama.cpp (`local:` models, docs/local.md)
     local_path: str | None = None  # a GGUF used for `local:default` instead of the bundled one
     local_context: int = 8192
-    local_threads: int = 0  # 0: one per core, at most 8
+    local_threads: int = 0  # threads that generate; 0: every core but one (at least 1, at most 8)
     # local models (in-process, or any server on this machine): grammar-constrained, bounded replies
     constrained_decoding: bool = True
 

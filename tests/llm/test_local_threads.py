@@ -62,3 +62,28 @@ def test_a_server_child_gets_it_in_its_environment() -> None:
     env = local.quiet_openmp({"PATH": "/bin"})
     assert env == {"PATH": "/bin", "OMP_WAIT_POLICY": "PASSIVE"}
     assert local.quiet_openmp({"OMP_WAIT_POLICY": "active"})["OMP_WAIT_POLICY"] == "active"
+
+
+@pytest.mark.parametrize(("cores", "generate", "read"), [(1, 1, 1), (2, 1, 2), (4, 3, 4), (16, 8, 8)])
+def test_one_core_is_left_for_the_rest_of_the_machine_while_generating(
+        monkeypatch: pytest.MonkeyPatch, cores: int, generate: int, read: int) -> None:
+    monkeypatch.setattr(os, "cpu_count", lambda: cores)
+    assert (local.default_threads(), local.batch_threads()) == (generate, read)
+
+
+def test_the_prompt_is_read_with_every_core_and_generated_with_the_chosen_threads(
+        fake_llama: _FakeLlamaCpp, monkeypatch: pytest.MonkeyPatch) -> None:
+    made: list[dict[str, Any]] = []
+
+    class Llama:
+        def __init__(self, **kwargs: Any) -> None:
+            made.append(kwargs)
+
+        def _init_sampler(self, **kwargs: Any) -> None:
+            return None
+
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(local, "_LOADED", {})
+    monkeypatch.setattr(local, "_import_llama", lambda: types.SimpleNamespace(Llama=Llama))
+    local.load_llama("/models/m.gguf", 2048, local.default_threads())
+    assert made[0]["n_threads"] == 1 and made[0]["n_threads_batch"] == 2
