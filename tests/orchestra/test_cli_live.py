@@ -260,3 +260,25 @@ def test_run_exits_non_zero_when_the_worker_loop_stops_at_max_loops(
         stop = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
         assert stop["stop_reason"] == "max_loops"
         assert rc == 1 and not out["ok"], out
+
+
+def test_analyze_results_are_kept_as_structured_data_for_later_turns_and_status(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Seed 003 §9: an ANALYZE result is kept in one store; the next turn's Worker and `duckflow status` read it."""
+    with FakeOllama() as server:
+        configure(tmp_path, monkeypatch, server.url)
+        server.replies = [worker_json("the loop in app.py reads the file 1000 times", next_actions=["cache the read"]),
+                          worker_json("caching the read removes 999 reads")]
+        ws = tmp_path / "ws"
+        ws.mkdir()
+        assert cli(["run", "/analyze why is app.py slow", "-w", str(ws), "--model", "scripted:demo"]) == 0
+        capsys.readouterr()
+        assert cli(["status", "-w", str(ws), "--json"]) == 0
+        kept = json.loads(capsys.readouterr().out)["analyses"]
+        assert kept[0]["result"] == "the loop in app.py reads the file 1000 times"
+        assert kept[0]["next_actions"] == ["cache the read"] and kept[0]["task"] == "why is app.py slow"
+        assert cli(["status", "-w", str(ws)]) == 0
+        assert "Last analysis" in capsys.readouterr().out
+        assert cli(["run", "/analyze what would caching change", "-w", str(ws), "--model", "scripted:demo"]) == 0
+        second = json.loads(server.chat_bodies[1]["messages"][-1]["content"])
+        assert "the loop in app.py reads the file 1000 times" in second["context"]  # the next turn reads it

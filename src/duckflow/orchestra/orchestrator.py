@@ -195,7 +195,8 @@ class Orchestrator:
                     *, reroute_used: bool = False, source: str = "worker", initial: str | None = None) -> Turn:
         result = await self.loop.run(route, task, session_id=self.session_id, local_only=local_only,
                                      reroute_used=reroute_used, initial_route=initial or decision.primary_route,
-                                     reroute_source=source, images=self._images)
+                                     reroute_source=source, images=self._images, context=self._analysis_context())
+        self._keep_analysis(result, task)
         if result.stop_reason == "rerouted_to_code":
             turn = await self._code(decision, result.final_route, task, local_only, decl)
             turn.loop = result
@@ -203,6 +204,28 @@ class Orchestrator:
         if result.last is not None and self._has_model("chat"):
             return await self._final_by_chat(decision, task, result, local_only, decl)
         return Turn(decision, "reply", result.reply(), decl, loop=result)
+
+    def _keep_analysis(self, result: LoopResult, task: str) -> None:
+        """An ANALYZE result kept as structured data (seed 003 §9: one store, orchestra/state.py)."""
+        last = result.last
+        save = getattr(self.state, "save_analysis", None)  # (a state store without it keeps none)
+        if last is None or result.final_route != "ANALYZE" or save is None:
+            return
+        save(channel=self.channel, session_id=self.session_id, workspace=str(self.workspace.resolve()),
+             task=task, output=last.model_dump(include={
+                 "result", "why", "next_actions", "questions_for_user", "confidence", "risk"}))
+
+    def _analysis_context(self) -> str:
+        """The latest analyses of this workspace, for the Worker's next turn (JSON, newest first)."""
+        import json
+
+        read = getattr(self.state, "analyses", None)
+        kept = read(str(self.workspace.resolve()), limit=2) if read is not None else []
+        if not kept:
+            return ""
+        return "earlier analyses (newest first): " + json.dumps(
+            [{k: a[k] for k in ("task", "result", "next_actions", "confidence", "risk") if k in a} for a in kept],
+            ensure_ascii=False)[:3000]
 
     async def _final_by_chat(self, decision: RoutingDecision, task: str, result: LoopResult, local_only: bool,
                              decl: str) -> Turn:

@@ -24,7 +24,12 @@ CREATE TABLE IF NOT EXISTS coder_jobs (
   job_id TEXT PRIMARY KEY, session_id TEXT NOT NULL, channel TEXT NOT NULL, route TEXT NOT NULL,
   workspace TEXT NOT NULL, proposal TEXT NOT NULL, status TEXT NOT NULL, created_at REAL NOT NULL,
   result TEXT);
+CREATE TABLE IF NOT EXISTS analyses (
+  id INTEGER PRIMARY KEY AUTOINCREMENT, channel TEXT NOT NULL, session_id TEXT NOT NULL,
+  workspace TEXT NOT NULL, task TEXT NOT NULL, output TEXT NOT NULL, created_at REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS analyses_by_workspace ON analyses(workspace, id);
 """
+ANALYSES_KEPT = 50  # per workspace
 
 
 def default_state_path() -> Path:
@@ -80,3 +85,24 @@ class OrchestraState:
     def set_job_status(self, job_id: str, status: str, result: str | None = None) -> None:
         with self.conn:
             self.conn.execute("UPDATE coder_jobs SET status=?, result=? WHERE job_id=?", (status, result, job_id))
+
+    # -- ANALYZE results, the one store of them (seed 003 §9) -------------------------------
+    def save_analysis(self, *, channel: str, session_id: str, workspace: str, task: str,
+                      output: dict[str, Any]) -> None:
+        """An ANALYZE result as structured data (the Worker's result, why, next actions, questions,
+        confidence, risk): later turns and `duckflow status` read it back."""
+        with self.conn:
+            self.conn.execute(
+                "INSERT INTO analyses(channel, session_id, workspace, task, output, created_at) VALUES (?,?,?,?,?,?)",
+                (channel, session_id, workspace, task[:2000], json.dumps(output, ensure_ascii=False), time.time()))
+            self.conn.execute(
+                "DELETE FROM analyses WHERE workspace=? AND id NOT IN "
+                "(SELECT id FROM analyses WHERE workspace=? ORDER BY id DESC LIMIT ?)",
+                (workspace, workspace, ANALYSES_KEPT))
+
+    def analyses(self, workspace: str, limit: int = 3) -> list[dict[str, Any]]:
+        """The workspace's latest ANALYZE results, newest first: {task, at, session_id, **output}."""
+        rows = self.conn.execute("SELECT * FROM analyses WHERE workspace=? ORDER BY id DESC LIMIT ?",
+                                 (workspace, limit)).fetchall()
+        return [{"task": r["task"], "at": r["created_at"], "session_id": r["session_id"],
+                 **json.loads(r["output"])} for r in rows]

@@ -39,8 +39,10 @@ def run(args: argparse.Namespace) -> int:
     state, extra = loaded
     transitions: list[dict[str, Any]] = extra.get("transitions", [])
     project = _project(path)
+    analyses = _analyses(root)
     if args.json:
         data = state.to_dict()
+        data["analyses"] = analyses
         data["transitions"] = transitions[-20:]
         data["project_instructions"] = {"files": list(project.sources), "tokens": project.tokens,
                                         "notes": list(project.notes)} if project is not None else None
@@ -54,10 +56,30 @@ def run(args: argparse.Namespace) -> int:
         lines.append(f"  answer in `duckflow chat`, or `duckflow approvals grant {job}` (or deny {job})")
     if project is not None:
         lines.append(project.line())
+    if analyses:
+        a = analyses[0]
+        first = (str(a.get("result") or "").strip().splitlines() or [""])[0][:160]
+        nxt = "; ".join(a.get("next_actions") or [])[:160]
+        lines.append(f"Last analysis ({ago(a['at'])}): {first}" + (f" — next: {nxt}" if nxt else ""))
     if args.verbose or args.debug:
         lines += _engine_lines(state, extra, args.debug)
     print("\n".join(lines))
     return 0
+
+
+def _analyses(root: str) -> list[dict[str, Any]]:
+    """The workspace's latest ANALYZE results (orchestra/state.py), when there is a store of them."""
+    from duckflow.orchestra.state import default_state_path
+
+    if not default_state_path().exists():
+        return []
+    from duckflow.orchestra.state import OrchestraState
+
+    state = OrchestraState()
+    try:
+        return state.analyses(root, limit=3)
+    finally:
+        state.close()
 
 
 def _project(path: Path) -> Any:
