@@ -175,3 +175,14 @@ def test_every_card_says_whether_and_how_it_can_be_undone_and_the_cost_against_t
     command = dict(card({"operation": {"tool": "execute_shell", "command": "make"}, "reversible": False,
                          "rollback": "a command's effects cannot be rolled back automatically"}, None, "j3")["points"])
     assert command["Undo"] == "no — a command's effects cannot be rolled back automatically"
+
+
+def test_a_question_from_the_model_reaches_every_channel_with_its_options() -> None:
+    p = Presenter()
+    asked = notice("companion", "question", "Which name should the script have?\n  1. greet.py\n  2. hello.py\n"
+                   "Answer with a number or your own words.", question="Which name should the script have?",
+                   options=["greet.py", "hello.py"])
+    lines = [ln for ln in p.feed(asked) if visible(ln, "person")]
+    assert [ln.kind for ln in lines] == ["note"]  # a note: the terminal, the web page, Slack and LINE show it
+    assert "1. greet.py" in lines[0].text and "2. hello.py" in lines[0].text
+    assert lines[0].data == {"question": "Which name should the script have?", "options": ["greet.py", "hello.py"]}

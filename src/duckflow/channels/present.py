@@ -402,7 +402,8 @@ class Presenter:
             return [Line("note", f"» {said}")] if said else [Line("detail", f"ℹ {d.message}", "debug")]
         if d.code in PERSON_NOTICES:
             said = re.sub(r"^paused during \w+", "Paused", scrub(d.message))
-            return [Line("note", PERSON_NOTICES[d.code] + person_words(said))]
+            asked = {k: d.details[k] for k in ("question", "options") if k in d.details} if d.code == "question" else {}
+            return [Line("note", PERSON_NOTICES[d.code] + person_words(said), data=asked)]  # (options: buttons)
         if d.code in ASKED_AGAIN:  # why a wait got longer, in a person's words; the reason with --verbose
             return [Line("note", ASKED_AGAIN[d.code]), Line("detail", f"ℹ {scrub(d.message)}", "verbose")]
         if "could not" in d.message:
