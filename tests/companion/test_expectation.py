@@ -247,3 +247,18 @@ async def test_the_test_first_step_s_grammar_allows_only_an_assertion_the_gate_c
         import shlex
 
         assert call_check_module(shlex.split(command)[1:]) == "stats", command  # judged by stats.py's text
+
+
+def test_aider_s_benchmark_prompt_keeps_the_exercise_s_tests_read_only() -> None:
+    from duckflow.companion.checks import CheckLog
+    from duckflow.companion.expect import protected
+
+    aider = ("Use the above instructions to modify the supplied files: anagram.py Don't change the names of "
+             "existing functions or classes, as they may be referenced from unit tests or other code. Only use "
+             "standard libraries, don't suggest installing any packages.")
+    files = ["anagram.py", "anagram_test.py", "README.md"]
+    assert protected(aider, files, ["anagram.py"], CheckLog()) == {"anagram_test.py"}
+    assert protected(EXERCISE, files, ["anagram.py", "anagram_test.py"], CheckLog()) == {"anagram_test.py"}
+    # a task that asks for the tests to change lets the model write them
+    assert protected("Add a test for anagram.py in anagram_test.py", files, ["anagram.py", "anagram_test.py"],
+                     CheckLog()) == set()

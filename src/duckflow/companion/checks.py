@@ -71,7 +71,6 @@ class CheckLog:
     expected: str = ""  # the expectation the last failed check missed
     command: str = ""  # the last check that ran, and what it printed (its first line)
     seen: str = ""
-    expect_file: str = ""  # the test the loop wrote as the expectation (read-only to the model)
     expect_cmd: str = ""  # the assertion the model wrote first, seen failing on the old code,
     expect_says: str = ""  # and what it says (`mean([1, 2, 3]) == 2`)
     asked_expect: int = 0  # the step asked for that assertion (companion/testfirst.py)

@@ -119,23 +119,23 @@ def literal_shown(task: str, script: str, out: str) -> str:
     return f"{script} prints {said}" if said and plain(said) and plain(said) in plain(out) else ""
 
 
-_ASKS_TESTS = re.compile(r"\b(add|write|create|update|change|fix|edit|extend|rewrite|correct)\b(?:[^.;]|\.(?=\w))*\btests?\b", re.I)
+_ASKS_TESTS = re.compile(r"(?<!n't )(?<!not )(?<!never )\b(add|write|create|update|change|fix|edit|extend|rewrite|correct)\b(?:[^.;]|\.(?=\w))*\btests?\b", re.I)
 _FORBIDS = re.compile(r"\b(do not|don't|never|must not|without)\s+(chang|modify|edit|touch|alter)\w*\s+"
                       r"(them|it|the\s+tests?|the\s+test\s+files?|[\w./-]*test[\w./-]*)", re.I)
 
 
 def protected(task: str, files: list[str], named: list[str], log: CheckLog) -> set[str]:
     """Test files that are the task's expectation, not the model's to change: the tests the task
-    names or points at, the tests beside a code file it asks to change, and the test the loop
-    wrote as the expectation. Empty of the task's tests when it asks for the tests to change."""
-    own = {log.expect_file} if log.expect_file else set()
+    names or points at and the tests beside a code file it asks to change. Empty when it asks for
+    the tests to change. (The assertion the loop asks for first is held by the loop, CheckLog.expect_cmd,
+    never in a file the model could write.)"""
     if _ASKS_TESTS.search(task) and not _FORBIDS.search(task):
-        return own
+        return set()
     tests = {p for p in named if TEST_FILE.search(p)}
     if any(p.endswith(".py") and not TEST_FILE.search(p) for p in named):
         stems = {p.rsplit("/", 1)[-1].removesuffix(".py") for p in named}
         tests |= {f for f in files if TEST_FILE.search(f) and any(s in f for s in stems)}
-    return tests | own
+    return tests
 
 
 def refused_write(path: str, code: list[str]) -> str:
