@@ -2,7 +2,10 @@
 
 Every channel (HTTP, Slack, LINE) hands a person's message to `submit()`. Messages of one
 session run one after another (a queue and a worker per session); every chunk of the run goes
-into the chunk log (what SSE and the web page read). Chat channels register an `Outbox`: when a
+into the chunk log (what SSE and the web page read), and a turn a model answered ends with the
+quiet `turn_end` line (channels/turnclock.py). Each run is its own task: `stop_turn()` (the web
+page's Stop) cancels it at once. A chat command sent while a run works is answered at once
+(`runner.command_now`), as the terminal does, not queued behind it. Chat channels register an `Outbox`: when a
 run ends (or stops at an approval) its text goes out through the outbox's sender, split to the
 channel's length limit, paced by a per-channel rate limit and retried with backoff on errors.
 What goes out to a chat service is masked by the sanitizer first (a chat service is a cloud).
