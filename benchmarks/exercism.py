@@ -153,7 +153,8 @@ def aider_run(exe: str, base_url: str, ex: Exercise, ws: Path, *, tries: int = T
             if done.returncode:
                 note = f"aider exited {done.returncode}: {out.strip().splitlines()[-1:]}"
         except subprocess.TimeoutExpired as exc:
-            out = str(exc.stdout or "")
+            raw = exc.stdout or b""  # bytes even with text=True (subprocess.TimeoutExpired)
+            out = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
             note = f"no ending within {timeout_s:.0f} s"
         seconds = time.perf_counter() - started
         passed, output = judge(ex, ws)
