@@ -162,6 +162,8 @@ def answer_command(word: str, state: Any, *, changes: Changes, model: str, busy:
 
     terminal = channel == "cli"
     if word not in SHARED:
+        if word == "cancel" and not terminal and not busy:  # (while busy the channel stops the turn)
+            return Answer("Nothing is running.", ok=False)
         if word in OWN and not terminal:
             return Answer(f"/{word} works in the terminal chat (`duckflow chat`); /help lists what works here.", ok=False)
         return Answer(unknown(word), ok=False)

@@ -253,6 +253,8 @@ class ChannelManager:
         A chat command while the session works is answered at once, not queued (`runner.command_now`)."""
         now = getattr(self.runner, "command_now", None)
         if now is not None and session_id in self._running and not images:
+            if text.strip().lower() == "/cancel" and self.stop_turn(session_id):  # as the terminal's /cancel
+                return self.chunks.last_seq(session_id)
             said = now(session_id, text, channel)
             if said is not None:
                 before = self.chunks.last_seq(session_id)

@@ -24,7 +24,9 @@ def _send(srv: Any, sid: str, text: str) -> list[dict[str, Any]]:
         return [json.loads(e["data"]) for e in sse_events(r.iter_lines()) if e.get("event") == "chunk"]
 
 
-def test_stop_cancels_the_running_turn_at_once_and_keeps_the_state(live: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("how", ["button", "/cancel"])
+def test_stop_cancels_the_running_turn_at_once_and_keeps_the_state(live: Any, monkeypatch: pytest.MonkeyPatch,
+                                                                   how: str) -> None:
     monkeypatch.setenv("DUCKFLOW_DEMO_DELAY", "0.25")  # the demo model writes a word every 0.25 s
     srv = live()
     sid = httpx.post(srv.url + "/v1/sessions", headers=srv.auth).json()["session_id"]
@@ -40,8 +42,12 @@ def test_stop_cancels_the_running_turn_at_once_and_keeps_the_state(live: Any, mo
         assert said in answers[-1]
     assert not [c for c in _chunks(srv, sid) if c["type"] == "done"]  # the turn still runs
     asked = time.monotonic()
-    stop = httpx.post(f"{srv.url}/v1/sessions/{sid}/stop", headers=srv.auth)
-    assert stop.status_code == 200 and stop.json()["stopped"] is True
+    if how == "button":
+        stop = httpx.post(f"{srv.url}/v1/sessions/{sid}/stop", headers=srv.auth)
+        assert stop.status_code == 200 and stop.json()["stopped"] is True
+    else:  # /cancel typed, as in the terminal
+        assert httpx.post(f"{srv.url}/v1/sessions/{sid}/messages", headers=srv.auth,
+                          json={"text": "/cancel"}).status_code == 202
     done = wait_until(lambda: [c for c in _chunks(srv, sid) if c["type"] == "done"], timeout=5)
     assert time.monotonic() - asked < 2  # at once, not after the model's 0.25 s per word answer
     assert done[-1]["data"]["ending"] == "cancelled"
@@ -54,6 +60,7 @@ def test_stop_cancels_the_running_turn_at_once_and_keeps_the_state(live: Any, mo
     monkeypatch.setenv("DUCKFLOW_DEMO_DELAY", "0")
     after = _send(srv, sid, "/status")  # the conversation goes on
     assert after[-1]["type"] == "done" and "Create hello.py" in after[1]["data"]["text"]
+    assert _send(srv, sid, "/cancel")[1]["data"]["text"] == "Nothing is running."
 
 
 def test_undo_and_unknown_commands_never_reach_the_model_nor_name_the_conversation(live: Any) -> None:
