@@ -97,3 +97,22 @@ def test_a_turn_ends_with_one_quiet_line_of_time_and_tokens(live: Any) -> None:
     assert " s · " in ends[0]["data"]["message"] and "tokens in" in ends[0]["data"]["message"]
     said = _send(srv, sid, "/status")  # no model answered: nothing to add up
     assert not [c for c in said if c["type"] == "notice" and c["data"]["code"] == "turn_end"]
+
+
+def test_stop_after_a_write_keeps_the_file_and_its_checkpoint(live: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DUCKFLOW_DEMO_DELAY", "0.2")
+    srv = live()
+    on = httpx.post(srv.url + "/v1/autoapprove", headers=srv.auth,
+                    json={"paths": ["*"], "tools": ["*"], "task_types": ["*"], "ttl_min": 5, "by": "test"})
+    assert on.status_code == 200
+    sid = httpx.post(srv.url + "/v1/sessions", headers=srv.auth).json()["session_id"]
+    httpx.post(f"{srv.url}/v1/sessions/{sid}/messages", headers=srv.auth, json={"text": "Create hello.py"})
+    wait_until(lambda: (srv.workspace / "hello.py").exists(), timeout=60)  # written (auto-approved) ...
+    assert not [c for c in _chunks(srv, sid) if c["type"] == "done"]  # ... and the turn goes on
+    assert httpx.post(f"{srv.url}/v1/sessions/{sid}/stop", headers=srv.auth).json()["stopped"] is True
+    done = wait_until(lambda: [c for c in _chunks(srv, sid) if c["type"] == "done"], timeout=5)
+    assert done[-1]["data"]["ending"] == "cancelled"
+    assert (srv.workspace / "hello.py").exists()  # what was done so far is kept
+    monkeypatch.setenv("DUCKFLOW_DEMO_DELAY", "0")
+    undone = _send(srv, sid, "/undo")  # and its checkpoint: /undo takes it back
+    assert undone[0]["data"]["details"]["ok"] is True and not (srv.workspace / "hello.py").exists()
