@@ -250,9 +250,10 @@ class ChannelManager:
     def submit(self, session_id: str, text: str, channel: str = "http", *, target: Any = None,
                images: list[str] | None = None) -> int:
         """Queue a message; returns the session's last seq before its run (follow from there).
-        A chat command while the session works is answered at once, not queued (`runner.command_now`)."""
+        On the web a chat command while the session works is answered at once, not queued
+        (`runner.command_now`); a chat service's reply goes out when a run ends, so there it waits."""
         now = getattr(self.runner, "command_now", None)
-        if now is not None and session_id in self._running and not images:
+        if now is not None and channel == "http" and session_id in self._running and not images:
             if text.strip().lower() == "/cancel" and self.stop_turn(session_id):  # as the terminal's /cancel
                 return self.chunks.last_seq(session_id)
             said = now(session_id, text, channel)
