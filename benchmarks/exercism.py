@@ -61,11 +61,11 @@ TASK_TIMEOUT_S = 600.0
 
 
 def ending_kind(data: dict[str, Any]) -> str:
-    """The ending `duckflow run --json` reports: its ending kind where it has one, else how it ended."""
-    for key in ("ending_kind", "verdict", "kind"):
-        value = data.get(key)
-        if isinstance(value, str) and value:
-            return value
+    """The ending `duckflow run --json` reports: its kind (done | not_done | not_verified, in
+    `result`) where the run came to one, else how it stopped (`ending`: max_turns, input, …)."""
+    result = data.get("result")
+    if isinstance(result, dict) and isinstance(result.get("kind"), str) and result["kind"]:
+        return str(result["kind"])
     return str(data.get("ending") or "")
 
 

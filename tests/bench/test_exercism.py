@@ -110,6 +110,7 @@ def test_duckflow_gets_the_test_output_once_and_pass_at_2_counts_it(tmp_path: Pa
     (run,) = result["runs"]
     attempts = run["attempts"]
     assert [a["passed"] for a in attempts] == [False, True]
+    assert attempts[0]["ending"] == "not_done"  # its own check of the tests failed: `run --json` says so
     asked = [m.content for r in model.requests for m in r.messages]
     assert any("See the testing errors above." in text and "FAILED" in text for text in asked)
     s = result["systems"]["duckflow"]
@@ -132,6 +133,11 @@ def test_summary_and_report_count_every_ending_against_the_real_result() -> None
     text = report({"systems": {"duckflow": s, "aider": {"tasks": 0, "skipped": "skipped: aider not found"}}})
     assert "| duckflow | 3 | 1 (33.3%) | 2 (66.7%) | 10.0 | 470 / 72 | 2.67 | 34.3% |" in text
     assert "| duckflow | done | 2 | 1 |" in text and "| aider | 0 | — |" in text
+
+
+def test_the_ending_is_the_kind_duckflow_run_json_reports() -> None:
+    assert exercism.ending_kind({"ending": "done", "result": {"kind": "not_verified", "evidence": "x"}}) == "not_verified"
+    assert exercism.ending_kind({"ending": "max_turns", "result": None}) == "max_turns"
 
 
 def test_aider_token_lines_and_arguments() -> None:
