@@ -368,3 +368,24 @@ def test_a_servers_sessions_share_one_set_of_mcp_servers_closed_with_it(tmp_path
     finally:
         runner.close()
     assert hub._loop is None and hub._clients == {}
+
+
+def test_duckflow_run_bounds_and_names_a_hostile_servers_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """In `duckflow run` a flood reaches the model cut, with a note naming the cut; a malformed
+    answer is one error naming the server and the tool; the run goes on."""
+    script = [decision("EXECUTION", "base_main_specialized", rationale="dump"),
+              tool_call("mcp__flood__dump"),
+              decision("EXECUTION", "base_main_specialized", rationale="dump again"),
+              tool_call("mcp__bad__dump"),
+              decision("DONE", next_step="done", rationale="dumped", say="Dumped.")]
+    rc, model = _run(tmp_path, monkeypatch, {"flood": hostile(tmp_path, "flood"), "bad": hostile(tmp_path, "malformed")},
+                     script, "--json")
+    out = capsys.readouterr().out
+    seen = json.dumps([m.content for m in model.requests[2].messages])
+    assert "mcp__flood__dump() → ok: [output of MCP tool dump (server flood) cut at 20,000 of 3,000,000" \
+        in json.loads(seen)[0], seen[:3000]  # the evidence line names the cut
+    assert len(seen) < 40_000
+    later = json.dumps([m.content for m in model.requests[-1].messages])
+    assert "server bad) failed or sent a malformed answer" in later
+    assert "Traceback" not in out and json.loads(out.strip().splitlines()[-1])["session_id"]  # a plain ending

@@ -29,6 +29,13 @@ RESULT_MAX = 4000
 Status = Literal["ok", "error", "pending", "refused", "proposed"]
 
 
+def bounded(content: str) -> str:
+    """A tool's result as the session keeps it: at most RESULT_MAX characters, a cut said."""
+    if len(content) <= RESULT_MAX:
+        return content
+    return content[:RESULT_MAX - 60] + f"\n[result cut at {RESULT_MAX - 60:,} of {len(content):,} characters]"
+
+
 @dataclass
 class CallOutcome:
     call: ToolCall
@@ -262,7 +269,7 @@ class ActionRunner:
             self.written.add(normalize_path(path))
             if new:
                 self.created.add(normalize_path(path))
-        return CallOutcome(call, "error" if result.is_error else "ok", result.content[:RESULT_MAX],
+        return CallOutcome(call, "error" if result.is_error else "ok", bounded(result.content),
                            duration_ms=(time.perf_counter() - t0) * 1000)
 
     async def run_auto(self, call: ToolCall, by: str) -> CallOutcome:

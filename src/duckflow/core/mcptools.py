@@ -142,9 +142,9 @@ def result_text(server: str, tool: str, result: Any, limit: int) -> str:
     structured = getattr(result, "structured_content", None)
     if not text and structured is not None:
         text = json.dumps(structured, ensure_ascii=False, default=str)
-    if len(text) > limit:
-        text = (text[:limit] + f"\n[output of MCP tool {tool} (server {server}) cut at {limit:,} of "
-                f"{len(text):,} characters]")
+    if len(text) > limit:  # said first: whoever shows only the start of a result still sees it
+        text = (f"[output of MCP tool {tool} (server {server}) cut at {limit:,} of {len(text):,} characters]\n"
+                + text[:limit])
     if getattr(result, "is_error", False):
         raise McpToolError(f"MCP tool {tool} (server {server}) reported an error: {text[:2000] or '(no text)'}")
     return text
