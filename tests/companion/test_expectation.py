@@ -262,3 +262,21 @@ def test_aider_s_benchmark_prompt_keeps_the_exercise_s_tests_read_only() -> None
     # a task that asks for the tests to change lets the model write them
     assert protected("Add a test for anagram.py in anagram_test.py", files, ["anagram.py", "anagram_test.py"],
                      CheckLog()) == set()
+
+
+async def test_test_first_an_error_of_the_old_code_is_the_check_failing_as_it_should(env: Any) -> None:  # noqa: F811
+    # "parse '1h30m'": the old code raised ValueError on the assertion; it is the missing behaviour
+    old = "def parse_duration(text):\n    if text.endswith('m'):\n        return int(text[:-1]) * 60\n    return int(text[:-1])\n"
+    new = ("import re\n\n\ndef parse_duration(text):\n    units = {'h': 3600, 'm': 60, 's': 1}\n"
+           "    return sum(int(n) * units[u] for n, u in re.findall(r'(\\d+)([hms])', text))\n")
+    (env.root / "dur.py").write_text(old)
+    check = "python3 -c \"import dur; got = dur.parse_duration('1h30m'); assert got == 5400, got\""
+    model = ScriptedModel([step("the check first", run(check), done=False),
+                           step("parse each part", create("dur.py", new))], name="t")
+    o = env.open(model, codec="symops", mode="single-call")
+    out = await drive(o.session, o.session.handle_message(
+        "Make parse_duration in dur.py also understand combined durations like '1h30m'."), auto_approve_workspace=True)
+    assert ("the task's check parse_duration('1h30m') == 5400 fails: it raised ValueError: invalid literal"
+            in asked(model, 1))
+    assert out.success and out.result.kind == "done", out.message
+    assert out.message.endswith("as the task expects: parse_duration('1h30m') == 5400")

@@ -25,6 +25,10 @@ from duckflow.companion.taskchecks import (
     task_command,
 )
 
+# an error of the code as it is (the behaviour is missing: the check fails, as it should) against
+# one of the call itself (its arguments do not fit, the module or the name is not there)
+_RAISED = re.compile(r"^\w*(Error|Exception)\b")
+_NOT_RUN = re.compile(r"^(TypeError|NameError|SyntaxError|ImportError|ModuleNotFoundError|IndentationError)\b")
 ASSERTION = re.compile(r'^python3 -c "import (\w+); got = \1\.(\w+)\((.*)\); assert got == (.+), got"$')
 
 
@@ -81,8 +85,9 @@ def noted(log: Any, command: str, code: int | None, err: str) -> str | None:
     says = f"{m.group(2)}({m.group(3)}) == {m.group(4)}"
     if code == 0:
         return f"not an expectation: {says} holds already for the code as it is"
-    if "AssertionError" not in err:
-        return f"not an expectation: {says} did not run ({err.strip().splitlines()[-1][:120] if err.strip() else 'no output'})"
+    last = err.strip().splitlines()[-1][:120] if err.strip() else "no output"
+    if "AssertionError" not in err and (_NOT_RUN.match(last) or not _RAISED.match(last)):
+        return f"not an expectation: {says} did not run ({last})"  # the call's fault, not the code's
     log.expect_cmd, log.expect_says = command, says
     return ""
 
@@ -93,5 +98,7 @@ def failed_words(log: Any, command: str, err: str) -> str:
         return ""
     got = next((ln.split(":", 1)[1].strip() for ln in reversed(err.splitlines())
                 if ln.startswith("AssertionError:")), "")
-    return f"the task's check {log.expect_says} fails: it gave {got or 'something else'}" if got or \
-        "AssertionError" in err else ""
+    if got or "AssertionError" in err:
+        return f"the task's check {log.expect_says} fails: it gave {got or 'something else'}"
+    last = err.strip().splitlines()[-1][:120] if err.strip() else ""
+    return f"the task's check {log.expect_says} fails: it raised {last}" if _RAISED.match(last) else ""
