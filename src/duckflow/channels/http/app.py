@@ -196,6 +196,7 @@ def create_app(settings: ServerSettings, *, runner: Any = None) -> FastAPI:
     @app.get("/static/{name}")
     async def static(name: str) -> FileResponse:
         files = {"app.js": "text/javascript", "talk.js": "text/javascript", "md.js": "text/javascript",
+                 "words.js": "text/javascript",
                  "essay.js": "text/javascript", "style.css": "text/css"}
         if name not in files:
             raise HTTPException(404, "no such file")
