@@ -142,3 +142,47 @@ def test_a_folder_chmod_ed_000_is_set_back_and_its_files_are_not_called_deleted(
     fx = watch.finish()
     assert fx.chmodded == ["src"] and fx.deleted == [] and fx.overwritten == []
     assert (ws / "src").stat().st_mode & 0o777 == 0o755 and (ws / "src" / "app.py").exists()
+
+
+def test_the_rollback_goes_file_by_file_and_a_link_cannot_switch_it_off(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 32, class 4: a link left where a file was (or on the way to one) blocks only that
+    path; the others are restored, what was not is said as such, and `duckflow undo` never
+    calls Duckflow's own store forged."""
+    import os
+
+    from duckflow.channels.cli.main import main
+    from duckflow.workspace.effects import Watch
+
+    monkeypatch.setenv("DUCKFLOW_HOME", str(tmp_path / "home"))
+    outside = tmp_path / "outside"
+    (outside / "sub").mkdir(parents=True)
+    (outside / "secret.txt").write_text("outside\n")
+    root = tmp_path / "ws"
+    (root / "sub").mkdir(parents=True)
+    for name in ("a.txt", "b.txt", "c.txt", "sub/d.txt"):
+        (root / name).write_text(f"{name}\n")
+    watch = Watch.start(root)
+    (root / "a.txt").unlink()
+    (root / "b.txt").write_text("overwritten\n")
+    (root / "c.txt").unlink()
+    os.symlink(outside / "secret.txt", root / "c.txt")  # a link where a file was
+    (root / "sub" / "d.txt").unlink()
+    (root / "sub").rmdir()
+    os.symlink(outside / "sub", root / "sub")  # a link where a folder was
+    fx = watch.finish()
+    assert (root / "a.txt").read_text() == "a.txt\n" and (root / "b.txt").read_text() == "b.txt\n"
+    assert not os.path.islink(root / "c.txt") and (root / "c.txt").read_text() == "c.txt\n"
+    assert not os.path.islink(root / "sub") and (root / "sub").is_dir()
+    assert (outside / "secret.txt").read_text() == "outside\n" and list((outside / "sub").iterdir()) == []
+    assert set(fx.not_restored) <= {"sub/d.txt"}  # blocked by the link at the time: said so
+    assert fx.checkpoint is not None and fx.saved_as is not None
+    # `duckflow undo` puts the command's version back, file by file, and blames no store
+    (root / "sub").rmdir()
+    os.symlink(outside / "sub", root / "sub")
+    capsys.readouterr()
+    main(["undo", str(fx.saved_as), "--workspace", str(root)])
+    out = capsys.readouterr()
+    assert "forged" not in out.out + out.err
+    assert not (root / "a.txt").exists() and (root / "b.txt").read_text() == "overwritten\n"
+    assert list((outside / "sub").iterdir()) == []

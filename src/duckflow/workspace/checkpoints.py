@@ -83,6 +83,18 @@ class UndoResult:
     # deleted), "restored" (changed back); a redo the other way round (workspace/undowords.py)
     effects: tuple[tuple[str, str], ...] = ()
     redone: bool = False
+    not_restored: tuple[tuple[str, str], ...] = ()  # (path, why): left as they are, said so
+
+
+def _restorable(cid: int, blocked: dict[str, str], paths: Sequence[str]) -> tuple[tuple[str, ...], dict[str, str]]:
+    """The paths an undo may restore (those the workspace's present state does not block), or
+    a refusal when none is left (never calling the store forged: the workspace changed)."""
+    tops = tuple(t for t in paths if t not in blocked)
+    if not tops:
+        why = "; ".join(f"{t}: {w}" for t, w in list(blocked.items())[:3])
+        raise CheckpointError(f"refused to undo #{cid}: nothing could be restored ({why})",
+                              hint="nothing was changed; remove the link, then undo again")
+    return tops, blocked
 
 
 def workspace_key(root: str | Path) -> str:
@@ -335,19 +347,23 @@ class Checkpoints:
         entries = self._db.execute(
             "SELECT * FROM entries WHERE checkpoint_id = ? ORDER BY seq", (cid,)
         ).fetchall()
-        check_entries(self.root, cid, info.paths, entries)  # before anything is read or touched
+        # before anything is read or touched: a bad record refuses all; a path the workspace's
+        # present state blocks (a link on the way) is skipped, the others are restored
+        tops, blocked = _restorable(cid, check_entries(self.root, cid, info.paths, entries), info.paths)
         try:  # every content is read and checked before anything is touched
             contents = {e["blob"]: self._load(e["blob"]) for e in entries if e["blob"]}
         except OSError as exc:
             raise CheckpointError(f"cannot undo #{cid}: {exc}",
                                   hint="nothing was changed; choose another checkpoint") from exc
-        effects = self._effects(info.paths, entries)
-        saved = self.record("undo", info.paths, f"state before undo of #{cid}")
-        self._restore(cid, info.paths, entries, contents, saved)
+        effects = self._effects(tops, entries)
+        saved = self.record("undo", tops, f"state before undo of #{cid}")
+        failed = {**blocked, **self._restore(tops, entries, contents)}
         with self._db:
             self._db.execute("UPDATE checkpoints SET undone = 1 WHERE id = ?", (cid,))
             self._db.execute("INSERT OR REPLACE INTO undos(saved, target) VALUES (?, ?)", (saved, cid))
-        return UndoResult(cid, info.paths, saved, effects)
+        return UndoResult(cid, tuple(t for t in tops if t not in failed), saved,
+                          tuple(e for e in effects if e[0] not in failed),
+                          not_restored=tuple(failed.items()))
 
     def _target_of(self, saved: int) -> int | None:
         row = self._db.execute("SELECT target FROM undos WHERE saved = ?", (saved,)).fetchone()
@@ -368,18 +384,20 @@ class Checkpoints:
         target = self._target_of(saved)
         info = self.get(saved)
         entries = self._db.execute("SELECT * FROM entries WHERE checkpoint_id = ? ORDER BY seq", (saved,)).fetchall()
-        check_entries(self.root, saved, info.paths, entries)
+        tops, blocked = _restorable(saved, check_entries(self.root, saved, info.paths, entries), info.paths)
         try:
             contents = {e["blob"]: self._load(e["blob"]) for e in entries if e["blob"]}
         except OSError as exc:
             raise CheckpointError(f"cannot redo #{saved}: {exc}", hint="nothing was changed") from exc
-        effects = self._effects(info.paths, entries)
-        self._restore(saved, info.paths, entries, contents, target or saved)
+        effects = self._effects(tops, entries)
+        failed = {**blocked, **self._restore(tops, entries, contents)}
         with self._db:
             self._db.execute("UPDATE checkpoints SET undone = 1 WHERE id = ?", (saved,))
             if target is not None:
                 self._db.execute("UPDATE checkpoints SET undone = 0 WHERE id = ?", (target,))
-        return UndoResult(target or saved, info.paths, saved, effects, redone=True)
+        return UndoResult(target or saved, tuple(t for t in tops if t not in failed), saved,
+                          tuple(e for e in effects if e[0] not in failed), redone=True,
+                          not_restored=tuple(failed.items()))
 
     def _effects(self, paths: Sequence[str], entries: builtins.list[sqlite3.Row]) -> tuple[tuple[str, str], ...]:
         """What restoring `entries` does to each path: removed, recreated or restored."""
@@ -391,17 +409,20 @@ class Checkpoints:
                 out.append((top, "restored" if was and now else "recreated" if was else "removed"))
         return tuple(out)
 
-    def _restore(self, cid: int, paths: Sequence[str], entries: builtins.list[sqlite3.Row],
-                 contents: dict[str, bytes], saved: int) -> None:
+    def _restore(self, paths: Sequence[str], entries: builtins.list[sqlite3.Row],
+                 contents: dict[str, bytes]) -> dict[str, str]:
+        """Restore path by path: one that fails does not stop the others (returned: path -> why)."""
+        failed: dict[str, str] = {}
         root_fd = os.open(self.root, fsops.DIR_FLAGS)
         try:
             for top in paths:
-                self._restore_top(root_fd, top, [e for e in entries if e["top"] == top], contents)
-        except OSError as exc:
-            raise CheckpointError(f"undo of #{cid} failed: {exc}",
-                                  hint=f"checkpoint #{saved} holds the state before it") from exc
+                try:
+                    self._restore_top(root_fd, top, [e for e in entries if e["top"] == top], contents)
+                except OSError as exc:
+                    failed[top] = f"could not be written ({exc.strerror or exc})"
         finally:
             os.close(root_fd)
+        return failed
 
     def _restore_top(self, root_fd: int, top: str, entries: builtins.list[sqlite3.Row],
                      contents: dict[str, bytes]) -> None:

@@ -252,7 +252,9 @@ class Watch:
         try:
             fx.checkpoint = self.store.record_rows("effects-check", rows, "state before an "
                                                    "auto-approved command changed it")
-            fx.saved_as = self.store.undo(fx.checkpoint).saved_as
+            done = self.store.undo(fx.checkpoint)  # file by file: a link blocks only its own path
+            fx.saved_as = done.saved_as
+            fx.not_restored.extend(path for path, _ in done.not_restored)
         except (CheckpointError, OSError):
             fx.not_restored.extend(r[0] for r in rows)
 

@@ -21,17 +21,21 @@ class CheckpointError(DuckflowError):
     """A checkpoint could not be recorded or restored (defined here, below checkpoints.py, which re-exports it)."""
 
 
-def check_entries(root: Path, cid: int, tops: Sequence[str], entries: Sequence[sqlite3.Row]) -> None:
-    """Refuse the whole undo when any recorded entry could act outside the workspace.
+def check_entries(root: Path, cid: int, tops: Sequence[str], entries: Sequence[sqlite3.Row]) -> dict[str, str]:
+    """Refuse the whole undo when a recorded entry is not one Duckflow writes; return the tops
+    the workspace's present state keeps from being restored (top -> why), to skip one by one.
 
-    The same rules as every write: a plain relative path (no `..`, `.`, empty or absolute
-    parts), under its recorded top, nothing in `.git/` or `.duckflow/`, no symlink on the
-    way to the top (the guard's own walk), no entry below a recorded link, file blobs
-    named by a SHA-256. The index is Duckflow's own; this catches a damaged or forged one.
+    A record (forged or damaged: the index is Duckflow's own, this catches it): a plain
+    relative path (no `..`, `.`, empty or absolute parts), under its recorded top, nothing in
+    `.git/` or `.duckflow/`, no entry below a recorded link, file blobs named by a SHA-256.
+    The workspace as it is now (not the store's fault, so never called forged): a link on
+    the way to a top, or a top the guard refuses — that top is not restored, the others are
+    (a link where a file was is removed itself, never followed).
     """
     from duckflow.workspace.guard import WorkspaceGuard
 
     guard = WorkspaceGuard(root)
+    blocked: dict[str, str] = {}
 
     def refuse(why: str) -> CheckpointError:
         return CheckpointError(f"refused to undo #{cid}: {why}",
@@ -42,11 +46,12 @@ def check_entries(root: Path, cid: int, tops: Sequence[str], entries: Sequence[s
         bad = bad_rel(top)
         if bad:
             raise refuse(f"recorded path {top!r} {bad}")
+        if not _plain_parents(root, top):
+            blocked[top] = "a symlink now stands on the way to it"
+            continue
         verdict = guard.check(top, "delete")
-        if not verdict.allowed:
-            raise refuse(f"recorded path {top!r}: {verdict.reason} [{verdict.code}]")
-        if verdict.resolved != root.joinpath(*top.split("/")):
-            raise refuse(f"recorded path {top!r} goes through a symlink")
+        if not verdict.allowed and verdict.code not in ("symlink_outside", "symlink_loop"):
+            blocked[top] = f"{verdict.reason} [{verdict.code}]"
     links: set[str] = set()
     for e in sorted(entries, key=lambda r: (str(r["path"]).count("/"), r["seq"])):
         path, top = e["path"], e["top"]
@@ -70,6 +75,27 @@ def check_entries(root: Path, cid: int, tops: Sequence[str], entries: Sequence[s
             links.add(path)
         if e["kind"] == "file" and not is_digest(e["blob"]):
             raise refuse(f"recorded file {path!r} names no valid content hash")
+    return blocked
+
+
+def _plain_parents(root: Path, rel: str) -> bool:
+    """True when no folder on the way to `rel` is a link (a missing one is made by the undo)."""
+    import os
+
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for part in rel.split("/")[:-1]:
+            try:
+                nfd = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+            except FileNotFoundError:
+                return True
+            except OSError:
+                return False
+            os.close(fd)
+            fd = nfd
+        return True
+    finally:
+        os.close(fd)
 
 
 def bad_rel(rel: object) -> str | None:

@@ -22,4 +22,5 @@ def undo_words(result: Any) -> str:
     if not said:  # (a checkpoint of paths that exist neither before nor after)
         said = [f"nothing left to change in {', '.join(result.restored) or 'the workspace'}"]
     head = "Redone" if result.redone else "Undone"
-    return f"{head}: {'; '.join(said)}."
+    left = "".join(f" NOT restored: {path} ({why})." for path, why in getattr(result, "not_restored", ()))
+    return f"{head}: {'; '.join(said)}.{left}"

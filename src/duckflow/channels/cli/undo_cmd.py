@@ -63,7 +63,8 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             print_json({"undone": result.undone_id, "restored": list(result.restored),
                         "saved_as": result.saved_as, "redone": result.redone,
-                        "effects": [{"path": p, "effect": e} for p, e in result.effects]})
+                        "effects": [{"path": p, "effect": e} for p, e in result.effects],
+                        "not_restored": [{"path": p, "why": w} for p, w in result.not_restored]})
         else:
             print(f"{undo_words(result)} (change #{result.undone_id})")
             print("`duckflow undo` takes it back again" if result.redone

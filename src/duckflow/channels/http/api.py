@@ -311,7 +311,8 @@ def api_router() -> APIRouter:
             raise HTTPException(409, exc.message) from None
         finally:
             cps.close()
-        return {"undone": result.undone_id, "restored": list(result.restored), "saved_as": result.saved_as}
+        return {"undone": result.undone_id, "restored": list(result.restored), "saved_as": result.saved_as,
+                "not_restored": [{"path": p, "why": w} for p, w in result.not_restored]}
 
     @r.get("/traces")
     async def traces(request: Request, session: str | None = None, limit: int = 200) -> dict[str, Any]:
