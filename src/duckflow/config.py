@@ -107,7 +107,7 @@ class WorkspaceConfig(_Section):
     shell_timeout_s: float = 60.0
     shell_max_timeout_s: float = 600.0
     shell_output_limit: int = 20_000
-    sandbox: Literal["auto", "bwrap", "none"] = "auto"
+    sandbox: Literal["auto", "bwrap", "landlock", "seatbelt", "none"] = "auto"
     # extra environment variable names a shell command may see, and extra read-only paths
     # inside bubblewrap (a toolchain in /opt, say); see docs/workspace.md
     shell_env_allow: list[str] = []

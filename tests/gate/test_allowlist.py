@@ -8,9 +8,9 @@ from duckflow.gate.allowlist import unlisted
 
 LISTED = ["ls -la", "cat a.txt | wc -l", "grep -rn foo src 2>/dev/null", "head -n 5 a.txt && tail a.txt",
           "git status", "git diff --stat", "git log --oneline -5", "git show HEAD:a.py",
-          "find . -name '*.py'", "sort a.txt", "uniq a.txt", "pytest -q", "python3 -m pytest -x tests",
-          "npm test", "make test", "ls 2>&1 | head", "echo done > /dev/null", "diff a b", "ls\ncat a",
-          "ls && cat a || true", "cat a.txt &> /dev/null"]
+          "find . -name '*.py'", "sort a.txt", "uniq a.txt", "ls 2>&1 | head", "echo done > /dev/null",
+          "diff a b", "ls\ncat a", "ls && cat a || true", "cat a.txt &> /dev/null"]
+TESTS = ["pytest -q", "python3 -m pytest -x tests", "npm test", "make test", "ls && pytest -q"]
 UNLISTED = ["sort -o keep.txt /dev/null", "sort -uo keep.txt a", "sort --output=keep.txt a",
             "sort --compress-program=sh a", "uniq IN OUT", "find . -delete", "find . -exec rm {} +",
             "find . -fprint x", "tail -f log", "rg --pre=sh foo", "tree -o x", "date -s 2020-01-01",
@@ -33,64 +33,56 @@ def test_read_only_and_test_commands_are_listed(command: str) -> None:
     assert unlisted(command) == ""
 
 
+@pytest.mark.parametrize("command", TESTS)
+def test_the_test_command_is_listed_only_with_a_box(command: str) -> None:
+    assert unlisted(command, plain=False) == ""
+    assert "no box" in unlisted(command, plain=True) and "no box" in unlisted(command)
+
+
 @pytest.mark.parametrize("command", UNLISTED)
 def test_everything_else_is_not(command: str) -> None:
     assert unlisted(command) != ""
+    if command != "python3 old.py":  # a script: in a box it runs (the kernel decides)
+        assert unlisted(command, plain=False) != ""
 
 
 def test_run_tests_without_a_command_is_the_projects_test_command() -> None:
-    assert unlisted(None, tool="run_tests") == "" and unlisted(None) != ""
+    assert unlisted(None, tool="run_tests", plain=False) == "" and unlisted(None, plain=False) != ""
+    assert "no box" in unlisted(None, tool="run_tests")
 
 
 def _text(body: str):  # type: ignore[no-untyped-def]
     return lambda path: body
 
 
-def test_a_new_script_runs_unasked_only_when_the_analysis_clears_it() -> None:
+def test_a_script_runs_unasked_only_in_a_box() -> None:
     ok = "import json\nprint(json.dumps([1]))\n"
-    assert unlisted("python3 new.py a b", written={"new.py"}, read_text=_text(ok)) == ""
-    assert "not written" in unlisted("python3 new.py", written=set(), read_text=_text(ok))
-    # with bubblewrap (no network, read-only binds) a repository's own script may run
+    assert unlisted("python3 new.py a b", written={"new.py"}, plain=False, read_text=_text(ok)) == ""
     assert unlisted("python3 report.py", written=set(), plain=False, read_text=_text(ok)) == ""
+    # in the box the kernel decides, not a reading of the text: what the script did to the
+    # workspace is shown afterwards (companion/effectscheck.py)
     bad = "import shutil\nshutil.rmtree('src')\n"
-    assert unlisted("python3 new.py", written={"new.py"}, read_text=_text(bad)) != ""
+    assert unlisted("python3 new.py", written={"new.py"}, plain=False, read_text=_text(bad)) == ""
+    assert unlisted("python3 ../x.py", plain=False, read_text=_text(ok)) != ""
 
 
-def test_a_new_script_with_the_network_runs_unasked_only_in_the_sandbox() -> None:
-    body = "from urllib import request\nrequest.urlopen('http://127.0.0.1:9/')\n"
-    why = unlisted("python3 send.py", written={"send.py"}, plain=True, read_text=_text(body))
-    assert "network" in why
-    assert unlisted("python3 send.py", written={"send.py"}, plain=False, read_text=_text(body)) == ""
-
-
-def test_without_a_sandbox_tests_the_session_wrote_with_the_network_wait() -> None:
-    body = "import socket\n\ndef test_x():\n    socket.create_connection(('127.0.0.1', 9))\n"
-    files = {"tests/test_x.py": body, "calc.py": "print(1)\n"}
-    assert "network" in unlisted(None, tool="run_tests", written=set(files), plain=True, read_text=files.get)
-    assert "network" in unlisted("pytest -q", written=set(files), plain=True, read_text=files.get)
-    assert unlisted("pytest -q", written=set(files), plain=False, read_text=files.get) == ""
-    assert unlisted("pytest -q", written={"calc.py"}, plain=True, read_text=files.get) == ""
-
-
-def test_without_a_sandbox_a_workspace_module_the_script_imports_is_read_for_the_network() -> None:
-    files = {"new.py": "import helper\nhelper.go()\n",
-             "helper.py": "import pkg\ndef go():\n    pkg.send()\n",
-             "pkg/__init__.py": "import socket\ndef send():\n    socket.socket()\n"}
-    why = unlisted("python3 new.py", written={"new.py"}, plain=True, read_text=files.get)
-    assert "network" in why
-    files["pkg/__init__.py"] = "def send():\n    return 1\n"
-    assert unlisted("python3 new.py", written={"new.py"}, plain=True, read_text=files.get) == ""
+def test_without_a_box_no_code_runs_unasked_whoever_wrote_it_and_whatever_it_imports() -> None:
+    """Reading a script for network imports is a deny-list (the model writes the script):
+    with no box, a new offline script, a check of a module and the tests all wait."""
+    files = {"new.py": "print(1)\n", "m.py": "def f(x):\n    return x * 2\n",
+             "tests/test_x.py": "def test_x():\n    assert True\n"}
+    for command in ("python3 new.py", 'python3 -c "import m; print(m.f(2))"', "pytest -q"):
+        why = unlisted(command, written=set(files), plain=True, read_text=files.get)
+        assert "no box" in why, command
+    assert "no box" in unlisted(None, tool="run_tests", written=set(files), plain=True, read_text=files.get)
 
 
 def test_a_function_call_check_is_judged_as_its_module() -> None:
-    """The loop's check `python3 -c "import m; print(m.f(2))"` runs unasked when `m.py` would:
-    a module this session wrote, harmless and offline; anything else in `-c` waits."""
-    texts = {"m.py": "def f(x):\n    return x * 2\n", "net.py": "import urllib.request\ndef f(x):\n    return x\n"}
+    """The loop's check `python3 -c "import m; print(m.f(2))"` runs unasked in a box as
+    `python3 m.py` would; any other code in `-c` waits."""
+    texts = {"m.py": "def f(x):\n    return x * 2\n"}
     check = 'python3 -c "import m; print(m.f(2))"'
-    assert unlisted(check, written={"m.py"}, plain=True, read_text=texts.get) == ""
-    assert "was not written" in unlisted(check, written=set(), plain=True, read_text=texts.get)
-    assert "network" in unlisted('python3 -c "import net; print(net.f(2))"', written={"net.py"},
-                                 plain=True, read_text=texts.get)
-    assert unlisted('python3 -c "import m; m.f(2)"', written={"m.py"}, plain=True, read_text=texts.get) != ""
+    assert unlisted(check, written={"m.py"}, plain=False, read_text=texts.get) == ""
+    assert unlisted('python3 -c "import m; m.f(2)"', written={"m.py"}, plain=False, read_text=texts.get) != ""
     assert unlisted("python3 -c \"import shutil; print(shutil.rmtree('src'))\"", written={"m.py"},
-                    plain=True, read_text=texts.get) != ""
+                    plain=False, read_text=texts.get) != ""  # not a call check: inline code

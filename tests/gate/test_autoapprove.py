@@ -161,6 +161,9 @@ def test_require_approval_false_lets_low_risk_through_but_not_high(db_path: Path
 def test_workspace_scope_covers_ordinary_work_but_not_deletes_or_high_risk(gate: Gate) -> None:
     gate.autoapprove.on(AutoApproveScope.workspace(), ttl_min=30, by="run:auto-approve-workspace")
     assert gate.submit(Operation("write", tool="write_file", paths=("src/a.py",))).decision == "auto_approved"
-    assert gate.submit(Operation("execute", tool="run_tests", command="pytest")).decision == "auto_approved"
+    # a caller of the gate without a box (no session context) never gets code run unasked
+    tests = gate.submit(Operation("execute", tool="run_tests", command="pytest"))
+    assert tests.decision == "pending" and tests.request is not None
+    assert gate.submit(Operation("execute", tool="execute_shell", command="git status")).decision == "auto_approved"
     assert gate.submit(Operation("delete", paths=("src/a.py",))).decision == "pending"
     assert gate.submit(Operation("edit", paths=(".github/workflows/ci.yml",))).decision == "pending"

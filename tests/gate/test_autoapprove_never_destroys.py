@@ -224,7 +224,8 @@ def test_any_caller_of_the_gate_gets_a_destructive_command_hard_required(tmp_pat
         out = gate.submit(Operation("execute", tool="execute_shell", command="rm -rf ./*"))
         assert out.decision == "pending" and out.request is not None
         assert "destructive" in out.request.hard_required
-        assert gate.submit(Operation("execute", command="pytest -q")).decision == "auto_approved"
+        assert gate.submit(Operation("execute", command="ls -la")).decision == "auto_approved"
+        assert gate.submit(Operation("execute", command="pytest -q")).decision == "pending"  # no box known
         assert "irreversible" in gate.submit(Operation("network", command="")).request.hard_required
 
 

@@ -21,9 +21,9 @@ def ws(tmp_path: Path) -> Path:
     return root
 
 
-def _auto(ws: Path, tmp_path: Path, command: str) -> object:
+def _auto(ws: Path, tmp_path: Path, command: str, *, plain: bool = False) -> object:
     """Auto-answer `command` as the companion submits it: the allow-list judged with this
-    session's context (greet.py and tidy.py written by the session, no sandbox)."""
+    session's context (greet.py and tidy.py written by the session, in a box unless `plain`)."""
     from dataclasses import replace
 
     from duckflow.gate.allowlist import unlisted
@@ -31,7 +31,7 @@ def _auto(ws: Path, tmp_path: Path, command: str) -> object:
     gate = Gate(tmp_path / "g.db")
     op = guarded_operation("execute_shell", {"command": command}, WorkspaceGuard(ws))
     read = lambda p: (ws / p).read_text() if (ws / p).is_file() else None  # noqa: E731
-    op = replace(op, allow=unlisted(op.command, written={"greet.py", "tidy.py"}, plain=True, read_text=read))
+    op = replace(op, allow=unlisted(op.command, written={"greet.py", "tidy.py"}, plain=plain, read_text=read))
     job = gate.submit(op, intent="check", rationale="check")
     assert job.decision == "pending" and job.job_id
     return gate.auto_answer(job.job_id, SCOPE, by="test")
@@ -40,6 +40,11 @@ def _auto(ws: Path, tmp_path: Path, command: str) -> object:
 def test_a_call_of_a_safe_workspace_module_is_auto_approved(ws: Path, tmp_path: Path) -> None:
     answered = _auto(ws, tmp_path, "python3 -c \"import greet; print(greet.greet('Bob'))\"")
     assert not isinstance(answered, str), answered  # a Decision: auto-approved, judged again on the way
+
+
+def test_without_a_box_even_a_safe_call_check_waits(ws: Path, tmp_path: Path) -> None:
+    answered = _auto(ws, tmp_path, "python3 -c \"import greet; print(greet.greet('Bob'))\"", plain=True)
+    assert isinstance(answered, str) and "no box" in answered
 
 
 @pytest.mark.parametrize("command", [

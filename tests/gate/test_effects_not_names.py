@@ -93,17 +93,21 @@ def _held(rc: int, out: dict[str, Any], home: Path, effect: str | None) -> None:
     assert job.status == "pending"
     if effect is not None:
         shown = f"{job.request.rationale}\n{job.request.diff_preview}\n{' '.join(job.request.affected)}"
-        assert effect in shown and "rolled back" in job.request.rationale, shown
+        assert effect in shown, shown
+        assert ("rolled back" in job.request.rationale
+                or "none of this reached the workspace" in job.request.rationale), shown
         assert "destructive" in job.request.hard_required
 
 
 def _kept_or_held(mode: str, rc: int, out: dict[str, Any], home: Path, root: Path,
                   effect: str) -> None:
-    """keep.txt is intact: refused by the kernel (bwrap) or rolled back and asked (plain)."""
+    """keep.txt is intact: the box kept the change in its staging area and a person is asked
+    (bwrap), or, with no box, code never ran unasked (plain: the command waits, not run)."""
     assert (root / "keep.txt").read_text() == "precious\n"
     assert os.stat(root / "keep.txt").st_mode & 0o777 == 0o644
     if mode == "none":
-        _held(rc, out, home, effect)
+        _held(rc, out, home, None)
+        assert "box" in _jobs(home)[0].request.rationale + out["message"], out
 
 
 # ------------------------------------------------ the after-the-fact line (and bwrap's binds)
@@ -287,7 +291,7 @@ def test_plain_mode_never_runs_tests_the_model_wrote_that_post_with_urllib(
     assert got == [] and "network" in out["message"]
 
 
-def test_plain_mode_says_once_that_only_listed_commands_run_unasked(
+def test_plain_mode_says_once_that_code_asks_and_how_to_get_a_box(
         ws: Path, model: Any, capsys: pytest.CaptureFixture[str], tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "plain.toml").write_text('[workspace]\nsandbox = "none"\n')
@@ -296,26 +300,32 @@ def test_plain_mode_says_once_that_only_listed_commands_run_unasked(
     capsys.readouterr()
     cli(["run", "list", "-w", str(ws), "--model", "scripted:evil", "--auto-approve-workspace"])
     err = capsys.readouterr().err
-    assert err.count("no sandbox") == 1 and "network" in err
+    assert err.count("no box") == 1 and "scripts, tests and builds will ask you" in err
+    assert "bubblewrap" in err  # how to get one
     assert cli(["autoapprove", "on", "--ttl", "5", "--paths", "*"]) == 0
-    assert capsys.readouterr().err.count("no sandbox") == 1
-    if bwrap_usable():  # with the sandbox there is nothing to say
+    assert capsys.readouterr().err.count("no box") == 1
+    if bwrap_usable():  # with the box there is nothing to say
         monkeypatch.setenv("DUCKFLOW_CONFIG", os.devnull)
         assert cli(["autoapprove", "on", "--ttl", "5", "--paths", "*"]) == 0
-        assert "no sandbox" not in capsys.readouterr().err
+        assert "no box" not in capsys.readouterr().err
 
 
 # ------------------------------------------------ what a person expects still runs unasked
 
-def test_writing_and_running_a_new_script_still_runs_unasked(
+def test_writing_and_running_a_new_script_runs_unasked_only_in_the_box(
         ws: Path, model: Any, mode: str, capsys: pytest.CaptureFixture[str],
         _isolated_duckflow_home: Path) -> None:
     body = "import json, sys\nprint(json.dumps({'sum': sum(range(10))}))\nprint(sys.argv[1:])\n"
     model["script"] = _script(("write_file", {"path": "calc.py", "content": body}),
                               ("execute_shell", {"command": "python3 calc.py a b > /dev/null"}))
     rc, out = _run(capsys, ws)
-    assert rc == 0 and out["ending"] == "done", out
-    assert all(j.status == "auto_approved" for j in _jobs(_isolated_duckflow_home))
+    if mode == "bwrap":
+        assert rc == 0 and out["ending"] == "done", out
+        assert all(j.status == "auto_approved" for j in _jobs(_isolated_duckflow_home))
+    else:  # the write is auto-approved; running the script the model wrote is not
+        _held(rc, out, _isolated_duckflow_home, None)
+        assert "no box" in out["message"]
+        assert [j.status for j in _jobs(_isolated_duckflow_home)] == ["pending", "auto_approved"]
 
 
 def test_a_repositorys_own_script_runs_unasked_only_in_the_sandbox(
@@ -328,7 +338,7 @@ def test_a_repositorys_own_script_runs_unasked_only_in_the_sandbox(
         assert rc == 0 and out["ending"] == "done", out
     else:
         _held(rc, out, _isolated_duckflow_home, None)
-        assert "without a sandbox" in out["message"]
+        assert "no box" in out["message"]
 
 
 def test_running_the_test_suite_and_git_diff_still_run_unasked(
@@ -336,13 +346,17 @@ def test_running_the_test_suite_and_git_diff_still_run_unasked(
         _isolated_duckflow_home: Path) -> None:
     subprocess.run(["git", "init", "-q", str(ws)], check=True)
     test = "def test_ok():\n    assert 1 + 1 == 2\n"
-    model["script"] = _script(("write_file", {"path": "tests/test_ok.py", "content": test}),
-                              ("run_tests", {}), ("execute_shell", {"command": "git diff --stat"}),
-                              ("execute_shell", {"command": "git status --short | wc -l"}))
+    calls = [("write_file", {"path": "tests/test_ok.py", "content": test}),
+             ("run_tests", {}), ("execute_shell", {"command": "git diff --stat"}),
+             ("execute_shell", {"command": "git status --short | wc -l"})]
+    if mode == "none":  # no box: the tests ask (below); reading commands still run unasked
+        del calls[1]
+    model["script"] = _script(*calls)
     rc, out = _run(capsys, ws)
     assert rc == 0 and out["ending"] == "done", out
-    assert [j.status for j in _jobs(_isolated_duckflow_home)] == ["auto_approved"] * 4
+    assert [j.status for j in _jobs(_isolated_duckflow_home)] == ["auto_approved"] * len(calls)
     assert (ws / "keep.txt").read_text() == "precious\n"
+    assert not (ws / "tests" / "__pycache__").exists()  # bytecode went outside the workspace
 
 
 def test_the_tests_may_change_the_files_this_session_created(
@@ -354,6 +368,9 @@ def test_the_tests_may_change_the_files_this_session_created(
                               ("write_file", {"path": "tests/test_tidy.py", "content": test}),
                               ("run_tests", {}))
     rc, out = _run(capsys, ws)
+    if mode == "none":
+        assert rc == 4 and (ws / "scratch.txt").exists(), out  # no box: the tests wait
+        return
     assert rc == 0, out
     assert not (ws / "scratch.txt").exists() and (ws / "notes.txt").read_text() == "new"
 
@@ -361,10 +378,11 @@ def test_the_tests_may_change_the_files_this_session_created(
 def test_a_person_who_grants_the_effects_question_gets_the_command_run(
         ws: Path, model: Any, capsys: pytest.CaptureFixture[str], _isolated_duckflow_home: Path,
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The rolled-back effects become a real question: a person's yes runs the command as asked."""
+    """The effects kept in the box's staging area become a real question: a person's yes runs
+    the command as asked."""
     _needs("make")
-    (tmp_path / "plain.toml").write_text('[workspace]\nsandbox = "none"\n')
-    monkeypatch.setenv("DUCKFLOW_CONFIG", str(tmp_path / "plain.toml"))
+    if not bwrap_usable():
+        pytest.skip("bubblewrap cannot run here")
     (ws / "Makefile").write_text("X := $(shell find keep.txt -delete)\ntest:\n\t@echo ok\n")
     model["script"] = [*_script(("run_tests", {"command": "make test"}))[:2],
                        decision("DONE", next_step="done", rationale="done"),
@@ -372,6 +390,7 @@ def test_a_person_who_grants_the_effects_question_gets_the_command_run(
     rc, out = _run(capsys, ws)
     _held(rc, out, _isolated_duckflow_home, "deleted: keep.txt")
     job = _jobs(_isolated_duckflow_home)[0]
+    assert "none of this reached the workspace" in job.request.rationale
     assert "make test" in job.request.summary and (ws / "keep.txt").exists()
     assert cli(["approvals", "grant", job.job_id, "--by", "cli:alice"]) == 0
     capsys.readouterr()

@@ -115,10 +115,11 @@ class ActionRunner:
         return self._guard
 
     def plain(self) -> bool:
-        """True when commands run without bubblewrap (and so with the network)."""
-        from duckflow.workspace.sandbox import bwrap_usable
+        """True when there is no box to run code in (workspace/box.py): then no command that
+        runs code is auto-approved."""
+        from duckflow.workspace.box import backend
 
-        return self.sandbox == "none" or not bwrap_usable()
+        return backend(self.sandbox) is None
 
     def op_class(self, name: str) -> str:
         return policy_class(name)  # write, delete or execute pass the gate (policy.GATED_OPS)
@@ -204,6 +205,7 @@ class ActionRunner:
             return self._submit_mcp(call, remote, intent=intent, rationale=rationale, alternatives=alternatives)
         hazard = self.write_hazard(call)  # emptying, removing most, a file the task did not name
         op = guarded_operation(call.name, call.arguments, self.guard(), task_type=task_type,
+                               boxed=call.name in COMMAND_TOOLS and not self.plain(),
                                **({"destructive": hazard} if hazard else {}))
         if op.kind in ("execute", "test"):  # the auto-approve list, with this session's context
             from dataclasses import replace
@@ -248,7 +250,8 @@ class ActionRunner:
 
     # -- running ------------------------------------------------------------------------
     async def run(self, call: ToolCall, *, approved: bool = False,
-                  approval: str | None = None, readonly: tuple[str, ...] = ()) -> CallOutcome:
+                  approval: str | None = None, readonly: tuple[str, ...] = (),
+                  staging: str = "") -> CallOutcome:
         """Run one call through core's tool runner. `approved`: a person said yes (the workspace
         tools may then do what needs a person, e.g. a destructive command); `approval` says who
         answered the gate (`person:...` or `auto:...`) and reaches the tool as
@@ -262,7 +265,8 @@ class ActionRunner:
         t0 = time.perf_counter()
         path = str(call.arguments.get("path") or "") if call.name in ("write_file", "edit_file") else ""
         new = bool(path) and not os.path.lexists(self.root / path)
-        result = await self.engine.run_tool(call, approved=approved, approval=approval, readonly=readonly)
+        result = await self.engine.run_tool(call, approved=approved, approval=approval,
+                                            readonly=readonly, staging=staging)
         if path and not result.is_error:
             from duckflow.gate.operation import normalize_path
 

@@ -121,11 +121,13 @@ class EngineLoop:
 
     # -- tools ------------------------------------------------------------------------------
     async def run_tool(self, call: ToolCall, *, approved: bool = False,
-                       approval: str | None = None, readonly: tuple[str, ...] = ()) -> ToolResult:
+                       approval: str | None = None, readonly: tuple[str, ...] = (),
+                       staging: str = "") -> ToolResult:
         """One call through core's tool runner, with the gate's answer as `ToolContext.approval`
         (`approved`: the call was approved; `approval`: who answered, `person:...`/`auto:...`;
-        `readonly`: files an auto-approved command may not change)."""
-        answer = Approval(approved, approval or "", readonly) if approved or approval or readonly else None
+        `readonly`: files an auto-approved command may not change; `staging`: where its writes go)."""
+        answer = (Approval(approved, approval or "", readonly, staging)
+                  if approved or approval or readonly or staging else None)
         run = self.run_for(self.specialized)
         if not call.id:
             call = dataclasses.replace(call, id=f"call_{self.calls}_{call.name}")

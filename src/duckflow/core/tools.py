@@ -60,11 +60,13 @@ class Approval:
 
     `granted`: the call was approved (by a person, or automatically within a scope); `by`: who
     answered, `person:...` or `auto:...` ("" when not said); `readonly`: files an auto-approved
-    command may not change (the sandbox binds them read-only)."""
+    command may not change (the sandbox binds them read-only); `staging`: the folder an
+    auto-approved command's writes go to instead of the workspace (it runs in a box)."""
 
     granted: bool = False
     by: str = ""
     readonly: tuple[str, ...] = ()
+    staging: str = ""
 
     @property
     def by_person(self) -> bool:

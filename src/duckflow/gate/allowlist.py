@@ -15,19 +15,21 @@ On the list:
   `--exec-path`, ...) and none of the options that write or run a program (`--output`,
   `--ext-diff`, `-O`), alone or with read-only programs; it runs with the repository's own
   program-running settings off (workspace/gitsafe.py);
-- `python3 FILE [ARGS]` when the script analysis finds nothing destructive in FILE; without
-  a sandbox only when this session wrote FILE and neither it nor a workspace module it
-  imports uses a network module (with bubblewrap there is no network, so a repository's
-  own script runs too: `python3 report.py`);
-- the project's test command: `run_tests` with no command, `pytest`, `python3 -m pytest`,
-  `npm test`, `make test`, `cargo test`, `go test`, exactly as the runner is called (a quiet or
-  verbose flag and the tests to run by path; no option that changes what runs).
-What a listed command then does to the files is checked after it runs (workspace/effects.py).
+- only inside a box (workspace/box.py: no network, the host read-only, the workspace a
+  copy-on-write overlay): `python3 FILE [ARGS]` (a workspace script, or the call check of a
+  workspace module), and the project's test command: `run_tests` with no command, `pytest`,
+  `python3 -m pytest`, `npm test`, `make test`, `cargo test`, `go test`, exactly as the runner
+  is called (a quiet or verbose flag and the tests to run by path; no option that changes
+  what runs).
+Code-running needs a box: without one (`workspace.sandbox = "none"`, no usable bubblewrap) no
+script, test or build runs unasked, whoever wrote it and whatever it imports (reading a script
+for network imports is a deny-list: the model writes the script). In the box the kernel
+decides what it may do, and every lasting effect is shown after it runs
+(companion/effectscheck.py, workspace/staging.py).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING
 
@@ -45,10 +47,8 @@ if TYPE_CHECKING:
 
 _PUNCTUATION = frozenset(";&|()<>\n")
 _REDIRECTIONS = frozenset({">", ">>", ">&", "<", "<&", "&>", "&>>"})
-_NETWORK_MODULES = frozenset({
-    "urllib", "http", "socket", "ssl", "requests", "httpx", "aiohttp", "ftplib", "smtplib",
-    "poplib", "imaplib", "telnetlib", "xmlrpc", "asyncio", "websocket", "websockets", "paramiko",
-    "pycurl", "urllib3", "socketserver", "multiprocessing", "webbrowser", "nntplib", "selectors"})
+NO_BOX = ("it runs code, and there is no box to run it in (no network, read-only files): "
+          "without one, scripts, tests and builds wait for a person")
 
 
 def unlisted(command: str | None, *, tool: str = "execute_shell", written: Collection[str] = (),
@@ -56,14 +56,14 @@ def unlisted(command: str | None, *, tool: str = "execute_shell", written: Colle
              root: Path | None = None) -> str:
     """"" when auto-approve may run `command` (see the module docstring), else why not.
 
-    `written`: workspace paths this session wrote (a new script may run); `plain`: no sandbox
-    (a script must not import a network module); `read_text`: a workspace file's text;
+    `written`: workspace paths this session wrote; `plain`: no box (then nothing that runs
+    code is listed); `read_text`: a workspace file's text;
     `root`: the workspace, to resolve the paths a read-only program is given (through links;
     without it they are judged by their words only)."""
     if not command or not command.strip():
         if tool != "run_tests":
             return "an empty command"
-        return _networked(written, read_text) if plain else ""
+        return NO_BOX if plain else ""
     if any(c in command for c in "$`") or "<<" in command or "<(" in command or ">(" in command:
         return "it expands variables, substitutions or here-documents"
     try:
@@ -130,7 +130,7 @@ def _simple(words: list[str], written: Collection[str], plain: bool,
         why = judge_test_command(words, root)
         if why:
             return why
-        return _networked(written, read_text) if plain else ""
+        return NO_BOX if plain else ""
     if name in ("python", "python3"):
         kinds.add("script")
         return _script(words[1:], written, plain, read_text)
@@ -140,97 +140,32 @@ def _simple(words: list[str], written: Collection[str], plain: bool,
 
 def _script(args: list[str], written: Collection[str], plain: bool,
             read_text: Callable[[str], str | None] | None) -> str:
+    """`python3 FILE ARGS` or a call check: only in a box, and the kernel decides what it may
+    do there (its text is not read for a verdict: that would be a deny-list again)."""
     from duckflow.gate.callcheck import call_check_module
-    from duckflow.gate.operation import normalize_path
-    from duckflow.gate.scripts import script_hazard
 
-    module = call_check_module(args)  # `-c "import m; print(m.f(1))"`: judged as `python3 m.py`
+    module = call_check_module(args)  # `-c "import m; print(m.f(1))"`: runs the module m.py
     if module is not None:
+        if read_text is None or read_text(f"{module}.py") is None:
+            return f"`{module}` is not a module of the workspace (code in `-c` is not on the list)"
         args = [f"{module}.py"]
     if not args or args[0].startswith("-"):
         return "python with options or code from its input is not on the list"
-    path = normalize_path(args[0])
-    if path not in written and plain:
-        return (f"`{args[0]}` was not written in this session (without a sandbox only new "
-                "scripts run unasked)")
-    text = read_text(path) if read_text is not None and not leaves(path) else None
-    if text is None:
-        return f"`{args[0]}` cannot be read to be judged"
-    why = script_hazard("python", text)
-    if why:
-        return f"`{args[0]}`: {why}"
-    if plain and _reaches_network(path, text, read_text):
-        return f"`{args[0]}` uses the network, and there is no sandbox to take it away"
+    if plain:
+        return NO_BOX
+    if leaves(args[0]):
+        return f"`{args[0]}` is outside the workspace"
     return ""
-
-
-def _reaches_network(path: str, text: str, read_text: Callable[[str], str | None] | None,
-                     limit: int = 20) -> bool:
-    """True when the script, or a workspace module it imports (followed up to `limit` files),
-    imports a network module."""
-    seen = {path}
-    todo = [text]
-    while todo:
-        names = _imports(todo.pop())
-        if names & _NETWORK_MODULES:
-            return True
-        for name in sorted(names):
-            for cand in (f"{name}.py", f"{name}/__init__.py"):
-                if cand in seen or read_text is None:
-                    continue
-                seen.add(cand)
-                found = read_text(cand)
-                if found is not None:
-                    todo.append(found)
-                if len(seen) > limit:
-                    return True  # too many to judge: assume it may
-    return False
-
-
-_JS_NETWORK = re.compile(r"""require\(\s*['"](node:)?(https?|net|dgram|tls|child_process)['"]|"""
-                         r"""from\s+['"](node:)?(https?|net|dgram|tls)['"]|\bfetch\s*\(|WebSocket""")
-
-
-def _networked(written: Collection[str], read_text: Callable[[str], str | None] | None) -> str:
-    """Without a sandbox the tests have the network: a test or module this session wrote that
-    reaches it keeps them from running unasked ("" when none does)."""
-    for path in sorted(written):
-        text = read_text(path) if read_text is not None and path.endswith((".py", ".js", ".mjs", ".cjs", ".ts")) else None
-        if text is None:
-            continue
-        uses = (_imports(text) & _NETWORK_MODULES) if path.endswith(".py") else _JS_NETWORK.search(text)
-        if uses:
-            return f"`{path}`, written in this session, uses the network, and there is no sandbox to take it away"
-    return ""
-
-
-def _imports(text: str) -> set[str]:
-    """The top-level modules a Python text imports (a text that does not parse: "?")."""
-    import ast
-
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
-        return {"?"} | _NETWORK_MODULES
-    out: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            out.update(a.name.split(".")[0] for a in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            out.add(node.module.split(".")[0])
-    return out
 
 
 def no_sandbox_notice(sandbox: str) -> str | None:
-    """The one line to say when auto-approve starts without a sandbox (None: bubblewrap runs).
+    """The one line to say when auto-approve starts without a box (None: there is one).
 
     Said once, at `duckflow autoapprove on` and `duckflow run --auto-approve-workspace`."""
-    from duckflow.workspace.sandbox import bwrap_usable
+    from duckflow.workspace.box import backend, how_to_get_one
 
-    if sandbox != "none" and bwrap_usable():
+    if backend(sandbox) is not None:
         return None
-    why = ('workspace.sandbox = "none"' if sandbox == "none"
-           else "bubblewrap cannot run on this machine")
-    return (f"Note: no sandbox ({why}), so commands would have the network. Auto-approve runs "
-            "only read-only commands, new scripts that use no network and the project's tests; "
-            "every other command waits for a person.")
+    why = 'workspace.sandbox = "none"' if sandbox == "none" else "none works on this machine"
+    return (f"Note: no box to run code in ({why}): auto-approve covers file writes and read-only "
+            f"commands; scripts, tests and builds will ask you. To get a box, {how_to_get_one()}.")

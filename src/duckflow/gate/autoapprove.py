@@ -91,8 +91,8 @@ class AutoApproveScope:
                 return f"path {outside[0]}{via} is outside the scope's paths"
         if op.kind in COMMAND_KINDS and op.allow != "":
             why = op.allow or "it was not judged against the auto-approve list"
-            return (f"{why} (under auto-approve only read-only commands, new scripts and the "
-                    "tests run unasked)")
+            return (f"{why} (under auto-approve, read-only commands run unasked, and scripts and "
+                    "tests only inside a box)")
         return None
 
 

@@ -26,6 +26,7 @@ def guarded_operation(
     guard: WorkspaceGuard,
     *,
     task_type: str | None = None,
+    boxed: bool = False,
     **fields: Any,
 ) -> Operation:
     """`operation_for_tool` plus the workspace guard's answer for every path of the call.
@@ -63,7 +64,7 @@ def guarded_operation(
             if verdict.allowed and verdict.needs_approval and verdict.code == "dangerous_extension":
                 dangerous = True
         if destructive is None:  # `sh notes.txt`, `python3 clean.py`: the file's text is judged
-            destructive = _script_hazard(guard, op.command)
+            destructive = _script_hazard(guard, op.command, boxed)
             if destructive is None and call_check:
                 destructive = ""  # judged here, and safe: not judged again as inline code
     raw = tool_paths(arguments) if "paths" not in fields else list(op.paths)
@@ -103,7 +104,7 @@ def guarded_operation(
 _SCRIPT_LIMIT = 512_000
 
 
-def _script_hazard(guard: WorkspaceGuard, command: str) -> str | None:
+def _script_hazard(guard: WorkspaceGuard, command: str, boxed: bool = False) -> str | None:
     """Why a workspace file the command runs is destructive (gate/scripts.py judges its text):
     a script (`sh x`, `./x`, `python3 x.py`) or a build file (`make` → Makefile, `npm test` →
     package.json)."""
@@ -120,7 +121,7 @@ def _script_hazard(guard: WorkspaceGuard, command: str) -> str | None:
         text = _read_text(guard, path)
         if text is None:
             continue
-        why = script_hazard(language, text) if text != _TOO_LARGE else "it is too large for the gate to read"
+        why = script_hazard(language, text, boxed=boxed) if text != _TOO_LARGE else "it is too large for the gate to read"
         if why is not None:
             return f"`{path}`: {why}"
     for kind, path, targets in build_files_run(command):

@@ -170,9 +170,11 @@ def module_files(module: str, rest: list[str]) -> list[str]:
     return out
 
 
-def script_hazard(language: str, text: str) -> str | None:
+def script_hazard(language: str, text: str, *, boxed: bool = False) -> str | None:
     """Why running a script of `language` ("shell", "python", "node", "perl", "ruby", "php",
-    or "exec" for a file run by path) with this text is destructive, or None."""
+    or "exec" for a file run by path) with this text is destructive, or None. `boxed`: it runs
+    in the copy-on-write box, where writing a file cannot change an existing one unseen (a
+    Python script's writes are then not called destructive)."""
     if language == "variable":
         return "it runs a file named by a variable (the gate cannot read it)"
     if language == "exec":
@@ -191,7 +193,7 @@ def script_hazard(language: str, text: str) -> str | None:
         body = "\n".join(ln for ln in text.splitlines() if not ln.lstrip().startswith("#"))
         return destructive_text(body)
     if language == "python":
-        return _python_hazard(text)
+        return _python_hazard(text, boxed)
     pattern = _OPAQUE_EFFECTS.get(language)
     if pattern is None:
         return "it runs a program the gate cannot read"
@@ -204,7 +206,10 @@ def destructive_text(body: str) -> str | None:
     return command_hazard(body)
 
 
-def _python_hazard(text: str) -> str | None:
+_WRITES = frozenset({"write_text", "write_bytes"})
+
+
+def _python_hazard(text: str, boxed: bool = False) -> str | None:
     import ast
 
     try:
@@ -226,6 +231,8 @@ def _python_hazard(text: str) -> str | None:
         func = node.func
         owner = func.value.id if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) else ""
         called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if boxed and called in _WRITES | {"open", "fdopen"}:
+            continue  # in the box a write reaches the workspace only as a new file, or asked
         if called in _PY_EFFECTS or (called in _PY_MODULE_EFFECTS and owner in modules and called != "open"):
             return f"it calls `{called}(…)`, which deletes, overwrites, moves or runs programs"
         if called in ("getattr", "__getattribute__", "vars") and node.args and isinstance(

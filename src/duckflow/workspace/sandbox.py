@@ -55,6 +55,8 @@ ETC_ALLOW = ("passwd", "group", "nsswitch.conf", "hosts", "host.conf", "ld.so.ca
              "python3", f"python3.{sys.version_info.minor}", "perl", "java-17-openjdk")
 SYSTEM_RO = ("/usr",)
 NOBODY = 65534
+# in a boxed run (staging overlay) these stay the real, read-only folders
+PROTECTED_BINDS = (".git", ".venv", "venv", "node_modules")
 GRACE_S = 3.0  # after the deadline: time for the supervisor to kill and report
 
 
@@ -101,6 +103,19 @@ def bwrap_usable() -> bool:
     return proc.returncode == 0
 
 
+def pycache_dir(root: Path) -> Path:
+    """Where a boxed command's Python bytecode goes: per workspace, outside it, kept between
+    runs (a warm cache), never read by a command run outside the box."""
+    import hashlib
+
+    from duckflow.paths import duckflow_home
+
+    key = hashlib.sha256(str(root).encode()).hexdigest()[:16]
+    path = duckflow_home() / "pycache" / key
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    return path
+
+
 def _protected(root: Path) -> list[Path]:
     """Folders inside the workspace the command may read but not change (created if missing)."""
     out = []
@@ -115,11 +130,15 @@ def _protected(root: Path) -> list[Path]:
 
 
 def bwrap_argv(root: Path, argv: list[str], *, ro_paths: Iterable[str] = (),
-               path_env: str | None = None, readonly: Iterable[str] = ()) -> list[str]:
+               path_env: str | None = None, readonly: Iterable[str] = (),
+               merged: Path | None = None) -> list[str]:
     """Wrap `argv` in bubblewrap (see the module docstring for what the box allows).
 
     `readonly`: workspace-relative files bound read-only over the writable workspace (what an
     auto-approved command may not change: the kernel refuses the write, delete or rename).
+    `merged`: the staging overlay of the workspace (staging.py) shown at the workspace's path
+    instead of the workspace itself, with the folders that must never change (PROTECTED_BINDS)
+    bound read-only from the real workspace and Python's bytecode sent to a cache outside it.
     `path_env` is the PATH the command gets (the caller's when None): `python3` by name is
     looked up on it, outside the box, to bind that interpreter (interpreters.py)."""
     from duckflow.workspace.interpreters import PYTHON_NAME, interpreter_for, workspace_venv_binds
@@ -151,7 +170,14 @@ def bwrap_argv(root: Path, argv: list[str], *, ro_paths: Iterable[str] = (),
         if os.path.exists(p):
             out += ["--ro-bind", p, p]
     out += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--dir", "/tmp/home",
-            "--bind", str(root), str(root)]
+            "--bind", str(merged or root), str(root)]
+    if merged is not None:
+        for name in PROTECTED_BINDS:
+            keep = root / name
+            if os.path.isdir(keep) and not os.path.islink(keep):
+                out += ["--ro-bind", str(keep), str(keep)]
+        cache = pycache_dir(root)
+        out += ["--bind", str(cache), str(cache), "--setenv", "PYTHONPYCACHEPREFIX", str(cache)]
     for rel in readonly:
         file = root / rel
         if os.path.isfile(file) and not os.path.islink(file):

@@ -38,7 +38,7 @@ from duckflow.workspace.sandbox import (
 __all__ = ["CommandResult", "HeadTail", "bwrap_argv", "bwrap_usable", "destructive_reason",
            "detect_test_command", "execute_shell", "run_command", "run_tests", "scrubbed_env"]
 
-Mode = Literal["bwrap", "plain"]
+Mode = Literal["bwrap", "landlock", "seatbelt", "plain"]
 
 # (pattern, why). Matched against the command with runs of whitespace collapsed.
 # compiled when a command is first checked (a run that runs no command never needs them)
@@ -145,9 +145,10 @@ class CommandResult:
 async def run_command(root: Path, command: str | list[str], *, timeout: float, limit: int,
                       sandbox: str = "auto", env: dict[str, str] | None = None,
                       env_allow: Iterable[str] = (), ro_paths: Iterable[str] = (),
-                      readonly: Iterable[str] = ()) -> CommandResult:
+                      readonly: Iterable[str] = (), staging: str = "") -> CommandResult:
     """Run `command` (a shell string, or an argv list) in `root` and return what it did
-    (`readonly`: workspace files bound read-only in bubblewrap mode)."""
+    (`readonly`: workspace files bound read-only in bubblewrap mode; `staging`: a staging
+    folder (staging.py): the command runs boxed on an overlay whose writes land there)."""
     argv = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
     shown = command if isinstance(command, str) else " ".join(command)
     if sandbox == "bwrap" and not bwrap_usable():
@@ -155,6 +156,15 @@ async def run_command(root: Path, command: str | list[str], *, timeout: float, l
                             hint="install bubblewrap (apt-get install bubblewrap) or set "
                             "workspace.sandbox = \"auto\"")
     mode: Mode = "bwrap" if sandbox != "none" and bwrap_usable() else "plain"
+    box = None
+    if staging:  # an auto-approved run: in the box, or not at all (fail closed)
+        from duckflow.workspace.box import backend, how_to_get_one
+
+        box = backend(sandbox)
+        if box is None:
+            raise DuckflowError(f"`{shown}` was to run in a box, and no box can run here",
+                                hint=how_to_get_one())
+        mode = box  # type: ignore[assignment]
     state_dir = root / ".duckflow"
     made_state_dir = mode == "bwrap" and not os.path.lexists(state_dir)
     out, err = HeadTail(limit), HeadTail(limit)
@@ -162,9 +172,18 @@ async def run_command(root: Path, command: str | list[str], *, timeout: float, l
     home = temporary_home()
     try:
         env_out = sandbox_env(env, extra_allow=env_allow, home=home)
-        if mode == "bwrap":  # binds .duckflow read-only (made if missing)
+        if box in ("landlock", "seatbelt"):
+            from duckflow.workspace.box import landlock_or_seatbelt_argv
+
+            argv = landlock_or_seatbelt_argv(box, root, argv, staging, env_out, tuple(ro_paths))
+        elif mode == "bwrap":  # binds .duckflow read-only (made if missing)
+            merged = Path(staging) / "merged" if staging else None
             argv = bwrap_argv(root, argv, ro_paths=ro_paths, path_env=env_out.get("PATH", ""),
-                              readonly=readonly)
+                              readonly=readonly, merged=merged)
+            if staging:
+                from duckflow.workspace.staging import wrap_overlay
+
+                argv = wrap_overlay(Path(os.path.realpath(root)), Path(staging), argv)
         outcome = await asyncio.to_thread(run_supervised, root, argv, timeout, env_out, (out, err))
     except OSError as exc:
         raise DuckflowError(f"could not start `{shown}`: {exc.strerror}",
@@ -239,7 +258,8 @@ def _sandbox_options(config: Any) -> dict[str, Any]:
 
 
 async def execute_shell(root: Path, config: Any, command: str, timeout: float | None = None,
-                        *, approved: bool = False, readonly: Iterable[str] = ()) -> CommandResult:
+                        *, approved: bool = False, readonly: Iterable[str] = (),
+                        staging: str = "") -> CommandResult:
     """Run a shell command in the workspace (see the module docstring for the bounds)."""
     if not command.strip():
         raise DuckflowError("the command is empty", hint="pass the command to run")
@@ -258,7 +278,8 @@ async def execute_shell(root: Path, config: Any, command: str, timeout: float | 
                    "ro_paths": (*options["ro_paths"], shim_dir)}
     try:
         result = await run_command(root, command, timeout=limit_s, limit=config.shell_output_limit,
-                                   sandbox=config.sandbox, readonly=readonly, **options)
+                                   sandbox=config.sandbox, readonly=readonly, staging=staging,
+                                   **options)
     finally:
         if shim_dir:
             shutil.rmtree(shim_dir, ignore_errors=True)
@@ -270,18 +291,19 @@ async def execute_shell(root: Path, config: Any, command: str, timeout: float | 
 
 async def run_tests(root: Path, config: Any, command: str | None = None,
                     timeout: float | None = None, *, approved: bool = False,
-                    readonly: Iterable[str] = ()) -> CommandResult:
+                    readonly: Iterable[str] = (), staging: str = "") -> CommandResult:
     """Run the project's tests: the given command, or the runner detected in the workspace."""
     if command:
         return await execute_shell(root, config, command, timeout, approved=approved,
-                                   readonly=readonly)
+                                   readonly=readonly, staging=staging)
     argv = detect_test_command(root)
     if argv is None:
         raise DuckflowError("no test runner found in the workspace (pytest, npm, cargo, go, make)",
                             hint="pass the command, e.g. run_tests(command=\"pytest -q\")")
     limit_s, note = clamp_timeout(timeout, config.shell_timeout_s, config.shell_max_timeout_s)
     result = await run_command(root, argv, timeout=limit_s, limit=config.shell_output_limit,
-                               sandbox=config.sandbox, readonly=readonly, **_sandbox_options(config))
+                               sandbox=config.sandbox, readonly=readonly, staging=staging,
+                               **_sandbox_options(config))
     if note:
         result.note = f"{note}; {result.note}" if result.note else note
     return result

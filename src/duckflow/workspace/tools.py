@@ -38,6 +38,10 @@ def _readonly(ctx: ToolContext | None) -> tuple[str, ...]:
     return ctx.approval.readonly if ctx is not None and ctx.approval is not None else ()
 
 
+def _staging(ctx: ToolContext | None) -> str:
+    return ctx.approval.staging if ctx is not None and ctx.approval is not None else ""
+
+
 def _marked(result: dict[str, Any], ctx: ToolContext | None) -> dict[str, Any]:
     """The result with `approval` (who answered the gate) when the call passed one."""
     by = ctx.approval.by if ctx is not None and ctx.approval is not None else ""
@@ -129,7 +133,8 @@ def workspace_tools(root: str | Path | Workspace, config: WorkspaceConfig | None
             timeout: seconds before the command and its children are killed (default 60, max 600)
         """
         result = await shell.execute_shell(ws.root, ws.config, command, timeout,
-                                           approved=_approved(ctx), readonly=_readonly(ctx))
+                                           approved=_approved(ctx), readonly=_readonly(ctx),
+                                           staging=_staging(ctx))
         return _marked(result.to_dict(), ctx)
 
     async def run_tests(command: str | None = None, timeout: float | None = None,
@@ -141,7 +146,8 @@ def workspace_tools(root: str | Path | Workspace, config: WorkspaceConfig | None
             timeout: seconds before the tests are killed (default 60, max 600)
         """
         result = await shell.run_tests(ws.root, ws.config, command, timeout,
-                                       approved=_approved(ctx), readonly=_readonly(ctx))
+                                       approved=_approved(ctx), readonly=_readonly(ctx),
+                                           staging=_staging(ctx))
         return _marked(result.to_dict(), ctx)
 
     async def search_code(query: str, limit: int = 20) -> dict[str, Any]:

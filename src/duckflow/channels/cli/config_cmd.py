@@ -166,9 +166,16 @@ def run(args: argparse.Namespace) -> int:
             raise ConfigError(f"no configuration section {args.section!r}",
                               hint="run `duckflow config show` to see every section")
     seed = seed_names(rows) if not args.section else {}
+    box = None
+    if "workspace.sandbox" in rows:
+        from duckflow.workspace.box import describe
+
+        box = describe(str(rows["workspace.sandbox"]["value"]))
     if args.json:
         if seed:
             rows["_seed_003_names"] = {"value": seed, "source": "seed 003 §10"}
+        if box:
+            rows["_box"] = {"value": box, "source": "detected on this machine"}
         print_json(rows)
         return 0
     notes = rows.pop("_deprecations", None)
@@ -180,6 +187,8 @@ def run(args: argparse.Namespace) -> int:
         width = max(len(k) for k in seed)
         for key, row in seed.items():
             print(f"  {key.ljust(width)} = {json.dumps(row['value'], ensure_ascii=False)}   [{row['source']}]")
+    if box:
+        print(f"\nbox for auto-approved code (workspace.sandbox): {box}")
     for note in (notes or {}).get("value", []):
         print(f"note: {note}")
     return 0

@@ -40,12 +40,14 @@ def run(args: argparse.Namespace) -> int:
     transitions: list[dict[str, Any]] = extra.get("transitions", [])
     project = _project(path)
     analyses = _analyses(root)
+    box = _box(path)
     if args.json:
         data = state.to_dict()
         data["analyses"] = analyses
         data["transitions"] = transitions[-20:]
         data["project_instructions"] = {"files": list(project.sources), "tokens": project.tokens,
                                         "notes": list(project.notes)} if project is not None else None
+        data["box"] = box
         print_json(data)
         return 0
     from duckflow.channels.commands import status_text
@@ -63,6 +65,7 @@ def run(args: argparse.Namespace) -> int:
         lines.append(f"Last analysis ({ago(a['at'])}): {first}" + (f" — next: {nxt}" if nxt else ""))
     if args.verbose or args.debug:
         lines += _engine_lines(state, extra, args.debug)
+    lines.append(f"box for auto-approved code: {box}")
     print("\n".join(lines))
     return 0
 
@@ -91,6 +94,19 @@ def _project(path: Path) -> Any:
     if not comp.agents_md:
         return None
     return load_instructions(agents_files(path), root=path, max_tokens=comp.agents_md_tokens)
+
+
+def _box(workspace: Path) -> str:
+    """Which box auto-approved code runs in here (workspace/box.py), in one line."""
+    from duckflow.config import load_config
+    from duckflow.errors import DuckflowError
+    from duckflow.workspace.box import describe
+
+    try:
+        setting = load_config(workspace if workspace.is_dir() else None).workspace.sandbox
+    except DuckflowError:  # a broken config is reported by the commands that use it
+        setting = "auto"
+    return describe(setting)
 
 
 def _engine_lines(state: Any, extra: dict[str, Any], debug: bool) -> list[str]:
