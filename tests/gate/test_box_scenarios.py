@@ -188,3 +188,25 @@ def test_what_a_person_expects_runs_unasked_in_the_box_and_is_listed(
     assert rc == 0 and out["ending"] == "done", out
     assert [j.status for j in _jobs(_isolated_duckflow_home)] == ["auto_approved"] * 5
     assert json.loads((ws / "report.json").read_text()) == {"ok": 1}
+
+
+def test_the_landlock_box_end_to_end(
+        ws: Path, model: Any, capsys: pytest.CaptureFixture[str], _isolated_duckflow_home: Path,
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, listener: tuple[int, list[bytes]],
+        victim: Path) -> None:
+    """`sandbox = "landlock"` (where user namespaces are off): the model's script runs unasked,
+    reaches no listener, changes nothing outside and no existing workspace file."""
+    from duckflow.workspace import landlock
+
+    if not landlock.usable():
+        pytest.skip("the kernel has no Landlock ABI 4 (Linux 6.7+)")
+    (tmp_path / "ll.toml").write_text('[workspace]\nsandbox = "landlock"\n')
+    monkeypatch.setenv("DUCKFLOW_CONFIG", str(tmp_path / "ll.toml"))
+    port, got = listener
+    body = _sender(port, victim) + "import pty\npty.spawn(['sh', '-c', 'echo bad > keep.txt; rm -f .env'])\n"
+    model["script"] = _script(("write_file", {"path": "send.py", "content": body}),
+                              ("execute_shell", {"command": "python3 send.py"}))
+    rc, out = _run(capsys, ws)
+    _untouched(victim, got)
+    assert (ws / "keep.txt").read_text() == "precious\n" and (ws / ".env").exists()
+    assert [j.status for j in _jobs(_isolated_duckflow_home)] == ["auto_approved"] * 2, out
