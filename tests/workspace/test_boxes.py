@@ -4,6 +4,7 @@ Seatbelt profile checked as generated text, and which box is in use said in one 
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
 import sys
 import threading
@@ -97,3 +98,26 @@ def test_landlock_box_writes_only_covered_files_and_home_and_has_no_tcp(
     assert not (ws / "report.txt").exists()  # Landlock has no copy-on-write: no new files
     assert (outside / "secret.txt").read_text() == "TOPSECRET" and got == []
     assert "TOPSECRET" not in result.stdout  # the host outside the workspace is not read
+
+
+def test_status_and_config_show_say_which_box_is_in_use(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from duckflow.channels.cli.main import main
+
+    monkeypatch.setenv("DUCKFLOW_HOME", str(tmp_path / "home"))
+    cfg = tmp_path / "c.toml"
+    cfg.write_text('[workspace]\nsandbox = "none"\n')
+    monkeypatch.setenv("DUCKFLOW_CONFIG", str(cfg))
+    assert main(["config", "show"]) == 0
+    assert 'box for auto-approved code (workspace.sandbox): none (workspace.sandbox = "none")' in capsys.readouterr().out
+    assert main(["config", "show", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["_box"]["value"].startswith("none (")
+    main(["status", "-w", str(tmp_path)])  # no session yet: the box is said all the same
+    assert "box for auto-approved code: none (" in capsys.readouterr().out
+    monkeypatch.setenv("DUCKFLOW_CONFIG", os.devnull)
+    assert main(["config", "show"]) == 0
+    name = box.backend("auto")
+    said = capsys.readouterr().out
+    assert f"(workspace.sandbox): {name}: " in said if name else "(workspace.sandbox): none (" in said

@@ -1,20 +1,24 @@
 """What a command did to the workspace's files: a snapshot before, a comparison after, a rollback.
 
-The gate lets some commands run without a person (auto-approve); whatever such a command is
-called, its effects on the files are checked here. `Watch.start` takes a stat snapshot of the
+Where the box has no copy-on-write (Landlock, Seatbelt) and for read-only commands run without
+a box, the effects of an auto-approved command are found here (with bubblewrap they are read
+from the staging overlay instead, staging.py). `Watch.start` takes a stat snapshot of the
 workspace (kind, size, mtime_ns, ctime_ns, inode, mode) and makes sure the checkpoint store
 (checkpoints.py, the undo store) holds the content of every file: a file whose stat matches the
 stored baseline is not read again, so only what changed since the last check is hashed. The
 ctime cannot be set back by a process, so a rewrite that restores size and mtime still shows.
 `Watch.finish` scans again: every file or folder that was deleted, overwritten, renamed away,
 replaced or chmod-ed outside `covered` (paths the approval covers) is restored from that
-content through a checkpoint, so `duckflow undo` can put the command's version back, and the
-effects are returned for the person to judge (`Effects`). Files the command created are kept.
+content through a checkpoint, file by file (a link left at or on the way to one path blocks
+only that path, said as not restored), so `duckflow undo` can put the command's version back,
+and the effects are returned for the person to judge (`Effects`). Files the command created
+are kept.
 
 Not watched: dependency and cache folders a package manager or tool rebuilds (SKIP_DIRS), in
 `.git/` all but `config`, `hooks/` and `info/` (`git status` rewrites the index), and
-files over STORE_LIMIT are compared but cannot be restored (they are listed as such). The
-read-only binds are capped at READONLY_LIMIT files (bubblewrap's cost grows with each mount).
+files over STORE_LIMIT are compared but cannot be restored (they are listed as such).
+`readonly()` names files to bind read-only for a plain bubblewrap run (at most READONLY_LIMIT;
+the boxed runs of auto-approve use the overlay and need none).
 """
 
 from __future__ import annotations

@@ -33,6 +33,8 @@ def run(args: argparse.Namespace) -> int:
     finally:
         store.close()
     if loaded is None:
+        if not args.json:  # what auto-approve would run code in here, even before a session
+            print(f"box for auto-approved code: {_box(path)}")
         where = f"saved session '{args.session}'" if args.session else f"session yet for the workspace {root}"
         raise DuckflowError(f"no {where}", hint='start one with `duckflow chat` or `duckflow run "TASK"`; '
                             "`duckflow sessions` lists the saved ones")
