@@ -188,7 +188,7 @@ def test_a_repositorys_own_servers_start_only_after_the_persons_yes(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     """A cloned repository's .mcp.json and .duckflow/config.toml name servers; none starts until
     `duckflow mcp allow`, and a changed command line asks again."""
-    monkeypatch.setenv("COLUMNS", "300")
+    monkeypatch.setenv("COLUMNS", "1000")
     ws = tmp_path / "ws"
     (ws / ".duckflow").mkdir(parents=True)
     marker = tmp_path / "started"
@@ -389,3 +389,14 @@ def test_duckflow_run_bounds_and_names_a_hostile_servers_output(tmp_path: Path, 
     later = json.dumps([m.content for m in model.requests[-1].messages])
     assert "server bad) failed or sent a malformed answer" in later
     assert "Traceback" not in out and json.loads(out.strip().splitlines()[-1])["session_id"]  # a plain ending
+
+
+def test_mcp_list_masks_a_token_in_a_servers_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    token = "ghp_" + "R8d3kQ2vX9mN4pL7sT1wY6zB0cF5hJ8aE3uG"  # GitHub's token format
+    monkeypatch.setenv("DUCKFLOW_CONFIG", str(_config(tmp_path / "config.toml", {
+        "github": {"command": "github-mcp-server", "args": ["stdio"], "env": {"GITHUB_TOKEN": token}}})))
+    assert cli(["mcp", "list", "-w", str(tmp_path)]) == 0
+    assert cli(["mcp", "list", "-w", str(tmp_path), "--json"]) == 0
+    out = capsys.readouterr().out
+    assert token not in out and "github-mcp-server stdio" in out and "GITHUB_TOKEN=" in out

@@ -32,6 +32,14 @@ class Servers:
     notes: list[str] = field(default_factory=list)
 
 
+def shown(server: McpServerConfig) -> str:
+    """A server's command line or URL for a person's screen: secrets in it (a token in `env`)
+    masked by the sanitizer, the rest as is."""
+    from duckflow.security.sanitizer import default_sanitizer
+
+    return str(default_sanitizer().mask(server.line()).text)
+
+
 def _trust_file() -> Path:
     from duckflow.paths import duckflow_home
 
@@ -109,6 +117,6 @@ def servers_for(root: str | Path, config: Any, *, extra: Mapping[str, McpServerC
             out.start[name] = server
         else:
             out.waiting[name] = (source, server)
-            out.notes.append(f"The repository's {source} names the MCP server '{name}' ({server.line()[:120]}); "
+            out.notes.append(f"The repository's {source} names the MCP server '{name}' ({shown(server)[:160]}); "
                              f"not started. To allow it: duckflow mcp allow {name} -w {Path(root).resolve()}")
     return out

@@ -14,6 +14,7 @@ from typing import Any
 
 from duckflow.channels.cli.common import add_workspace, print_json
 from duckflow.errors import DuckflowError, UserError
+from duckflow.gate.mcptrust import shown
 
 EXTRA = "pip install 'duckflow-agent[mcp]'"
 
@@ -130,7 +131,7 @@ def _add(args: argparse.Namespace) -> int:
         item[key] = value
     table[args.name] = item
     _save(path, doc)
-    print(f"{'Replaced' if existed else 'Added'} MCP server '{args.name}' ({server.line()}) in {path}. "
+    print(f"{'Replaced' if existed else 'Added'} MCP server '{args.name}' ({shown(server)}) in {path}. "
           "Its tools join the companion's from the next session.")
     return 0
 
@@ -158,17 +159,18 @@ def _list(args: argparse.Namespace) -> int:
     repo = {n: s for n, s in (found.start.items() if found else ()) if n not in mine}
     waiting = found.waiting if found else {}
     if args.json:
-        print_json({"yours": {n: s.model_dump(exclude_defaults=True) for n, s in mine.items()},
-                    "workspace_allowed": {n: s.line() for n, s in repo.items()},
-                    "workspace_waiting": {n: {"source": src, "line": s.line()} for n, (src, s) in waiting.items()}})
+        print_json({"yours": {n: {"transport": "http" if s.url else "stdio", "line": shown(s), "enabled": s.enabled}
+                              for n, s in mine.items()},
+                    "workspace_allowed": {n: shown(s) for n, s in repo.items()},
+                    "workspace_waiting": {n: {"source": src, "line": shown(s)} for n, (src, s) in waiting.items()}})
         return 0
     lines = [f"Your MCP servers ({config_file()}):"] + (
-        [f"  {n:<14} {'off: ' if not s.enabled else ''}{'http' if s.url else 'stdio'}: {s.line()}"
+        [f"  {n:<14} {'off: ' if not s.enabled else ''}{'http' if s.url else 'stdio'}: {shown(s)}"
          for n, s in mine.items()] or ["  none — add one with `duckflow mcp add NAME -- COMMAND ARGS...`"])
     if repo or waiting:
         lines.append(f"Named by the repository in {root}:")
-        lines += [f"  {n:<14} allowed: {s.line()}" for n, s in repo.items()]
-        lines += [f"  {n:<14} {src}: {s.line()} — not started; to allow it: duckflow mcp allow {n} -w {root}"
+        lines += [f"  {n:<14} allowed: {shown(s)}" for n, s in repo.items()]
+        lines += [f"  {n:<14} {src}: {shown(s)} — not started; to allow it: duckflow mcp allow {n} -w {root}"
                   for n, (src, s) in waiting.items()]
     print("\n".join(lines))
     return 0
@@ -188,7 +190,7 @@ def _allow(args: argparse.Namespace) -> int:
                         hint="see `duckflow mcp list -w DIR`")
     source, server = named[args.name]
     allow(root, args.name, server)
-    print(f"Allowed '{args.name}' from {source} in {root}: {server.line()}\n"
+    print(f"Allowed '{args.name}' from {source} in {root}: {shown(server)}\n"
           "It starts with the next session here; if the repository changes this command, you are asked again.")
     return 0
 
