@@ -81,7 +81,8 @@ def told_apart(rows: list[dict[str, Any]]) -> tuple[int, int]:
     return hit, total
 
 
-async def measure(model_name: str, mode: str = "auto", only: list[str] | None = None) -> dict[str, Any]:
+async def measure(model_name: str, mode: str = "auto", only: list[str] | None = None,
+                  verbose: bool = False) -> dict[str, Any]:
     from duckflow.apps.smartao.ask import AgentLog
     from duckflow.apps.smartao.coordinator import copied_spans
     from duckflow.apps.smartao.eval_agent import EvalAgent
@@ -102,6 +103,10 @@ async def measure(model_name: str, mode: str = "auto", only: list[str] | None = 
             copied = copied_spans(item["text"], guard.check(item["text"]))
         try:
             log = AgentLog(progress=lambda m, i=item["id"]: print(f"  {i}: {m}", file=sys.stderr, flush=True))
+            if verbose:  # each answer as it ends, to see what the model says
+                base = log.on_chunk
+                log.on_chunk = lambda c, base=base: (base(c), c.type == "done" and print(  # type: ignore[method-assign]
+                    f"    answer: {c.data.text[:300]}", file=sys.stderr, flush=True))
             ev = await EvalAgent(model, mode=mode).run(item["text"], session=f"set:{item['id']}", log=log,
                                                        copied=copied)
             scores, error = ev.scores, None
@@ -149,8 +154,9 @@ def main() -> None:
     parser.add_argument("--model", default="local:default")
     parser.add_argument("--mode", default="auto", choices=("auto", "steps", "whole"))
     parser.add_argument("--only", nargs="*", help="essay ids to run (default: all)")
+    parser.add_argument("--verbose", action="store_true", help="print each model answer on stderr")
     args = parser.parse_args()
-    out = asyncio.run(measure(args.model, args.mode, args.only))
+    out = asyncio.run(measure(args.model, args.mode, args.only, args.verbose))
     print(json.dumps(out, ensure_ascii=False, indent=1))
 
 

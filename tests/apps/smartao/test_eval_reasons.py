@@ -170,3 +170,14 @@ def test_the_commands_own_words_follow_the_essays_language(tmp_path: Path) -> No
     proc = duckflow("essay", "style", str(essay))
     assert proc.returncode == 0, proc.stderr
     assert "修正: 1 件（-4 +5 文字）" in proc.stdout and "書き出し先: " in proc.stdout
+
+
+def test_the_estimate_leaves_out_the_first_question_once_a_second_is_timed() -> None:
+    from duckflow.apps.smartao.judge import Estimate
+
+    est = Estimate(6)
+    assert est.left() is None
+    est.timed(100.0)  # loading the model, then the first question
+    assert est.left() == 500
+    est.timed(10.0)
+    assert est.left() == 40

@@ -134,19 +134,27 @@ def problems(j: Judgement, essay: str, lang: str, levels: list[int], others: lis
 
 
 class Estimate:
-    """Seconds per model call so far × calls still planned: "about 40 s left"."""
+    """Seconds per model question × questions still planned: "about 40 s left".
+
+    The first question also pays for loading a local model, so once a second one is timed the
+    first is left out of the mean."""
 
     def __init__(self, planned: int) -> None:
-        self.planned, self.done, self.spent = planned, 0, 0.0
+        self.planned = planned
+        self.times: list[float] = []
+
+    @property
+    def done(self) -> int:
+        return len(self.times)
 
     def timed(self, seconds: float) -> None:
-        self.done += 1
-        self.spent += seconds
+        self.times.append(seconds)
 
     def left(self) -> int | None:
-        if not self.done:
+        if not self.times:
             return None
-        return max(1, round(self.spent / self.done * max(0, self.planned - self.done)))
+        sample = self.times[1:] or self.times
+        return max(1, round(sum(sample) / len(sample) * max(0, self.planned - self.done)))
 
 
 @dataclass
