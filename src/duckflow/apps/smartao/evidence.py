@@ -108,10 +108,18 @@ def candidates(criterion: str, items: list[Sentence], lang: str) -> list[Sentenc
     return [s for s in items if pattern.search(s.text)] or list(items)
 
 
+_SCHOOL = re.compile(r"universit|college|school|大学|学校|進学", re.I)
+
+
 def anchor(criterion: str, items: list[Sentence]) -> list[Sentence]:
-    """The sentence a rule's reason points at: where the missing part belongs."""
+    """The sentence a rule's reason points at: where the missing part belongs (for fit, the
+    sentence about going to university when there is one)."""
     if not items:
         return []
+    if criterion == "fit":
+        about = [s for s in items if _SCHOOL.search(s.text)]
+        if about:
+            return about[:1]
     return [items[-1] if _ANCHOR.get(criterion) == "last" else items[0]]
 
 

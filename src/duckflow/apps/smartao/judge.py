@@ -15,6 +15,7 @@ problem named, and then shown as "could not be judged" — never filled in.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -88,21 +89,28 @@ def evidence_schema(n: int) -> type[_Evidence]:
     return model
 
 
-def level_schema(levels: list[int]) -> type[_Level]:
+# characters each free-text field may take: bounded so the answer always closes within the
+# call's max_tokens (a Japanese character is about one token; an English word about 1.3)
+LIMITS = {"en": (160, 100), "ja": (60, 40)}
+
+
+def level_schema(levels: list[int], lang: str = "en") -> type[_Level]:
+    shows, missing = LIMITS.get(lang, LIMITS["en"])
     level_t: Any = Literal[tuple(sorted(levels))]
     model: type[_Level] = create_model("CriterionLevel", __base__=_Level, level=(level_t, ...),
-                                       shows=(str, Field(min_length=2, max_length=160)),
-                                       missing=(str, Field(max_length=160)))
+                                       shows=(str, Field(min_length=2, max_length=shows)),
+                                       missing=(str, Field(max_length=missing)))
     return model
 
 
-def whole_schema(ids: list[str], levels: list[int], n: int) -> type[_Whole]:
+def whole_schema(ids: list[str], levels: list[int], n: int, lang: str = "en") -> type[_Whole]:
+    shows, missing = LIMITS.get(lang, LIMITS["en"])
     id_t: Any = Literal[tuple(ids)]
     level_t: Any = Literal[tuple(sorted(levels))]
     items_t: Any = list[_num_t(n)]  # type: ignore[misc]
     item: Any = create_model("CriterionJudgement", __base__=_WholeItem, criterion=(id_t, ...), level=(level_t, ...),
                              sentences=(items_t, Field(min_length=1, max_length=3)),
-                             shows=(str, Field(min_length=2, max_length=160)), missing=(str, Field(max_length=160)))
+                             shows=(str, Field(min_length=2, max_length=shows)), missing=(str, Field(max_length=missing)))
     model: type[_Whole] = create_model("WholeJudgement", __base__=_Whole,
                                        scores=(list[item], Field(min_length=len(ids), max_length=len(ids))))
     return model
@@ -207,7 +215,7 @@ class Judge:
                                      quotes=quotes, note=note)
         prompt = base
         for attempt in range(2):
-            answer = await self._ask(prompt, level_schema(levels), 200)
+            answer = await self._ask(prompt, level_schema(levels, self.lang), 150)
             if answer is None:
                 j.problem = words("eval.problem.no_answer", self.lang)
                 return j
@@ -224,7 +232,7 @@ class Judge:
     async def whole(self, rubric_text: str, note: str, ids: list[str], levels: dict[str, list[int]],
                     take: Callable[[str, Any], Judgement]) -> dict[str, Judgement]:
         all_levels = sorted({x for v in levels.values() for x in v})
-        schema = whole_schema(ids, all_levels, len(self.items))
+        schema = whole_schema(ids, all_levels, len(self.items), self.lang)
         base = self.prefix() + words("eval.whole_ask", self.lang, rubric=rubric_text, note=note, ids=", ".join(ids))
         prompt = base
         got: dict[str, Judgement] = {}
@@ -285,6 +293,23 @@ def fix_first(findings: list[Any], essay: str, lang: str) -> str:
                  message=first.message)
 
 
+_EN_ADD = re.compile(r"^(?:(?:the )?(?:essay|applicant|student|writer|you)\s+(?:must|should|needs? to|could|has to)\s+"
+                     r"(?:add|include|give|provide|show|explain|describe|mention)\s+|(?:add|include)\s+)", re.I)
+_EN_TAIL = re.compile(r"\s*(?:in order )?to reach the next level(?: of [\w ]+)?[.]?$", re.I)
+_JA_TAIL = re.compile(r"(?:を(?:一文)?(?:加える|加えること|書く|書くこと|追加する|述べる)|が必要(?:です)?|を加える必要があります?|"
+                      r"を書く必要があります?)[。]?$")
+_JA_HEAD = re.compile(r"^(?:次のレベル(?:に届く|に達する)?(?:ために|には)[、,]?\s*)")
+
+
+def tidy_missing(missing: str, lang: str) -> str:
+    """What to add as a phrase that fits the templates ("add a sentence with …", 「…を一文加える」)."""
+    t = missing.strip().rstrip("。.")
+    if lang == "ja":
+        return _JA_TAIL.sub("", _JA_HEAD.sub("", t)).strip()
+    t = _EN_TAIL.sub("", _EN_ADD.sub("", t)).strip()
+    return t[:1].lower() + t[1:] if t[:2] != t[:2].upper() else t
+
+
 def compose(j: Judgement, lang: str, top: int) -> tuple[str, str]:
     """The reason and to_next a person reads, built around the quoted sentences."""
     quotes = "、".join if lang == "ja" else "; ".join
@@ -292,7 +317,7 @@ def compose(j: Judgement, lang: str, top: int) -> tuple[str, str]:
     shows = j.shows.strip()
     if shows and shows[-1] not in ".!?。！？":
         shows += "。" if lang == "ja" else "."
-    missing = j.missing.strip().rstrip("。.")
+    missing = tidy_missing(j.missing, lang)
     if j.level is not None and j.level < top and missing:
         reason = words("eval.reason_missing", lang, quotes=q, shows=shows, missing=missing)
     else:
