@@ -134,7 +134,8 @@ def problems(j: Judgement, essay: str, lang: str, levels: list[int], others: lis
                 mine & (own_sentences(other.shows) | own_sentences(other.missing)):
             out.append(words("eval.problem.repeated", lang, other=other.criterion))
             break
-    if echoes(j.shows, essay):
+    below_top = j.level is not None and j.level < max(levels)
+    if echoes(j.shows, essay) or (below_top and echoes(j.missing, essay)):
         out.append(words("eval.problem.echo", lang))
     if j.level is not None and j.level < max(levels) and len(j.missing.strip()) < 2:
         out.append(words("eval.problem.no_missing", lang))
