@@ -181,3 +181,15 @@ def test_the_estimate_leaves_out_the_first_question_once_a_second_is_timed() -> 
     assert est.left() == 500
     est.timed(10.0)
     assert est.left() == 40
+
+
+async def test_a_copied_sentence_or_the_rubrics_words_are_not_a_judgement() -> None:
+    copied = {"level": 3, "shows": "この文は、祖母が住む町では去年バスの本数が減り、祖母は病院に行けなくなりました。",
+              "missing": "将来の目標"}
+    rubric = {"level": 2, "shows": "学科の名前が挙がっている", "missing": "目標と志望先で学べることを結びつけている"}
+    judge = Judge(ja_answers(motivation=([2], [copied]), fit=([1], [rubric])))
+    ev = await EvalAgent(ScriptedModel(judge.steps())).run(JA, session="s", log=AgentLog())
+    by = {s["criterion"]: s for s in ev.scores}
+    assert by["motivation"]["reason"] == "判定できませんでした: 本文を写しているだけで評価になっていません"
+    assert by["fit"]["reason"].startswith("判定できませんでした: 加えることがルーブリックの言葉のままです")
+    assert judge.asked["motivation"] == judge.asked["fit"] == 2

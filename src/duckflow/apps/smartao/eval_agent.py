@@ -162,7 +162,9 @@ class EvalAgent:
         if not j.quotes:
             j.problem = words("eval.problem.no_quote", lang)
             return j
-        return await judge.level(j, c.label(lang), c.levels_text(lang), levels, note if is_expression(c) else "")
+        descriptions = [x for lv in c.levels for x in (lv.description, lv.ja)]
+        return await judge.level(j, c.label(lang), c.levels_text(lang), levels, note if is_expression(c) else "",
+                                 descriptions)
 
     @staticmethod
     def _say(log: AgentLog, message: str) -> None:

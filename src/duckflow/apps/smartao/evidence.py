@@ -190,3 +190,29 @@ def own_sentences(words: str) -> set[str]:
 def grounded(essay: str, quotes: list[Sentence]) -> bool:
     """Every quote is the essay's text at its offsets, and there is at least one."""
     return bool(quotes) and all(essay[q.start:q.end] == q.text for q in quotes)
+
+
+def copies(words: str, essay: str, lang: str) -> bool:
+    """True when the judgement's own words (quotes removed) copy a run of the essay: 15
+    characters in Japanese, 50 in English — a copied sentence, not a judgement of it."""
+    run = 15 if lang == "ja" else 50
+    own = normalize(unquoted(words))
+    text = normalize(essay)
+    if lang == "ja":
+        own, text = own.replace(" ", ""), text.replace(" ", "")
+    return any(own[i:i + run] in text for i in range(0, max(0, len(own) - run + 1)))
+
+
+def rubric_text(words: str, descriptions: list[str]) -> bool:
+    """True when what to add is (nearly) a level's description from the rubric: most character
+    trigrams shared both ways (a part of it, like "your role", is a real thing to add)."""
+    mine = normalize(words).replace(" ", "")
+    if len(mine) < 4:
+        return False
+    grams = {mine[i:i + 3] for i in range(len(mine) - 2)}
+    for x in descriptions:
+        d = normalize(x).replace(" ", "")
+        theirs = {d[i:i + 3] for i in range(len(d) - 2)}
+        if theirs and len(grams & theirs) >= 0.6 * max(len(grams), len(theirs)):
+            return True
+    return False

@@ -28,12 +28,14 @@ from duckflow.apps.smartao.evidence import (
     Sentence,
     anchor,
     clip,
+    copies,
     denies,
     expression_rule,
     grounded,
     in_language,
     numbered,
     own_sentences,
+    rubric_text,
     rule_absent,
 )
 from duckflow.core.prompt_library import PromptLibrary
@@ -116,8 +118,10 @@ def whole_schema(ids: list[str], levels: list[int], n: int, lang: str = "en") ->
     return model
 
 
-def problems(j: Judgement, essay: str, lang: str, levels: list[int], others: list[Judgement]) -> list[str]:
-    """Why a model's judgement cannot be shown, in the essay's language (empty: it can)."""
+def problems(j: Judgement, essay: str, lang: str, levels: list[int], others: list[Judgement],
+             descriptions: list[str] | None = None) -> list[str]:
+    """Why a model's judgement cannot be shown, in the essay's language (empty: it can).
+    `descriptions`: the criterion's level descriptions (what to add must not be one of them)."""
     from duckflow.apps.smartao.rubric import echoes
 
     out: list[str] = []
@@ -135,8 +139,11 @@ def problems(j: Judgement, essay: str, lang: str, levels: list[int], others: lis
             out.append(words("eval.problem.repeated", lang, other=other.criterion))
             break
     below_top = j.level is not None and j.level < max(levels)
-    if echoes(j.shows, essay) or (below_top and echoes(j.missing, essay)):
+    if echoes(j.shows, essay) or copies(j.shows, essay, lang) or \
+            (below_top and (echoes(j.missing, essay) or copies(j.missing, essay, lang))):
         out.append(words("eval.problem.echo", lang))
+    if below_top and descriptions and rubric_text(j.missing, descriptions):
+        out.append(words("eval.problem.rubric", lang))
     if j.level is not None and j.level < max(levels) and len(j.missing.strip()) < 2:
         out.append(words("eval.problem.no_missing", lang))
     return out
@@ -210,7 +217,8 @@ class Judge:
         answer = await self._ask(prompt, evidence_schema(len(self.items)), 40)
         return [] if answer is None else self._quotes(answer.sentences)
 
-    async def level(self, j: Judgement, name: str, levels_text: str, levels: list[int], note: str) -> Judgement:
+    async def level(self, j: Judgement, name: str, levels_text: str, levels: list[int], note: str,
+                    descriptions: list[str] | None = None) -> Judgement:
         quotes = "\n".join(f"[{q.n}] {q.text}" for q in j.quotes)
         base = self.prefix() + words("eval.level_ask", self.lang, name=name, levels=levels_text,
                                      quotes=quotes, note=note)
@@ -221,7 +229,7 @@ class Judge:
                 j.problem = words("eval.problem.no_answer", self.lang)
                 return j
             j.level, j.shows, j.missing = answer.level, answer.shows.strip(), answer.missing.strip()
-            found = problems(j, self.essay, self.lang, levels, self.judged)
+            found = problems(j, self.essay, self.lang, levels, self.judged, descriptions)
             if not found:
                 j.problem = ""
                 return j
