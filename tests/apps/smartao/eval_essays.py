@@ -143,7 +143,7 @@ ADDED: list[dict[str, Any]] = [
                 "reflection": ["大学でもがんばりたい", "部活も勉強も", "色々な事"],
                 "fit": ["この大学に入りたい", "いい大学だと思う", "いろいろな本"],
                 "expression": ["入りたいです。。", "思う", "がんばりました,", "見れる"]}},
-    {"id": "en-copied", "lang": "en", "levels": lv(2, 1, 1, 3, 3), "refs": [("foodbank.txt", _EN_FOODBANK)],
+    {"id": "en-copied", "lang": "en", "levels": lv(2, 1, 1, 4, 3), "refs": [("foodbank.txt", _EN_FOODBANK)],
      "text": "I want to study social policy at Eastfield University because poverty in my city worries me. "
              + " ".join(_EN_FOODBANK.split(". ")[:2]) .replace("invisible Every", "invisible. Every") + ". "
              "I think more support is needed for these families. Eastfield's course on welfare systems and its "

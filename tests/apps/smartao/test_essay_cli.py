@@ -146,10 +146,10 @@ def test_ctrl_c_during_eval_ends_cleanly_with_what_was_judged(tmp_path: Path, op
     seen = []
     for line in proc.stderr:
         seen.append(line)
-        if line.startswith("evaluating: criterion 2 of 5"):
+        if line.startswith("evaluating: criterion 5 of 5"):  # evidence, reflection and fit: the rules
             break
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 130, "".join(seen) + err
-    assert "motivation: 2/4 — line 3:" in out and "evidence:" not in out
-    assert "stopped: 1 of 5 criteria judged before you stopped it" in err and "Traceback" not in err
+    assert "motivation: 2/4 — line 3:" in out and "fit: 1/4" in out and "expression:" not in out
+    assert "stopped: 4 of 5 criteria judged before you stopped it" in err and "Traceback" not in err

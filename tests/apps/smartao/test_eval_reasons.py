@@ -39,51 +39,55 @@ async def test_every_reason_quotes_the_essay_with_its_line_in_japanese_and_to_ne
     ev = await EvalAgent(ScriptedModel(judge.steps())).run(JA, session="s", log=AgentLog())
     by = {s["criterion"]: s for s in ev.scores}
     assert ev.language == "ja" and ev.judged == 5
-    # the sentences telling what was done (past endings) are few enough for the rules to pick
-    assert by["evidence"]["level"] == 3 and [q["line"] for q in by["evidence"]["quotes"]] == [2, 6, 6]
-    assert by["evidence"]["reason"].startswith("2行目「祖母が住む町では去年バスの本数が減り、")
-    assert "清掃活動を企画し参加者を増やした。足りないもの: あなた自身が何を工夫したか。" in by["evidence"]["reason"]
-    assert by["evidence"]["to_next"] == ("第2段落の「朝早く起きられるようになり、人を集める難しさも学びました。」の後に、"
-                                         "あなた自身が何を工夫したかを一文加える")
-    assert [q["text"] for q in by["fit"]["quotes"]] == ["私は貴学の地域政策学科で、地方の交通について学びたいです。"]
+    # the model judged motivation from the sentences carrying its signal (the rules picked them)
+    assert by["motivation"]["by"] == "model" and [q["line"] for q in by["motivation"]["quotes"]] == [2, 3]
+    assert by["motivation"]["reason"] == ("2行目「私は貴学の地域政策学科で、地方の交通について学びたいです。」、3行目「私はこの問題を解決したいと思う。」"
+                                          " — 祖母の通院の困難という身近な理由がある。足りないもの: 将来の目標とのつながり。")
+    assert by["motivation"]["to_next"] == "第1段落の「私はこの問題を解決したいと思う。」の後に、将来の目標とのつながりを一文加える"
+    # the rules read evidence (numbers and 企画: actions, results, role), reflection and fit from the text
+    assert (by["evidence"]["by"], by["evidence"]["level"], by["evidence"]["quotes"][0]["line"]) == ("rules", 4, 6)
+    assert by["reflection"]["level"] == 3 and by["reflection"]["to_next"] == (
+        "第2段落の「朝早く起きられるようになり、人を集める難しさも学びました。」の後に、その学びで、その後の行動がどう変わったかを一文加える")
+    assert by["fit"]["level"] == 2 and by["fit"]["quotes"][0]["text"] == "私は貴学の地域政策学科で、地方の交通について学びたいです。"
     for s in ev.scores:  # each quote is the essay's own text on the line it names
         for q in s["quotes"]:
             assert q["text"] in JA.splitlines()[q["line"] - 1]
     # one mixed-style sentence: the rules cap expression one below the top, and say what to fix
     assert by["expression"]["level"] == 3 and by["expression"]["to_next"].startswith("`duckflow essay style` が示す 1 件")
     assert "Criterion" not in judge.prompts[0] and "観点: 志望動機の明確さ" in judge.prompts[0]
+    assert judge.asked == {"motivation": 1, "expression": 1}
 
 
 async def test_a_none_reason_under_a_high_level_is_asked_again_then_could_not_be_judged() -> None:
-    denial = {"level": 3, "shows": "具体的な経験が書かれていません", "missing": "具体的な経験"}
-    judge = Judge(ja_answers(evidence=([4], [denial])))
+    denial = {"level": 3, "shows": "志望する理由が書かれていません", "missing": "志望する理由"}
+    judge = Judge(ja_answers(motivation=([2], [denial])))
     model = ScriptedModel(judge.steps())
     ev = await EvalAgent(model).run(JA, session="s", log=AgentLog())
-    evidence = next(s for s in ev.scores if s["criterion"] == "evidence")
-    assert judge.asked["evidence"] == 2   # asked once more, never filled in
-    assert evidence["level"] is None and not evidence["judged"] and evidence["to_next"] == ""
-    assert evidence["reason"] == "判定できませんでした: レベル 3/4 なのに「ない」と述べています"
+    motivation = ev.scores[0]
+    assert judge.asked["motivation"] == 2   # asked once more, never filled in
+    assert motivation["level"] is None and not motivation["judged"] and motivation["to_next"] == ""
+    assert motivation["reason"] == "判定できませんでした: レベル 3/4 なのに「ない」と述べています"
     assert any("レベル 3/4 なのに「ない」と述べています" in p for p in judge.prompts)
-    assert ev.judged == 4 and ev.total == pytest.approx(100 * (0.25 * 3 / 4 + 0.2 * 3 / 4 + 0.15 * 2 / 4 + 0.15 * 3 / 4) / 0.75)
+    assert ev.judged == 4 and ev.total == pytest.approx(100 * (0.25 * 4 / 4 + 0.2 * 3 / 4 + 0.15 * 2 / 4 + 0.15 * 3 / 4) / 0.75)
 
 
 async def test_the_reask_is_enough_when_the_second_answer_is_sound() -> None:
-    denial = {"level": 3, "shows": "具体的な経験が書かれていません", "missing": "具体的な経験"}
-    fixed = {"level": 3, "shows": "清掃活動で参加者を10人から40人に増やした", "missing": "あなた自身の工夫"}
-    ev = await EvalAgent(ScriptedModel(Judge(ja_answers(evidence=([4], [denial, fixed]))).steps())).run(
+    denial = {"level": 3, "shows": "志望する理由が書かれていません", "missing": "志望する理由"}
+    fixed = {"level": 3, "shows": "祖母が通院できなくなったことが理由", "missing": "将来の目標"}
+    ev = await EvalAgent(ScriptedModel(Judge(ja_answers(motivation=([2], [denial, fixed]))).steps())).run(
         JA, session="s", log=AgentLog())
-    assert next(s for s in ev.scores if s["criterion"] == "evidence")["level"] == 3 and ev.judged == 5
+    assert ev.scores[0]["level"] == 3 and ev.judged == 5
 
 
 async def test_a_sentence_repeated_from_another_criterion_is_caught_even_when_it_is_not_the_first() -> None:
     same = "具体的な場面が一つ書かれている。"
     judge = Judge(ja_answers(
-        evidence=([4], [{"level": 3, "shows": "清掃活動を企画した。" + same, "missing": "自分の役割"}]),
-        reflection=([5], [{"level": 3, "shows": "難しさを学んだ。" + same, "missing": "学びをどう生かしたか"}])))
+        motivation=([2], [{"level": 3, "shows": "祖母の通院が理由。" + same, "missing": "将来の目標"}]),
+        expression=([3], [{"level": 3, "shows": "見出しで分かれている。" + same, "missing": "文体の統一"}])))
     ev = await EvalAgent(ScriptedModel(judge.steps())).run(JA, session="s", log=AgentLog())
     by = {s["criterion"]: s for s in ev.scores}
-    assert by["evidence"]["judged"] and by["reflection"]["reason"] == \
-        "判定できませんでした: evidence の観点と同じ言葉を繰り返しています"
+    assert by["motivation"]["judged"] and by["expression"]["reason"] == \
+        "判定できませんでした: motivation の観点と同じ言葉を繰り返しています"
 
 
 async def test_a_reason_in_the_wrong_language_is_not_shown() -> None:
@@ -119,8 +123,10 @@ async def test_english_essay_english_words_and_rules_decide_what_they_can() -> N
     assert by["evidence"]["reason"] == ('line 1: "I want to become a nurse because care matters." — no sentence tells something you did. '
                                          "Missing: one thing you did yourself, and what came of it.")
     assert by["reflection"]["by"] == "rules" and by["reflection"]["level"] == 1
-    assert by["fit"]["to_next"] == ('In paragraph 1, after "I will study hard at Northfield Univers…", '
-                                    "add a sentence with which course you want.")
+    assert by["fit"]["by"] == "rules" and by["fit"]["level"] == 3   # the programme is linked to the goal
+    assert by["fit"]["to_next"] == ('In paragraph 1, after "I will study hard at Northfield Univers…", add a sentence '
+                                    "with a named course, teacher or resource and how you would use it.")
+    assert judge.asked == {"motivation": 1, "expression": 1}
 
 
 async def test_whole_mode_asks_once_and_checks_each_criterion_the_same_way() -> None:
@@ -141,8 +147,8 @@ async def test_whole_mode_asks_once_and_checks_each_criterion_the_same_way() -> 
 async def test_progress_says_which_criterion_and_about_how_long_is_left() -> None:
     said: list[str] = []
     await EvalAgent(ScriptedModel(Judge(ja_answers()).steps())).run(JA, session="s", log=AgentLog(progress=said.append))
-    assert said[0] == "観点 1/5（motivation）…"
-    assert all(re.fullmatch(r"観点 [2-5]/5（\w+）— 残り約\d+秒", m) for m in said[1:])
+    assert said[:4] == ["観点 1/5（motivation）…", "観点 2/5（evidence）…", "観点 3/5（reflection）…", "観点 4/5（fit）…"]
+    assert re.fullmatch(r"観点 5/5（expression）— 残り約\d+秒", said[4])   # after the first question is timed
 
 
 def test_language_is_read_from_the_text() -> None:
@@ -186,10 +192,10 @@ def test_the_estimate_leaves_out_the_first_question_once_a_second_is_timed() -> 
 async def test_a_copied_sentence_or_the_rubrics_words_are_not_a_judgement() -> None:
     copied = {"level": 3, "shows": "この文は、祖母が住む町では去年バスの本数が減り、祖母は病院に行けなくなりました。",
               "missing": "将来の目標"}
-    rubric = {"level": 2, "shows": "学科の名前が挙がっている", "missing": "目標と志望先で学べることを結びつけている"}
-    judge = Judge(ja_answers(motivation=([2], [copied]), fit=([1], [rubric])))
+    rubric = {"level": 2, "shows": "文体が混ざっている", "missing": "明快で流れがよく誤りがない"}
+    judge = Judge(ja_answers(motivation=([2], [copied]), expression=([3], [rubric])))
     ev = await EvalAgent(ScriptedModel(judge.steps())).run(JA, session="s", log=AgentLog())
     by = {s["criterion"]: s for s in ev.scores}
     assert by["motivation"]["reason"] == "判定できませんでした: 本文を写しているだけで評価になっていません"
-    assert by["fit"]["reason"].startswith("判定できませんでした: 加えることがルーブリックの言葉のままです")
-    assert judge.asked["motivation"] == judge.asked["fit"] == 2
+    assert by["expression"]["reason"].startswith("判定できませんでした: 加えることがルーブリックの言葉のままです")
+    assert judge.asked["motivation"] == judge.asked["expression"] == 2

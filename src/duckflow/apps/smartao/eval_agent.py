@@ -94,7 +94,7 @@ class EvalAgent:
         finding_quotes: dict[str, list[Any]] = {}
         for c in rubric.criteria:
             levels = sorted(lv.score for lv in c.levels)
-            j = rule_judgement(c.id, items, lang, levels[0])
+            j = rule_judgement(c.id, items, lang, levels, read_levels=mode == "steps")
             if j is None and is_expression(c) and findings:
                 j, cap, where = expression_judgement(findings, text, items, lang, levels)
                 if cap is not None:

@@ -81,9 +81,9 @@ _SIGNALS: dict[str, dict[str, re.Pattern[str]]] = {
         "ja": re.compile(r"(ました|でした|[たっ]た|だった|した)[」』）)]*[。！!]"),
     },
     "reflection": {
-        "en": re.compile(r"\b(learn|learned|learnt)\b|\b(taught me|realis|realiz|understood|discovered|noticed|"
+        "en": re.compile(r"\b(learn|learned|learnt)\b|\b(taught me|realis|realiz|understood|discovered|"
                          r"changed (?:my|how|the way)|showed me|made me see|lesson)", re.I),
-        "ja": re.compile(r"学ん|学び(?!たい)|気づ|気付|分かり|わかり|分かった|わかった|実感|痛感|知り|知った|感じ|教わ|身につ"),
+        "ja": re.compile(r"学んだ|学んで|学びました|学び取|分かりました|わかりました|分かった|わかった|実感|痛感|知りました|知った|感じました|教わ|身につけました|気づかされ"),
     },
     "fit": {
         "en": re.compile(r"\b(?:[A-Z][a-z]+ (?:University|College|Institute)|University of [A-Z]\w+|"
@@ -91,6 +91,59 @@ _SIGNALS: dict[str, dict[str, re.Pattern[str]]] = {
         "ja": re.compile(r"貴学|貴校|[\u4e00-\u9fff\u30a0-\u30ff]{2,}大学|学部|学科|研究室|ゼミ|講義|授業|プログラム"),
     },
 }
+# the rubric's higher levels read from the text (see `rule_level`)
+_NUMBER = re.compile(r"\d|\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|"
+                     r"forty|fifty|sixty|hundred)\b|[一二三四五六七八九十百千]+(?:人|軒|回|年|件|部|か月|ヶ月|週|日|時間|キロ|割)", re.I)
+_ROLE = {"en": re.compile(r"\b(?:led|lead|leading|organi[sz]ed|organi[sz]ing|captain|leader|president|chair|founded|started a)\b", re.I),
+         "ja": re.compile(r"部長|リーダー|代表|班長|会長|企画|主導|立ち上げ")}
+_VAGUE = {"en": re.compile(r"\blearn(?:ed|t)? (?:a lot|alot|many things|much|lots)\b", re.I),
+          "ja": re.compile(r"(?:多く|いろいろ|色々|様々|さまざま)(?:の|な)こと")}
+_LATER = {"en": re.compile(r"\b(?:since then|so i now|now i|i now|from then on|ever since)\b", re.I),
+          "ja": re.compile(r"それ以来|それ以降|今では|以来|それからは")}
+_SPECIFIC = {"en": re.compile(r"\b(?:Professor|Prof\.|Dr\.) [A-Z]|\bcourse on\b|\b(?:lab|laboratory|seminar)\b"),
+             "ja": re.compile(r"教授|先生の|演習|ゼミ|研究室")}
+_LINK = {"en": re.compile(r"\b(?:offers?|courses?|programme|program|curriculum|modules?)\b", re.I),
+         "ja": re.compile(r"学べる|学ぶことができ|授業|講義|カリキュラム")}
+
+
+def rule_level(criterion: str, items: list[Sentence], lang: str, levels: list[int]) -> tuple[int, str, list[Sentence]] | None:
+    """The level the text itself shows, for the criteria the rubric defines by what is written
+    (a 1-4 rubric): (level, the words' key, the sentences it rests on), or None for the model.
+
+    evidence: the sentences telling what you did — none with a number or amount: listed without
+    detail (2); with numbers and a role (led, organised, 部長, 企画): 4; with numbers: 3.
+    reflection: "learned many things" only: 2; a change since ("so I now", それ以来): 4; else 3.
+    fit: a professor, a course on…, a lab or seminar: 4; what the programme offers: 3; the
+    programme named only: 2."""
+    if len(levels) != 4 or criterion not in ("evidence", "reflection", "fit"):
+        return None
+    told = [s for s in items if _SIGNALS[criterion][lang].search(s.text)]
+    if not told:
+        return None
+    low, two, three, top = sorted(levels)
+    if criterion == "evidence":
+        numbered_ = [s for s in told if _NUMBER.search(s.text)]
+        if not numbered_:
+            return two, "evidence_2", told[:3]
+        if any(_ROLE[lang].search(s.text) for s in items):
+            return top, "evidence_4", numbered_[:3]
+        return three, "evidence_3", numbered_[:3]
+    if criterion == "reflection":
+        later = [s for s in items if _LATER[lang].search(s.text)]
+        if later:
+            return top, "reflection_4", (told[:1] + [s for s in later if s not in told[:1]])[:3]
+        if all(_VAGUE[lang].search(s.text) for s in told):
+            return two, "reflection_2", told[:3]
+        return three, "reflection_3", [s for s in told if not _VAGUE[lang].search(s.text)][:3]
+    specific = [s for s in items if _SPECIFIC[lang].search(s.text)]
+    if specific:
+        return top, "fit_4", specific[:3]
+    linked = [s for s in told if _LINK[lang].search(s.text)]
+    if linked:
+        return three, "fit_3", linked[:3]
+    return two, "fit_2", told[:3]
+
+
 _ANCHOR = {"motivation": "first", "evidence": "first", "reflection": "last", "fit": "last"}
 
 

@@ -37,6 +37,7 @@ from duckflow.apps.smartao.evidence import (
     own_sentences,
     rubric_text,
     rule_absent,
+    rule_level,
 )
 from duckflow.core.prompt_library import PromptLibrary
 
@@ -275,12 +276,20 @@ class Judge:
         return got
 
 
-def rule_judgement(cid: str, items: list[Sentence], lang: str, lowest: int) -> Judgement | None:
-    """The lowest level when the criterion's signal is in no sentence (the rules' own words)."""
-    if not rule_absent(cid, items, lang):
+def rule_judgement(cid: str, items: list[Sentence], lang: str, levels: list[int],
+                   read_levels: bool = True) -> Judgement | None:
+    """What the rules decide, in their own words: the lowest level when the criterion's signal
+    is in no sentence, else (`read_levels`: small models) the level the text itself shows
+    (`evidence.rule_level`)."""
+    if rule_absent(cid, items, lang):
+        return Judgement(cid, min(levels), anchor(cid, items), words(f"eval.rule.{cid}", lang),
+                         words(f"eval.rule.{cid}_add", lang), by="rules")
+    decided = rule_level(cid, items, lang, levels) if read_levels else None
+    if decided is None:
         return None
-    return Judgement(cid, lowest, anchor(cid, items), words(f"eval.rule.{cid}", lang),
-                     words(f"eval.rule.{cid}_add", lang), by="rules")
+    level, key, quotes = decided
+    add = words(f"eval.rule.{key}_add", lang) if level < max(levels) else ""
+    return Judgement(cid, level, quotes, words(f"eval.rule.{key}", lang), add, by="rules")
 
 
 def expression_judgement(findings: list[Any], essay: str, items: list[Sentence], lang: str,
