@@ -199,3 +199,10 @@ async def test_a_copied_sentence_or_the_rubrics_words_are_not_a_judgement() -> N
     assert by["motivation"]["reason"] == "判定できませんでした: 本文を写しているだけで評価になっていません"
     assert by["expression"]["reason"].startswith("判定できませんでした: 加えることがルーブリックの言葉のままです")
     assert judge.asked["motivation"] == judge.asked["expression"] == 2
+
+
+async def test_what_to_add_that_only_says_what_is_there_again_is_not_shown() -> None:
+    same = {"level": 3, "shows": "この文は具体的な経験を提供しています", "missing": "この文は具体的な経験を提供しています"}
+    ev = await EvalAgent(ScriptedModel(Judge(ja_answers(motivation=([2], [same]))).steps())).run(
+        JA, session="s", log=AgentLog())
+    assert ev.scores[0]["reason"] == "判定できませんでした: 本文に何を加えるべきかを述べていません"

@@ -145,8 +145,9 @@ def problems(j: Judgement, essay: str, lang: str, levels: list[int], others: lis
         out.append(words("eval.problem.echo", lang))
     if below_top and descriptions and rubric_text(j.missing, descriptions):
         out.append(words("eval.problem.rubric", lang))
-    if j.level is not None and j.level < max(levels) and len(j.missing.strip()) < 2:
-        out.append(words("eval.problem.no_missing", lang))
+    said_again = own_sentences(j.missing)
+    if below_top and (len(j.missing.strip()) < 2 or (said_again and said_again <= own_sentences(j.shows))):
+        out.append(words("eval.problem.no_missing", lang))  # nothing, or what is there said again
     return out
 
 
