@@ -199,7 +199,8 @@ def start_server(gguf: Path, threads: int, log: Path) -> tuple[subprocess.Popen[
 def find_aider(given: str) -> str | None:
     if given:
         return given if Path(given).is_file() or shutil.which(given) else None
-    return shutil.which("aider") or next((str(p) for p in (Path("/work/aider-venv/bin/aider"),) if p.is_file()), None)
+    beside = Path(__file__).resolve().parents[2] / "aider-venv" / "bin" / "aider"  # a venv next to the checkout
+    return shutil.which("aider") or (str(beside) if beside.is_file() else None)
 
 
 async def bench(exercises: list[Exercise], systems: list[str], model: Any, model_name: str, *, aider: str | None,
@@ -245,7 +246,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--only", default="", help="these exercises (comma-separated slugs)")
     parser.add_argument("--systems", default="duckflow,aider", help="duckflow, aider or both (default)")
     parser.add_argument("--model", default="local:default", help="an in-process model (default: local:default)")
-    parser.add_argument("--aider", default="", help="aider's executable (default: `aider` on PATH)")
+    parser.add_argument("--aider", default="", help="aider's executable (default: `aider` on PATH, "
+                        "else aider-venv/bin/aider beside the checkout)")
     parser.add_argument("--tries", type=int, default=TRIES)
     parser.add_argument("--timeout", type=float, default=TASK_TIMEOUT_S, help="seconds per attempt (default 600)")
     parser.add_argument("--out", default="", help="write the results here after every exercise (JSON)")
