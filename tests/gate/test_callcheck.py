@@ -57,3 +57,15 @@ def test_without_a_box_even_a_safe_call_check_waits(ws: Path, tmp_path: Path) ->
 def test_anything_else_inline_still_needs_a_person(ws: Path, tmp_path: Path, command: str) -> None:
     answered = _auto(ws, tmp_path, command)
     assert isinstance(answered, str)  # waits for a person
+
+
+def test_the_asserted_call_check_is_read_and_a_value_that_is_not_one_is_refused() -> None:
+    from duckflow.gate.callcheck import call_check_module
+
+    ok = ["-c", "import text; got = text.word_freq('The the'); assert got == {'the': 2}, got"]
+    assert call_check_module(ok) == "text"
+    for bad in ("import text; got = text.word_freq('a'); assert got == {[1]: 2}, got",  # unhashable: no value
+                "import text; got = text.word_freq(open('x').read()); assert got == 1, got",
+                "import text; got = text.f(1); assert got == 1, print('x')",
+                "import text; got = text.f(1); assert got != 1, got"):
+        assert call_check_module(["-c", bad]) is None, bad

@@ -64,7 +64,8 @@ def ask_lines(module: str, fn: str) -> list[str]:
 
 
 def grammar(base: str, module: str, fn: str) -> str:
-    """The step's grammar narrowed to that one assertion (literal arguments and value only)."""
+    """The step's grammar narrowed to that one assertion (literal arguments and value only: numbers,
+    short strings, lists, dicts — a function that counts words returns a dict)."""
     from duckflow.protocols.grammar import literal
 
     head = literal(f'$ run @ python3 -c "import {module}; got = {module}.{fn}(')
@@ -72,8 +73,11 @@ def grammar(base: str, module: str, fn: str) -> str:
     base = re.sub(r"action\{\d+,\d+\}", "action", base, count=1)
     return base + (f'assertrun ::= {head} aargs? "); assert got == " aval ", got\\"\\n"\n'
                    'aargs ::= aval ( ", " aval ){0,3}\n'
-                   'aval ::= "-"? [0-9] [0-9.]{0,8} | "\'" [A-Za-z0-9 ,.!?_-]{0,24} "\'" '
-                   '| "[" ( aval ( ", " aval ){0,6} )? "]" | "True" | "False" | "None"\n')
+                   'aval ::= anum ( "." [0-9]{1,4} )? | "\'" [A-Za-z0-9 ,.!?_-]{0,24} "\'" '
+                   '| "[" ( aval ( ", " aval ){0,6} )? "]" | "True" | "False" | "None" '
+                   '| "{" ( akey ": " aval ( ", " akey ": " aval ){0,5} )? "}"\n'
+                   'akey ::= anum | "\'" [A-Za-z0-9 ,.!?_-]{0,24} "\'"\n'
+                   'anum ::= "-"? ( "0" | [1-9] [0-9]{0,5} )\n')
 
 
 def noted(log: Any, command: str, code: int | None, err: str) -> str | None:

@@ -52,7 +52,7 @@ def _literal_call(call: ast.expr, module: str) -> bool:
 def _literal(node: ast.expr) -> bool:
     try:
         ast.literal_eval(node)
-    except ValueError:
+    except (ValueError, TypeError, SyntaxError, RecursionError):  # `{[1]: 2}`: unhashable, not a value
         return False
     return True
 
