@@ -130,11 +130,13 @@ class EvalAgent:
         for c in rubric.criteria:
             j = next(x for x in judge.judged if x.criterion == c.id)
             cap = caps.get(c.id)
-            if cap is not None and j.level is not None and not j.problem and j.level > cap:
-                first = findings[0]
-                j.cap_note = words("eval.capped", lang, cap=cap, n=len(findings),
-                                   line=text.count("\n", 0, first.start) + 1, message=first.message)
-                j.level, j.to_next = cap, fix_first(findings, text, lang)
+            if cap is not None and j.level is not None and not j.problem:
+                if j.level > cap:
+                    first = findings[0]
+                    j.cap_note = words("eval.capped", lang, cap=cap, n=len(findings),
+                                       line=text.count("\n", 0, first.start) + 1, message=first.message)
+                    j.level = cap
+                j.to_next = fix_first(findings, text, lang)  # the errors found are the change to make
         ev = self._evaluation(rubric, sha, lang, mode, judge.judged)
         if self.store is not None and ev.judged == len(rubric.criteria) and not copied:
             self.store.save_evaluation(essay_id or essay_sha, essay_sha, sha, f"{model_name}:{mode}", ev)

@@ -344,7 +344,8 @@ def compose(j: Judgement, lang: str, top: int) -> tuple[str, str]:
     to_next = j.to_next
     if not to_next and j.level is not None and j.level < top and missing and j.quotes:
         last = j.quotes[-1]
-        to_next = words("eval.to_next", lang, paragraph=last.paragraph, text=clip(last.text, 40), missing=missing)
+        key = "eval.to_next_expression" if j.criterion == "expression" else "eval.to_next"
+        to_next = words(key, lang, paragraph=last.paragraph, text=clip(last.text, 40), missing=missing)
     return reason + j.cap_note, to_next
 
 
