@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import re
 import sys
 import time
 from typing import Any
@@ -47,7 +48,9 @@ def reason_checks(item: dict[str, Any], scores: list[dict[str, Any]]) -> dict[st
         own = f"{s['reason']} {s.get('to_next', '')}"
         for q in quotes:
             own = own.replace(q["text"], " ")
-        mine = own_sentences(s["reason"].split(" — ", 1)[-1])
+        judged = s["reason"].split(" — ", 1)[-1]
+        shows = re.split(r" Missing: |足りないもの: ", judged)[0]  # what is there (what is missing may say "no …")
+        mine = own_sentences(judged)
         others = set().union(*[own_sentences(o["reason"].split(" — ", 1)[-1]) for o in shown
                                if o is not s and o.get("by") == "model"]) if s.get("by") == "model" else set()
         top_half = s["level"] >= 3
@@ -55,7 +58,7 @@ def reason_checks(item: dict[str, Any], scores: list[dict[str, Any]]) -> dict[st
             "grounded": grounded,
             "points_right": any(p in q["text"] for q in quotes for p in points),
             "language": in_language(own, lang),
-            "contradiction": top_half and denies(s["reason"].split(" — ", 1)[-1], lang),
+            "contradiction": top_half and denies(shows, lang),
             "repeated": bool(mine & others),
         }
     return out

@@ -312,8 +312,9 @@ def fix_first(findings: list[Any], essay: str, lang: str) -> str:
                  message=first.message)
 
 
-_EN_ADD = re.compile(r"^(?:(?:the )?(?:essay|applicant|student|writer|you)\s+(?:must|should|needs? to|could|has to)\s+"
-                     r"(?:add|include|give|provide|show|explain|describe|mention)\s+|(?:add|include)\s+)", re.I)
+_EN_ADD = re.compile(r"^(?:(?:the )?(?:essay|applicant|student|writer|you)\s+(?:must|should|needs? to|could|has to|"
+                     r"does not|doesn't|lacks)\s+(?:add|include|give|provide|show|explain|describe|mention)?\s*"
+                     r"(?:any\s+)?|(?:add|include)\s+)", re.I)
 _EN_TAIL = re.compile(r"\s*(?:in order )?to reach the next level(?: of [\w ]+)?[.]?$", re.I)
 _JA_TAIL = re.compile(r"(?:を(?:一文)?(?:加える|加えること|書く|書くこと|追加する|述べる)|が必要(?:です)?|を加える必要があります?|"
                       r"を書く必要があります?)[。]?$")
