@@ -206,3 +206,11 @@ async def test_what_to_add_that_only_says_what_is_there_again_is_not_shown() -> 
     ev = await EvalAgent(ScriptedModel(Judge(ja_answers(motivation=([2], [same]))).steps())).run(
         JA, session="s", log=AgentLog())
     assert ev.scores[0]["reason"] == "判定できませんでした: 本文に何を加えるべきかを述べていません"
+
+
+async def test_the_questions_own_words_given_back_are_not_an_answer() -> None:
+    echo = {"level": 3, "shows": "これらの文から分かること（本文を写さず、自分の言葉で20字程度）",
+            "missing": "この本文に加えるべき内容（15字程度の名詞句）"}
+    ev = await EvalAgent(ScriptedModel(Judge(ja_answers(motivation=([2], [echo]))).steps())).run(
+        JA, session="s", log=AgentLog())
+    assert ev.scores[0]["reason"] == "判定できませんでした: 質問の文をそのまま返しています"

@@ -75,7 +75,7 @@ _SIGNALS: dict[str, dict[str, re.Pattern[str]]] = {
         "ja": re.compile(r"志望|したい|学びたい|なりたい|目指|興味|関心|きっかけ|ため[にで]|からです"),
     },
     "evidence": {
-        "en": re.compile(r"\b(i|we)\b[^.!?]*\b(\w{3,}ed|was|were|did|made|led|took|ran|went|began|built|wrote|"
+        "en": re.compile(r"\b(i|we)\b[^.!?]*(?<!\bis )(?<!\bam )(?<!\bare )(?<!\bbe )\b(\w{3,}ed|was|were|did|made|led|took|ran|went|began|built|wrote|"
                          r"spent|met|found|won|saw|became|got|kept|held|gave|told|set|taught|brought|"
                          r"chose|sold|drew|grew|knew|thought|felt|left|paid|put|read)\b", re.I),
         "ja": re.compile(r"(ました|でした|[たっ]た|だった|した)[」』）)]*[。！!]"),

@@ -143,6 +143,9 @@ def problems(j: Judgement, essay: str, lang: str, levels: list[int], others: lis
     if echoes(j.shows, essay) or copies(j.shows, essay, lang) or \
             (below_top and (echoes(j.missing, essay) or copies(j.missing, essay, lang))):
         out.append(words("eval.problem.echo", lang))
+    asked = [words(f"eval.placeholder.{k}", lang) for k in ("shows", "missing")]
+    if rubric_text(j.shows, asked) or rubric_text(j.missing, asked):
+        out.append(words("eval.problem.placeholder", lang))
     if below_top and descriptions and rubric_text(j.missing, descriptions):
         out.append(words("eval.problem.rubric", lang))
     said_again = own_sentences(j.missing)
