@@ -126,12 +126,13 @@ _FORBIDS = re.compile(r"\b(do not|don't|never|must not|without)\s+(chang|modify|
 
 def protected(task: str, files: list[str], named: list[str], log: CheckLog) -> set[str]:
     """Test files that are the task's expectation, not the model's to change: the tests the task
-    names or points at and the tests beside a code file it asks to change. Empty when it asks for
+    names or points at (that were there before the task: a test it asks to write is the model's
+    to write) and the tests beside a code file it asks to change. Empty when it asks for
     the tests to change. (The assertion the loop asks for first is held by the loop, CheckLog.expect_cmd,
     never in a file the model could write.)"""
     if _ASKS_TESTS.search(task) and not _FORBIDS.search(task):
         return set()
-    tests = {p for p in named if TEST_FILE.search(p)}
+    tests = {p for p in named if TEST_FILE.search(p) and p not in log.written}  # one it wrote is its own
     if any(p.endswith(".py") and not TEST_FILE.search(p) for p in named):
         stems = {p.rsplit("/", 1)[-1].removesuffix(".py") for p in named}
         tests |= {f for f in files if TEST_FILE.search(f) and any(s in f for s in stems)}
