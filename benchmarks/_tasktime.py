@@ -75,7 +75,7 @@ class TaskTime:
     passed: bool
     wall_s: float
     model_s: float
-    checked: str  # yes | no | failed | n/a (the run's result says nothing)
+    checked: str  # the run's ending: done | not_done | not_verified | n/a (it ended otherwise)
     calls: list[CallTimes] = field(default_factory=list)
 
     def row(self) -> dict[str, Any]:
@@ -83,15 +83,14 @@ class TaskTime:
                 "calls": [asdict(c) for c in self.calls]}
 
 
-def checked_of(session: Any) -> str:
-    """What the run's own result says about checking its change (the companion's check log)."""
-    log = session.__dict__.get("_checks") if hasattr(session, "__dict__") else None
-    passed = getattr(log, "passed", "absent")
-    if passed == "absent":
-        return "n/a"
-    if passed is None:
-        return "no"
-    return "yes" if passed else "failed"
+ENDINGS = ("done", "not_done", "not_verified", "n/a")
+
+
+def checked_of(outcome: Any) -> str:
+    """The ending the run said (`TaskOutcome.result.kind`: done, not_done, not_verified), or n/a
+    when it ended otherwise (an approval, the budget, an error)."""
+    kind = getattr(getattr(outcome, "result", None), "kind", None)
+    return kind if kind in ENDINGS else "n/a"
 
 
 def _median(values: list[float]) -> float:
@@ -117,19 +116,22 @@ def summary(tasks: list[TaskTime]) -> dict[str, Any]:
         "prompt_s": round(sum(c.prompt_ms for c in calls) / 1000, 1),
         "generation_s": round(sum(c.gen_ms for c in calls) / 1000, 1),
         "median_ttft_over_prompt": _median(ttft),
-        "checked": {k: sum(t.checked == k for t in tasks) for k in ("yes", "failed", "no", "n/a")},
+        "checked": {k: sum(t.checked == k for t in tasks) for k in ENDINGS},
+        "done_on_a_failure": sum(t.checked == "done" and not t.passed for t in tasks),
     }
 
 
 def report_table(rows: list[dict[str, Any]]) -> str:
     """The merged report: one line per model and cell (markdown)."""
     lines = ["| model | protocol · mode · stage | pass | median s/task | Duckflow share | calls/task "
-             "| prompt tok/call (evaluated) | TTFT / prompt time | checked (yes/failed/no) |",
+             "| prompt tok/call (evaluated) | TTFT / prompt time | endings done/not done/not verified "
+             "(\"Done\" on a failure) |",
              "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         s = r["summary"]
         c = s["checked"]
-        checked = "n/a" if c["n/a"] == s["tasks"] else f"{c['yes']}/{c['failed']}/{c['no']}"
+        checked = ("n/a" if c["n/a"] == s["tasks"] else
+                   f"{c['done']}/{c['not_done']}/{c['not_verified']} ({s['done_on_a_failure']})")
         timed = s["prompt_s"] > 0  # an in-process model reports its own prompt time
         lines.append(
             f"| {r['model']}{' best of ' + str(r['best_of']) if r.get('best_of', 1) > 1 else ''} | {r['protocol']} · {r['mode']} · {r['stage']} | {s['passed']}/{s['tasks']} | "

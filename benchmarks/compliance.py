@@ -261,6 +261,7 @@ class Bench:
             best.score = reply_score(opened.session.codec, opened.session.runner.specs, ws, task.text)
         t0 = time.perf_counter()
         calls: list[ToolCall] = []
+        out = None
         try:
             out = await drive(opened.session, opened.session.handle_message(task.text), max_turns=12,
                               auto_approve_workspace=True)
@@ -310,7 +311,7 @@ class Bench:
         cell.seconds += spent
         self.times.setdefault((protocol, mode, stage), []).append(TaskTime(
             task.name, ok, round(spent, 2), round(sum(c.wall_ms for c in rec.times) / 1000, 2),
-            checked_of(opened.session), rec.times))
+            checked_of(out), rec.times))
 
     async def run(self, model: Any, say: Any) -> None:
         for i, task in enumerate(self.tasks, 1):

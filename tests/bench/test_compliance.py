@@ -120,7 +120,8 @@ def test_the_live_cells_say_where_the_time_went() -> None:
     assert task["task"] == "hello" and task["passed"] and len(task["calls"]) == s["calls_per_task"] >= 1
     assert 0 <= task["model_s"] <= task["wall_s"] and 0 < s["duckflow_share"] <= 1  # a scripted model is instant
     assert s["median_prompt_tokens"] > 0  # the scripted model's own usage
-    assert task["checked"] in ("yes", "no", "failed", "n/a")
+    assert task["checked"] == "done" and s["checked"]["done"] == 1, task["checked"]  # the run's own ending
+    assert s["done_on_a_failure"] == 0
     assert "| scripted:bench | symops · single-call · +grammar | 1/1 |" in table_of(bench)
 
 
