@@ -281,3 +281,25 @@ async def test_test_first_an_error_of_the_old_code_is_the_check_failing_as_it_sh
             in asked(model, 1))
     assert out.success and out.result.kind == "done", out.message
     assert out.message.endswith("as the task expects: parse_duration('1h30m') == 5400")
+
+
+async def test_after_not_done_the_persons_words_reach_the_model_and_can_finish_it(env: Any) -> None:  # noqa: F811
+    """"Not done … Say what to change": what the person then says goes to the model (the fixes
+    start again with their words); before, the reply repeated the old ending with no model call."""
+    (env.root / "stats.py").write_text(MEAN)
+    check = 'python3 -c "import stats; print(stats.mean([1,2,3]))"'
+    fixed = GUARDED.replace("(len(xs) - 1)", "len(xs)")
+    model = ScriptedModel([step("guard the empty list", edit("stats.py", MEAN, GUARDED), run(check)),
+                           step("fine", done=True), step("fine", done=True),
+                           step("divide by the length", edit("stats.py", GUARDED, fixed), run(check))], name="t")
+    o = env.open(model, codec="symops", mode="single-call")
+    first = await drive(o.session, o.session.handle_message(
+        "The mean function in stats.py gives wrong results: mean([1, 2, 3]) should be 2. Fix it."),
+        auto_approve_workspace=True)
+    assert first.result.kind == "not_done" and "Say what to change" in first.message
+    calls = o.session.engine.calls
+    second = await drive(o.session, o.session.handle_message("It still gives 3.0; divide by len(xs)."),
+                         auto_approve_workspace=True)
+    assert o.session.engine.calls > calls  # the model was asked, with the person's words
+    assert "divide by len(xs)" in asked(model, 3)
+    assert second.result.kind == "done" and (env.root / "stats.py").read_text() == fixed, second.message

@@ -233,6 +233,8 @@ async def single_turn(session: TurnHost, user_text: str | None) -> TurnResult:
         if first_verdict != "continue" or session.turn.check_next:
             return await after_verdict(session, first_verdict, [], None)
     if log.passed is False:
+        if user_text:  # the person said what to change: their words get the fixes again
+            log.fixes = 0
         if log.fixes >= checks.MAX_FIXES:
             return await after_verdict(session, conclude(session, []), [], None)
         log.fixes += 1  # one of the bounded chances to fix what the check found
