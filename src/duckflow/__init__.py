@@ -39,7 +39,7 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers (`X as X` marks a r
     from duckflow.llm.types import Usage as Usage
     from duckflow.mcp_config import McpServerConfig as McpServerConfig
 
-__version__ = "0.1.0"
+from duckflow._version import __version__ as __version__
 
 _EXPORTS = {
     "Agent": "duckflow.core.agent", "RunResult": "duckflow.core.results", "Session": "duckflow.core.session",

@@ -93,7 +93,7 @@ class DuckflowAgent:
     # -- lifecycle ------------------------------------------------------------------------
     async def initialize(self, protocol_version: int, client_capabilities: Any = None, client_info: Any = None,
                          **kwargs: Any) -> InitializeResponse:
-        from duckflow import __version__
+        from duckflow._version import __version__
 
         fs = getattr(client_capabilities, "fs", None)
         self.reads = bool(getattr(fs, "read_text_file", False))
