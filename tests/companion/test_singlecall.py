@@ -275,3 +275,6 @@ def test_the_edit_example_follows_what_the_task_adds() -> None:
     assert edit_kind("Add a --name option to greet.py so it greets that name") == "fix"
     assert edit_kind("Add a verbose flag to app.py") == "fix"
     assert edit_kind("Fix the bug in stats.py") == "fix"
+    # the function's name is `add`: the task still replaces a line (the bundled model copied the
+    # add example's empty SEARCH and changed nothing)
+    assert edit_kind("Fix the bug in calc.py so that add returns the sum.") == "fix"

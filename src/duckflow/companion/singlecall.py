@@ -163,7 +163,8 @@ def build_step(session: TurnHost, user_text: str | None) -> StepPrompt:
         existing=[f for f in files if f in paths and f not in guarded],
         commands=script_commands(new_paths),
         new_names=not any(p.endswith(".py") for p in plausible_paths(task, [])),
-        min_actions=0 if (state.evidence and not fixing) or asks_answer(task) else 1, max_actions=3,
+        min_actions=0 if (state.evidence and not fixing) or asks_answer(task) else 1,
+        max_actions=1 if fixing else 3,  # a fix round: one change, then the loop checks it again
         edit_files=editable,
         run_args=True, tools=[] if fixing else [n for n in names if n not in KINDS],  # an MCP server's tools
     )
