@@ -30,10 +30,50 @@ Status = Literal["ok", "error", "pending", "refused", "proposed"]
 
 
 def bounded(content: str) -> str:
-    """A tool's result as the session keeps it: at most RESULT_MAX characters, a cut said."""
+    """A tool's result as the session keeps it: at most RESULT_MAX characters, a cut said. A
+    command's JSON result stays JSON: its stdout and stderr are cut in the middle, keeping their
+    heads (a test run's first failure) and tails (its summary), so that its exit code and
+    output can still be read (cut as text, a failed test run read as a run that timed out with
+    no output)."""
     if len(content) <= RESULT_MAX:
         return content
+    shortened = _bounded_command(content)
+    if shortened is not None:
+        return shortened
     return content[:RESULT_MAX - 60] + f"\n[result cut at {RESULT_MAX - 60:,} of {len(content):,} characters]"
+
+
+def _bounded_command(content: str) -> str | None:
+    import json
+
+    if not content.startswith("{") or '"exit_code"' not in content:
+        return None
+    try:
+        data = json.loads(content)
+    except ValueError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    outputs = [k for k in ("stdout", "stderr") if isinstance(data.get(k), str) and data[k]]
+    rest = len(json.dumps({k: v for k, v in data.items() if k not in outputs}))
+    room = (RESULT_MAX - rest - 200) // max(1, len(outputs))  # (JSON escapes counted below)
+    for key in outputs:
+        text = data[key]
+        keep = room
+        while keep > 100 and len(json.dumps(_middle_cut(text, keep))) > room:
+            keep = keep * 4 // 5
+        data[key] = _middle_cut(text, keep)
+    out = json.dumps(data)
+    return out if len(out) <= RESULT_MAX else None
+
+
+def _middle_cut(text: str, keep: int) -> str:
+    """`text` with its middle cut out when longer than `keep` characters (the cut said)."""
+    if len(text) <= keep:
+        return text
+    head = keep * 3 // 5
+    tail = keep - head
+    return f"{text[:head]}\n[… {len(text) - keep:,} characters cut …]\n{text[-tail:]}"
 
 
 @dataclass
