@@ -131,6 +131,8 @@ class Attempt:
     model_s: float = 0.0  # time inside model calls (0 where it cannot be measured)
     calls: int = 0
     note: str = ""
+    evaluated: int = 0  # prompt tokens llama.cpp evaluated (the rest reused from its KV cache)
+    per_call: list[list[float]] = field(default_factory=list)  # [prompt, evaluated, generated, seconds] each
 
 
 @dataclass
@@ -166,9 +168,15 @@ def summarize(runs: list[Run]) -> dict[str, Any]:
         "tokens_in": sum(a.tokens_in for r in runs for a in r.attempts),
         "tokens_out": sum(a.tokens_out for r in runs for a in r.attempts),
         "calls_per_task": round(sum(a.calls for r in runs for a in r.attempts) / n, 2),
+        "evaluated_in": sum(a.evaluated for r in runs for a in r.attempts),
+        "generated_per_call": _median_of([c[2] for r in runs for a in r.attempts for c in a.per_call]),
         "own_share": round(1 - model / total, 3) if measured and total else None,
         "endings": endings,
     }
+
+
+def _median_of(values: list[float]) -> float | None:
+    return round(statistics.median(values), 1) if values else None
 
 
 def report(result: dict[str, Any]) -> str:

@@ -111,7 +111,9 @@ async def duckflow_run(ex: Exercise, ws: Path, home: Path, model: Any, model_nam
         calls = rec.times[seen:]
         run.attempts.append(Attempt(passed, round(seconds, 2), ending, sum(c.prompt_tokens for c in calls),
                                     sum(c.generated for c in calls), round(sum(c.wall_ms for c in calls) / 1000, 2),
-                                    len(calls), note))
+                                    len(calls), note, sum(c.evaluated for c in calls),
+                                    [[c.prompt_tokens, c.evaluated, c.generated, round(c.wall_ms / 1000, 1)]
+                                     for c in calls]))
         if passed:
             break
         message = first_prompt(ex) + "\n" + retry_prompt(ex, output)
