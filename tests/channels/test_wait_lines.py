@@ -70,3 +70,37 @@ def test_a_short_turn_says_only_time_tokens_and_speed_and_a_turn_with_no_model_s
     assert clock.feed(at(DoneChunk(agent=agent, data=DoneData(text="ok")), 2.5)) == \
         "2.5 s · 1,200 tokens in, 80 out · 40 tokens/s · x"
     assert clock.feed(at(DoneChunk(agent=agent, data=DoneData(text="/status")), 3)) is None
+
+
+DML = ("Thought: write greet.py\nAction:\n🦆▶️[T:write_file|greet.py|\nimport sys\nprint('hi')]◀️🦆\n"
+       "🦆▶[T:execute_shell|python3 greet.py]◀🦆\n🦆▶️[T:write_file|one.py|print(1)]◀️🦆\nNext: DONE\n")
+
+
+def test_a_dml_reply_shows_the_files_lines_and_the_command_as_they_are_written() -> None:
+    p = Presenter()
+    shown: list[str] = []
+    for i in range(0, len(DML), 5):  # cuts inside the emoji markers too
+        shown += [ln.text for ln in p.feed(delta("companion.specialized", DML[i:i + 5]))
+                  if ln.kind != "status" and visible(ln, "person")]
+    assert shown == ["  Writing greet.py:", "    1 │ import sys", "    2 │ print('hi')", "  $ python3 greet.py",
+                     "  Writing one.py:", "    1 │ print(1)"]
+
+
+def test_a_native_calls_arguments_show_as_they_form() -> None:
+    from duckflow.core.chunks import ToolCallDeltaChunk, ToolCallDeltaData
+
+    def grow(name: str, key: str, text: str = "", done: bool = False) -> Any:
+        return ToolCallDeltaChunk(agent="companion.specialized", data=ToolCallDeltaData(
+            id=name, name=name, key=key, text=text, done=done))
+
+    p = Presenter()
+    said = [p.feed(c) for c in [grow("write_file", "path", "src/gr"), grow("write_file", "path", "eet.py"),
+                                grow("write_file", "path", done=True), grow("write_file", "content", "import sys\npri"),
+                                grow("write_file", "content", "nt('hi')"), grow("write_file", "content", done=True),
+                                grow("execute_shell", "command", "python3 src/gr")]]
+    shown = [ln.text for lines in said for ln in lines if ln.kind != "status" and visible(ln, "person")]
+    assert shown == ["  Writing src/greet.py:", "    1 │ import sys", "    2 │ print('hi')"]
+    assert p.waiting == "Writing a command · $ python3 src/gr"  # the command being formed
+    done = [ln.text for c in [grow("execute_shell", "command", "eet.py"), grow("execute_shell", "command", done=True)]
+            for ln in p.feed(c) if ln.kind != "status"]
+    assert done == ["  $ python3 src/greet.py"]

@@ -42,6 +42,17 @@ async def test_tool_use_block_with_json_fragments(server: FakeServer) -> None:
     assert server.bodies(PATH)[0]["tools"][0]["input_schema"]["properties"]["city"] == {"type": "string"}
 
 
+async def test_tool_use_json_fragments_are_passed_on_as_they_arrive(server: FakeServer) -> None:
+    from duckflow.llm.types import ToolCallDelta
+
+    server.queue(PATH, Reply(chunks=anthropic_stream(
+        [], tool=("toolu_1", "get_weather", ['{"ci', 'ty": "Pa', 'ris"}']))))
+    events = [e async for e in model(server).stream([Message("user", "weather?")], tools=[WEATHER])]
+    pieces = [(e.index, e.id, e.name, e.arguments) for e in events if isinstance(e, ToolCallDelta)]
+    assert pieces == [(1, "toolu_1", "get_weather", f) for f in ['{"ci', 'ty": "Pa', 'ris"}']]
+    assert [e.kind for e in events].index("tool_call") > [e.kind for e in events].index("tool_call_delta")
+
+
 async def test_tool_results_become_user_tool_result_blocks(server: FakeServer) -> None:
     server.queue(PATH, Reply(chunks=anthropic_stream(["Sunny."])))
     history = [

@@ -184,3 +184,22 @@ async def test_json_error_with_status_200(server: FakeServer) -> None:
     server.queue(PATH, json_reply({"error": {"message": "model is loading", "code": 503}}))
     with pytest.raises(LLMServerError, match="model is loading"):
         await complete(model(server), [Message("user", "x")])
+
+
+async def test_tool_call_fragments_are_passed_on_as_they_arrive(server: FakeServer) -> None:
+    from duckflow.llm.types import ToolCallDelta, ToolCallEvent
+
+    frags = [
+        {"index": 0, "id": "call_a", "type": "function", "function": {"name": "write_file", "arguments": ""}},
+        {"index": 0, "function": {"arguments": '{"path": "a.py", "content": "x = \\u00'}},
+        {"index": 0, "function": {"arguments": 'e9\\n"}'}},
+    ]
+    server.queue(PATH, Reply(chunks=openai_stream([], tool_calls=frags)))
+    events = [e async for e in model(server).stream([Message("user", "write")], tools=[READ])]
+    kinds = [type(e).__name__ for e in events]
+    assert kinds.index("ToolCallDelta") < kinds.index("ToolCallEvent")  # the pieces before the whole call
+    pieces = [e for e in events if isinstance(e, ToolCallDelta)]
+    assert [(p.index, p.id, p.name) for p in pieces] == [(0, "call_a", "write_file")] * 2
+    assert "".join(p.arguments for p in pieces) == '{"path": "a.py", "content": "x = \\u00e9\\n"}'
+    (call,) = [e.call for e in events if isinstance(e, ToolCallEvent)]
+    assert call.arguments == {"path": "a.py", "content": "x = é\n"}

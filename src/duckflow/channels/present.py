@@ -4,10 +4,12 @@ Every channel (the terminal, Slack, LINE) shows the same words. `Presenter.feed(
 one chunk into `Line`s, each with the level it needs: `person` (the default view: the model's
 prose, `Edit calc.py (+2 −0)`, `Run python3 hello.py → exit 0, 15 lines`, the approval card, a
 sentence for a stop or an error), `verbose` (protocol text, state moves, decisions, plans, tool
-JSON) or `debug` (everything else: refused moves, token counts, every notice). A `status` line
-says what is being waited on: "Reading the prompt" until the model's first piece arrives, then
-"Writing · 312 characters" as its (hidden) protocol text grows, a command while it runs; a
-channel with one updating line shows it there, others may ignore it. No rich, no I/O.
+JSON) or `debug` (everything else: refused moves, token counts, every notice). While a model
+writes, the file's lines and the command show as they come, from its protocol text (Sym-Ops,
+DML) or its native call's arguments (`tool_call_delta`), read by channels/writing.py. A `status`
+line says what is being waited on: "Reading the prompt" until the model's first piece arrives,
+then "Writing greet.py · line 5" (or "Writing · 312 characters" before a file begins), a command
+while it runs; a channel with one updating line shows it there. No rich, no I/O.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from duckflow.channels.turnclock import TurnClock
-from duckflow.channels.writing import WritingWatch
+from duckflow.channels.writing import WritingWatch, said
 
 Level = Literal["person", "verbose", "debug"]
 LEVELS: dict[str, int] = {"person": 0, "verbose": 1, "debug": 2}
@@ -321,17 +323,19 @@ class Presenter:
         self.chars += len(d.text)
         if chunk.agent in PROSE_AGENTS:
             return [Line("prose", d.text, data={"agent": chunk.agent})]
-        out = [Line("detail", d.text, "verbose", {"agent": chunk.agent, "stream": True})]
-        status = f"Writing · {self.chars} characters"
-        for seen in self.watch.setdefault(chunk.agent, WritingWatch()).feed(d.text):  # what it writes, as it writes
-            if seen.command:
-                out.append(Line("detail", f"  $ {seen.command}", data={"writing": "command"}))
-            else:
-                if seen.number == 1:
-                    out.append(Line("detail", f"  Writing {seen.path}:", data={"writing": seen.path}))
-                out.append(Line("detail", f"  {seen.number:>3} │ {seen.text}", data={"writing": seen.path}))
-                status = f"Writing {seen.path} · line {seen.number}"
-        return [*out, self._status(status)]
+        seen = self.watch.setdefault(chunk.agent, WritingWatch()).feed(d.text)  # what it writes, as it writes
+        return [Line("detail", d.text, "verbose", {"agent": chunk.agent, "stream": True}), *self._written(seen)]
+
+    def _on_tool_call_delta(self, chunk: Any, d: Any) -> list[Line]:
+        """A native call as it forms: its file's lines, its command (the same lines as a text protocol's)."""
+        self.chars += len(d.text)
+        return self._written(self.watch.setdefault(chunk.agent, WritingWatch()).call(d))
+
+    def _written(self, seen: list[Any]) -> list[Line]:
+        """The lines seen, and the status: the file or command being written, else the characters so far."""
+        named = self.waiting.startswith("Writing ") and not self.waiting.startswith("Writing · ")
+        shown, status = said(seen, self.waiting if named else f"Writing · {self.chars} characters")
+        return [*(Line("detail", text, data={"writing": what}) for text, what in shown), self._status(status)]
 
     def _on_reply(self, chunk: Any, d: Any) -> list[Line]:
         self.watch.clear()

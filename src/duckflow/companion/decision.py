@@ -276,5 +276,7 @@ class ReplyStreamer:
 class Silent:
     """A streamer that shows nothing (output guardrails hold the text back until they pass)."""
 
+    holds = True  # nor a native call's arguments as they form (core.model_call)
+
     def feed(self, text: str) -> None:
         return None

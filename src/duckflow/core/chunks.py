@@ -1,6 +1,7 @@
 """Chunks: the typed events an agent streams, `{time, agent, type, data, seq}` (seed 004 §5-1).
 
-A pydantic discriminated union on `type`: delta, tool_call, tool_response, usage, error,
+A pydantic discriminated union on `type`: delta, tool_call (and tool_call_delta: a native call's
+arguments as they stream), tool_response, usage, error,
 handoff, warning, done — and the conversation's own kinds that an application on the loop
 (the companion) adds: state (a step move or a refused one), decision, plan, approval (request
 and answer), notice, progress (what runs now, for a spinner) and reply (the text for the
@@ -55,6 +56,17 @@ class ToolCallData(_Data):
     id: str
     name: str
     arguments: dict[str, Any]
+
+
+class ToolCallDeltaData(_Data):
+    """A native tool call as it forms: a string argument (`key`) grew by `text` (decoded), or is
+    complete (`done`). Only to show what is being written; the `tool_call` chunk is what runs."""
+
+    id: str
+    name: str = ""
+    key: str
+    text: str = ""
+    done: bool = False
 
 
 class ToolResponseData(_Data):
@@ -199,6 +211,11 @@ class ToolCallChunk(_ChunkBase):
     data: ToolCallData
 
 
+class ToolCallDeltaChunk(_ChunkBase):
+    type: Literal["tool_call_delta"] = "tool_call_delta"
+    data: ToolCallDeltaData
+
+
 class ToolResponseChunk(_ChunkBase):
     type: Literal["tool_response"] = "tool_response"
     data: ToolResponseData
@@ -268,8 +285,8 @@ class ReplyChunk(_ChunkBase):
 
 # a new kind of chunk: a `_Data` model, a `_ChunkBase` subclass with its `type` Literal, and
 # one entry here (the only place the kinds are listed)
-AnyChunk = Union[DeltaChunk, ToolCallChunk, ToolResponseChunk, UsageChunk, ErrorChunk,
-                 HandoffChunk, WarningChunk, DoneChunk, StateChunk, DecisionChunk, PlanChunk,
+AnyChunk = Union[DeltaChunk, ToolCallChunk, ToolCallDeltaChunk, ToolResponseChunk, UsageChunk,
+                 ErrorChunk, HandoffChunk, WarningChunk, DoneChunk, StateChunk, DecisionChunk, PlanChunk,
                  ApprovalChunk, NoticeChunk, ProgressChunk, ReplyChunk]
 Chunk = Annotated[AnyChunk, Field(discriminator="type")]
 

@@ -12,10 +12,19 @@ import time
 from dataclasses import dataclass
 from typing import Protocol
 
-from duckflow.core.chunks import ProgressChunk, ProgressData, UsageChunk, UsageData, delta
+from duckflow.core.chunks import (
+    ProgressChunk,
+    ProgressData,
+    ToolCallDeltaChunk,
+    ToolCallDeltaData,
+    UsageChunk,
+    UsageData,
+    delta,
+)
 from duckflow.core.errors import ModelCallError
 from duckflow.core.run import RunContext, count_text_tokens
 from duckflow.errors import DuckflowError, UserError
+from duckflow.llm.partialargs import ArgsReader, Grown
 from duckflow.llm.types import (
     Collector,
     Message,
@@ -23,6 +32,7 @@ from duckflow.llm.types import (
     ModelSettings,
     ProgressEvent,
     ToolCall,
+    ToolCallDelta,
     ToolSpec,
     Usage,
 )
@@ -101,16 +111,22 @@ async def call_model(run: RunContext, model: Model, messages: list[Message], spe
                      settings: ModelSettings | None, *, streamer: Feed | None,
                      turn: int) -> ModelReply:
     """Stream one call. Text goes out as `delta` chunks as it arrives (through `streamer` for
-    text codecs); usage is the provider's, or counted with `count_tokens` when it gives none.
+    text codecs), a native call's arguments as `tool_call_delta` chunks while they form (none when
+    the streamer `holds` the reply back); usage is the provider's, or counted with `count_tokens` when it gives none.
     A model's own waits (loading, reading the prompt, writing) go out as `progress` chunks."""
     agent = run.agent.name
     started = time.perf_counter()
     first_ms = 0.0
     got = Collector()
+    forming = None if getattr(streamer, "holds", False) else FormingCalls(run, agent)  # held: nothing shows
     async for event in model.stream(messages, tools=specs, settings=settings):
         if isinstance(event, ProgressEvent):
             run.emit(ProgressChunk(agent=agent, data=ProgressData(
                 phase="start", what=event.text, stage=event.stage, tokens=event.tokens)))
+            continue
+        if isinstance(event, ToolCallDelta):
+            if forming is not None:
+                forming.feed(event)
             continue
         piece = got.add(event)
         if piece and not first_ms:
@@ -121,6 +137,8 @@ async def call_model(run: RunContext, model: Model, messages: list[Message], spe
             streamer.feed(piece)
         else:
             run.emit(delta(agent, piece))
+    if forming is not None:
+        forming.close()
     text, calls, usage, finish = got.text, got.calls, got.usage, got.reason
     if usage is None:  # the provider did not say: count it ourselves
         prompt = count_text_tokens("\n".join(m.content for m in messages), model.name)
@@ -131,6 +149,30 @@ async def call_model(run: RunContext, model: Model, messages: list[Message], spe
                         duration_ms=round((time.perf_counter() - started) * 1000, 3),
                         **_timing(usage, first_ms))
     return ModelReply(text, calls, usage, finish=finish)
+
+
+class FormingCalls:
+    """A native call's arguments as they stream, out as `tool_call_delta` chunks: each string
+    argument's decoded growth (llm.partialargs), and when it is complete."""
+
+    def __init__(self, run: RunContext, agent: str) -> None:
+        self.run, self.agent = run, agent
+        self.readers: dict[int, tuple[ArgsReader, list[str]]] = {}  # index → reader, [id, name]
+
+    def feed(self, event: ToolCallDelta) -> None:
+        reader, who = self.readers.setdefault(event.index, (ArgsReader(), ["", ""]))
+        who[0], who[1] = event.id or who[0] or f"call_{event.index}", event.name or who[1]
+        self._emit(reader.feed(event.arguments), who)
+
+    def close(self) -> None:
+        for reader, who in self.readers.values():
+            self._emit(reader.close(), who)
+        self.readers.clear()
+
+    def _emit(self, grown: list[Grown], who: list[str]) -> None:
+        for g in grown:
+            self.run.emit(ToolCallDeltaChunk(agent=self.agent, data=ToolCallDeltaData(
+                id=who[0], name=who[1], key=g.key, text=g.text, done=g.done)))
 
 
 def _timing(usage: Usage, first_ms: float) -> dict[str, float]:

@@ -111,5 +111,7 @@ def action_notice(agent: str, item: Any) -> NoticeChunk:
 class HeldText:
     """A native reply's text kept back (output guardrails must pass before anything shows)."""
 
+    holds = True  # nor a native call's arguments as they form (core.model_call)
+
     def __init__(self, into: list[str]) -> None:
         self.feed = into.append

@@ -38,6 +38,7 @@ from duckflow.llm.types import (
     ModelEvent,
     ModelSettings,
     TextDelta,
+    ToolCallDelta,
     ToolCallEvent,
     ToolSpec,
     Usage,
@@ -159,6 +160,9 @@ class AnthropicModel(HTTPModel):
                         yield TextDelta(delta.text)
                     elif delta.type == "input_json_delta":
                         block["partial"].append(delta.partial_json or "")
+                        if delta.partial_json:  # shown as it forms
+                            yield ToolCallDelta(ev.index or 0, delta.partial_json, block.get("id") or "",
+                                                block.get("name") or "")
                 elif kind == "content_block_stop":
                     block = blocks.get(ev.index if ev.index is not None else -1, {})
                     if block.get("type") == "tool_use":

@@ -4,7 +4,8 @@ llama.cpp server, Ollama's /v1).
 Wire format: POST {base_url}/chat/completions with `stream: true` and
 `stream_options.include_usage`; the answer is server-sent events `data: {chunk}` ending with
 `data: [DONE]` (OpenAI API reference, "Create chat completion" / "The chat completion chunk
-object"). Tool-call arguments arrive as string fragments keyed by `index` and are assembled here.
+object"). Tool-call arguments arrive as string fragments keyed by `index`: each is passed on as a
+`ToolCallDelta` (the call shown as it forms) and the call is assembled here.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from duckflow.llm.types import (
     ModelEvent,
     ModelSettings,
     TextDelta,
+    ToolCallDelta,
     ToolCallEvent,
     ToolSpec,
     Usage,
@@ -139,6 +141,7 @@ class OpenAICompatModel(HTTPModel):
                         call.name = fn.name or call.name
                         if fn.arguments:
                             call.arguments.append(fn.arguments)
+                            yield ToolCallDelta(key, fn.arguments, call.id, call.name)  # shown as it forms
                     if choice.finish_reason:
                         finish = choice.finish_reason
                 if valid.usage:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import json
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -31,6 +32,7 @@ from duckflow.llm.types import (
     ModelSettings,
     TextDelta,
     ToolCall,
+    ToolCallDelta,
     ToolCallEvent,
     ToolSpec,
     Usage,
@@ -52,6 +54,7 @@ class ScriptStep:
     chunks: list[str] | None = None
     error: BaseException | None = None
     finish_reason: str | None = None
+    arg_pieces: int = 0  # > 0: each call's JSON arguments stream first, cut every this many characters
 
     def pieces(self) -> list[str]:
         if self.chunks is not None:
@@ -94,6 +97,12 @@ def reply(text: str, *, usage: Usage | None = None, chunks: Sequence[str] | None
     if chunks is not None and "".join(chunks) != text:
         raise ValueError("reply(): chunks must join to exactly the text")
     return ScriptStep(text=text, usage=usage, chunks=list(chunks) if chunks is not None else None)
+
+
+def streamed_call(name: str, /, *, every: int = 5, **arguments: Any) -> ScriptStep:
+    """One native call whose JSON arguments stream in pieces of `every` characters (as a
+    provider streams them; cuts fall inside escapes too), then the whole call."""
+    return ScriptStep(calls=[ToolCall(name=name, arguments=dict(arguments))], arg_pieces=every)
 
 
 def tool_call(name: str, /, **arguments: Any) -> ScriptStep:
@@ -213,6 +222,12 @@ class ScriptedModel:
                     source=call.source,
                     raw=call.raw,
                 )
+            if step.arg_pieces > 0:
+                raw = json.dumps(call.arguments)
+                for at in range(0, len(raw), step.arg_pieces):
+                    if self.delay_s:
+                        await asyncio.sleep(self.delay_s)
+                    yield ToolCallDelta(n, raw[at:at + step.arg_pieces], call.id, call.name)
             yield ToolCallEvent(call)
         usage = step.usage
         if usage is None:

@@ -148,6 +148,19 @@ class ToolCallEvent:
 
 
 @dataclass(frozen=True)
+class ToolCallDelta:
+    """A piece of a native tool call as it streams: the raw JSON text of its `arguments` (a
+    fragment, escapes may be split across pieces), keyed by `index`; `id` and `name` once known.
+    Only to show the call as it forms: the complete `ToolCallEvent` follows and is what runs."""
+
+    index: int
+    arguments: str
+    id: str = ""
+    name: str = ""
+    kind: Literal["tool_call_delta"] = "tool_call_delta"
+
+
+@dataclass(frozen=True)
 class UsageEvent:
     usage: Usage
     kind: Literal["usage"] = "usage"
@@ -171,7 +184,7 @@ class ProgressEvent:
     kind: Literal["progress"] = "progress"
 
 
-ModelEvent = TextDelta | ToolCallEvent | UsageEvent | FinishEvent | ProgressEvent
+ModelEvent = TextDelta | ToolCallEvent | ToolCallDelta | UsageEvent | FinishEvent | ProgressEvent
 
 
 @dataclass

@@ -128,7 +128,7 @@ async def _said(stream: Any, root: Path) -> str:
     waiting = ""
     async for chunk in stream:
         c: AnyChunk = chunk
-        if c.type in ("delta", "progress"):  # the reply chunk carries the whole text once
+        if c.type in ("delta", "tool_call_delta", "progress"):  # the reply chunk carries the whole text once
             continue
         if c.type == "approval" and getattr(c.data, "phase", "") == "request":
             waiting = str(getattr(c.data, "job_id", "") or "")[:8]
