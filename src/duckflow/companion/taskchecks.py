@@ -58,6 +58,31 @@ def task_command(task: str, changed: list[str]) -> tuple[str, str] | None:
 _LITERAL = r"(-?\d+(?:\.\d+)?|'[^'\n]*'|\"[^\"\n]*\"|\[[^\]\n]*\]|\([^)\n]*\)|\{[^}\n]*\}|True|False|None)"
 _RETURNS = re.compile(r"\s*(?:should|must|will|to|it|then)?\s*(?:returns?|gives?|be|is|==|equals?|->|→)\s+"
                       + _LITERAL)
+_VALUE = re.compile(r"\b(?:returns?|gives?|be|is|==|equals?)\s+" + _LITERAL + r"|(?:->|→)\s*" + _LITERAL)
+_WANTED = re.compile(r"\b(?:should|must|ought\s+to|needs?\s+to|has\s+to|supposed\s+to|expected\s+to|expect(?:ed)?|want(?:ed)?)\b"
+                     r"(?:\s+\w+){0,2}\s*$", re.I)
+_CONTRAST = re.compile(r"\b(but|instead|currently|now|actually|wrong|wrongly|incorrect(?:ly)?|however|not)\b|\bisn't|"
+                       r"\bdoesn't|\bdon't", re.I)
+_IN_FILE = re.compile(r"\s*,?\s+(?:in|from|of)\s+[`'\"]?[\w./-]+\.py[`'\"]?")
+
+
+def expected_value(task: str, pos: int) -> str:
+    """The value the task says a call at `pos` (just after its closing parenthesis) should give:
+    `average([2, 4]) should return 3`, `f(2) in m.py should be 5, but it returns 4` (the wanted
+    one, not the one it gives now), `f(2) returns 4 but should return 5`. "" when the sentence
+    says a value without saying it is the wanted one and also says it is wrong ("returns 4, which
+    is wrong"): a value read the wrong way round would make the unfixed result the expectation."""
+    start = pos + (m.end() - m.start() if (m := _IN_FILE.match(task, pos)) else 0)
+    stop = re.search(r"\.(?:\s|$)|;|\n", task[start:])
+    clause = task[start:start + stop.start()] if stop else task[start:]
+    found = [(v, next(g for g in v.groups() if g is not None)) for v in _VALUE.finditer(clause)]
+    wanted = [lit for v, lit in found if _WANTED.search(clause[max(0, v.start() - 30):v.start()])]
+    if wanted:
+        return wanted[0]
+    first = _RETURNS.match(clause)
+    if first and not _CONTRAST.search(clause):
+        return first.group(1)
+    return ""
 
 
 def task_call(session: Any, task: str, changed: list[str]) -> tuple[str, str] | None:
@@ -83,9 +108,8 @@ def task_call(session: Any, task: str, changed: list[str]) -> tuple[str, str] | 
             if "/" in path or not re.fullmatch(r"[A-Za-z_]\w*", mod):
                 continue
             if re.search(rf"^def {re.escape(m.group(1))}\(", session.runner.read_text(path) or "", re.M):
-                said = _RETURNS.match(task, end + 1)
                 return (f'python3 -c "import {mod}; print({mod}.{m.group(1)}({args}))"',
-                        said.group(1) if said else "")
+                        expected_value(task, end + 1))
     return None
 
 

@@ -1,0 +1,61 @@
+"""Shapes seen on the held-out everyday tasks (benchmarks/_everyday_tasks.py), driven end to end with ScriptedModel."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from duckflow.companion.task import drive
+from duckflow.companion.taskchecks import expected_value
+from duckflow.llm.scripted import ScriptedModel
+from tests.companion.test_honest_ending import edit, ran, run, step
+from tests.helpers.companion import env  # noqa: F401
+
+MEAN = "def mean(xs):\n    return sum(xs) / (len(xs) - 1)\n"
+GUARDED = "def mean(xs):\n    if not xs:\n        return 0\n    return sum(xs) / (len(xs) - 1)\n"
+CALL = 'python3 -c "import stats; print(stats.mean([1, 2, 3]))"'
+
+
+def _value(task: str) -> str:
+    """The expectation read after the task's first call (`mean([1, 2, 3])`)."""
+    return expected_value(task, task.index("])") + 2)
+
+
+@pytest.mark.parametrize(("task", "value"), [
+    ("mean([1, 2, 3]) returns 3.0 but should be 2. Fix it.", "2"),
+    ("mean([1, 2, 3]) in stats.py should return 2, but it returns 3.0.", "2"),
+    ("mean([1, 2, 3]) returns 3.0, which is wrong.", ""),
+    ("mean([1, 2, 3]) gives 3.0 instead of 2.", ""),
+    ("mean([1, 2, 3]) should be 2. Fix it.", "2"),
+    ("mean([1, 2, 3]) returns 2.", "2"),
+])
+def test_the_value_a_task_wants_is_never_the_one_it_says_is_wrong(task: str, value: str) -> None:
+    assert _value(task) == value
+
+
+async def test_the_wrong_value_the_task_quotes_is_not_the_expectation(env: Any) -> None:  # noqa: F811
+    # "returns 3.0 but should be 2": the value the code gives now is not what the result must show;
+    # read the wrong way round, an edit that changed nothing that matters would have ended "Done"
+    (env.root / "stats.py").write_text(MEAN)
+    model = ScriptedModel([step("guard the empty list", edit("stats.py", MEAN, GUARDED), run(CALL)),
+                           *[step("fine", done=True)] * 4], name="t")
+    o = env.open(model, codec="symops", mode="single-call")
+    out = await drive(o.session, o.session.handle_message(
+        "In stats.py, mean([1, 2, 3]) returns 3.0 but should be 2. Fix it."), auto_approve_workspace=True)
+    assert not out.success and out.result.kind == "not_done" and "Done" not in out.message
+    assert CALL in [c.call.arguments["command"] for c in ran(out)]
+    assert out.result.expected == "mean([1, 2, 3]) returns 2" and out.result.seen == "'3.0'"
+
+
+async def test_the_value_after_a_file_name_is_the_expectation(env: Any) -> None:  # noqa: F811
+    # "f(…) in m.py should return V": the value was not read past the file's name, and the run
+    # could only end "not verified"
+    (env.root / "stats.py").write_text(MEAN)
+    fixed = "def mean(xs):\n    return sum(xs) / len(xs)\n"
+    model = ScriptedModel([step("fix it", edit("stats.py", MEAN, fixed), run(CALL))], name="t")
+    o = env.open(model, codec="symops", mode="single-call")
+    out = await drive(o.session, o.session.handle_message(
+        "mean([1, 2, 3]) in stats.py should return 2, but it returns 3.0. Fix it."), auto_approve_workspace=True)
+    assert out.success and out.result.kind == "done", out.message
+    assert "as the task expects: mean([1, 2, 3]) returns 2" in out.message
