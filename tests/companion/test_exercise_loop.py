@@ -56,3 +56,48 @@ async def test_a_long_failing_test_run_shows_the_fix_its_first_failed_assert(env
     assert "self.assertEqual(label(" in fix
     assert out.ending == "done" and (env.root / "parity.py").read_text() == RIGHT
     assert "Done" in out.message and "parity_test.py" in out.message
+
+
+async def test_the_first_reply_sees_the_asserts_of_the_tests_beside_the_stub(env: Any) -> None:  # noqa: F811
+    workspace(env.root, n=2)
+    (env.root / "parity_test.py").write_text(unit_tests(2) + (
+        "    def test_negative(self):\n        with self.assertRaises(ValueError) as err:\n            label(\n"
+        "                -1\n            )\n        self.assertEqual(type(err.exception), ValueError)\n"
+        "        self.assertEqual(err.exception.args[0], 'n must be positive')\n"))
+    model = ScriptedModel([step("write it", create("parity.py", RIGHT))], name="t")
+    o = env.open(model, codec="symops", mode="single-call")
+    await drive(o.session, o.session.handle_message(TASK), auto_approve_workspace=True)
+    first = asked(model, 0)
+    shown = first[first.index("The tests in parity_test.py"):first.index("File parity.py:")]
+    assert "self.assertEqual(label(0), 'even', 'x' * 400)" in shown and "label(2)" in shown
+    # a statement over several lines is one line; the with-block keeps its shape; the type check is dropped
+    assert "with self.assertRaises(ValueError) as err:\n    label(-1)\n" in shown
+    assert "'n must be positive'" in shown and "type(err.exception)" not in shown
+    assert "def test_" not in shown and "import unittest" not in shown
+
+
+def test_a_long_test_file_is_shown_within_its_budget_each_shape_first() -> None:
+    from duckflow.companion.testview import digest
+
+    text = unit_tests(40) + "    def test_odd(self):\n        self.assertEqual(label(1), 'odd')\n"
+    shown = digest(text, limit=300)
+    assert len(shown) <= 300 + 40 and "more tests not shown" in shown
+    assert "label(1), 'odd'" in shown  # the one assert of another shape, though it is last
+    assert shown.index("label(0)") < shown.index("label(1), 'odd'")  # in the file's order
+
+
+async def test_a_fix_round_sees_every_kind_of_failure_of_the_test_run_at_once(env: Any) -> None:  # noqa: F811
+    workspace(env.root, n=2)
+    (env.root / "parity_test.py").write_text(unit_tests(2).replace(", 'x' * 400", "") + (
+        "    def test_odd(self):\n        self.assertIs(label(1), 'odd')\n\n"
+        "    def test_none(self):\n        self.assertEqual(label(None), 'neither')\n"))
+    model = ScriptedModel([step("write it", create("parity.py", WRONG)),
+                           step("fix it", create("parity.py", RIGHT))], name="t")
+    o = env.open(model, codec="symops", mode="single-call")
+    await drive(o.session, o.session.handle_message(TASK), auto_approve_workspace=True)
+    fix = asked(model, 1)
+    said = fix[fix.index("The check failed"):]
+    # each failure said as what the call returned against what the test expects
+    assert "label(0) returned 'odd', but the test expects 'even'" in said
+    assert "label(None) returned 'odd', but the test expects 'neither'" in said
+    assert said.count("\n- ") >= 2 and "chance 1 of 2" in said

@@ -65,6 +65,9 @@ def check_lines(session: Any, log: CheckLog, ask_call: bool, mods: list[str],
                  task: str) -> list[str]:
     """What the step says about checking: the failed check to fix, or the call to write."""
     if log.passed is False:
+        if len(log.failed_tests) > 1:  # every failed test at once: one change can fix them all
+            return [f"The check failed: {log.command} →\n" + "\n".join(f"- {f}" for f in log.failed_tests)
+                    + f"\nFix the code so that they pass (chance {log.fixes} of {MAX_FIXES})."]
         return [f"The check failed: {log.last.removeprefix('check failed: ')}. Fix the code so that "
                 f"it passes (chance {log.fixes} of {MAX_FIXES})."]
     scripts = argument_scripts(session, log)

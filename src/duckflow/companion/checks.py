@@ -22,7 +22,13 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from duckflow.companion import expect, testfirst
-from duckflow.companion.runresult import call_mismatch, first_error, only_definitions, run_result
+from duckflow.companion.runresult import (
+    call_mismatch,
+    failures,
+    first_error,
+    only_definitions,
+    run_result,
+)
 from duckflow.companion.taskchecks import (
     TEST_FILE,
     argument_output,
@@ -74,6 +80,7 @@ class CheckLog:
     expect_cmd: str = ""  # the assertion the model wrote first, seen failing on the old code,
     expect_says: str = ""  # and what it says (`mean([1, 2, 3]) == 2`)
     asked_expect: int = 0  # the step asked for that assertion (companion/testfirst.py)
+    failed_tests: list[str] = field(default_factory=list)  # the last failed test run's failures, for the fix
 
     def fail(self, sig: tuple[str, str], why: str, expected: str = "") -> None:
         """A check that failed: `why` is the ending's words; its call may run again after a fix."""
@@ -123,6 +130,7 @@ def note(session: Any, ran: list[CallOutcome]) -> None:
                 log.passed, log.last, log.met = None, "", ""
         elif o.call.name in RUN_TOOLS:
             command = str(o.call.arguments.get("command") or o.call.arguments.get("path") or "the tests")
+            log.failed_tests = []
             code, out, err = run_result(o.content) if o.status in ("ok", "error") else (None, "", o.content)
             first = testfirst.noted(log, command, code, err) if o.status == "ok" else None
             if first is not None:  # the assertion written first, run on the code as it is
@@ -144,6 +152,7 @@ def note(session: Any, ran: list[CallOutcome]) -> None:
                 why = "timed out" if code is None and o.status == "ok" else (
                     f"exit {code}" if code is not None else o.status)
                 log.command = command
+                log.failed_tests = failures(out, err)
                 said = testfirst.failed_words(log, command, err) if o.status == "ok" else ""
                 log.fail(sig, f"check failed: {said}" if said else f"check failed: {command} → {why}: "
                          f"{first_error(out, err)}", log.expect_says if said else "")

@@ -57,7 +57,26 @@ def compared(at: str, said: str) -> str:
     got = re.match(r"(?:AssertionError:\s*)?assert\s+(.+?)\s*==\s*(.+)$", said)
     if line and got and got.group(2).strip() == line.group(2).strip() and "(" in line.group(1):
         return f"{line.group(1)} returned {got.group(1)}, but the test expects {line.group(2)}"
+    unit = _unittest_compared(at, said)
+    if unit:
+        return unit
     return f"{said} (at `{at}`)" if at and at not in said else said
+
+
+def _unittest_compared(at: str, said: str) -> str:
+    """`self.assertEqual(f(2), 4)` failing with `AssertionError: 5 != 4` (or `assertIs`: `True is
+    not False`) said as "f(2) returned 5, but the test expects 4"; "" for anything else."""
+    m = re.match(r"AssertionError: (.+?) (?:!=|is not) (.+?)(?: : .*)?$", said)
+    if not m or not re.match(r"self\.assert(Equal|Is)\(", at):
+        return ""
+    try:
+        call = ast.parse(at).body[0].value  # type: ignore[attr-defined]
+        args = [ast.unparse(a) for a in call.args]
+    except (SyntaxError, IndexError, AttributeError):
+        return ""
+    if len(args) < 2 or "(" not in args[0]:
+        return ""
+    return f"{args[0]} returned {m.group(1)}, but the test expects {args[1]}"
 
 
 def only_definitions(text: str) -> bool:
@@ -89,3 +108,38 @@ def call_mismatch(command: str, out: str, err: str) -> str:
         return ""
     error = first_error(out, err)
     return error if _MISMATCH.search(error) else ""
+
+
+_PYTEST_SECTION = re.compile(r"^_{3,} (?:\w+\.)?(test\w*) _{3,}$")
+_UNITTEST_BLOCK = re.compile(r"^(?:FAIL|ERROR): (test\w*) \(")
+_RAISED = re.compile(r"^[\w.]*(Error|Exception|Exit)\b|^[\w.]*Warning:")
+
+
+def failures(stdout: str, stderr: str, limit: int = 3) -> list[str]:
+    """The first `limit` failed tests of a pytest or unittest run, each as `test: the test's line
+    → the error` (what a fix needs to see all at once), with how many more; [] when none is named."""
+    found: list[tuple[str, str, str]] = []
+    lines = (stdout + "\n" + stderr).splitlines()
+    i = 0
+    while i < len(lines):
+        head = _PYTEST_SECTION.match(lines[i].strip()) or _UNITTEST_BLOCK.match(lines[i])
+        if not head:
+            i += 1
+            continue
+        name, at, said = head.group(1), "", ""
+        i += 1
+        while i < len(lines) and not (_PYTEST_SECTION.match(lines[i].strip()) or _UNITTEST_BLOCK.match(lines[i])
+                                      or lines[i].startswith("=====") or lines[i].startswith("Ran ")):
+            line = lines[i]
+            if line.startswith(">"):  # pytest: the test's line that failed
+                at = line[1:].strip()
+            elif re.match(r'^\s+File ".*", line \d+, in ' + re.escape(name) + r"$", line) and i + 1 < len(lines):
+                at = lines[i + 1].strip()  # unittest: the line under the test's own frame
+            elif not said and (re.match(r"^E\s+\S", line) or _RAISED.match(line)):
+                said = line[1:].strip() if line.startswith("E ") else line.strip()
+            i += 1
+        if said and all(said != s for _, _, s in found):  # the same error again says nothing new
+            found.append((name, at, said))
+    shown = [f"{name}: {compared(at, said)}"[:240] for name, at, said in found[:limit]]
+    more = len(found) - limit
+    return shown + ([f"(and {more} more failing with other errors)"] if more > 0 else [])

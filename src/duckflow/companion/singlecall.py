@@ -23,7 +23,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from duckflow.companion import checkask, checks, testfirst
+from duckflow.companion import checkask, checks, testfirst, testview
 from duckflow.companion.decision import MainDecision
 from duckflow.companion.editkind import edit_kind as edit_kind  # re-exported: where it lived before
 from duckflow.companion.editkind import edit_templates
@@ -113,7 +113,8 @@ def build_step(session: TurnHost, user_text: str | None) -> StepPrompt:
         system = f"{system}\n\n{project}"
     lines = [f"Task: {task}", "Files: " + (", ".join(files) if files else "(none)")]
     shown = shown_files(session.runner.read_text, files, task)
-    if shown:
+    lines += testview.lines_of(testview.beside(files, list(shown), session.runner.read_text))  # (kept before
+    if shown:  # the files, which change between steps: the prompt's prefix stays the same)
         lines.append(file_block(shown))
     if state.constraints:
         lines.append("Constraints: " + "; ".join(state.constraints))

@@ -1,0 +1,99 @@
+"""The tests beside the code a task changes, as a step shows them: their asserts, short, before the first reply.
+
+A task that points at a stub and its unittest file ("modify the supplied files: leap.py", with
+leap_test.py beside it) is judged by those tests. A small model that sees only the task's prose
+guesses the names, the return values and the error messages, and its first reply fails; the
+asserts say them. The step shows the bodies of the test methods (one block per test, the test's
+name dropped), each shape of assert once before any repeats, within a character budget; the
+test file stays the task's expectation, read-only (companion/expect.py).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import PurePosixPath
+
+from duckflow.companion.taskchecks import TEST_FILE
+
+DIGEST_CHARS = 1200
+_TEST_DEF = re.compile(r"^(\s*)def (test\w*)\(")
+_SKIP = re.compile(r"^self\.assert(Equal|Is)\(type\(err\.exception\)|^#|^\"\"\"|^'''")
+_LITERAL = re.compile(r"\"[^\"\n]*\"|'[^'\n]*'|-?\d+(\.\d+)?")
+
+
+def blocks(text: str) -> list[str]:
+    """The body of each test method, dedented, a statement over several lines joined into one
+    (comments and the exception's type check dropped: the `assertRaises` says it)."""
+    found: list[str] = []
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        m = _TEST_DEF.match(lines[i])
+        if not m:
+            i += 1
+            continue
+        indent = len(m.group(1))
+        body: list[str] = []
+        base = -1
+        depth = 0
+        i += 1
+        while i < len(lines) and (not lines[i].strip() or len(lines[i]) - len(lines[i].lstrip()) > indent):
+            raw = lines[i]
+            i += 1
+            line = raw.strip()
+            if not line:
+                continue
+            if depth > 0 and body:  # inside brackets: the same statement goes on
+                body[-1] += ("" if body[-1].endswith(("(", "[", "{")) or line.startswith((")", "]", "}"))
+                             else " ") + line
+            else:
+                base = len(raw) - len(raw.lstrip()) if base < 0 else base
+                body.append(" " * max(0, len(raw) - len(raw.lstrip()) - base) + line)
+            depth = max(0, depth + sum(line.count(c) for c in "([{") - sum(line.count(c) for c in ")]}"))
+        body = [b.replace(",)", ")").replace(", )", ")") for b in body if not _SKIP.match(b.strip())]
+        if body:
+            found.append("\n".join(body))
+    return found
+
+
+def digest(text: str, limit: int = DIGEST_CHARS) -> str:
+    """The test blocks that fit in `limit` characters: the first of each shape (its literals
+    aside) first, then the others, shown in the file's order, with how many were left out."""
+    every = blocks(text)
+    chosen: set[int] = set()
+    used = 0
+    shapes: set[str] = set()
+    for first_pass in (True, False):
+        for i, block in enumerate(every):
+            shape = _LITERAL.sub("_", block)
+            if i in chosen or (first_pass and shape in shapes):
+                continue
+            shapes.add(shape)
+            if used + len(block) + 1 <= limit:
+                chosen.add(i)
+                used += len(block) + 1
+    shown = "\n".join(every[i] for i in sorted(chosen))
+    left = len(every) - len(chosen)
+    return shown + (f"\n(… {left} more test{'s' * (left != 1)} not shown)" if left else "")
+
+
+def beside(files: list[str], shown: list[str], read: Callable[[str], str | None]) -> dict[str, str]:
+    """Test files (not shown already) that import a shown code module, with their digests."""
+    mods = {PurePosixPath(p).stem for p in shown if p.endswith(".py") and not TEST_FILE.search(p)}
+    out: dict[str, str] = {}
+    for f in files:
+        if f in shown or not TEST_FILE.search(f) or not mods:
+            continue
+        text = read(f) or ""
+        if any(re.search(rf"^\s*(from|import)\s+{re.escape(m)}\b", text, re.M) for m in mods):
+            got = digest(text)
+            if got:
+                out[f] = got
+    return out
+
+
+def lines_of(tests: dict[str, str]) -> list[str]:
+    """The step's words for them: the asserts the change must pass, not to be changed."""
+    return [f"The tests in {path} (they judge the result; do not change them):\n---\n{text}\n---"
+            for path, text in tests.items()]
