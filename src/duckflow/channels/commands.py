@@ -20,7 +20,7 @@ HELP = """Commands
   /undo            undo the last change Duckflow made (/redo brings it back)
   /diff            show what the last change did
   /status          where the task stands          /model  which model answers
-  /cancel          stop what runs now (Ctrl-C pauses; "continue" goes on)
+  /cancel          cancel what runs now (as Esc or Ctrl-C; "continue" goes on)
   /constraint TEXT a rule for the rest of the task
   /remember TEXT   keep it for next time          /sessions  the saved sessions
   /verbose         show or hide the protocol, steps and tool results
@@ -28,7 +28,7 @@ HELP = """Commands
 Routing, at the start of a message
   /chat /plan /analyze /ops /research /code /code1 /code2 /code3
   /local (no cloud models) · /cloud (allow them again)
-While it works: ask a question · type a correction · stop or Ctrl-C pauses
+While it works: ask a question · type a correction · stop pauses · Esc or Ctrl-C cancels
 Approvals: y(es) · n(o), then say what to do instead · e(dit) · a(lways) · d(etails)"""
 OWN = ("undo", "redo", "diff", "status", "model", "help", "quit", "exit", "cancel", "constraint", "remember",
        "set", "resume", "sessions", "debug", "verbose")
@@ -175,7 +175,7 @@ def answer_command(word: str, state: Any, *, changes: Changes, model: str, busy:
         again = "`duckflow chat --model NAME`" if terminal else "restart with `duckflow serve --model NAME`"
         return Answer(f"Model: {model}. Another one: {again} (`duckflow models list` shows the offline ones).")
     if busy:
-        return Answer(f"/{word} waits until the task stops ({'Ctrl-C pauses it' if terminal else 'Stop ends it'}).",
+        return Answer(f"/{word} waits until the task stops ({'Esc or Ctrl-C cancels it' if terminal else 'Stop ends it'}).",
                       ok=False)
     try:
         if word == "diff":

@@ -36,7 +36,7 @@ from duckflow.channels.streamlog import ChunkLog
 log = logging.getLogger("duckflow.channels")
 FIRST_CHUNK_WAIT_S = 0.5  # the longest a routed run yields to runs not routed yet
 ROUTE_STALL_S = 0.05  # ... and only while some run got routed within this long
-STOPPED = "Stopped. What was done so far is kept (/undo takes a change back); send a message to go on."
+GO_ON = "Send a message to go on."  # after the cancelled line (channels/cancelled.py)
 
 
 @dataclass
@@ -355,8 +355,13 @@ class ChannelManager:
         return True
 
     async def _run(self, session_id: str, job: Job) -> Reply:
-        """One run as its own task, so that `stop_turn()` cancels it and nothing else."""
-        turn = asyncio.create_task(self._publish(session_id, job))
+        """One run as its own task, so that `stop_turn()` cancels it and nothing else; a cancelled
+        one ends with the line that says what it changed (channels/cancelled.py)."""
+        from duckflow.channels.cancelled import cancelled_line
+        from duckflow.workspace.turnchanges import TurnChanges
+
+        changes = TurnChanges(str(getattr(self.runner, "workspace", "") or "."))
+        turn = asyncio.create_task(self._publish(session_id, job, changes))
         self._turns[session_id] = turn
         try:
             return await turn
@@ -364,16 +369,18 @@ class ChannelManager:
             me = asyncio.current_task()
             if me is not None and me.cancelling():  # the server stops: not a person's Stop
                 raise
+            said = f"{cancelled_line(changes.files())} {GO_ON}"
             self.chunks.publish(session_id, {"agent": "duckflow", "type": "notice", "data": {
-                "code": "cancelled", "message": STOPPED, "details": {}}})
+                "code": "cancelled", "message": said, "details": {}}})
             self.chunks.publish(session_id, {"agent": "duckflow", "type": "done",
-                                             "data": {"ending": "cancelled", "text": STOPPED}})
-            return Reply(STOPPED, None, "cancelled")
+                                             "data": {"ending": "cancelled", "text": said}})
+            return Reply(said, None, "cancelled")
         finally:
             if self._turns.get(session_id) is turn:
                 del self._turns[session_id]
 
-    async def _publish(self, session_id: str, job: Job) -> Reply:
+    async def _publish(self, session_id: str, job: Job, changes: Any = None) -> Reply:
+        from duckflow.channels.cancelled import watch_chunk
         from duckflow.channels.present import Presenter
         from duckflow.channels.turnclock import TurnClock
 
@@ -391,6 +398,7 @@ class ChannelManager:
                         self.chunks.publish(session_id, {"agent": "duckflow", "type": "notice", "data": {
                             "code": "turn_end", "message": ended, "details": {}}})
                 self.chunks.publish(session_id, c)
+                watch_chunk(changes, c)
                 if not routed:
                     routed = True
                     await self._first_published()

@@ -34,6 +34,7 @@ class DualLoop:
         self.max_turns = max_turns
         self.auto_approve_workspace = auto_approve_workspace
         self.on_done = on_done
+        self.on_start: Callable[[], None] | None = None  # a turn starts (the chat marks the checkpoints)
         self._task: asyncio.Task[TaskOutcome] | None = None
         self.last_outcome: TaskOutcome | None = None
         self.paused = False
@@ -62,6 +63,8 @@ class DualLoop:
         if self.busy:
             work.close()
             raise RuntimeError("a task is already running")
+        if self.on_start is not None:
+            self.on_start()
         self._task = asyncio.create_task(self._body(work, cancelled_here))
         return self._task
 
@@ -113,7 +116,7 @@ class DualLoop:
             return False
         step = self.session.state.step.value
         self.paused = True
-        await self.cancel()
+        await self._stop()
         self.session.owner.change("paused", lambda s: s.log_decision(f"paused by the person during {step}"))
         self.session.chunks.notice("paused", f"paused during {step}; say \"continue\" (続けて) to go on, "
                                    "or tell me what to do instead")
@@ -151,7 +154,13 @@ class DualLoop:
         return "constraint added: " + "; ".join(self.session.state.constraints)
 
     async def cancel(self, timeout: float = 5.0) -> bool:
-        """Stop the running task; True when one was running and has stopped."""
+        """Cancel the running turn (Ctrl-C, Esc, /cancel): it ends as cancelled, not paused (its
+        state and checkpoints stay, "continue" goes on, any other message starts clean); True
+        when one was running and has stopped."""
+        self.paused = False
+        return await self._stop(timeout)
+
+    async def _stop(self, timeout: float = 5.0) -> bool:
         if not self.busy or self._task is None:
             return False
         self._task.cancel()

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from duckflow.companion.plan import Plan
     from duckflow.companion.task import TaskOutcome
     from duckflow.companion.transitions import Source, TransitionRecord
-    from duckflow.companion.turnctx import TurnResult
+    from duckflow.companion.turnctx import TurnContext, TurnResult
 
 CONSTRAINT_WORDS = re.compile(r"\b(don't|do not|never|only|must|without|keep|use|avoid|no )|しないで|だけ|必ず|使って|禁止",
                               re.IGNORECASE)
@@ -40,6 +40,7 @@ class LiveMixin:
         owner: StateOwner
         chunks: ChunkHub
         corrections: list[str]
+        turn: TurnContext
 
         @property
         def state(self) -> AgentState: ...
@@ -135,13 +136,22 @@ class LiveMixin:
         self.owner.change("session summary", lambda st: st.memory.note_session(st.session_id, line))
 
     def note_cancelled(self) -> None:
-        """The current step was cancelled (Ctrl-C, /cancel, a closed stream): keep the state, say where."""
+        """The current step was cancelled (Ctrl-C, Esc, Stop, /cancel, a closed stream): keep the
+        state and say where; what the model had written so far joins the exchanges marked
+        "(cancelled)" (the next turns see it), and the one-shot notes the step left for the next
+        one (a check to run, a narrowed grammar, a stop's words) are dropped: the next message
+        starts clean."""
         step = self.state.step.value
+        partial = "".join(c.data.text for c in self.chunks.turn  # the step's prose (not its protocol text)
+                          if c.type == "delta" and c.agent == MAIN_AGENT).strip()
+        said = self.turn.said or "(continued)"
+        self.turn.clear_one_shots()
 
         def note(s: AgentState) -> None:
             s.status = Status.REQUIRES_USER_INPUT
             s.log_decision(f"cancelled by the person during {step}")
             s.set_last_delta(f"task cancelled during {step}")
+            s.add_exchange(said, (partial[:400] + " … (cancelled)") if partial else "(cancelled)")
 
         self.owner.change("cancelled", note)
 

@@ -159,6 +159,7 @@ class CompanionSession(LiveMixin, StepsMixin):
         self.owner.new_utterance()
         self.owner.change("the person is back", vitals.rest)
         self.turn.repeats = 0  # repeats of a denied action, counted since the person spoke
+        self.turn.said = text
         lift_denials(self, text)
         answer = take_answer(self, text)  # the answer to a question the model asked, when one is open
         if self.state.status in (Status.REQUIRES_USER_INPUT, Status.ERROR) and not self.state.pending_gate:
@@ -185,6 +186,8 @@ class CompanionSession(LiveMixin, StepsMixin):
         smaller step; low focus restates the goal and re-plans (companion/vitals.py)."""
         self.chunks.start_turn()
         said = self.take_corrections()
+        if said:
+            self.turn.said = said
         if observed or said:
             self.owner.new_utterance()
         if self.state.status == Status.REQUIRES_USER_INPUT and not self.state.pending_gate:
@@ -210,6 +213,7 @@ class CompanionSession(LiveMixin, StepsMixin):
             raise DuckflowError("no approval is waiting in this session", hint="see `duckflow status`")
         self.chunks.start_turn()
         self.owner.new_utterance()
+        self.turn.said = "(approval: " + ("yes)" if granted else "no)")
         current = self.runner.gate.get(job["job_id"])
         if current.status == "pending":
             self.runner.gate.decide(job["job_id"], granted, by, note)

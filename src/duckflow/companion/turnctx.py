@@ -35,6 +35,12 @@ class TurnContext:
     edit_kind: tuple[str, str] | None = None  # (task, the edit example chosen at its first step)
     asked: list[tuple[str, list[str]]] = field(default_factory=list)  # the reply's questions for the person
     question: tuple[str, list[str]] | None = None  # the question asked and waiting, with its options
+    said: str = ""  # the person's words that started the running turn (a cancelled one keeps them)
+
+    def clear_one_shots(self) -> None:
+        """A cancelled step: the notes it left for the next one go (the next message starts clean)."""
+        self.ask_call = self.ask_run = self.then_done = False
+        self.run_only = self.check_next = self.unusable = self.stopped_text = ""
 
     @property
     def checks(self) -> CheckLog:

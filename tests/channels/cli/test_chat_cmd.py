@@ -87,7 +87,8 @@ async def test_commands_while_a_task_runs_and_quit(env: Any) -> None:
     assert "Reading the prompt… 0s  (ask" in bar
     await chat.handle("/cancel")
     assert not chat.loop.busy and "cancelled" in chat.session.state.decision_log[-1]
-    assert "the work so far is kept" in out.getvalue() and "continue" in out.getvalue()
+    assert "Cancelled — nothing was changed." in out.getvalue() and "continue" in out.getvalue()
+    assert "Paused" not in out.getvalue() and not chat.loop.paused
     assert await chat.handle("/quit") is False
 
 

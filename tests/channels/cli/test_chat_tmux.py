@@ -150,8 +150,8 @@ def _chat_session(tmp_path: Path, flag: str) -> str:
         assert screen.count("🦆") == ducks  # no model call for it
         screen.type("create hello.py")
         screen.wait_for("🦆", more_than=ducks)
-        screen.keys("C-c")  # while it works: pauses, keeps the work
-        screen.wait_for("Paused; say \"continue\"")
+        screen.keys("C-c")  # while it works: cancels the turn, keeps the work
+        screen.wait_for("Cancelled — nothing was changed.")
         screen.idle()
         screen.keys("C-d")
         screen.wait_for("EXIT=0", 20)

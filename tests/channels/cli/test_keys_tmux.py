@@ -61,8 +61,10 @@ def test_ctrl_c_or_esc_cancels_the_running_turn_and_the_chat_goes_on(tmp_path: P
         screen.type("create hello.py")
         screen.wait_for("🦆")
         screen.keys(key)
-        screen.wait_for('Paused; say "continue"', 20)
-        assert "… (cancelled)" in screen.history()  # the half-written reply is marked as cancelled
+        screen.wait_for("Cancelled — nothing was changed.", 20)
+        history = screen.history()
+        assert "… (cancelled)" in history  # the half-written reply is marked as cancelled
+        assert "Paused" not in history  # a cancelled turn, not a paused one
         screen.idle()
         assert "EXIT=" not in screen.history()  # cancelled, not quit
         screen.type("/status")
@@ -138,3 +140,47 @@ def test_a_free_answer_at_the_card_is_a_no_with_those_words(tmp_path: Path) -> N
         assert not (ws / "hello.py").exists()
     finally:
         _kill(screen)
+
+
+def test_esc_after_a_write_says_what_changed_undo_takes_it_back_and_the_next_turn_starts_clean(tmp_path: Path) -> None:
+    """Cancelled after hello.py was written: the line says so (the checkpoint holds it), /undo takes it
+    back, the partial reply is in the conversation's history, and a new message runs as any other."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    screen = _chat(tmp_path, "keys-cancel-after-write", ws, delay="0.15")
+    try:
+        screen.type("create hello.py")
+        screen.wait_for("Apply? y(es)", 60)
+        screen.idle()
+        ducks = screen.count("🦆")
+        screen.type("y")
+        screen.wait_for("● Create hello.py (+6 −0)", 30)
+        screen.wait_for("🦆", 30, more_than=ducks)  # the review is being written
+        assert (ws / "hello.py").exists()
+        screen.keys("Escape")
+        history = screen.wait_for("Cancelled — 1 file changed so far (hello.py); /undo to take it back.", 20)
+        assert "… (cancelled)" in history and "Paused" not in history
+        screen.idle()
+        assert "EXIT=" not in screen.history()
+        screen.type("/undo")
+        screen.wait_for("Undone: removed hello.py (the file it created)", 20)
+        assert not (ws / "hello.py").exists()
+        cards = screen.count("Create hello.py — 6 lines")
+        screen.type("create hello.py")  # the next message: a turn like any other, up to its card
+        screen.wait_for("Create hello.py — 6 lines", 60, more_than=cards)
+        screen.wait_for("Apply? y(es)", 60, more_than=1)
+        screen.keys("C-d")
+        screen.wait_for("EXIT=0", 20)
+        assert "Traceback" not in screen.history()
+    finally:
+        _kill(screen)
+    import json
+    import os
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3] / "src"),
+           "DUCKFLOW_HOME": str(tmp_path / "home"), "DUCKFLOW_CONFIG": os.devnull}
+    status = subprocess.run([sys.executable, "-m", "duckflow", "status", "-w", str(ws), "--json"], env=env,
+                            capture_output=True, text=True, timeout=60)
+    replies = [e for e in json.loads(status.stdout).get("exchanges", []) if "(cancelled)" in str(e)]
+    assert replies, status.stdout  # the partial reply is kept in the conversation, marked as cancelled

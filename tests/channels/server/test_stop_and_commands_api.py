@@ -52,7 +52,8 @@ def test_stop_cancels_the_running_turn_at_once_and_keeps_the_state(live: Any, mo
     assert time.monotonic() - asked < 2  # at once, not after the model's 0.25 s per word answer
     assert done[-1]["data"]["ending"] == "cancelled"
     said = [c for c in _chunks(srv, sid) if c["type"] == "notice" and c["data"]["code"] == "cancelled"]
-    assert len(said) == 1 and said[0]["data"]["message"].startswith("Stopped. What was done so far is kept")
+    assert len(said) == 1 and said[0]["data"]["message"].startswith("Cancelled — nothing was changed.")
+    assert done[-1]["data"]["text"] == said[0]["data"]["message"]
     status = httpx.get(f"{srv.url}/v1/sessions/{sid}", headers=srv.auth).json()
     assert status["busy"] is False and status["task"] == "Create hello.py"  # the state is kept
     assert status["status"] == "REQUIRES_USER_INPUT"
@@ -112,7 +113,8 @@ def test_stop_after_a_write_keeps_the_file_and_its_checkpoint(live: Any, monkeyp
     assert httpx.post(f"{srv.url}/v1/sessions/{sid}/stop", headers=srv.auth).json()["stopped"] is True
     done = wait_until(lambda: [c for c in _chunks(srv, sid) if c["type"] == "done"], timeout=5)
     assert done[-1]["data"]["ending"] == "cancelled"
-    assert (srv.workspace / "hello.py").exists()  # what was done so far is kept
+    assert (srv.workspace / "hello.py").exists()  # what was done so far is kept, and said so truly
+    assert done[-1]["data"]["text"].startswith("Cancelled — 1 file changed so far (hello.py); /undo to take it back.")
     monkeypatch.setenv("DUCKFLOW_DEMO_DELAY", "0")
     undone = _send(srv, sid, "/undo")  # and its checkpoint: /undo takes it back
     assert undone[0]["data"]["details"]["ok"] is True and not (srv.workspace / "hello.py").exists()

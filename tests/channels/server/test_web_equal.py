@@ -106,13 +106,13 @@ def test_stop_cancels_the_turn_at_once_and_marks_the_partial_reply(tmp_path: Pat
         shot(page, f"web-{width}-stop")
         asked = time.monotonic()
         page.click("#stop")
-        page.locator("#log .line", has_text="Stopped. What was done so far is kept").wait_for(timeout=5000)
+        page.locator("#log .line", has_text="Cancelled — nothing was changed.").wait_for(timeout=5000)
         wait_js(page, "document.getElementById('stop').hidden", timeout=5)
         assert time.monotonic() - asked < 3  # at once, not when the model would have finished
         stopped = page.locator("#log .msg.bot.cancelled")
-        assert stopped.count() == 1 and stopped.locator(".stopped").inner_text() == "stopped"
+        assert stopped.count() == 1 and stopped.locator(".stopped").inner_text() == "(cancelled)"
         assert page.locator("#send").is_visible() and page.locator("#log .card").count() == 0
-        assert any("Stopped by you" in e for e in page.locator("#timeline li").all_inner_texts())
+        assert any("Cancelled by you" in e for e in page.locator("#timeline li").all_inner_texts())
         shot(page, f"web-{width}-stopped")
         sid = page.evaluate("window.duckflowPage.state.sid")
         state = slow.api("GET", f"/v1/sessions/{sid}")

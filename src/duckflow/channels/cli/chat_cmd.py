@@ -3,8 +3,10 @@
 Enter sends; Alt+Enter (or Esc then Enter) adds a new line. While the companion works, what
 it waits on (thinking, writing with its token count, a command) sits in the bottom bar and the
 prompt stays open (the dual loop): a question is answered at once, in parallel and read-only; a
-correction reaches the task at its next step; "stop" / "wait" / 止めて / 待って (or Ctrl-C)
-pauses it cleanly, "continue" / 続けて goes on. The chat's own commands (/undo, /redo, /diff,
+correction reaches the task at its next step; "stop" / "wait" / 止めて / 待って pauses it
+cleanly, "continue" / 続けて goes on. Ctrl-C or Esc cancels the running turn: what it wrote so
+far stays, marked "(cancelled)", and one line says what it changed (channels/cancelled.py:
+"Cancelled — nothing was changed", or the files and the /undo that takes them back). The chat's own commands (/undo, /redo, /diff,
 /status, /model, /help …) are in channels/commands.py (the web page's too); an unknown /word is refused without a
 model call. An approval is answered with y / n / e(dit) / a(lways for this session) / d(etails);
 after n (or e) the next line says what to do instead and reaches the model with the denial.
@@ -74,6 +76,26 @@ class Chat:
         self.editing = ""  # after n / e: the next line says what to do instead ("no" or "edit")
         self.always = False  # "a": approve this session's workspace changes without asking
         self.changes = Changes(self.session.state.workspace)
+        self.turn: Any = None  # the running turn's account of its changes (workspace/turnchanges.py)
+        self.loop.on_start = self._turn_started
+
+    def _turn_started(self) -> None:
+        from duckflow.workspace.turnchanges import TurnChanges
+
+        self.turn = TurnChanges(self.session.state.workspace or ".")
+
+    def watch(self, chunk: Any) -> None:
+        """Every chunk of the session: the running turn notes the commands it ran."""
+        from duckflow.channels.cancelled import watch_chunk
+
+        watch_chunk(self.turn, chunk)
+
+    def cancelled(self) -> str:
+        """The cancelled turn's line, true of what its checkpoints hold."""
+        from duckflow.channels.cancelled import cancelled_line
+        from duckflow.workspace.turnchanges import Changed
+
+        return cancelled_line(self.turn.files() if self.turn is not None else Changed())
 
     @property
     def activity(self) -> str:
@@ -92,7 +114,8 @@ class Chat:
             c.print(f"[bold red]The task failed:[/] {escape(clean(str(exc)))}")
         elif outcome is None:
             if not self.loop.paused:
-                c.print("[yellow]Stopped; the work so far is kept. Say \"continue\" to go on, "
+                self.render.cut_short()  # the partial reply ends marked "(cancelled)", on its own line
+                c.print(f"[yellow]{escape(self.cancelled())}[/] [dim]Say \"continue\" to go on, "
                         "or tell me what to do instead.[/]")
         elif outcome.ending == "approval" and self.talk is not None and self.talk.coder_job:
             c.print(f"[yellow]{CODER_QUESTION}[/]")
@@ -147,7 +170,7 @@ class Chat:
         activity = (self.activity or "working").rstrip("…")
         since = self.render.activity_since
         took = f" {time.monotonic() - since:.0f}s" if self.activity and since else ""
-        return f" {frame} {activity}…{took}  (ask · correct · stop · Ctrl-C pauses)"
+        return f" {frame} {activity}…{took}  (ask · correct · Esc or Ctrl-C cancels)"
 
     async def handle(self, text: str) -> bool:
         """One line from the person; False ends the chat."""
@@ -182,7 +205,8 @@ class Chat:
                                           lambda st: st.memory.user_settings.__setitem__(key, value.strip()))
                 c.print(f"Setting {key} = {value.strip()}")
         elif text == "/cancel":
-            c.print("Cancelling…" if await self.loop.cancel() else "Nothing is running.")
+            if not await self.loop.cancel():  # (a cancelled turn says so itself)
+                c.print("Nothing is running.")
         elif text == "/resume" and not self.loop.busy:
             self.loop.start_continue()
         elif text == "/sessions":
@@ -313,8 +337,8 @@ async def _interactive(chat: Chat) -> None:
     def _newline(event: Any) -> None:
         event.current_buffer.insert_text("\n")
 
-    def cancel_turn() -> None:  # the running turn stops; its state and checkpoints stay
-        asyncio.get_running_loop().create_task(chat.loop.pause())
+    def cancel_turn() -> None:  # the running turn ends as cancelled; its state and checkpoints stay
+        asyncio.get_running_loop().create_task(chat.loop.cancel())
 
     @kb.add("c-c")
     def _ctrl_c(event: Any) -> None:
@@ -348,7 +372,7 @@ async def _interactive(chat: Chat) -> None:
                 armed[0] = False
             except KeyboardInterrupt:  # (a Ctrl-C the bindings above did not take)
                 if chat.loop.busy:
-                    await chat.loop.pause()
+                    await chat.loop.cancel()
                     continue
                 break
             except EOFError:
@@ -392,6 +416,7 @@ def run(args: argparse.Namespace) -> int:
     chat.talk = CliConversation(opened)
     chat.talk.images = list(args.image or [])
     opened.session.chunks.subscribe(renderer)
+    opened.session.chunks.subscribe(chat.watch)
     chat.banner()
     if chat.talk.speakers():
         console.print(f"[dim]{escape(chat.talk.speakers())}[/]")

@@ -148,6 +148,11 @@ def _run(args: argparse.Namespace, started: Callable[[], None]) -> int:
             stop_watching()
 
     stop_watching = session.chunks.subscribe(first_turn_over)
+    from duckflow.channels.cancelled import watch_chunk
+    from duckflow.workspace.turnchanges import TurnChanges
+
+    changes = TurnChanges(str(workspace))  # what the run changed: a Ctrl-C says it truly
+    session.chunks.subscribe(lambda chunk: watch_chunk(changes, chunk))
 
     always = [False]
 
@@ -278,10 +283,7 @@ def _run(args: argparse.Namespace, started: Callable[[], None]) -> int:
         # the stores close together; with the fast exit, their connections stay open for it
         close_all(talk.close, opened.close, process_ends=fastexit.armed())
     if cancelled:
-        renderer.cut_short()  # on a fresh line, not after the half-written answer
-        renderer.console.print("[yellow]Stopped (Ctrl-C); the work so far is kept. Continue with "
-                               f"`duckflow run --resume -w {args.workspace}` or `duckflow chat`.[/]")
-        return EXIT_CANCELLED
+        return _cancelled(args, renderer, changes, opened)
     if args.json:
         print_json(_outcome_json(outcome, opened))
     else:
@@ -297,6 +299,25 @@ def _run(args: argparse.Namespace, started: Callable[[], None]) -> int:
     if outcome.success:
         return EXIT_OK
     return EXIT_APPROVAL if outcome.ending == "approval" else EXIT_STOPPED
+
+
+def _cancelled(args: argparse.Namespace, renderer: Any, changes: Any, opened: Any) -> int:
+    """Ctrl-C: the run ends as cancelled, with the line that says what it changed (exit 130)."""
+    from duckflow.channels.cancelled import cancelled_line
+
+    changed = changes.files()
+    said = cancelled_line(changed, undo="`duckflow undo`")
+    go_on = f"Continue with `duckflow run --resume -w {args.workspace}` or `duckflow chat`."
+    if args.json:
+        s = opened.session.state
+        print_json({"ok": False, "ending": "cancelled", "message": said, "session_id": s.session_id,
+                    "step": s.step.value, "status": s.status.value, "model": opened.model_name,
+                    "result": {"kind": "cancelled", "said": said, "files_changed": list(changed.paths),
+                               "undos": changed.undos, "commands_run": len(changed.commands)}})
+        return EXIT_CANCELLED
+    renderer.cut_short()  # on a fresh line, not after the half-written answer
+    renderer.console.print(f"[yellow]{escape(said)}[/] {escape(go_on)}")
+    return EXIT_CANCELLED
 
 
 def _waiting_job(session: Any, talk: Any) -> str:

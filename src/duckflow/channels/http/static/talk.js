@@ -11,7 +11,7 @@ const Talk = (() => {
   const CHAT_NOTICES = new Set(["queued", "paused", "constraint", "auto_approved", "approval_refused",
     "approval_stale", "overwrite", "copied_example", "router", "images", "question", "delegated"]);
   const ENDINGS = { done: "Done", approval: "Waiting for your approval", input: "Waiting for your answer",
-    error: "Stopped on an error", paused: "Paused", stopped: "Stopped", cancelled: "Stopped by you" };
+    error: "Stopped on an error", paused: "Paused", stopped: "Stopped", cancelled: "Cancelled by you" };
   const CHANGES = new Set(["write_file", "edit_file", "delete_path", "move_path", "create_directory", "apply_patch"]);
 
   const { el, clip, clock, parse, actionLabel, resultNote, approvalHeadline, cleanReply, diffBlock, fields } = Words;  // words.js
@@ -78,7 +78,7 @@ const Talk = (() => {
       if (!this.painting.delete(b)) return;
       const stick = this.hooks.nearBottom();
       b.replaceChildren(Md.render(b.raw));
-      if (b.stopped) b.appendChild(el("span", "stopped", "stopped"));
+      if (b.stopped) b.appendChild(el("span", "stopped", "(cancelled)"));
       this.hooks.added(stick);
     }
 
@@ -122,7 +122,7 @@ const Talk = (() => {
       row.querySelector("summary").appendChild(b);
     }
 
-    stopped() {  // Stop: the reply written so far stays, marked as stopped
+    stopped() {  // Stop: the reply written so far stays, marked "(cancelled)"
       const b = this.turnBubbles[this.turnBubbles.length - 1];
       if (b) { b.stopped = true; b.classList.add("cancelled"); this.painting.add(b); this.paint(b); }
     }
