@@ -52,10 +52,11 @@ async def test_a_long_failing_test_run_shows_the_fix_its_first_failed_assert(env
     out = await drive(o.session, o.session.handle_message(TASK), auto_approve_workspace=True)
     fix = asked(model, 1)
     # the failed assert, as the test says it (not "timed out" read from a result cut as text)
-    assert "'odd' != 'even'" in fix and "timed out" not in fix
-    assert "self.assertEqual(label(" in fix
+    assert "label(0) returned 'odd', but the test expects 'even'" in fix and "timed out" not in fix
     assert out.ending == "done" and (env.root / "parity.py").read_text() == RIGHT
     assert "Done" in out.message and "parity_test.py" in out.message
+    # a plain unittest file runs with the standard library's runner (no plugins to load)
+    assert "python3 -m unittest -q parity_test.py → 12 passed" in out.message
 
 
 async def test_the_first_reply_sees_the_asserts_of_the_tests_beside_the_stub(env: Any) -> None:  # noqa: F811
@@ -101,3 +102,14 @@ async def test_a_fix_round_sees_every_kind_of_failure_of_the_test_run_at_once(en
     assert "label(0) returned 'odd', but the test expects 'even'" in said
     assert "label(None) returned 'odd', but the test expects 'neither'" in said
     assert said.count("\n- ") >= 2 and "chance 1 of 2" in said
+
+
+async def test_a_unittest_run_that_ran_no_test_proves_nothing(env: Any) -> None:  # noqa: F811
+    (env.root / "parity.py").write_text(STUB)
+    (env.root / "parity_test.py").write_text("import unittest\n\nfrom parity import label\n\n\n"
+                                             "class ParityTest(unittest.TestCase):\n    pass\n")
+    model = ScriptedModel([step("write it", create("parity.py", RIGHT))] * 6, name="t")
+    o = env.open(model, codec="symops", mode="single-call")
+    out = await drive(o.session, o.session.handle_message(TASK), auto_approve_workspace=True)
+    assert not (out.ending == "done" and "Done" in out.message)
+    assert "python3 -m unittest -q parity_test.py ran no test" in out.message or "not checked" in out.message

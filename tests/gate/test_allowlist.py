@@ -10,7 +10,8 @@ LISTED = ["ls -la", "cat a.txt | wc -l", "grep -rn foo src 2>/dev/null", "head -
           "git status", "git diff --stat", "git log --oneline -5", "git show HEAD:a.py",
           "find . -name '*.py'", "sort a.txt", "uniq a.txt", "ls 2>&1 | head", "echo done > /dev/null",
           "diff a b", "ls\ncat a", "ls && cat a || true", "cat a.txt &> /dev/null"]
-TESTS = ["pytest -q", "python3 -m pytest -x tests", "npm test", "make test", "ls && pytest -q"]
+TESTS = ["pytest -q", "python3 -m pytest -x tests", "npm test", "make test", "ls && pytest -q",
+         "python3 -m unittest -q leap_test.py"]
 UNLISTED = ["sort -o keep.txt /dev/null", "sort -uo keep.txt a", "sort --output=keep.txt a",
             "sort --compress-program=sh a", "uniq IN OUT", "find . -delete", "find . -exec rm {} +",
             "find . -fprint x", "tail -f log", "rg --pre=sh foo", "tree -o x", "date -s 2020-01-01",
@@ -25,7 +26,8 @@ UNLISTED = ["sort -o keep.txt /dev/null", "sort -uo keep.txt a", "sort --output=
             "ls\n\nrm k", "ls |& rm k", "ls >| k", "sort --out=keep.txt a", "sort --outp keep.txt a",
             "git diff --out=keep.txt", "rg --hostname-bin=sh x", "cat ~/.ssh/id_rsa", "cat /etc/passwd",
             "head ../secret", "git show --textconv HEAD:a", "grep -f /etc/shadow x", "find / -name x",
-            "pytest --basetemp=/root/work", "python3 -m pytest --junitxml=../x"]
+            "pytest --basetemp=/root/work", "python3 -m pytest --junitxml=../x",
+            "python3 -m unittest -q ../x_test.py", "python3 -m unittest -k x -s /"]
 
 
 @pytest.mark.parametrize("command", LISTED)

@@ -155,7 +155,7 @@ def note(session: Any, ran: list[CallOutcome]) -> None:
                 log.failed_tests = failures(out, err)
                 said = testfirst.failed_words(log, command, err) if o.status == "ok" else ""
                 log.fail(sig, f"check failed: {said}" if said else f"check failed: {command} → {why}: "
-                         f"{first_error(out, err)}", log.expect_says if said else "")
+                         f"{(log.failed_tests or [first_error(out, err)])[0]}", log.expect_says if said else "")
                 if said:
                     log.seen = expect.shown(err.strip().splitlines()[-1])
                 continue
@@ -250,11 +250,18 @@ def note(session: Any, ran: list[CallOutcome]) -> None:
             if log.sticky:  # a failure only a change clears (a later run with the option passes)
                 log.passed, log.last = False, log.sticky
                 continue
+            if UNITTEST.match(command):  # the standard library's runner says "Ran 3 tests … OK" on stderr
+                ran = re.search(r"^Ran (\d+) tests? in", err, re.M)
+                if not ran or ran.group(1) == "0":
+                    log.last = f"not checked: {command} ran no test"
+                    continue
+                out = f"{ran.group(1)} passed"
             lines = len(out.strip().splitlines())
             log.passed, log.changed = True, []
             log.last = f"checked: {command} → exit 0" + (f", {lines} line{'s' * (lines != 1)} of output"
-                                                         if lines and "pytest" not in command else "")
-            if "pytest" in command:
+                                                         if lines and "pytest" not in command
+                                                         and not UNITTEST.match(command) else "")
+            if "pytest" in command or UNITTEST.match(command):
                 found = re.search(r"(\d+) passed", out)
                 log.last = f"checked: {command} → {found.group(0) if found else 'exit 0'}"
                 log.seen = found.group(0) if found else log.seen
@@ -297,18 +304,31 @@ def auto_command(session: Any, log: CheckLog, files: list[str]) -> str | None:
         return named[0]
     for path in log.changed:
         if TEST_FILE.search(path):
-            return f"python3 -m pytest -q {path}"
+            return test_command(path, session.runner.read_text(path) or "")
     mods = {PurePosixPath(p).stem for p in log.changed}
     for test in (f for f in files if TEST_FILE.search(f)):
         text = session.runner.read_text(test) or ""
         if any(re.search(rf"^\s*(from|import)\s+{re.escape(m)}\b", text, re.M) for m in mods):
-            return f"python3 -m pytest -q {test}"
+            return test_command(test, text)
     for path in log.changed:
         text = session.runner.read_text(path)
         if text is not None and not only_definitions(text) and not reads_arguments(text) \
                 and f"python3 {path}" not in log.auto_tried:
             return f"python3 {path}"
     return None
+
+
+UNITTEST = re.compile(r"^python3 -m unittest -q \S+$")
+_PYTEST_ONLY = re.compile(r"^\s*(import pytest|from pytest\b)|@pytest\.|^def test\w*\(|^async def test", re.M)
+
+
+def test_command(path: str, text: str) -> str:
+    """How the loop runs a test file: a plain unittest file with the standard library's runner
+    (no plugins to load: a fraction of a second where pytest took seconds on a busy machine),
+    anything else with pytest."""
+    if "unittest.TestCase" in text and not _PYTEST_ONLY.search(text):
+        return f"python3 -m unittest -q {path}"
+    return f"python3 -m pytest -q {path}"
 
 
 def protected_paths(session: Any) -> set[str]:

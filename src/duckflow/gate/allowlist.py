@@ -18,7 +18,7 @@ On the list:
 - only inside a box (workspace/box.py: no network, the host read-only, the workspace a
   copy-on-write overlay): `python3 FILE [ARGS]` (a workspace script, or the call check of a
   workspace module), and the project's test command: `run_tests` with no command, `pytest`,
-  `python3 -m pytest`, `npm test`, `make test`, `cargo test`, `go test`, exactly as the runner
+  `python3 -m pytest`, `python3 -m unittest`, `npm test`, `make test`, `cargo test`, `go test`, exactly as the runner
   is called (a quiet or verbose flag and the tests to run by path; no option that changes
   what runs).
 Code-running needs a box: without one (`workspace.sandbox = "none"`, no usable bubblewrap) no

@@ -210,6 +210,7 @@ _RUNNERS: tuple[tuple[tuple[str, ...], frozenset[str], str], ...] = (
     (("pytest",), _PYTEST_FLAGS, "path"),
     (("python", "-m", "pytest"), _PYTEST_FLAGS, "path"),
     (("python3", "-m", "pytest"), _PYTEST_FLAGS, "path"),
+    (("python3", "-m", "unittest"), frozenset({"-q", "-v", "--quiet", "--verbose"}), "path"),  # the stdlib runner
     (("npm", "test"), frozenset({"--silent", "-s"}), ""),
     (("npm", "run", "test"), frozenset({"--silent", "-s"}), ""),
     (("make", "test"), frozenset(), ""),
