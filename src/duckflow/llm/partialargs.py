@@ -42,6 +42,9 @@ class ArgsReader:
             value: Any = from_json("".join(self.parts), allow_partial="trailing-strings")
         except ValueError:
             return []  # e.g. cut inside a number or a key: the next fragment completes it
+        except TypeError:  # a pydantic-core older than its trailing-strings mode: nothing shows
+            self.broken = True
+            return []
         if not isinstance(value, dict):
             self.broken = value is not None
             return []

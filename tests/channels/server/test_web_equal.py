@@ -266,3 +266,39 @@ def test_what_a_model_writes_shows_while_it_writes(served: Served, browser: Any)
     }""", written)
     assert seen[6].endswith("$ create @ ") and "$ create @ hello.py" in seen[7] and seen[-2].endswith("print('hi')\nprint('there')")  # line by line
     assert seen[-1] == "(hidden)"  # the turn ended: what it wrote is in its result
+
+
+def test_a_native_calls_file_and_a_dml_reply_show_as_lines_while_written(served: Served, browser: Any) -> None:  # noqa: F811
+    page = browser.new_page(viewport={"width": 390, "height": 844})
+    page.goto(served.url + "/")
+    page.wait_for_selector("#login:not([hidden])")
+    content = "import sys\nprint('hi é')\n"
+    dml = "Thought: write it\nAction:\n🦆▶️[T:write_file|greet.py|\nimport sys\nprint('hi')\n]◀️🦆\n" \
+          "🦆▶️[T:execute_shell|python3 greet.py]◀️🦆\n"
+    seen = page.evaluate("""([content, dml]) => {
+        const log = document.createElement("div"), tl = document.createElement("ol");
+        const hooks = { nearBottom: () => true, added() {}, attention() {}, decide() {}, answered() {}, done() {}, busy() {} };
+        const talk = new Talk.Conversation(log, tl, hooks);
+        document.body.appendChild(log);
+        const box = () => log.querySelector("pre.writing");
+        talk.show({ seq: 1, type: "notice", agent: "router", data: { code: "route", message: "", details: { text: "go" } } });
+        talk.show({ seq: 2, type: "progress", agent: "companion.specialized", data: { phase: "start", what: "asking m" } });
+        const grow = (key, text, name) => talk.show({ seq: 3, type: "tool_call_delta", agent: "companion.specialized",
+                                                       data: { id: name, name, key, text, done: false } });
+        grow("path", "greet.py", "write_file");
+        const out = [];
+        for (let i = 0; i < content.length; i += 5) { grow("content", content.slice(i, i + 5), "write_file"); out.push(box().textContent); }
+        grow("command", "python3 gr", "execute_shell"); out.push(box().textContent);
+        talk.show({ seq: 4, type: "progress", agent: "companion.specialized", data: { phase: "start", what: "asking m" } });
+        for (let i = 0; i < dml.length; i += 6) talk.show({ seq: 5, type: "delta", agent: "companion.specialized", data: { text: dml.slice(i, i + 6) } });
+        out.push(box().textContent);
+        talk.show({ seq: 6, type: "done", agent: "companion", data: { ending: "done", text: "" } });
+        out.push(box().hidden ? "(hidden)" : "shown");
+        return out;
+    }""", [content, dml])
+    assert seen[1] == "Writing greet.py:\nimport sys"  # the file's first line, as it was written
+    assert seen[-4].endswith("Writing greet.py:\nimport sys\nprint('hi é')")
+    assert seen[-3].endswith("print('hi é')\n$ python3 gr")  # the command as it forms
+    assert seen[-2].endswith("Writing greet.py:\nimport sys\nprint('hi')\n$ python3 greet.py")  # DML, without
+    assert "🦆" not in seen[-2] and "◀" not in seen[-2]  # its markers
+    assert seen[-1] == "(hidden)"

@@ -6,7 +6,9 @@ One `Renderer` for `duckflow run` and `duckflow chat`. Each chunk goes through t
 one line per action, the approval card (headline, the five points, the diff once, a short job
 id), a sentence for a stop or an error. What is being waited on (loading, thinking, writing with
 its token count, a command running) is one updating status line with its time (a spinner on a
-terminal; chat shows it in its bottom bar), never printed into the scrollback.
+terminal; chat shows it in its bottom bar), never printed into the scrollback; on a terminal the
+last few lines of the file being written show under it (chat: the last one), and on a pipe every
+line prints in order.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from duckflow.channels.present import CHAT, MAIN, Line, Presenter, card, visible
 PREFIX = {MAIN: "🦆 ", CHAT: "🦆 ↳ "}
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # a model's text must not drive the terminal
 ANSWERS = "y(es) / n(o) / e(dit) / a(lways for this session)"
+WINDOW = 4  # lines of a file being written shown under the status line (quiet in 80x24)
 
 
 def _dirty(value: Any) -> bool:
@@ -75,6 +78,7 @@ class Renderer:
         self._open_agent = ""  # the agent whose streamed text is last on the screen
         self._started: set[str] = set()  # agents whose streamed block has begun (its 🦆 printed)
         self.activity = ""  # what is being waited on now (chat's bottom bar)
+        self.window: list[str] = []  # on a terminal: the last lines of the file being written
         self.activity_since = 0.0
         self.updates = 0  # how many streamed pieces were written (tests, bench)
         self.live_line = live_line
@@ -104,6 +108,8 @@ class Renderer:
             self._progress = None
 
     def _status(self, text: str) -> None:
+        if not text.startswith("Writing"):
+            self.window = []  # what was being written is done with (its action, card or diff follows)
         if not text:
             self.activity = ""
             self.stop_spinner()
@@ -113,15 +119,26 @@ class Renderer:
         self.activity = text
         if not self.spinner or self._line_open:
             return
+        width = max(20, self.console.width - 8)
+        shown = "\n".join([text, *(ln if len(ln) <= width else ln[:width - 1] + "…" for ln in self.window)])
         if self._progress is None:
             from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-            self._progress = Progress(SpinnerColumn("dots"), TextColumn("{task.description}"),
+            self._progress = Progress(SpinnerColumn("dots"), TextColumn("{task.description}", markup=False),
                                       TimeElapsedColumn(), console=self.console, transient=True)
-            self._task = self._progress.add_task(text, total=None)
+            self._task = self._progress.add_task(shown, total=None)
             self._progress.start()
         else:
-            self._progress.update(self._task, description=text)
+            self._progress.update(self._task, description=shown)
+
+    def _writing(self, line: Line) -> bool:
+        """On a terminal a file's lines as they are written are the last few under the status line,
+        not the scrollback (the action line and its diff or card follow); True when kept there."""
+        if not (self.spinner or self.live_line):
+            return False  # a pipe or a file: every line, in order
+        if not line.text.lstrip().startswith("Writing "):  # (the status line names the file)
+            self.window = [*self.window, line.text.rstrip()][-WINDOW:]
+        return True
 
     # -- streamed text ------------------------------------------------------------------
     def _close_line(self, *agents: str) -> None:
@@ -148,8 +165,10 @@ class Renderer:
         return self.partial_view()
 
     def partial_view(self) -> str:
-        """The lines being written (live_line mode), for the chat's bottom bar."""
-        return " │ ".join(p for p in self._partials.values() if p.strip())
+        """The lines being written (live_line mode), for the chat's bottom bar: the reply's, else
+        the last line of the file or command the model is writing."""
+        said = " │ ".join(p for p in self._partials.values() if p.strip())
+        return said or (self.window[-1].strip() if self.window else "")
 
     def _stream(self, agent: str, text: str, dim: bool) -> None:
         from rich.text import Text
@@ -228,6 +247,8 @@ class Renderer:
             chunk = chunk.model_copy(update={"data": chunk.data.model_copy(update=clean(fields))})
         if chunk.type == "notice" and chunk.data.code in ("paused", "cancelled"):
             self.cut_short()  # (the partial reply of the cancelled turn is marked as such)
+        if chunk.type == "tool_call_delta" and self._line_open and not self.live_line:
+            self._close_line()  # the reply's words so far end their line: what the call writes shows below
         for line in self.present.feed(chunk):
             if self._held is not None and (line.kind != "status" and line.text and visible(line, self.level)
                                            or line.kind == "answer"):
@@ -256,6 +277,8 @@ class Renderer:
             return
         if line.kind == "detail" and line.data.get("stream"):
             self._stream(agent, line.text, dim=True)
+            return
+        if line.kind == "detail" and line.data.get("writing") and self._writing(line):
             return
         self.stop_spinner()
         self._close_line()

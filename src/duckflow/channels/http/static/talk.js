@@ -15,6 +15,17 @@ const Talk = (() => {
   const CHANGES = new Set(["write_file", "edit_file", "delete_path", "move_path", "create_directory", "apply_patch"]);
 
   const { el, clip, clock, parse, actionLabel, resultNote, approvalHeadline, cleanReply, diffBlock, fields } = Words;  // words.js
+  // a DML macro's head and end (as tolerant as the server's reader): shown as "Writing FILE:" and "$ COMMAND"
+  const DML_HEAD = /^\s*\u{1F986}[ \t]?\u25B6[\uFE0E\uFE0F]?[ \t]?\[\s*T\s*[:\uFF1A]\s*(\w+)\s*\|(.*)$/u;
+  const DML_END = /\][ \t]?\u25C0[\uFE0E\uFE0F]?[ \t]?\u{1F986}/u;
+  const tidy = (line) => {
+    const m = line.match(DML_HEAD);
+    if (!m) return line.replace(DML_END, "");
+    const rest = m[2].split(DML_END)[0];
+    if (/^(execute_shell|run_tests|run_command|shell)$/.test(m[1])) return "$ " + rest.trim();
+    const bar = rest.indexOf("|");
+    return bar < 0 ? line : `Writing ${rest.slice(0, bar).trim()}:\n${rest.slice(bar + 1)}`;
+  };
 
   class Conversation {
     constructor(log, timeline, hooks) {
@@ -84,10 +95,21 @@ const Talk = (() => {
 
     write(text) {  // the last lines a model writes in its protocol (a file's lines, a command), live
       this.tail = text.slice(-4000);
-      const lines = this.tail.split("\n").filter((l) => l.trim()).slice(-6);
+      const lines = this.tail.split("\n").map(tidy).join("\n").split("\n").filter((l) => l.trim()).slice(-6);
       this.writing.hidden = !lines.length || !this.since;
       this.writing.textContent = lines.join("\n");
       if (lines.length) this.hooks.added(this.hooks.nearBottom());
+    }
+
+    forming(d) {  // a native call as it forms: its file's text or its command (decoded by the server)
+      if (!this.calls) this.calls = new Map();
+      if (!this.calls.has(d.id)) this.calls.set(d.id, { path: "", begun: false });
+      const call = this.calls.get(d.id);
+      if (d.key === "path") { call.path += d.text || ""; return; }
+      if (!d.text || (d.key !== "content" && d.key !== "command")) return;
+      const head = call.begun ? "" : d.key === "command" ? "\n$ " : `\nWriting ${call.path || "a file"}:\n`;
+      call.begun = true;
+      this.write(this.tail + head + d.text);
     }
 
     flush() { [...this.painting].forEach((b) => this.paint(b)); }
@@ -148,11 +170,12 @@ const Talk = (() => {
         case "decision":  // a single-call step's thought is the model's prose; two-call reasons stay in the trace
           if (d.pattern === "single_call" && d.rationale && !/^\(no thought/.test(d.rationale)) { this.prose(d.rationale, "thought"); this.bubble = null; }
           return;
+        case "tool_call_delta": if (this.since) this.forming(d); return;  // shown while written
         case "tool_call": return this.action(c, d);
         case "tool_response": return this.result(c, d);
         case "approval": return d.phase === "answer" ? this.answered(c, d) : this.approval(c, d);
         case "progress":
-          if (d.phase === "start") { this.working(true); if (/^asking /.test(d.what || "")) this.write(""); }
+          if (d.phase === "start") { this.working(true); if (/^asking /.test(d.what || "")) { this.write(""); this.calls = null; } }
           return;
         case "error":
           this.line(`Something went wrong: ${d.message}${d.hint ? " — " + d.hint : ""}`, "error"); this.errored = true;
