@@ -354,6 +354,10 @@ class ChannelManager:
         turn.cancel()
         return True
 
+    async def cancel_turn(self, session_id: str) -> bool:
+        """Stop from the API: `stop_turn` here (several processes: wherever the turn runs, lease.py)."""
+        return self.stop_turn(session_id)
+
     async def _run(self, session_id: str, job: Job) -> Reply:
         """One run as its own task, so that `stop_turn()` cancels it and nothing else; a cancelled
         one ends with the line that says what it changed (channels/cancelled.py)."""

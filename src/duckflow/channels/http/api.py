@@ -171,7 +171,7 @@ def api_router() -> APIRouter:
         """Cancel the session's running turn at once (the page's Stop button); state and checkpoints stay."""
         runner, manager, chunks = _parts(request)
         _known(runner, sid)
-        stopped = manager.stop_turn(sid)
+        stopped = await manager.cancel_turn(sid)  # wherever the turn runs (several processes: over Redis)
         return {"session_id": sid, "stopped": stopped, "after": chunks.last_seq(sid),
                 **({} if stopped else {"detail": "nothing is running in this conversation"})}
 

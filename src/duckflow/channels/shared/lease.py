@@ -14,6 +14,12 @@ any process takes the lease, marks the entries the dead process had read as inte
 `error` chunk `interrupted` and a `done` with ending `interrupted`, at the next seqs of the
 same stream, so followers see no gap) and runs what is left. Sending "continue" goes on from
 the state the dead process last saved.
+
+Stop reaches the turn wherever it runs (`cancel_turn`): a turn running here is cancelled at once;
+otherwise the request is published on `df:stop` (Redis pub/sub, as the chunk announcements are)
+with a reply key, every process hears it, the one whose turn it is cancels it and pushes the
+answer onto the reply key, which the asking process waits on for at most `STOP_WAIT_S`. A
+`/cancel` typed on the web while the session works goes the same way instead of into its queue.
 """
 
 from __future__ import annotations
@@ -49,6 +55,8 @@ if v == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) return 1 end
 if not v then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) return 1 end
 return 0
 """
+STOP = "df:stop"  # "SESSION REPLY-KEY": cancel the session's turn if it runs on this process
+STOP_WAIT_S = 3.0  # how long a Stop waits for the process running the turn to answer
 INTERRUPTED = ("the server process running this turn stopped before it finished; "
                "send \"continue\" to go on from where it was saved")
 
@@ -89,16 +97,20 @@ class SharedManager(ChannelManager):
         self._holding_lock = threading.Lock()
         self._stop_renewing = threading.Event()
         self._renewer: threading.Thread | None = None
+        self._stops: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
         await self.rlog.start()
         self._sweeper = asyncio.create_task(self._sweep())
+        self._stops = asyncio.create_task(self._hear_stops())
         self._renewer = threading.Thread(target=self._renew_all, name="duckflow-lease", daemon=True)
         self._renewer.start()
 
     async def stop(self) -> None:
         if self._sweeper is not None:
             self._sweeper.cancel()
+        if self._stops is not None:
+            self._stops.cancel()
         self._stop_renewing.set()
         await self.drain(timeout=5)
         for task in list(self._owned.values()):
@@ -121,6 +133,8 @@ class SharedManager(ChannelManager):
 
     def submit(self, session_id: str, text: str, channel: str = "http", *, target: Any = None,
                images: list[str] | None = None) -> int:
+        if channel == "http" and text.strip().lower() == "/cancel" and self.busy(session_id):
+            return self._cancel_typed(session_id)  # as Stop, wherever the turn runs (not queued behind it)
         return self._post(session_id, {"kind": "message", "text": text, "channel": channel,
                                         "images": json.dumps(images or []), "target": _target(target)})
 
@@ -145,6 +159,55 @@ class SharedManager(ChannelManager):
         if self.rlog.sync_call(post):
             self._own(sid)
         return before
+
+    # -- Stop, from any process -------------------------------------------------------------
+    async def cancel_turn(self, session_id: str) -> bool:
+        """Cancel the session's running turn wherever it runs; True when a process cancelled it."""
+        if self.stop_turn(session_id):  # it runs here
+            return True
+        reply = f"df:stopped:{secrets.token_hex(8)}"
+        try:
+            holder = await self.aio.get(lock_key(session_id))
+            if holder is None or holder == self.me.encode():  # no process runs it (or this one, between turns)
+                return False
+            if not int(await self.aio.publish(STOP, f"{session_id} {reply}")):
+                return False
+            got = await self.aio.blpop([reply], timeout=STOP_WAIT_S)
+        except self.rlog.errors as exc:
+            raise unavailable(self.rlog.name, exc) from None
+        return got is not None
+
+    def _cancel_typed(self, session_id: str) -> int:
+        before = int(self.chunks.last_seq(session_id))
+
+        async def cancel() -> None:
+            if not await self.cancel_turn(session_id):  # nothing ran after all: answered as a command
+                self._post(session_id, {"kind": "message", "text": "/cancel", "channel": "http",
+                                        "images": "[]", "target": _target(None)})
+        asyncio.get_running_loop().create_task(cancel())
+        return before
+
+    async def _hear_stops(self) -> None:
+        """`df:stop` requests: a turn of this process named there is cancelled, and the asker told."""
+        while True:
+            pubsub = self.aio.pubsub()
+            try:
+                await pubsub.subscribe(STOP)
+                async for msg in pubsub.listen():
+                    if msg.get("type") != "message":
+                        continue
+                    sid, _, reply = msg["data"].decode().partition(" ")
+                    if self.stop_turn(sid):
+                        await self.aio.rpush(reply, "1")
+                        await self.aio.expire(reply, 30)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # Redis went away: subscribe again
+                log.debug("stop requests interrupted: %s", exc)
+                await asyncio.sleep(0.5)
+            finally:
+                with contextlib.suppress(Exception):
+                    await pubsub.aclose()
 
     # -- running (the lease holder) ---------------------------------------------------------
     def _own(self, sid: str) -> None:
