@@ -59,3 +59,58 @@ async def test_the_value_after_a_file_name_is_the_expectation(env: Any) -> None:
         "mean([1, 2, 3]) in stats.py should return 2, but it returns 3.0. Fix it."), auto_approve_workspace=True)
     assert out.success and out.result.kind == "done", out.message
     assert "as the task expects: mean([1, 2, 3]) returns 2" in out.message
+
+
+LOUD = "def hello(name):\n    return f'Hello, {name}!'\n\n\nprint('loaded')\nprint(hello('World'))\n"
+GUARDED_DEMO = ("def hello(name):\n    return f'Hello, {name}!'\n\n\nif __name__ == '__main__':\n"
+                "    print('loaded')\n    print(hello('World'))\n")
+QUIET_TASK = "Importing greetings.py prints things. Make the demo at its bottom run only when greetings.py is run as a script."
+
+
+async def test_a_module_that_still_prints_on_import_is_not_done(env: Any) -> None:  # noqa: F811
+    # the hidden task "a function that must not print on import" had ended "Done": the call the
+    # task names gave the right value, and nothing looked at what the import printed
+    (env.root / "greetings.py").write_text(LOUD)
+    renamed = LOUD.replace("print('loaded')", "print('ready')")
+    model = ScriptedModel([step("quiet it", edit("greetings.py", LOUD, renamed)),
+                           *[step("fine", done=True)] * 4], name="t")
+    o = env.open(model, codec="symops", mode="single-call")
+    out = await drive(o.session, o.session.handle_message(
+        "Importing greetings.py prints output; it should not. hello('Ann') must still return 'Hello, Ann!'."),
+        auto_approve_workspace=True)
+    assert not out.success and out.result.kind == "not_done" and "Done" not in out.message
+    assert 'python3 -c "import greetings"' in [c.call.arguments["command"] for c in ran(out)]
+    assert "importing greetings printed 'ready'; the task says importing it prints nothing" in out.message
+
+
+async def test_the_demo_put_under_main_is_done_with_both_checks(env: Any) -> None:  # noqa: F811
+    (env.root / "greetings.py").write_text(LOUD)
+    model = ScriptedModel([step("guard it", edit("greetings.py", LOUD, GUARDED_DEMO))], name="t")
+    o = env.open(model, codec="symops", mode="single-call")
+    out = await drive(o.session, o.session.handle_message(QUIET_TASK), auto_approve_workspace=True)
+    assert out.success and out.result.kind == "done", out.message
+    assert len(model.requests) == 1  # the loop ran both checks itself
+    assert {'python3 -c "import greetings"', "python3 greetings.py"} <= {c.call.arguments["command"] for c in ran(out)}
+    assert "importing greetings prints nothing, and python3 greetings.py still prints" in out.message
+
+
+async def test_the_demo_deleted_is_not_done(env: Any) -> None:  # noqa: F811
+    (env.root / "greetings.py").write_text(LOUD)
+    gone = "def hello(name):\n    return f'Hello, {name}!'\n"
+    model = ScriptedModel([step("remove it", edit("greetings.py", LOUD, gone),
+                                run("python3 -c \"import greetings; print(greetings.hello('Ann'))\"")),
+                           *[step("fine", done=True)] * 4], name="t")
+    o = env.open(model, codec="symops", mode="single-call")
+    out = await drive(o.session, o.session.handle_message(QUIET_TASK), auto_approve_workspace=True)
+    assert out.result.kind != "done" and "Done" not in out.message
+    assert "python3 greetings.py printed nothing; the task says it still runs as a script" in out.message
+
+
+def test_a_task_that_wants_output_on_import_is_not_read_as_quiet() -> None:
+    from duckflow.companion.quietimport import quiet_import
+
+    files = ["config.py", "app.py"]
+    assert quiet_import("Make config.py print 'loaded' when it is imported.", files) is None
+    assert quiet_import("Fix the import error in config.py: it doesn't run.", files) is None
+    assert quiet_import("config.py prints a banner when imported; it shouldn't.", files) == ("config", False)
+    assert quiet_import("Run the demo in config.py only when it is run directly.", files) == ("config", True)

@@ -42,6 +42,12 @@ def test_a_call_of_a_safe_workspace_module_is_auto_approved(ws: Path, tmp_path: 
     assert not isinstance(answered, str), answered  # a Decision: auto-approved, judged again on the way
 
 
+def test_a_bare_import_of_a_safe_workspace_module_is_auto_approved(ws: Path, tmp_path: Path) -> None:
+    # the check that a module prints nothing on import (companion/quietimport.py) runs only its text
+    answered = _auto(ws, tmp_path, 'python3 -c "import greet"')
+    assert not isinstance(answered, str), answered
+
+
 def test_without_a_box_even_a_safe_call_check_waits(ws: Path, tmp_path: Path) -> None:
     answered = _auto(ws, tmp_path, "python3 -c \"import greet; print(greet.greet('Bob'))\"", plain=True)
     assert isinstance(answered, str) and "no box" in answered
@@ -49,6 +55,8 @@ def test_without_a_box_even_a_safe_call_check_waits(ws: Path, tmp_path: Path) ->
 
 @pytest.mark.parametrize("command", [
     "python3 -c \"import tidy; print(tidy.tidy())\"",  # the module's text deletes: judged by it
+    "python3 -c \"import tidy\"",  # the bare import too
+    "python3 -c \"import shutil\"",  # not a workspace module
     "python3 -c \"import shutil; print(shutil.rmtree('src'))\"",  # not a workspace module
     "python3 -c \"import greet; print(greet.greet(open('x').read()))\"",  # not a literal argument
     "python3 -c \"import greet; print(greet.greet('a')); import os\"",  # more code

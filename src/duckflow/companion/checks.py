@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from duckflow.companion import expect, testfirst
+from duckflow.companion import expect, quietimport, testfirst
 from duckflow.companion.runresult import (
     call_mismatch,
     failures,
@@ -80,6 +80,7 @@ class CheckLog:
     expect_cmd: str = ""  # the assertion the model wrote first, seen failing on the old code,
     expect_says: str = ""  # and what it says (`mean([1, 2, 3]) == 2`)
     asked_expect: int = 0  # the step asked for that assertion (companion/testfirst.py)
+    quiet_seen: set[str] = field(default_factory=set)  # quiet-import checks met since the last change
     failed_tests: list[str] = field(default_factory=list)  # the last failed test run's failures, for the fix
 
     def fail(self, sig: tuple[str, str], why: str, expected: str = "") -> None:
@@ -121,6 +122,7 @@ def note(session: Any, ran: list[CallOutcome]) -> None:
             log.done = {s for s in log.done if s[0] not in RUN_TOOLS}  # a run after a change is new
             log.sticky = ""
             log.auto_tried.clear()  # (and so is the loop's own check of it)
+            log.quiet_seen.clear()
             path = str(o.call.arguments.get("path") or "")
             if path not in log.written:
                 log.written.append(path)
@@ -162,6 +164,13 @@ def note(session: Any, ran: list[CallOutcome]) -> None:
             log.done.add(sig)
             log.command, log.seen = command, expect.shown(out)
             met: list[str] = []
+            quiet = quietimport.commands(session, log.task)  # the module must print nothing on import
+            if command in quiet:
+                why = quietimport.judged(command, out, quiet)
+                if why:
+                    log.fail(sig, why, quietimport.met_words(quiet))
+                    continue
+                log.quiet_seen.add(command)
             named = task_command(log.task, log.changed or log.written)
             if named and named[1] and command == named[0]:
                 if plain(named[1]) not in plain(out):
@@ -267,6 +276,10 @@ def note(session: Any, ran: list[CallOutcome]) -> None:
                 log.seen = found.group(0) if found else log.seen
                 met += [f"the tests in {t} pass" for t in expect.tests_of(command) if expect.expect_tests(log, t)]
             met += [log.expect_says] if log.expect_cmd and command == log.expect_cmd else []
+            if quiet and not set(quiet) <= log.quiet_seen:  # nothing else shows the import is quiet
+                met, log.met = [], ""
+            elif quiet:
+                met = list(dict.fromkeys([*filter(None, log.met.split("; ")), *met, quietimport.met_words(quiet)]))
             log.met = "; ".join(met) or log.met
 
 

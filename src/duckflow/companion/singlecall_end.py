@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any, Literal
 
-from duckflow.companion import checks
+from duckflow.companion import checks, quietimport
 from duckflow.companion.decision import MainDecision
 from duckflow.companion.runresult import failed_run
 from duckflow.companion.state import Status, Step
@@ -65,6 +65,11 @@ def conclude(session: TurnHost, files: list[str]) -> Verdict:
             session.turn.ask_call = True
             return "continue"
         return _stop(session, checks.ending(log), unchecked=True)
+    for quiet in quietimport.commands(session, log.task):  # importing it must print nothing: seen,
+        if quiet not in log.quiet_seen and quiet not in log.auto_tried:  # (and still runs as a script)
+            log.auto_tried.add(quiet)
+            session.turn.check_next = quiet
+            return "continue"
     owed = checks.expectation_command(session, log)  # a check passed that compared nothing, and
     if owed is not None and not log.met and owed not in log.auto_tried:  # the task names what to compare:
         log.auto_tried.add(owed)  # its own check runs before the task may end

@@ -6,7 +6,8 @@ one call of one of its functions with literal arguments. It runs nothing but tha
 text, so it is judged as `python3 m.py` is — by the module's text (gate/scripts.py) — and
 any other inline code stays hard-required. The assertion a task's check is written as first
 (companion/testfirst.py), `import m; got = m.f(2); assert got == 4, got`, is the same call
-compared with one literal, and judged the same way.
+compared with one literal, and judged the same way. So is the bare import, `import m`, that checks
+a module prints nothing on import (companion/quietimport.py): it runs only the module's text.
 """
 
 from __future__ import annotations
@@ -17,19 +18,22 @@ from typing import Any
 
 
 def call_check_module(args: Sequence[str]) -> str | None:
-    """The module name when `python ARGS` is exactly `-c "import M; print(M.F(LITERALS))"`."""
+    """The module name when `python ARGS` is exactly `-c "import M; print(M.F(LITERALS))"` (or
+    its assertion form, or the bare `-c "import M"`)."""
     if len(args) != 2 or args[0] != "-c":
         return None
     try:
         body = ast.parse(args[1]).body
     except (SyntaxError, ValueError):
         return None
-    if len(body) not in (2, 3) or not isinstance(body[0], ast.Import):
+    if len(body) not in (1, 2, 3) or not isinstance(body[0], ast.Import):
         return None
     names = body[0].names
     if len(names) != 1 or names[0].asname or "." in names[0].name:
         return None
     module = names[0].name
+    if len(body) == 1:
+        return module
     if len(body) == 3:
         return module if _asserted_call(body[1], body[2], module) else None
     if not isinstance(body[1], ast.Expr):
