@@ -127,3 +127,20 @@ async def test_a_real_openai_stream_of_a_tool_call_shows_the_file_as_it_forms(en
     assert "Writing greet.py:" in before and '3 │ print("hi é 😀", *sys.argv[1:])' in before
     assert [c.type for c in chunks][-1] == "done"
     assert END_LINE.search(seen.text) and "openai:gpt-4o-mini" in seen.text, seen.text
+
+
+SYMOPS = ("~ write greet.py\n$ create @ greet.py\n---\nimport sys\n\nprint(\"hi\", *sys.argv[1:])\n---\n")
+
+
+async def test_a_two_call_text_reply_shows_its_lines_too(env: Any) -> None:  # noqa: F811
+    for codec, text in (("symops", SYMOPS), ("dml", DML)):
+        cuts = [text[i:i + 3] for i in range(0, len(text), 3)]
+        script = [decision("EXECUTION", "base_main_specialized", rationale="write it", say="Writing greet.py."),
+                  reply(text, chunks=cuts)]
+        o = env.open(ScriptedModel(script, name=codec, supports_tools=False), codec=codec, mode="two-call")
+        assert o.session.mode == "layered"
+        seen = Watched(o)
+        chunks = [c async for c in o.session.stream("Create greet.py that greets its arguments")]
+        assert chunks[-1].data.ending == "approval", codec
+        before = seen.at["approval"]
+        assert "Writing greet.py:" in before and '3 │ print("hi", *sys.argv[1:])' in before, (codec, before)

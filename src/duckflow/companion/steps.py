@@ -42,7 +42,7 @@ from duckflow.companion.state import AgentState, Status, Step
 from duckflow.core.chunks import ApprovalChunk, ApprovalData, PlanChunk, PlanData, delta
 from duckflow.core.correction import Corrected, self_correct
 from duckflow.core.model_call import Feed
-from duckflow.core.text_stream import FreeTextStreamer
+from duckflow.core.text_stream import FreeTextStreamer, ProtocolLines
 from duckflow.llm.types import Message, ModelSettings, ToolCall, ToolSpec
 from duckflow.protocols.codec import Decoded
 from duckflow.toolkinds import READ_TOOLS
@@ -133,7 +133,8 @@ class StepsMixin:
         if self.engine.holds_output:
             feed = Silent()
         elif not native and self.codec is not None:
-            feed = FreeTextStreamer(self.codec, specs, lambda t: self._emit(delta(SPECIALIZED_AGENT, t)))
+            feed = ProtocolLines(FreeTextStreamer(self.codec, specs, lambda _t: None),  # (the protocol text, as
+                                 lambda t: self._emit(delta(SPECIALIZED_AGENT, t)))  # written: its file's lines show)
         # local models: bounded and constrained by the codec's grammar (companion.replygrammar)
         settings = specialized_settings(self, step)
         resp = await self.engine.call(step.value.lower(), msgs, specs if native else [],
@@ -151,7 +152,8 @@ class StepsMixin:
         decoded: Decoded | None = None
         if not native and self.codec is not None:
             # the reading made while the reply streamed, not a second parse
-            first = feed.decode(resp.text) if isinstance(feed, FreeTextStreamer) else self.codec.decode(resp.text, specs)
+            first = feed.reading.decode(resp.text) if isinstance(feed, ProtocolLines) else \
+                self.codec.decode(resp.text, specs)
             fixed = await self._self_correct(step.value.lower(), msgs, specs, resp.text, first, settings)
             if fixed.failed:  # not readable after two re-asks: the person is told, nothing runs
                 self.chunks.notice("codec", f"The model's {self.codec.name} reply could not be read after "

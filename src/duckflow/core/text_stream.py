@@ -6,7 +6,9 @@ moment its block closes (`on_action`), and the decoded reply at the end comes fr
 reading (`decode`), not from a second parse. Any other codec (DML, a user's own) is read line
 by line: each newly completed run of lines is decoded alone (never the whole reply again) and
 shown while it is plain text; from the first line that is not, nothing more streams and the
-reply is decoded once at the end. Either way the work is linear in the reply.
+reply is decoded once at the end. Either way the work is linear in the reply. `ProtocolLines`
+reads a reply so and passes its protocol text on line by line as it is written (the companion's
+two-call step: what a person's channel reads to show a file's lines as they come).
 """
 
 from __future__ import annotations
@@ -106,6 +108,24 @@ def action_notice(agent: str, item: Any) -> NoticeChunk:
         code="action_read", message=f"{verb} {target}".strip(),
         details={"verb": str(verb), "target": str(target),
                  "executable": bool(getattr(item, "executable", False))}))
+
+
+class ProtocolLines:
+    """A text codec's reply read by `reading` (a FreeTextStreamer, which decodes it at the end) and
+    passed on as it is written, line by line, to `emit`: the protocol text a person's channel reads
+    to show the file's lines and the command as they come (channels/writing.py)."""
+
+    def __init__(self, reading: FreeTextStreamer, emit: Callable[[str], None]) -> None:
+        self.reading = reading
+        self.emit = emit
+        self.pending = ""
+
+    def feed(self, text: str) -> None:
+        self.reading.feed(text)
+        self.pending += text
+        if "\n" in self.pending:
+            done, _, self.pending = self.pending.rpartition("\n")
+            self.emit(done + "\n")
 
 
 class HeldText:
