@@ -108,7 +108,7 @@ async def test_a_real_openai_stream_of_a_tool_call_shows_the_file_as_it_forms(en
     path = "/v1/chat/completions"
     server.queue(path, Reply(chunks=_decision("EXECUTION", "Writing greet.py.")),
                  Reply(chunks=_openai_call("write_file", {"path": "greet.py", "content": CONTENT}, 4),
-                       chunk_delay=0.002),
+                       chunk_delay=0.03),  # (read at most 20 times a second)
                  Reply(chunks=_decision("DONE", "Done.", "done")))
     from duckflow.companion.factory import open_session
     from duckflow.companion.store import SessionStore
@@ -121,7 +121,7 @@ async def test_a_real_openai_stream_of_a_tool_call_shows_the_file_as_it_forms(en
     seen = Watched(o)
     chunks = [c async for c in o.session.stream("Create greet.py that greets its arguments")]
     deltas = [c for c in chunks if c.type == "tool_call_delta"]
-    assert len(deltas) > 10 and deltas[0].data.name == "write_file"
+    assert len(deltas) > 5 and deltas[0].data.name == "write_file"
     assert "".join(c.data.text for c in deltas if c.data.key == "content") == CONTENT
     before = seen.at["approval"]
     assert "Writing greet.py:" in before and '3 │ print("hi é 😀", *sys.argv[1:])' in before

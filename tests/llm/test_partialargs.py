@@ -87,3 +87,15 @@ def test_text_that_is_not_an_object_gives_nothing() -> None:
     assert reader.feed('"just a string') == []
     assert reader.feed('"}') == []
     assert ArgsReader().feed("not json at all") == []
+
+
+@settings(max_examples=100, deadline=None)
+@given(args=ARGS, points=st.lists(st.integers(min_value=0), max_size=12))
+def test_read_at_most_so_often_the_rest_comes_with_close(args: dict[str, object], points: list[int]) -> None:
+    text = json.dumps(args)
+    reader = ArgsReader(every_s=3600.0)  # one reading for the first piece, then none until close
+    grown = [g for frag in cut(text, points) for g in reader.feed(frag)] + reader.close()
+    got: dict[str, str] = {}
+    for g in grown:
+        got[g.key] = got.get(g.key, "") + g.text
+    assert got == {k: v for k, v in json.loads(text).items() if isinstance(v, str)}

@@ -160,7 +160,7 @@ class FormingCalls:
         self.readers: dict[int, tuple[ArgsReader, list[str]]] = {}  # index → reader, [id, name]
 
     def feed(self, event: ToolCallDelta) -> None:
-        reader, who = self.readers.setdefault(event.index, (ArgsReader(), ["", ""]))
+        reader, who = self.readers.setdefault(event.index, (ArgsReader(every_s=0.05), ["", ""]))
         who[0], who[1] = event.id or who[0] or f"call_{event.index}", event.name or who[1]
         self._emit(reader.feed(event.arguments), who)
 

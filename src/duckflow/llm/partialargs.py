@@ -7,11 +7,14 @@ value gained since the last fragment, decoded, and which values are complete. Th
 pydantic-core's partial JSON (`from_json(allow_partial="trailing-strings")`, already a dependency):
 a trailing string is read up to its last whole character (an escape or a pair cut in two is held
 back until it is whole), so every value only grows. Text that is not a JSON object yields nothing.
+Each reading parses the text so far: the engine reads at most 20 times a second (`every_s`), so a
+fast stream of a long file costs a few readings a second, and a slow local model's every piece shows.
 Only to show the call as it forms (channels/present.py): the complete call is parsed on its own.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,17 +29,34 @@ class Grown:
 
 
 class ArgsReader:
-    def __init__(self) -> None:
+    """`every_s` > 0: read at most that often (each reading parses the text so far, so a fast
+    stream of a long file is read a few times a second, not once per piece); `close` reads the rest."""
+
+    def __init__(self, every_s: float = 0.0) -> None:
         self.parts: list[str] = []
         self.said: dict[str, str] = {}  # per key: the decoded text given out so far
         self.closed: set[str] = set()
         self.broken = False  # not a JSON object, or a value that shrank: nothing more is read
+        self.every_s = every_s
+        self.read_at = 0.0
+        self.unread = False
 
     def feed(self, fragment: str) -> list[Grown]:
         if self.broken or not fragment:
             return []
         self.parts.append(fragment)
+        self.unread = True
+        if self.every_s:
+            now = time.monotonic()
+            if now - self.read_at < self.every_s:
+                return []
+            self.read_at = now
+        return self._read()
+
+    def _read(self) -> list[Grown]:
         from pydantic_core import from_json
+
+        self.unread = False
 
         try:
             value: Any = from_json("".join(self.parts), allow_partial="trailing-strings")
@@ -67,7 +87,8 @@ class ArgsReader:
         return out
 
     def close(self) -> list[Grown]:
-        """The call is complete: every value still open is done."""
+        """The call is complete: what was not read yet, and every value still open is done."""
+        out = self._read() if self.unread and not self.broken else []
         open_keys = [k for k in self.said if k not in self.closed]
         self.closed.update(open_keys)
-        return [Grown(k, done=True) for k in open_keys]
+        return [*out, *(Grown(k, done=True) for k in open_keys)]
