@@ -114,3 +114,21 @@ def test_a_task_that_wants_output_on_import_is_not_read_as_quiet() -> None:
     assert quiet_import("Fix the import error in config.py: it doesn't run.", files) is None
     assert quiet_import("config.py prints a banner when imported; it shouldn't.", files) == ("config", False)
     assert quiet_import("Run the demo in config.py only when it is run directly.", files) == ("config", True)
+
+
+LOG = "INFO start\nERROR disk\nINFO ok\nERROR net\nINFO done\n"
+
+
+async def test_a_count_of_some_lines_is_not_compared_with_all_of_them(env: Any) -> None:  # noqa: F811
+    # "counts the lines in app.log that contain ERROR" had the total (5) as its expectation: a
+    # script printing the total ended "Done", one printing the right 2 "check failed"
+    from tests.companion.test_honest_ending import create
+
+    (env.root / "app.log").write_text(LOG)
+    total = "print(len(open('app.log').read().splitlines()))\n"
+    model = ScriptedModel([step("count", create("errors.py", total), run("python3 errors.py"))], name="t")
+    o = env.open(model, codec="symops", mode="single-call")
+    out = await drive(o.session, o.session.handle_message(
+        "Write errors.py that counts the lines in app.log that contain ERROR."), auto_approve_workspace=True)
+    assert out.result.kind != "done" and "Done" not in out.message, out.message
+    assert out.result.kind == "not_verified" and "it printed '5'" in out.message

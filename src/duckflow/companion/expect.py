@@ -26,6 +26,13 @@ _COUNTS = re.compile(r"\bcount(?:s|ing)?\s+(?:the\s+|how many\s+)?(?:number\s+of
                      r"chars?|letters?)\s+(?:in|of)\s+(?:the\s+file\s+)?[`'\"]?([\w./-]+\.(?:txt|md|csv|log))\b", re.I)
 
 
+# a count of some of them, not all ("the lines in app.log that contain ERROR", "per level", "the
+# most common words"): the total would be the wrong expectation, so there is none
+_SOME = re.compile(r"\b(that|which|with|contain\w*|start\w*|begin\w*|end(?:s|ing)\b|match\w*|per|by|each|every|"
+                   r"where|except|excluding|without|unique|distinct|different|most|least|longest|shortest|"
+                   r"frequen\w*|occurrences?|separately|group\w*|non-?empty|blank|empty)\b", re.I)
+
+
 @dataclass
 class Result:
     """How a task ended, said plainly, with what was checked against what was expected."""
@@ -42,9 +49,10 @@ class Result:
 
 def counted(task: str, read: Any) -> tuple[str, int] | None:
     """("words in notes.txt", 20) when the task asks to count the words, lines or characters of a
-    workspace file: the loop counts them itself, so the script's number can be compared."""
+    workspace file: the loop counts them itself, so the script's number can be compared. None when
+    the sentence counts only some of them (`that contain ERROR`, `per level`)."""
     m = _COUNTS.search(task)
-    if not m:
+    if not m or _SOME.search(re.split(r"\.(?:\s|$)|;|\n", task[m.end():], maxsplit=1)[0]):
         return None
     text = read(m.group(2))
     if text is None:
