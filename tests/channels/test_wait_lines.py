@@ -104,3 +104,27 @@ def test_a_native_calls_arguments_show_as_they_form() -> None:
     done = [ln.text for c in [grow("execute_shell", "command", "eet.py"), grow("execute_shell", "command", done=True)]
             for ln in p.feed(c) if ln.kind != "status"]
     assert done == ["  $ python3 src/greet.py"]
+
+
+def test_chat_keeps_the_file_out_of_the_scrollback_for_its_bottom_bar() -> None:
+    import io
+
+    from rich.console import Console
+
+    from duckflow.channels.cli.render import Renderer
+
+    out = io.StringIO()
+    render = Renderer(Console(file=out, width=80), live_line=True)  # as `duckflow chat` on a terminal
+    render(ProgressChunk(agent="companion.specialized", data=ProgressData(phase="start", what="asking m (single)")))
+    bar = []
+    for i in range(0, len(DML), 4):
+        render(delta("companion.specialized", DML[i:i + 4]))
+        now = (render.window[-1].strip() if render.window else "", render.activity)
+        if not bar or bar[-1] != now:
+            bar.append(now)
+    shown = [b for b in bar if b[0]]
+    assert shown == [("1 │ import sys", "Writing greet.py · line 1"), ("2 │ print('hi')", "Writing greet.py · line 2"),
+                     ("$ python3 greet.py", "Writing a command · $ python3 greet.py"), ("1 │ print(1)", "Writing one.py · line 1")]
+    assert "│" not in out.getvalue() and "greet.py" not in out.getvalue()  # nothing of it in the scrollback
+    render(ProgressChunk(agent="companion.specialized", data=ProgressData(phase="end", what="asking m (single)")))
+    assert render.window == []  # the call ended: its card or action follows

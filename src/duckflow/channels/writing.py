@@ -145,10 +145,10 @@ def said(seen: list[Seen], status: str) -> tuple[list[tuple[str, str]], str]:
     and the status line after them: `Writing greet.py · line 5`, `Writing a command · $ pyth…`."""
     lines: list[tuple[str, str]] = []
     for s in seen:
-        if s.forming:
+        if s.command:
             status = f"Writing a command · $ {s.command[-60:]}"
-        elif s.command:
-            lines.append((f"  $ {s.command}", "command"))
+            if not s.forming:
+                lines.append((f"  $ {s.command}", "command"))
         else:
             if s.number == 1:
                 lines.append((f"  Writing {s.path}:", s.path))

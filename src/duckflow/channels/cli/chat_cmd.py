@@ -170,6 +170,9 @@ class Chat:
         activity = (self.activity or "working").rstrip("…")
         since = self.render.activity_since
         took = f" {time.monotonic() - since:.0f}s" if self.activity and since else ""
+        last = self.render.window[-1].strip() if self.render.window else ""
+        if last and not last.startswith("$ "):  # the last line of the file being written (a command: the status)
+            return f" {frame} {activity}…{took}   {last[:120]}"
         return f" {frame} {activity}…{took}  (ask · correct · Esc or Ctrl-C cancels)"
 
     async def handle(self, text: str) -> bool:

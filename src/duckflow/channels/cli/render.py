@@ -7,8 +7,8 @@ one line per action, the approval card (headline, the five points, the diff once
 id), a sentence for a stop or an error. What is being waited on (loading, thinking, writing with
 its token count, a command running) is one updating status line with its time (a spinner on a
 terminal; chat shows it in its bottom bar), never printed into the scrollback; on a terminal the
-last few lines of the file being written show under it (chat: the last one), and on a pipe every
-line prints in order.
+last few lines of the file being written show under it (chat: the last one, in its bottom bar),
+and on a pipe every line prints in order.
 """
 
 from __future__ import annotations
@@ -165,10 +165,9 @@ class Renderer:
         return self.partial_view()
 
     def partial_view(self) -> str:
-        """The lines being written (live_line mode), for the chat's bottom bar: the reply's, else
-        the last line of the file or command the model is writing."""
-        said = " │ ".join(p for p in self._partials.values() if p.strip())
-        return said or (self.window[-1].strip() if self.window else "")
+        """The lines being written (live_line mode), for the chat's bottom bar (which shows the
+        last line of a file being written, `window`, after its status line)."""
+        return " │ ".join(p for p in self._partials.values() if p.strip())
 
     def _stream(self, agent: str, text: str, dim: bool) -> None:
         from rich.text import Text
