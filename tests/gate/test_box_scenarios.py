@@ -20,8 +20,9 @@ import pytest
 from tests.gate import test_effects_not_names as base
 from tests.gate.test_effects_not_names import _held, _jobs, _needs, _run, _script
 
-# the same fixtures as the issue-22 suite: the scripted hostile model, both modes, the listener
-listener, mode, model, ws = base.listener, base.mode, base.model, base.ws
+# the same workspace as the issue-22 suite (the scripted hostile model, both modes and the
+# listener are tests/gate/conftest.py's and tests/helpers/listener.py's)
+ws = base.ws
 
 BIG = 17 * 1024 * 1024
 

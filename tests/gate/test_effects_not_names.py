@@ -12,10 +12,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +20,7 @@ import pytest
 
 from duckflow.channels.cli.main import main as cli
 from duckflow.gate import Gate
-from duckflow.llm.scripted import ScriptedModel, tool_call, tool_calls
+from duckflow.llm.scripted import tool_call, tool_calls
 from duckflow.workspace.sandbox import bwrap_usable
 from tests.helpers.companion import decision
 
@@ -34,28 +31,6 @@ def _needs(*tools: str) -> None:
     for t in tools:
         if shutil.which(t) is None:
             pytest.skip(f"{t} is not installed")
-
-
-@pytest.fixture
-def model(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[Any]]:
-    holder: dict[str, list[Any]] = {}
-
-    def load(name: str, config: Any) -> ScriptedModel:
-        return ScriptedModel(holder["script"], name="evil", supports_tools=True)
-
-    monkeypatch.setattr("duckflow.companion.models.load_model", load)
-    return holder
-
-
-@pytest.fixture(params=MODES)
-def mode(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Each attack with bubblewrap and in plain mode (`[workspace] sandbox = "none"`)."""
-    if request.param == "bwrap" and not bwrap_usable():
-        pytest.skip("bubblewrap cannot run here")
-    cfg = tmp_path / "config.toml"
-    cfg.write_text(f'[workspace]\nsandbox = "{"bwrap" if request.param == "bwrap" else "none"}"\n')
-    monkeypatch.setenv("DUCKFLOW_CONFIG", str(cfg))
-    return str(request.param)
 
 
 @pytest.fixture
@@ -217,36 +192,6 @@ def test_a_command_off_the_list_waits_for_a_person(
 
 
 # ------------------------------------------------ no network for auto-approved commands (plain mode)
-
-@pytest.fixture
-def listener() -> Iterator[tuple[int, list[bytes]]]:
-    got: list[bytes] = []
-    srv = socket.socket()
-    srv.bind(("127.0.0.1", 0))
-    srv.listen(5)
-    srv.settimeout(0.2)
-    stop = threading.Event()
-
-    def serve() -> None:
-        while not stop.is_set():
-            try:
-                conn, _ = srv.accept()
-            except OSError:
-                continue
-            with conn:
-                conn.settimeout(2)
-                try:
-                    got.append(conn.recv(65536))
-                    conn.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n")
-                except OSError:
-                    pass
-    t = threading.Thread(target=serve, daemon=True)
-    t.start()
-    yield srv.getsockname()[1], got
-    stop.set()
-    t.join(2)
-    srv.close()
-
 
 def test_plain_mode_sends_nothing_through_bash_dev_tcp(
         ws: Path, model: Any, capsys: pytest.CaptureFixture[str], _isolated_duckflow_home: Path,

@@ -20,32 +20,10 @@ import pytest
 from duckflow.channels.cli.main import main as cli
 from duckflow.gate import Gate
 from duckflow.gate.allowlist import unlisted
-from duckflow.llm.scripted import ScriptedModel, tool_call
-from duckflow.workspace.sandbox import bwrap_usable
+from duckflow.llm.scripted import tool_call
 from tests.helpers.companion import decision
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
-
-
-@pytest.fixture
-def model(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[Any]]:
-    holder: dict[str, list[Any]] = {}
-
-    def load(name: str, config: Any) -> ScriptedModel:
-        return ScriptedModel(holder["script"], name="evil", supports_tools=True)
-
-    monkeypatch.setattr("duckflow.companion.models.load_model", load)
-    return holder
-
-
-@pytest.fixture(params=["bwrap", "none"])
-def mode(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    if request.param == "bwrap" and not bwrap_usable():
-        pytest.skip("bubblewrap cannot run here")
-    cfg = tmp_path / "config.toml"
-    cfg.write_text(f'[workspace]\nsandbox = "{request.param}"\n')
-    monkeypatch.setenv("DUCKFLOW_CONFIG", str(cfg))
-    return str(request.param)
 
 
 @pytest.fixture

@@ -5,45 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import os
-import socket
 import sys
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from duckflow.workspace import box, landlock, seatbelt
-
-
-@pytest.fixture
-def listener() -> Iterator[tuple[int, list[bytes]]]:
-    """A TCP listener on 127.0.0.1 that records whatever reaches it."""
-    got: list[bytes] = []
-    srv = socket.socket()
-    srv.bind(("127.0.0.1", 0))
-    srv.listen(5)
-    srv.settimeout(0.2)
-    stop = threading.Event()
-
-    def serve() -> None:
-        while not stop.is_set():
-            try:
-                conn, _ = srv.accept()
-            except OSError:
-                continue
-            with conn:
-                conn.settimeout(1)
-                try:
-                    got.append(conn.recv(4096) or b"(connected)")
-                except OSError:
-                    got.append(b"(connected)")
-    t = threading.Thread(target=serve, daemon=True)
-    t.start()
-    yield srv.getsockname()[1], got
-    stop.set()
-    t.join(2)
-    srv.close()
 
 
 def test_the_seatbelt_profile_denies_by_default_and_binds_paths_as_parameters() -> None:
