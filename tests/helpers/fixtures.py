@@ -9,11 +9,13 @@ import pytest
 from tests.helpers import FakeClock
 from tests.helpers.companion import env, steps_of
 from tests.helpers.fakeserver import FakeServer
+from tests.helpers.frontdoor import front_door, scripted
 from tests.helpers.listener import listener
 from tests.helpers.otlp import otlp_receiver
 from tests.helpers.workspace import outside, root, ws
 
-__all__ = ["clock", "env", "listener", "otlp_receiver", "outside", "root", "server", "steps_of", "ws"]
+__all__ = ["clock", "env", "front_door", "listener", "otlp_receiver", "outside", "root", "scripted", "server",
+           "steps_of", "ws"]
 
 
 @pytest.fixture
