@@ -6,6 +6,8 @@ write, edit, delete, move, directory creation, shell and tests → `Gate.submit`
 points of seed 001 §8.2 (intent, rationale, impact and alternatives computed in fivepoints.py,
 unified diff); a write that empties a file, removes most of it or changes a file the task did
 not name is marked destructive (risk high: a person decides); allowed or auto-approved → run; pending → wait for the person; refused → error result.
+Around every run that is not a read, the task's tests are kept and put back if it changed them
+(companion/testguard.py): the outcome is then refused, with the reason for the model.
 """
 
 from __future__ import annotations
@@ -17,8 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from duckflow.companion import testguard
 from duckflow.companion.effectscheck import COMMAND_TOOLS, run_watched
 from duckflow.companion.fivepoints import alternatives_text, edit_preview, impact_of, write_hazard
+from duckflow.companion.taskchecks import TEST_FILE
 from duckflow.core.tools import Tool
 from duckflow.gate import Gate
 from duckflow.llm.types import ToolCall, ToolSpec
@@ -86,6 +90,8 @@ class CallOutcome:
     duration_ms: float = 0.0  # time in the tool
     gate_ms: float = 0.0  # time in the gate (risk, job, audit)
     unchanged: bool = False  # a write or edit that would leave the file as it is: not run, no card
+    restored: tuple[str, ...] = ()  # the task's tests it changed, put back (or never applied, boxed)
+    kept_note: str = ""  # the one line the person reads about that
 
     def line(self, limit: int = 100) -> str:
         args = ", ".join(f"{k}={str(v)[:30]!s}" for k, v in self.call.arguments.items() if k != "content")
@@ -136,6 +142,7 @@ class ActionRunner:
     _guard: Any = field(default=None, init=False)
     before_run: Callable[[], None] = field(default=lambda: None, init=False)  # before every tool run
     named: tuple[str, ...] | None = None  # the files the task names (None: it names none)
+    guarded: Callable[[], set[str]] = field(default=set, init=False)  # the task's tests (testguard.py)
 
     def __post_init__(self) -> None:
         self._index = {t.name: t for t in self.tools}
@@ -305,8 +312,17 @@ class ActionRunner:
         t0 = time.perf_counter()
         path = str(call.arguments.get("path") or "") if call.name in ("write_file", "edit_file") else ""
         new = bool(path) and not os.path.lexists(self.root / path)
+        try:  # the task's tests as they are, to put back whatever this does to them
+            kept = testguard.snapshot(self.root, self.guarded()) if call.name not in READ_TOOLS else {}
+        except Exception as exc:  # fail closed: a test that cannot be kept is not risked
+            return CallOutcome(call, "refused", f"not run: the task's tests could not be kept before it "
+                               f"({type(exc).__name__}: {exc})")
         result = await self.engine.run_tool(call, approved=approved, approval=approval,
                                             readonly=readonly, staging=staging)
+        back = testguard.restore(self.root, kept) if kept else []
+        if back:
+            return self.kept_back(CallOutcome(call, "ok", bounded(result.content),
+                                              duration_ms=(time.perf_counter() - t0) * 1000), back)
         if path and not result.is_error:
             from duckflow.gate.operation import normalize_path
 
@@ -315,6 +331,15 @@ class ActionRunner:
                 self.created.add(normalize_path(path))
         return CallOutcome(call, "error" if result.is_error else "ok", bounded(result.content),
                            duration_ms=(time.perf_counter() - t0) * 1000)
+
+    def kept_back(self, out: CallOutcome, paths: list[str], *, reached: bool = True) -> CallOutcome:
+        """`out` of an action that changed the task's tests (put back, or never applied when boxed):
+        refused, with the reason first, so no check counts it and the model reads why."""
+        code = [p for p in self.named or () if p.endswith(".py") and not TEST_FILE.search(p)]
+        out.status, out.restored = "refused", tuple(paths)
+        out.content = testguard.said_to_model(paths, code, reached=reached) + "\n" + out.content
+        out.kept_note = testguard.said_to_person(paths, reached=reached)
+        return out
 
     async def run_auto(self, call: ToolCall, by: str) -> CallOutcome:
         """Run an auto-approved call: a command under the effects check (effectscheck.py)."""

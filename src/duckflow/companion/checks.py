@@ -82,6 +82,7 @@ class CheckLog:
     asked_expect: int = 0  # the step asked for that assertion (companion/testfirst.py)
     quiet_seen: set[str] = field(default_factory=set)  # quiet-import checks met since the last change
     failed_tests: list[str] = field(default_factory=list)  # the last failed test run's failures, for the fix
+    tests_before: set[str] | None = None  # the test files there when the task's first action came
 
     def fail(self, sig: tuple[str, str], why: str, expected: str = "") -> None:
         """A check that failed: `why` is the ending's words; its call may run again after a fix."""
@@ -115,6 +116,10 @@ def note(session: Any, ran: list[CallOutcome]) -> None:
     log = log_of(session)
     for o in ran:
         sig = signature(o.call)
+        if o.restored:  # it changed the task's tests (put back): no change, no check, no evidence
+            log.done.discard(sig)
+            log.last = f"not kept: it changed {', '.join(o.restored)}, the task's tests (put back as they were)"
+            continue
         if o.call.name in WRITE_TOOLS:
             if o.status != "ok" or o.unchanged:  # (a write that changed nothing is no change)
                 continue
@@ -354,7 +359,9 @@ def protected_paths(session: Any) -> set[str]:
     files = workspace_files(root)
     named = [p for p in plausible_paths(log.task, files)  # a test named but not there yet is to write
              if not TEST_FILE.search(p) or (root / p).is_file()]
-    return expect.protected(log.task, files, named, log)
+    if log.tests_before is None:  # a test that came later (a command made it) is not the task's
+        log.tests_before = {f for f in files if TEST_FILE.search(f)}
+    return expect.protected(log.task, files, named, log) & log.tests_before
 
 
 def refused_test_write(session: Any, call: ToolCall) -> str:

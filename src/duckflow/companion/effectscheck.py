@@ -12,6 +12,9 @@ in the box the machine has (workspace/box.py):
   read-only, and whatever the comparison still finds deleted, overwritten or chmod-ed is
   restored file by file and asked about the same way.
 
+What a command did to the task's tests (companion/testguard.py) is never applied nor asked
+about: the outcome is refused, with the reason for the model.
+
 What the approval covers: files this session created (with write_file or an earlier checked
 command). A scope limited to paths never auto-approves a command (it has no path), and `*` or
 `--auto-approve-workspace` covers no existing file: a command's effects on files the session
@@ -92,18 +95,27 @@ async def _run_staged(runner: ActionRunner, call: ToolCall, approval: str,
     from duckflow.workspace.staging import Staging
 
     try:
+        guarded = runner.guarded()  # the task's tests: what the command did to them is never applied
+    except Exception as exc:  # fail closed
+        return make(call, "refused", f"not run: the task's tests could not be kept before it ({exc})")
+    try:
         st = await asyncio.to_thread(Staging, runner.root)
     except OSError as exc:  # fail closed
         return make(call, "refused", f"not run: the box's staging area could not be made ({exc})")
     try:
         done = await runner.run(call, approved=False, approval=approval, staging=str(st.dir))
         fx = await asyncio.to_thread(st.changes, tuple(covered(runner)))
+        tests = [c for c in fx.changes if c.path in guarded]
+        for c in tests:
+            c.why = c.why or "the task's tests"
         await asyncio.to_thread(st.apply, fx)
         fx.diff = await asyncio.to_thread(st.diff, fx)
     finally:
         await asyncio.to_thread(st.close)
     runner.created.update(c.path for c in fx.kept if c.what == "created")
     done.content = _with_effects(done.content, fx.listing())
+    if tests:  # not asked about: no approval makes them the model's to change
+        return runner.kept_back(done, [c.path for c in tests], reached=False)
     if not fx.held:
         return done
     return _ask(runner, call, fx, make)

@@ -18,7 +18,7 @@ import time
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
-from duckflow.companion import vitals
+from duckflow.companion import checks, vitals
 from duckflow.companion.actions import ActionRunner, CallOutcome
 from duckflow.companion.asking import take_answer
 from duckflow.companion.chunkhub import ChunkHub
@@ -124,6 +124,7 @@ class CompanionSession(LiveMixin, StepsMixin):
         self.chunks = ChunkHub(self.engine.session.seq, MAIN_AGENT)
         runner.engine = self.engine
         runner.before_run = owner.flush  # the state is stored before a tool changes the workspace
+        runner.guarded = lambda: checks.protected_paths(self)  # the task's tests, kept (testguard.py)
         self.last_tokens: dict[str, int] = {}
         self.corrections: list[str] = []  # typed during a task: the task's next step gets them
         self.turn = TurnContext()  # what the turns hand each other between steps (not saved)

@@ -347,6 +347,8 @@ class StepsMixin:
                 phase="request", job_id=str(out.job_id), request=out.request or {}, call=out.call.to_dict())))
         elif out.status == "proposed":
             self.chunks.notice("proposed", out.line(200), call=out.call.to_dict())
+        elif out.restored:  # it changed the task's tests: put back (testguard.py), said in one line
+            self.chunks.notice("tests_kept", out.kept_note, call=out.call.to_dict(), paths=list(out.restored))
         elif out.unchanged:
             self.chunks.notice("unchanged", out.content.removeprefix("unchanged: "), call=out.call.to_dict())
         elif out.status == "refused":
