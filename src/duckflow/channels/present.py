@@ -38,7 +38,8 @@ PERSON_NOTICES = {"approval_stale": "", "proposed": "Proposed, not run: ",
                   "refused_call": "Refused: ", "question": "", "constraint": "", "paused": "",
                   "overwrite": "", "rename": "", "copied_example": "", "bundled_model": "", "loading": "",
                   "router": "", "delegated": "", "project_notes": "", "mcp": "", "budget": "",
-                  "unchanged": "No change: ", "answered": "", "tests_kept": ""}
+                  "unchanged": "No change: ", "answered": "", "tests_kept": "",
+                  "expectation": ""}
 ASKED_AGAIN = {"reasked": "The model's reply could not be used; asking it again.",
                "reply_unusable": "The model's reply still could not be used after asking again."}
 VERBOSE_NOTICES = ("auto_approved", "vitals", "plan_progress", "deviation", "plan_no_actions", "codec")  # raw_reply: --debug

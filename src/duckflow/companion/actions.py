@@ -91,7 +91,7 @@ class CallOutcome:
     gate_ms: float = 0.0  # time in the gate (risk, job, audit)
     unchanged: bool = False  # a write or edit that would leave the file as it is: not run, no card
     restored: tuple[str, ...] = ()  # the task's tests it changed, put back (or never applied, boxed)
-    kept_note: str = ""  # the one line the person reads about that
+    kept_note: str = ""  # the one line the person reads about that, or about an assertion kept (hold)
 
     def line(self, limit: int = 100) -> str:
         args = ", ".join(f"{k}={str(v)[:30]!s}" for k, v in self.call.arguments.items() if k != "content")
@@ -143,6 +143,7 @@ class ActionRunner:
     before_run: Callable[[], None] = field(default=lambda: None, init=False)  # before every tool run
     named: tuple[str, ...] | None = None  # the files the task names (None: it names none)
     guarded: Callable[[], set[str]] = field(default=set, init=False)  # the task's tests (testguard.py)
+    hold: Callable[[ToolCall], str] = field(default=lambda call: "", init=False)  # testfirst.hold
 
     def __post_init__(self) -> None:
         self._index = {t.name: t for t in self.tools}
@@ -394,6 +395,9 @@ class ActionRunner:
             return await self.run(call)  # reads (an MCP tool read-only by its annotations or your config)
         if not run_mutations:
             return CallOutcome(call, "proposed", "planned: runs in EXECUTION after approval")
+        held = self.hold(call)  # the assertion written first for a module not written yet: kept, not run
+        if held:
+            return CallOutcome(call, "ok", held, kept_note=held)
         same = self.changes_nothing(call)
         if same:  # no card for a change that changes nothing (+0 −0)
             return CallOutcome(call, "ok", f"unchanged: {same} already reads exactly so; nothing was written",

@@ -160,6 +160,8 @@ def result_of(log: CheckLog, finished: bool, message: str) -> Result:
         line = next((ln for ln in message.splitlines() if ln.startswith("Not done")), "")
         return Result("not_done", line or f"Not done — {message.splitlines()[0] if message else 'stopped'}",
                       log.command, log.expected, log.seen)
+    if log.passed is False:  # said DONE over a failed check: that check is the ending
+        return Result("not_done", f"Not done — {log.last}", log.command, log.expected, log.seen)
     if log.met:
         return Result("done", done_line(log), log.command, log.met, log.seen)
     return Result("not_verified", unverified_line(log), log.command, "", log.seen)

@@ -18,7 +18,7 @@ import time
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
-from duckflow.companion import checks, vitals
+from duckflow.companion import checks, testfirst, vitals
 from duckflow.companion.actions import ActionRunner, CallOutcome
 from duckflow.companion.asking import take_answer
 from duckflow.companion.chunkhub import ChunkHub
@@ -39,6 +39,7 @@ from duckflow.companion.state import AgentState, Status, Step
 from duckflow.companion.steps import StepsMixin
 from duckflow.companion.transitions import TransitionRecord
 from duckflow.companion.turnctx import TurnContext, TurnResult
+from duckflow.companion.twocall_end import check_before_done
 from duckflow.core.chunks import (
     AnyChunk,
     DecisionChunk,
@@ -125,6 +126,7 @@ class CompanionSession(LiveMixin, StepsMixin):
         runner.engine = self.engine
         runner.before_run = owner.flush  # the state is stored before a tool changes the workspace
         runner.guarded = lambda: checks.protected_paths(self)  # the task's tests, kept (testguard.py)
+        runner.hold = lambda call: testfirst.hold(checks.log_of(self), call, runner.read_text)
         self.last_tokens: dict[str, int] = {}
         self.corrections: list[str] = []  # typed during a task: the task's next step gets them
         self.turn = TurnContext()  # what the turns hand each other between steps (not saved)
@@ -339,12 +341,16 @@ class CompanionSession(LiveMixin, StepsMixin):
             self.chunks.notice("approval_pending", "an approval is pending: no step change, no new action")
         else:
             target = Step(d.step)
+            if target == Step.DONE != state.step:  # the task's own check runs before it may end
+                outcomes = await check_before_done(self, d)
+                if outcomes and (state.pending_gate or not checks.log_of(self).met):
+                    target = state.step  # not met (or waiting for a person): not done
             if target != state.step:
                 moved = self._transition(target, d.rationale, "decision")
                 if moved.allowed and moved.from_step == Step.PLANNING and target == Step.EXECUTION:
                     self.approve_plan(d.rationale)  # the plan becomes the contract of EXECUTION
             refused = moved is not None and not moved.allowed
-            if d.prompt_pattern == "base_main_specialized" and not refused and state.step in (
+            if not outcomes and d.prompt_pattern == "base_main_specialized" and not refused and state.step in (
                 Step.PLANNING, Step.EXECUTION, Step.REVIEW
             ):
                 try:

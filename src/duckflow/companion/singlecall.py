@@ -131,7 +131,7 @@ def build_step(session: TurnHost, user_text: str | None) -> StepPrompt:
         log.asked_expect += 1
         lines += testfirst.ask_lines(*first)
     else:
-        lines += checkask.check_lines(session, log, ask_call and bool(calls_to), calls_to, task)
+        lines += testfirst.reminder(log) + checkask.check_lines(session, log, ask_call and bool(calls_to), calls_to, task)
     user = "\n".join(lines)
     names = set(session.runner.tool_names)
     # an edit changes a shown file with SEARCH/REPLACE hunks (the grammar holds its lines)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from duckflow.companion import checks
+from duckflow.companion import checks, testfirst
 from duckflow.companion.actions import CallOutcome
 from duckflow.companion.context import file_context, symops_vitals
 from duckflow.companion.decision import MainDecision, Silent
@@ -126,7 +126,8 @@ class StepsMixin:
         tools_text = "" if native or self.codec is None else self.codec.system_prompt(specs)
         built = self._build(step.value, tools_text)
         msgs = [Message("system", f"{built.base}\n\n{built.specialized}"),
-                Message("user", f"{request}\n\nDecision: {d.rationale}"
+                Message("user", f"{request}\n\nDecision: {d.rationale}" + (testfirst.asked_first(self, checks.log_of(self))
+                                                                        if step in (Step.PLANNING, Step.EXECUTION) else "")
                                 + "".join(f"\n\n{line}" for line in rejected_lines(self.owner.plans.denied_calls()))
                                 + file_context(self.state.context_refs, self.runner.read_text))]
         feed: Feed | None = None
@@ -347,8 +348,8 @@ class StepsMixin:
                 phase="request", job_id=str(out.job_id), request=out.request or {}, call=out.call.to_dict())))
         elif out.status == "proposed":
             self.chunks.notice("proposed", out.line(200), call=out.call.to_dict())
-        elif out.restored:  # it changed the task's tests: put back (testguard.py), said in one line
-            self.chunks.notice("tests_kept", out.kept_note, call=out.call.to_dict(), paths=list(out.restored))
+        elif out.kept_note:  # the task's tests put back (testguard.py), or the assertion kept (testfirst.hold)
+            self.chunks.notice("tests_kept" if out.restored else "expectation", out.kept_note, call=out.call.to_dict())
         elif out.unchanged:
             self.chunks.notice("unchanged", out.content.removeprefix("unchanged: "), call=out.call.to_dict())
         elif out.status == "refused":
