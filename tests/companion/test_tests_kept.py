@@ -65,7 +65,7 @@ def test_a_boxed_auto_approved_script_that_rewrites_the_test_is_not_kept(
     else:  # the person reads it in one line, then the ending
         said = " ".join(said.split())  # (the terminal wraps at its width)
         assert "Not kept: a command changed anagram_test.py, the task's tests, which the model may not change." in said
-        assert "Done — checked: python3 -m pytest -q anagram_test.py" in said
+        assert "Done — checked: " in said and "as the task expects: the tests in anagram_test.py pass" in said
 
 
 @pytest.mark.parametrize("command", SPELLINGS)
