@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 HELP = """Commands
-  /undo            undo the last change Duckflow made (/redo brings it back)
+  /undo [#N]       undo the last change Duckflow made, or back to change #N (/redo brings it back)
   /diff            show what the last change did
   /status          where the task stands          /model  which model answers
   /cancel          cancel what runs now (as Esc or Ctrl-C; "continue" goes on)
@@ -33,7 +33,7 @@ Approvals: y(es) · n(o), then say what to do instead · e(dit) · a(lways) · d
 OWN = ("undo", "redo", "diff", "status", "model", "help", "quit", "exit", "cancel", "constraint", "remember",
        "set", "resume", "sessions", "debug", "verbose")
 WEB_HELP = """Commands
-  /undo     undo the last change Duckflow made (/redo brings it back)
+  /undo     undo the last change Duckflow made (/undo #N: back to change #N; /redo brings it back)
   /diff     show what the last change did
   /status   where the task stands
   /model    which model answers
@@ -50,6 +50,12 @@ def command_word(text: str) -> str | None:
     """`undo` for `/undo …`; None when the text is not a slash command."""
     m = _WORD.match(text)
     return m.group(1).lower() if m else None
+
+
+def command_arg(text: str) -> str:
+    """What follows the /word: `#12` in `/undo #12`."""
+    m = _WORD.match(text)
+    return text[m.end():].strip() if m else ""
 
 
 def unknown(word: str) -> str:
@@ -99,30 +105,39 @@ class Changes:
             raise DuckflowError("nothing to undo: Duckflow has not changed this workspace yet")
         return Checkpoints(self.root)
 
-    def undo(self) -> str:
-        """The last change not undone, taken back (a stack: /redo, then /undo again, in any order)."""
+    def undo(self, to: int | None = None) -> str:
+        """The last change not undone, taken back (a stack: /redo, then /undo again, in any order);
+        `to`: back to before change #to, the later changes with it (`/undo #12`, the web's row)."""
+        from duckflow.workspace.undostack import undo_to
         from duckflow.workspace.undowords import undo_words
 
         cps = self._open()
         try:
-            result = cps.undo(None)
+            results = [cps.undo(None)] if to is None else undo_to(cps, to)
         finally:
             cps.close()
-        return f"{undo_words(result)} /redo brings the change back."
+        if len(results) == 1:
+            return f"{undo_words(results[0])} /redo brings the change back."
+        said = "; ".join(undo_words(r).removeprefix("Undone: ").rstrip(".") for r in results)
+        return f"Undone {len(results)} changes, newest first: {said}. /redo #{to} brings them back."
 
-    def redo(self) -> str:
+    def redo(self, to: int | None = None) -> str:
         from duckflow.errors import DuckflowError
         from duckflow.workspace.checkpoints import CheckpointError
+        from duckflow.workspace.undostack import redo_to
         from duckflow.workspace.undowords import undo_words
 
         cps = self._open()
         try:
-            result = cps.redo()
-        except CheckpointError:
-            raise DuckflowError("nothing to redo: /undo first") from None
+            results = [cps.redo()] if to is None else redo_to(cps, to)
+        except CheckpointError as exc:
+            raise DuckflowError("nothing to redo: /undo first" if to is None else exc.message) from None
         finally:
             cps.close()
-        return f"{undo_words(result)} /undo takes it back again."
+        if len(results) == 1:
+            return f"{undo_words(results[0])} /undo takes it back again."
+        said = "; ".join(undo_words(r).removeprefix("Redone: ").rstrip(".") for r in results)
+        return f"Redone {len(results)} changes: {said}. /undo #{to} takes them back again."
 
     def diff(self) -> str:
         """A unified diff of the last change not undone: the file before it → the file now."""
@@ -155,8 +170,14 @@ class Answer:
     diff: bool = False
 
 
+def change_number(arg: str) -> int | None:
+    """`#12` or `12` after /undo or /redo: the change to go back to (None: the last one)."""
+    m = re.fullmatch(r"#?(\d{1,9})", arg.strip())
+    return int(m.group(1)) if m else None
+
+
 def answer_command(word: str, state: Any, *, changes: Changes, model: str, busy: bool = False,
-                   channel: str = "cli") -> Answer:
+                   channel: str = "cli", arg: str = "") -> Answer:
     """The answer to `/word` (no model call): one of `SHARED`, or a refusal naming what works."""
     from duckflow.errors import DuckflowError
 
@@ -181,6 +202,10 @@ def answer_command(word: str, state: Any, *, changes: Changes, model: str, busy:
         if word == "diff":
             text = changes.diff()
             return Answer(text, diff=text.startswith("--- "))
-        return Answer(changes.undo() if word == "undo" else changes.redo())
+        to = change_number(arg)
+        if arg.strip() and to is None:
+            return Answer(f"/{word} takes a change's number, e.g. /{word} #12 (or nothing: the last change).",
+                          ok=False)
+        return Answer(changes.undo(to) if word == "undo" else changes.redo(to))
     except DuckflowError as exc:
         return Answer(exc.message, ok=False)

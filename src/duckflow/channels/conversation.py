@@ -20,7 +20,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from duckflow.channels.commands import ROUTER, Answer, Changes, answer_command, command_word
+from duckflow.channels.commands import (
+    ROUTER,
+    Answer,
+    Changes,
+    answer_command,
+    command_arg,
+    command_word,
+)
 from duckflow.companion.factory import OpenedSession
 from duckflow.companion.session import CompanionSession
 from duckflow.companion.task import AUTO_BY
@@ -215,16 +222,16 @@ class Conversation:
     def _command(self, word: str, text: str) -> list[AnyChunk]:
         """`/undo`, `/status` … as the terminal answers them (channels/commands.py): no router, no
         model, nothing added to the conversation's exchanges or task (so never its name)."""
-        said = self.command(word)
+        said = self.command(word, arg=command_arg(text))
         return [self._notice(COMMAND, "command", text, text=text, word=word, ok=said.ok, diff=said.diff),
                 self._reply(COMMAND, said.text), self._done(COMMAND, said.text, "done")]
 
-    def command(self, word: str, *, busy: bool = False) -> Answer:
+    def command(self, word: str, *, busy: bool = False, arg: str = "") -> Answer:
         """The answer to `/word`; `busy`: a turn runs now (what would change files waits, as in the terminal)."""
         if self.changes is None:
             self.changes = Changes(self.session.state.workspace)
         return answer_command(word, self.session.state, changes=self.changes, channel=self.orch.channel, busy=busy,
-                              model=str(getattr(getattr(self.session, "model", None), "name", "?")))
+                              arg=arg, model=str(getattr(getattr(self.session, "model", None), "name", "?")))
 
     # -- the companion's part -------------------------------------------------------------
     def _local_only_refusal(self, turn: Turn) -> str:

@@ -69,16 +69,19 @@ def test_undo_from_the_result_row_and_redo_and_a_typed_undo(served: Served, brow
     row.locator("button.undo").click()
     page.locator("#log .msg.cmd", has_text="Undone").wait_for(timeout=15000)
     assert not hello.exists() and "removed hello.py" in page.locator("#log .msg.cmd").first.inner_text()
+    wait_js(page, "document.querySelector('#log .action.undone button.undo')?.textContent === 'Redo'")
     assert row.locator("button.undo").inner_text() == "Redo" and "undone" in row.get_attribute("class")
     assert row.get_attribute("open") is None  # the click undid; it did not open the row
     shot(page, f"web-{width}-undo")
     page.fill("#text", "/redo")  # typed, as in the terminal: the same command, never the model's
     page.press("#text", "Enter")
     page.locator("#log .msg.cmd", has_text="Redone").wait_for(timeout=15000)
+    wait_js(page, "document.querySelector('#log .action.ok button.undo')?.textContent === 'Undo'")
     assert "Hello from Duckflow" in hello.read_text() and row.locator("button.undo").inner_text() == "Undo"
     assert page.locator("#log .msg.user", has_text="/redo").count() == 1
     row.locator("button.undo").click()  # undo → redo → undo: the stack holds
     page.locator("#log .msg.cmd", has_text="Undone").nth(1).wait_for(timeout=15000)
+    wait_js(page, "document.querySelector('#log .action.undone button.undo')?.textContent === 'Redo'")
     assert not hello.exists() and row.locator("button.undo").inner_text() == "Redo"
     page.fill("#text", "/nope")
     page.press("#text", "Enter")

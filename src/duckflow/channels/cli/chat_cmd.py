@@ -38,6 +38,7 @@ from duckflow.channels.commands import (
     ROUTER,
     Changes,
     answer_command,
+    command_arg,
     command_word,
     unknown,
 )
@@ -189,7 +190,7 @@ class Chat:
         if self.editing and not self.loop.busy and self.session.state.pending_gate:
             self._approval(text)
         elif word in ("help", "status", "model", "undo", "redo", "diff", "verbose", "debug"):
-            self._simple(word)
+            self._simple(word, command_arg(text))
         elif word is not None and word not in OWN and word not in ROUTER:
             c.print(f"[yellow]{escape(unknown(word))}[/]")
         elif text.startswith("/constraint"):
@@ -247,7 +248,7 @@ class Chat:
         else:
             self.render.console.print(f"A change waits for your approval: {CODER_QUESTION}", markup=False)
 
-    def _simple(self, word: str) -> None:
+    def _simple(self, word: str, arg: str = "") -> None:
         """The commands that answer at once, without the model (channels/commands.py: as on the web)."""
         c = self.render.console
         if word in ("verbose", "debug"):
@@ -256,7 +257,7 @@ class Chat:
             c.print(f"{'Showing' if on else 'Hiding'} the engine's details.")
             return
         said = answer_command(word, self.session.state, changes=self.changes, model=self.opened.model_name,
-                              busy=self.loop.busy)
+                              busy=self.loop.busy, arg=arg)
         if said.diff:
             from duckflow.channels.cli.render import diff_text
 

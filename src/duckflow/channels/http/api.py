@@ -293,10 +293,17 @@ def api_router() -> APIRouter:
         cps = _checkpoints(request)
         if cps is None:
             return {"checkpoints": []}
+        from duckflow.workspace.undostack import stack
+
         try:
+            n = max(1, min(limit, 200))
+            walk = {e.id: e for e in stack(cps, n)}  # what an undo back to it / a redo up to it takes along
             return {"checkpoints": [{"id": c.id, "created": c.created, "tool": c.tool, "summary": c.summary,
-                                     "paths": list(c.paths), "undone": c.undone}
-                                    for c in cps.list(max(1, min(limit, 200)))]}
+                                     "paths": list(c.paths), "undone": c.undone,
+                                     "redoable": bool(c.id in walk and walk[c.id].redoable),
+                                     "undo_with": list(walk[c.id].undo_with) if c.id in walk else [],
+                                     "redo_with": list(walk[c.id].redo_with) if c.id in walk else []}
+                                    for c in cps.list(n)]}
         finally:
             cps.close()
 

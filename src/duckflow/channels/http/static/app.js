@@ -177,7 +177,15 @@ const hooks = {
   attention(card) { card.scrollIntoView({ block: "end" }); if (card.getBoundingClientRect().top < log.getBoundingClientRect().top) card.scrollIntoView({ block: "start" }); pill(); },
   decide,
   answered() { loadSessions(state.sid, true).catch(() => {}); pill(); },
-  done() { $("send").disabled = false; loadSessions(state.sid, true).catch(() => {}); pill(); },
+  done() { $("send").disabled = false; loadSessions(state.sid, true).catch(() => {}); pill(); hooks.refreshUndo(); },
+  refreshUndo() {  // the change rows' Undo / Redo, from the checkpoints as they are now (a few per second at most)
+    clearTimeout(state.undoTimer);
+    state.undoTimer = setTimeout(async () => {
+      const talk = state.talk;
+      try { const data = await api("GET", "/v1/undo?limit=200"); if (talk === state.talk) talk.undoStates(data.checkpoints || []); }
+      catch (err) { /* signed out or away: the buttons stay as they were */ }
+    }, 150);
+  },
 };
 
 async function decide(job, granted, note, card) {

@@ -3,7 +3,8 @@
 // and the raw trace (every chunk, as before) behind the "Details" switch. Every text from the
 // server goes in with textContent: model output is never HTML (replies are markdown, drawn by md.js
 // as DOM nodes). The chat's own commands (/undo, /status …) show as the person's words and a plain
-// answer; the last change made has an Undo button on its row (Redo once undone).
+// answer; every change made has Undo on its row: back to before it through the undo stack (the later
+// changes with it, asked first), Redo once undone — the buttons follow the checkpoints (GET /v1/undo).
 "use strict";
 
 const Talk = (() => {
@@ -30,7 +31,7 @@ const Talk = (() => {
   class Conversation {
     constructor(log, timeline, hooks) {
       Object.assign(this, { log, timeline, hooks, bubble: null, streamed: false, echo: [], rows: new Map(),
-        cards: new Map(), diffs: new Map(), painting: new Set(), undoable: null, turnBubbles: [] });
+        cards: new Map(), diffs: new Map(), painting: new Set(), changes: new Map(), stack: new Map(), turnBubbles: [] });
       this.typing = el("div", "typing", "Working…"); this.typing.hidden = true; log.appendChild(this.typing);
       this.writing = el("pre", "writing"); this.writing.hidden = true; this.tail = ""; log.appendChild(this.writing);
     }
@@ -125,23 +126,57 @@ const Talk = (() => {
       const d = this.pending || {}; this.pending = null;
       const box = this.add(el("div", "msg bot cmd" + (d.ok === false ? " refused" : "")));
       if (d.diff) box.appendChild(diffBlock(text)); else box.appendChild(el("pre", "answer", text));
-      if (d.ok && (d.word === "undo" || d.word === "redo")) this.undone(d.word === "undo");
+      if (d.word === "undo" || d.word === "redo") this.hooks.refreshUndo();  // the rows follow the checkpoints
     }
 
-    undone(yes) {  // the last change's row says it was undone (its button redoes it), or not any more
-      const row = this.undoable;
-      if (!row) return;
-      row.classList.toggle("undone", yes);
-      row.querySelector(".undo").textContent = yes ? "Redo" : "Undo";
-      row.querySelector(".undo").title = yes ? "bring the change back (/redo)" : "take this change back (/undo)";
-    }
-
-    offerUndo(row) {  // only the last change made is one click from undone
-      if (this.undoable) { const b = this.undoable.querySelector(".undo"); if (b) b.remove(); this.undoable.classList.remove("undone"); }
-      this.undoable = row;
-      const b = el("button", "undo", "Undo"); b.type = "button"; b.title = "take this change back (/undo)";
-      b.onclick = (e) => { e.preventDefault(); e.stopPropagation(); this.hooks.command(row.classList.contains("undone") ? "/redo" : "/undo"); };
+    offerUndo(row, cp) {  // every change made: Undo on its row (what it does is read from the stack)
+      if (!cp || row.querySelector(".undo")) return;
+      row.dataset.checkpoint = String(cp); this.changes.set(cp, row);
+      const b = el("button", "undo", "Undo"); b.type = "button"; b.hidden = true;
+      b.onclick = (e) => { e.preventDefault(); e.stopPropagation(); this.undoClick(row, cp); };
       row.querySelector("summary").appendChild(b);
+      this.hooks.refreshUndo();
+    }
+
+    undoStates(list) {  // GET /v1/undo: each row's button says what is true now
+      this.stack = new Map(list.map((c) => [c.id, c]));
+      for (const [cp, row] of this.changes) {
+        const c = this.stack.get(cp), b = row.querySelector(".undo");
+        row.classList.toggle("undone", !!(c && c.undone));
+        if (!b) continue;
+        b.hidden = !c || (c.undone && !c.redoable);  // gone from the store, or undone for good: no button
+        b.disabled = false;
+        b.textContent = c && c.undone ? "Redo" : "Undo";
+        b.title = !c ? "" : c.undone ? `bring it back (/redo #${cp})` : `take it back (/undo #${cp})`;
+        const note = row.querySelector(".undone-note");
+        if (c && c.undone && !c.redoable && !note) row.querySelector("summary").appendChild(el("span", "undone-note", "undone"));
+        if (note && !(c && c.undone && !c.redoable)) note.remove();
+      }
+    }
+
+    undoClick(row, cp) {  // one change: at once; more (the later ones go with it): asked first, in words
+      const c = this.stack.get(cp);
+      if (!c) return;
+      const redo = c.undone, others = redo ? c.redo_with : c.undo_with;
+      const word = redo ? "/redo" : "/undo";
+      const old = row.nextElementSibling;
+      if (old && old.classList.contains("confirm-undo")) old.remove();
+      if (!others.length) { row.querySelector(".undo").disabled = true; this.hooks.command(`${word} #${cp}`); return; }
+      const files = [...new Set([cp, ...others].flatMap((i) => (this.stack.get(i) || {}).paths || []))];
+      const n = others.length, one = n === 1, them = one ? "1 other change" : `${n} other changes`;
+      const what = files.join(", "), many = files.length > 1;
+      const text = redo
+        ? `Redo this change? The ${them} undone after it ${one ? "comes" : "come"} back first (a redo goes in the reverse order of the undos), so ${what} ${many ? "are" : "is"} as these changes left ${many ? "them" : "it"}. /undo #${cp} takes all ${n + 1} back again.`
+        : `Undo this change? The ${them} made after it ${one ? "goes" : "go"} too (${one ? "it was" : "they were"} made on top of it): ${what} ${many ? "go" : "goes"} back to how ${many ? "they were" : "it was"} before this change. /redo #${cp} brings all ${n + 1} back.`;
+      const box = el("div", "confirm-undo");
+      const yes = el("button", "approve", `${redo ? "Redo" : "Undo"} ${n + 1} changes`), no = el("button", "", "Keep as it is");
+      yes.type = no.type = "button";
+      yes.onclick = () => { box.remove(); row.querySelector(".undo").disabled = true; this.hooks.command(`${word} #${cp}`); };
+      no.onclick = () => box.remove();
+      const buttons = el("div", "buttons"); buttons.append(yes, no);
+      box.append(el("p", "", text), buttons);
+      this.log.insertBefore(box, row.nextSibling);
+      this.hooks.attention(box);
     }
 
     stopped() {  // Stop: the reply written so far stays, marked "(cancelled)"
@@ -257,7 +292,7 @@ const Talk = (() => {
         more.appendChild(el("pre", "fields", r.entries.join("\n") || "(empty)"));
       }
       this.event(c.time, (d.is_error ? "Failed: " : "") + label, d.is_error ? "bad" : "act");
-      if (!d.is_error && CHANGES.has(d.name)) this.offerUndo(row);
+      if (!d.is_error && CHANGES.has(d.name)) this.offerUndo(row, r && r.checkpoint);
     }
 
     approval(c, d) {
