@@ -45,3 +45,26 @@ def test_an_in_memory_database_is_written_in_place() -> None:
     state.save_flags("line", "u1", SessionFlags(True, "CHAT"))
     assert OrchestraState.flags(state, "line", "u1") == SessionFlags(True, "CHAT")  # on its one connection
     state.close()
+
+
+def test_the_coding_task_is_kept_with_the_flags_and_an_older_database_gets_its_column(tmp_path: Path) -> None:
+    import sqlite3
+
+    db = tmp_path / "orchestra.db"
+    old = sqlite3.connect(db)  # the table as an earlier version made it
+    old.execute("CREATE TABLE session_flags (channel TEXT NOT NULL, session_id TEXT NOT NULL, local_only INTEGER "
+                "NOT NULL DEFAULT 0, prev_route TEXT NOT NULL DEFAULT 'CHAT', updated_at REAL NOT NULL, "
+                "PRIMARY KEY (channel, session_id))")
+    old.execute("INSERT INTO session_flags VALUES ('cli', 's0', 0, 'CODE', 0)")
+    old.commit()
+    old.close()
+    state = OrchestraState(db)
+    assert state.flags("cli", "s0") == SessionFlags(False, "CODE", "")
+    state.save_flags("cli", "s0", SessionFlags(False, "CODE", "open"))
+    state.close()
+    server = ServerState(db)
+    assert server.flags("cli", "s0").coding == "open"
+    server.save_flags("cli", "s0", SessionFlags(False, "CODE", "ended"))
+    server.flush()
+    server.close()
+    assert OrchestraState(db).flags("cli", "s0") == SessionFlags(False, "CODE", "ended")

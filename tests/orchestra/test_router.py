@@ -204,6 +204,14 @@ async def test_full_width_slash_from_a_japanese_ime_is_a_command() -> None:
     assert (d.primary_route, d.source) == ("PLAN", "command")
 
 
+def test_route_command_shows_a_follow_up_of_a_coding_task(tmp_path: Path) -> None:
+    out = _cli("route", "yes", "--coding", "open", "--previous", "CODE", "--json", env_home=tmp_path)
+    data = json.loads(out.stdout)
+    assert (data["primary_route"], data["evidence"]) == ("CODE", ["follow-up:coding-task"])
+    out = _cli("route", "yes", "--json", env_home=tmp_path)
+    assert json.loads(out.stdout)["primary_route"] == "CHAT"
+
+
 def test_route_command_has_no_side_effects(tmp_path: Path) -> None:
     out = _cli("route", "/local", "--channel", "line", "--json", env_home=tmp_path)
     assert json.loads(out.stdout)["flags"]["local_only"] is True
@@ -227,3 +235,58 @@ async def test_routing_corpus(case: dict[str, str]) -> None:
     """English and Japanese phrasings of seed 003's categories, small talk that must stay CHAT, commands."""
     d = await decide(case["text"])
     assert (d.primary_route, d.source) == (case["route"], case["source"])
+
+
+async def test_a_coding_task_keeps_its_follow_ups_on_code_until_a_route_command() -> None:
+    flags = SessionFlags()
+    first = await decide("fix the bug in app.py", flags=flags)
+    assert (first.primary_route, flags.coding) == ("CODE", "open") and first.declaration
+    for follow_up in ("yes", "now add a test", "call it data.csv instead", "The second one, please",
+                      "Not done: it still prints nothing", "はい、それで"):
+        d = await decide(follow_up, flags=flags)  # without the task these are CHAT or ANALYZE
+        assert (d.primary_route, d.source, d.declaration) == ("CODE", "rules", ""), follow_up
+        assert "follow-up:coding-task" in d.evidence and flags.coding == "open"
+    assert (await decide("call it data.csv instead")).primary_route == "ANALYZE"  # (no task under way)
+    left = await decide("/chat what do you think of tabs?", flags=flags)
+    assert (left.primary_route, flags.coding) == ("CHAT", "")
+    assert (await decide("yes", flags=flags)).primary_route == "CHAT"  # the task was left
+
+
+async def test_after_a_coding_task_ended_only_what_goes_on_with_it_stays_code() -> None:
+    flags = SessionFlags(prev_route="CODE", coding="ended")
+    d = await decide("now add a test for it", flags=flags)
+    assert (d.primary_route, d.declaration, flags.coding) == ("CODE", "", "open")
+    flags.coding = "ended"
+    d = await decide("What is a monad, in plain words?", flags=flags)  # another subject
+    assert (d.primary_route, d.source, flags.coding) == ("CHAT", "fallback", "")
+    flags.coding = "ended"
+    d = await decide("also summarise the sales data by month", flags=flags)  # a rule of another route wins
+    assert (d.primary_route, flags.coding) == ("ANALYZE", "")
+    flags.coding = "ended"  # a classifier that routes it elsewhere wins too
+    model = ScriptedModel([reply('{"route": "PLAN", "confidence": 0.9, "reason": "r", "evidence": ["trip"]}')])
+    d = await decide("and then the trip next month", model=model, flags=flags)
+    assert (d.primary_route, d.source, flags.coding) == ("PLAN", "classifier", "")
+
+
+async def test_local_only_suspends_the_coding_task_and_line_never_follows_it() -> None:
+    flags = SessionFlags(local_only=True, prev_route="CODE", coding="open")
+    d = await decide("yes", flags=flags)  # not refused as CODE, not sent anywhere as coding
+    assert (d.primary_route, d.source, d.refused, flags.coding) == ("CHAT", "fallback", False, "open")
+    flags = SessionFlags(prev_route="CODE", coding="open")
+    d = await decide("yes", channel="line", flags=flags)
+    assert d.primary_route == "CHAT" and "line_forced_chat" in d.evidence and flags.coding == "open"
+    d = await decide("/local", flags=flags)  # a mode switch alone changes no subject
+    assert flags.coding == "open" and flags.local_only
+
+
+async def test_a_task_is_coding_by_nature_its_first_route_is_declared_only_when_not_code() -> None:
+    router = MessageRouter(RoutingConfig())
+    d = await router.decide(msg("make the greeting friendlier"), SessionFlags(), task=True, fallback="CODE")
+    assert (d.primary_route, d.source, d.declaration) == ("CODE", "fallback", "")
+    d = await router.decide(msg("fix the bug in app.py"), SessionFlags(), task=True)
+    assert (d.primary_route, d.declaration) == ("CODE", "")
+    d = await router.decide(msg("Draft a roadmap for the migration"), SessionFlags(), task=True)
+    assert (d.primary_route, d.declaration) == ("PLAN", "Planning this step by step.")
+    d = await router.decide(msg("make the greeting friendlier"), SessionFlags(local_only=True), task=True,
+                            fallback="CODE")
+    assert (d.primary_route, d.refused) == ("CHAT", False)  # never CODE while local_only

@@ -1,6 +1,6 @@
 """The orchestra's session state for a server: flags kept in memory, written when they change, off the loop.
 
-`OrchestraState` reads a session's flags (local_only, the previous route) from SQLite and
+`OrchestraState` reads a session's flags (local_only, the previous route, the coding task) from SQLite and
 writes them back on every message. A server routes every message on its event loop, and under
 load a SQLite write there waited on the disk (a WAL checkpoint's fsync: 10-30 ms stalls of every
 stream, traced in `duckflow bench server`). `ServerState` is the same store for the process
@@ -26,7 +26,7 @@ MAX_KEPT = 20_000  # sessions whose flags stay in memory (~200 bytes each); olde
 class ServerState(OrchestraState):
     def __init__(self, path: str | Path | None = None) -> None:
         super().__init__(path)
-        self._kept: dict[tuple[str, str], tuple[bool, str]] = {}
+        self._kept: dict[tuple[str, str], tuple[bool, str, str]] = {}
         self._behind = str(self.path) != ":memory:"  # an in-memory database has one connection
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="duckflow-flags")
         self._local = threading.local()
@@ -36,12 +36,12 @@ class ServerState(OrchestraState):
         kept = self._kept.get((channel, session_id))
         if kept is None:
             flags = super().flags(channel, session_id)
-            self._keep((channel, session_id), (flags.local_only, flags.prev_route))
+            self._keep((channel, session_id), (flags.local_only, flags.prev_route, flags.coding))
             return flags
-        return SessionFlags(kept[0], kept[1])
+        return SessionFlags(*kept)
 
     def save_flags(self, channel: str, session_id: str, flags: SessionFlags) -> None:
-        key, value = (channel, session_id), (flags.local_only, flags.prev_route)
+        key, value = (channel, session_id), (flags.local_only, flags.prev_route, flags.coding)
         if self._kept.get(key) == value:
             return  # unchanged: nothing to write
         self._keep(key, value)
@@ -51,7 +51,7 @@ class ServerState(OrchestraState):
         self._last = self._writer.submit(self._write, channel, session_id, SessionFlags(*value))
         self._last.add_done_callback(_report)
 
-    def _keep(self, key: tuple[str, str], value: tuple[bool, str]) -> None:
+    def _keep(self, key: tuple[str, str], value: tuple[bool, str, str]) -> None:
         self._kept.pop(key, None)
         self._kept[key] = value
         if len(self._kept) > MAX_KEPT:

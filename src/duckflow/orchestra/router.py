@@ -10,7 +10,13 @@ general `duckflow.routing` parts it applies seed 003's policy:
 - the classifier runs only when `routing.classifier.model` is set; it is never a cloud model
   while local_only; CODE from the classifier needs ≥ 0.8 and evidence quoted from a message
   that carries code vocabulary (§2.4);
-- the declaration line (§8) is set when the route changes and is never set for CHAT.
+- the declaration line (§8) is set when the route changes and is never set for CHAT;
+- a coding task sticks: while one is under way (`SessionFlags.coding == "open"`) every message
+  that names no route command stays CODE (a follow-up: "yes", "call it X instead", an answer);
+  right after it ended ("ended") a message that goes on with it ("now add a test") stays CODE
+  unless the rules or the classifier route it elsewhere; anything else leaves it;
+- a task (`duckflow run "TASK"`, `decide(..., task=True)`) is coding by nature: CODE is not
+  declared for it (another route is); the orchestrator lets it fall back to CODE (`fallback=`).
 """
 
 from __future__ import annotations
@@ -58,6 +64,19 @@ _CODE_VOCAB = re.compile(
     r"例外|エラー|クラス|メソッド", re.I)
 
 
+# how a message that goes on with what was just coded starts ("now add a test", "yes", "call it X instead")
+_GOES_ON = re.compile(
+    r"^\W*(now|also|and|then|next|yes|yeah|yep|ok|okay|sure|go ahead|do it|no|nope|not|instead|but|actually|"
+    r"please|make|call|name|rename|add|change|remove|delete|drop|fix|use|try|put|move|keep|undo|revert|same|again|"
+    r"one more|another|it|that|this|too|also|can you also|could you also|what about|how about)\b"
+    r"|^\W*(はい|うん|じゃあ|では|次は|次に|あと|それと|それから|さらに|やっぱり|いや|名前を|テストも|それも|これも)", re.I)
+
+
+def goes_on(text: str) -> bool:
+    """Whether a message reads as going on with the work just done, not a new subject."""
+    return bool(_GOES_ON.search(text.strip()))
+
+
 def declaration_for(prev_route: str | None, route: str, language: str = "en") -> str:
     """§8: one line when the route changes; none for CHAT."""
     if route == "CHAT" or route == (prev_route or "CHAT"):
@@ -72,12 +91,18 @@ def strong_code_evidence(text: str, evidence: list[str]) -> bool:
     return bool(quoted) and bool(_CODE_VOCAB.search(text))
 
 
+CODING_STATES = ("", "open", "ended")  # SessionFlags.coding: no coding task / one under way / one just ended
+STICKY = "follow-up:coding-task"  # the evidence of a route kept for a coding task
+
+
 @dataclass
 class SessionFlags:
-    """What the router remembers per session: local_only and the previous route (seed 003 §13.1)."""
+    """What the router remembers per session: local_only, the previous route (seed 003 §13.1) and
+    whether a coding task is under way ("open"), just ended ("ended") or not there ("")."""
 
     local_only: bool = False
     prev_route: str = "CHAT"
+    coding: str = ""
 
 
 @dataclass
@@ -197,14 +222,24 @@ class MessageRouter:
         return LLMRouter(model, routes, min_confidence=cfg.min_confidence, fallback_route="CHAT",
                          on_event=self._emit)
 
-    async def decide(self, msg: InputMessage, flags: SessionFlags | None = None) -> RoutingDecision:
-        """The route of one message; `flags` (the session's) is updated in place."""
+    async def decide(self, msg: InputMessage, flags: SessionFlags | None = None, *, task: bool = False,
+                     fallback: str | None = None) -> RoutingDecision:
+        """The route of one message; `flags` (the session's) is updated in place. `task`: the message
+        is a task to carry out (`duckflow run`): coding by nature, so CODE is not declared (another
+        route is); `fallback`: the route when nothing decides (default `routing.fallback_route`)."""
         flags = flags if flags is not None else SessionFlags()
-        decision = await self._decide(msg, flags)
-        decision.declaration = declaration_for(flags.prev_route, decision.primary_route, self.language)
+        decision = await self._decide(msg, flags, fallback=fallback)
+        decision.declaration = declaration_for("CODE" if task else flags.prev_route, decision.primary_route,
+                                               self.language)
         flags.local_only = decision.flags.local_only
         if not decision.refused:
             flags.prev_route = decision.primary_route
+        only_mode = bool(decision.notice) and not decision.text.strip()  # /local, /cloud: no subject
+        if not decision.refused and not only_mode and msg.channel != "line":
+            if decision.primary_route in CODE_ROUTES:
+                flags.coding = "open"  # the conversation says when it ends (Orchestrator.coding)
+            elif decision.source != "fallback" or flags.coding == "ended":
+                flags.coding = ""  # another subject: a route command, a rule, the classifier, or no follow-up
         self._emit("router.decision", {"session_id": msg.session_id, "channel": msg.channel,
                                        "initial_route": decision.primary_route, **decision.public(),
                                        "classifier_route": decision.classifier_route,
@@ -212,7 +247,8 @@ class MessageRouter:
                                        "error_reason": decision.error_reason})
         return decision
 
-    async def _decide(self, msg: InputMessage, flags: SessionFlags) -> RoutingDecision:
+    async def _decide(self, msg: InputMessage, flags: SessionFlags, *, fallback: str | None = None
+                      ) -> RoutingDecision:
         parsed = parse_commands(msg.user_text)
         local_only = flags.local_only
         for mode in parsed.modes:
@@ -241,6 +277,8 @@ class MessageRouter:
                                    evidence=[f"command:/{m}" for m in parsed.modes], **base)
 
         text = parsed.text
+        if flags.coding == "open" and not local_only:  # a follow-up of the coding task under way
+            return self._sticky(base, "a coding task is under way")
         ruled = self.rules.match(text, {"local_only": local_only, "channel": msg.channel})
         if ruled is not None:
             if ruled.route in CODE_ROUTES and local_only:
@@ -249,6 +287,9 @@ class MessageRouter:
                                    reason=ruled.reason, evidence=ruled.evidence, **base)
 
         notes: list[str] = []
+        follow_up = flags.coding == "ended" and not local_only and goes_on(text)
+        if follow_up and self._classifier(local_only) is None:
+            return self._sticky(base, "it goes on with the coding task that just ended")
         classifier = self._classifier(local_only) if text.strip() else None
         error_reason: str | None = None
         if classifier is not None:
@@ -270,7 +311,10 @@ class MessageRouter:
             notes.append(f"classifier: {error_reason}")
         elif self.classifier_model is None and text.strip():
             notes.append("classifier: not configured (routing.classifier.model)")
-        fallback = self.config.fallback_route
+        if follow_up:  # the classifier did not decide: it goes on with the coding task
+            return self._sticky(base, "it goes on with the coding task that just ended",
+                                notes=notes, error_reason=error_reason)
+        fallback = fallback or self.config.fallback_route
         if fallback in CODE_ROUTES and local_only:
             fallback = "CHAT"
         reason = "no command, rule or classifier decided; safe fallback"
@@ -278,6 +322,14 @@ class MessageRouter:
             reason += f" ({error_reason})"
         return RoutingDecision(primary_route=fallback, source="fallback", confidence=0.0, reason=reason,
                                evidence=[], error_reason=error_reason, notes=notes, **base)
+
+    @staticmethod
+    def _sticky(base: dict[str, Any], why: str, **extra: Any) -> RoutingDecision:
+        """A follow-up of a coding task stays CODE (source `rules`: the session's rule); a route
+        command (/chat, /plan ...) leaves it."""
+        return RoutingDecision(primary_route="CODE", source="rules", confidence=1.0,
+                               reason=f"a follow-up of the coding task: {why} (a route command such as /chat leaves it)",
+                               evidence=[STICKY], **base, **extra)
 
     def _refuse(self, route: str, source: str, evidence: list[str], base: dict[str, Any]) -> RoutingDecision:
         """§2.2/§5: a CODE route while local_only is refused at the router; CHAT explains how to lift it."""

@@ -1,4 +1,4 @@
-"""Per-session orchestration state in SQLite: local_only and the previous route, and Coder jobs.
+"""Per-session orchestration state in SQLite: local_only, the previous route, the coding task, and Coder jobs.
 
 One row per (channel, session_id) — "one person, one session, one state" (seed 003 §9) — so
 `/local` in one LINE chat never leaks into another channel or session. Coder jobs keep the
@@ -47,6 +47,10 @@ class OrchestraState:
         self.path = Path(path) if path is not None and str(path) != ":memory:" else path or default_state_path()
         self.conn: sqlite3.Connection = connect(self.path)
         self.conn.executescript(_SCHEMA)
+        columns = {r[1] for r in self.conn.execute("PRAGMA table_info(session_flags)")}
+        if "coding" not in columns:  # a database of an earlier version: the coding task's column added
+            with self.conn:
+                self.conn.execute("ALTER TABLE session_flags ADD COLUMN coding TEXT NOT NULL DEFAULT ''")
 
     def close(self) -> None:
         from duckflow.store.sqlite import release
@@ -54,17 +58,18 @@ class OrchestraState:
         release(self.conn)
 
     def flags(self, channel: str, session_id: str) -> SessionFlags:
-        row = self.conn.execute("SELECT local_only, prev_route FROM session_flags WHERE channel=? AND session_id=?",
-                                (channel, session_id)).fetchone()
-        return SessionFlags(bool(row["local_only"]), str(row["prev_route"])) if row else SessionFlags()
+        row = self.conn.execute("SELECT local_only, prev_route, coding FROM session_flags WHERE channel=? AND "
+                                "session_id=?", (channel, session_id)).fetchone()
+        return SessionFlags(bool(row["local_only"]), str(row["prev_route"]), str(row["coding"] or "")) if row \
+            else SessionFlags()
 
     def save_flags(self, channel: str, session_id: str, flags: SessionFlags) -> None:
         with self.conn:
             self.conn.execute(
-                "INSERT INTO session_flags(channel, session_id, local_only, prev_route, updated_at) "
-                "VALUES (?,?,?,?,?) ON CONFLICT(channel, session_id) DO UPDATE SET local_only=excluded.local_only, "
-                "prev_route=excluded.prev_route, updated_at=excluded.updated_at",
-                (channel, session_id, int(flags.local_only), flags.prev_route, time.time()))
+                "INSERT INTO session_flags(channel, session_id, local_only, prev_route, coding, updated_at) "
+                "VALUES (?,?,?,?,?,?) ON CONFLICT(channel, session_id) DO UPDATE SET local_only=excluded.local_only, "
+                "prev_route=excluded.prev_route, coding=excluded.coding, updated_at=excluded.updated_at",
+                (channel, session_id, int(flags.local_only), flags.prev_route, flags.coding, time.time()))
 
     def save_job(self, job_id: str, *, session_id: str, channel: str, route: str, workspace: str,
                  proposal: dict[str, Any], status: str = "pending") -> None:

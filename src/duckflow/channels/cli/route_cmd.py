@@ -22,6 +22,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--local-only", action="store_true", help="route as if /local were on for the session")
     parser.add_argument("--previous", default="CHAT", metavar="ROUTE",
                         help="the session's previous route (decides the declaration line)")
+    parser.add_argument("--coding", choices=["open", "ended"], default="",
+                        help="route as the next message of a coding task under way (open) or just ended")
     parser.add_argument("--json", action="store_true", help="print the RoutingDecision as JSON")
     add_workspace(parser, default=None, help="workspace whose .duckflow/config.toml applies")
 
@@ -36,7 +38,8 @@ def run(args: argparse.Namespace) -> int:
         text = sys.stdin.read()
     config = load_config(args.workspace)
     router = build_router(config)
-    flags = SessionFlags(local_only=bool(args.local_only), prev_route=str(args.previous).upper())
+    flags = SessionFlags(local_only=bool(args.local_only), prev_route=str(args.previous).upper(),
+                         coding=args.coding or "")
     msg = InputMessage(channel=args.channel, session_id="route-cli", user_text=text)
     import asyncio
 

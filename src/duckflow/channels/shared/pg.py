@@ -66,6 +66,9 @@ CREATE INDEX events_by_session ON events(session_id, id);
 CREATE TABLE seen_events (event_id TEXT PRIMARY KEY, seen DOUBLE PRECISION NOT NULL);
 CREATE INDEX seen_events_by_age ON seen_events(seen);
 """),
+    (4, """
+ALTER TABLE session_flags ADD COLUMN coding TEXT NOT NULL DEFAULT '';
+"""),
 ]
 
 

@@ -29,16 +29,17 @@ class PgOrchestraState(OrchestraState):
         pass
 
     def flags(self, channel: str, session_id: str) -> SessionFlags:
-        rows = self.db.query("SELECT local_only, prev_route FROM session_flags WHERE channel=%s AND session_id=%s",
-                             (channel, session_id))
-        return SessionFlags(bool(rows[0]["local_only"]), str(rows[0]["prev_route"])) if rows else SessionFlags()
+        rows = self.db.query("SELECT local_only, prev_route, coding FROM session_flags WHERE channel=%s AND "
+                             "session_id=%s", (channel, session_id))
+        return SessionFlags(bool(rows[0]["local_only"]), str(rows[0]["prev_route"]),
+                            str(rows[0]["coding"] or "")) if rows else SessionFlags()
 
     def save_flags(self, channel: str, session_id: str, flags: SessionFlags) -> None:
         self.db.execute(
-            "INSERT INTO session_flags(channel, session_id, local_only, prev_route, updated_at) VALUES (%s,%s,%s,%s,%s)"
-            " ON CONFLICT(channel, session_id) DO UPDATE SET local_only=excluded.local_only,"
-            " prev_route=excluded.prev_route, updated_at=excluded.updated_at",
-            (channel, session_id, flags.local_only, flags.prev_route, time.time()))
+            "INSERT INTO session_flags(channel, session_id, local_only, prev_route, coding, updated_at)"
+            " VALUES (%s,%s,%s,%s,%s,%s) ON CONFLICT(channel, session_id) DO UPDATE SET local_only=excluded.local_only,"
+            " prev_route=excluded.prev_route, coding=excluded.coding, updated_at=excluded.updated_at",
+            (channel, session_id, flags.local_only, flags.prev_route, flags.coding, time.time()))
 
     def save_job(self, job_id: str, *, session_id: str, channel: str, route: str, workspace: str,
                  proposal: dict[str, Any], status: str = "pending") -> None:
