@@ -58,7 +58,7 @@ def test_a_long_turn_ends_with_its_time_tokens_speed_and_where_the_time_went() -
         assert clock.feed(c) is None
     line = clock.feed(at(DoneChunk(agent=agent, data=DoneData(text="done", ending="done")), 178))
     assert line == ("2 min 58 s · 505 tokens in, 286 out · 2.1 tokens/s · loading 3.9 s, reading the prompt 35 s, "
-                    "writing 2 min 14 s, running tools and checks 3.0 s · local:qwen")
+                    "writing 2 min 14 s, running tools and checks 3.0 s · answered by local:qwen")
 
 
 def test_a_short_turn_says_only_time_tokens_and_speed_and_a_turn_with_no_model_says_nothing() -> None:
@@ -68,7 +68,7 @@ def test_a_short_turn_says_only_time_tokens_and_speed_and_a_turn_with_no_model_s
     clock.feed(at(ProgressChunk(agent=agent, data=ProgressData(phase="end", what="asking openai:gpt (main)")), 2))
     clock.feed(at(UsageChunk(agent=agent, data=UsageData(prompt_tokens=1200, completion_tokens=80, model="x")), 2))
     assert clock.feed(at(DoneChunk(agent=agent, data=DoneData(text="ok")), 2.5)) == \
-        "2.5 s · 1,200 tokens in, 80 out · 40 tokens/s · x"
+        "2.5 s · 1,200 tokens in, 80 out · 40 tokens/s · answered by x"
     assert clock.feed(at(DoneChunk(agent=agent, data=DoneData(text="/status")), 3)) is None
 
 

@@ -11,7 +11,8 @@ from duckflow.config import load_config
 from duckflow.llm.scripted import ScriptedModel
 
 
-async def test_local_only_keeps_a_cloud_companion_model_silent(env: Any, tmp_path: Path) -> None:
+async def test_local_only_keeps_a_cloud_companion_model_silent(env: Any, tmp_path: Path, monkeypatch: Any) -> None:
+    monkeypatch.setattr("duckflow.companion.seats._bundled_installed", lambda config: False)  # no local model
     cloud = ScriptedModel([], name="cloud", is_local=False)
     opened = env.open(cloud)
     seen: list[Any] = []
@@ -19,7 +20,8 @@ async def test_local_only_keeps_a_cloud_companion_model_silent(env: Any, tmp_pat
     talk = CliConversation(opened, config=load_config(env={}))
     assert (await outcome_of(talk.stream("/local"))).ending == "done"
     refused = await outcome_of(talk.stream("hello there"))  # not handed to the companion
-    assert refused.ending == "input" and "is a cloud model, so nothing was sent" in refused.message
+    assert refused.ending == "input" and refused.message.startswith("Not sent: local-only mode is on")
+    assert "/cloud" in refused.message and "duckflow models install" in refused.message
     assert cloud.requests == []
     assert (await outcome_of(talk.stream("/cloud"))).ending == "done"
     said = [c.data.message for c in seen if c.type == "notice" and c.data.code == "router"]

@@ -290,3 +290,17 @@ async def test_a_task_is_coding_by_nature_its_first_route_is_declared_only_when_
     d = await router.decide(msg("make the greeting friendlier"), SessionFlags(local_only=True), task=True,
                             fallback="CODE")
     assert (d.primary_route, d.refused) == ("CHAT", False)  # never CODE while local_only
+
+
+async def test_a_cloud_classifier_is_not_asked_unless_conversation_may_go_to_the_cloud() -> None:
+    answer = '{"route": "PLAN", "confidence": 0.9, "reason": "r", "evidence": ["move"]}'
+    cloud = ScriptedModel([reply(answer)], name="cloud", is_local=False)
+    d = await MessageRouter(RoutingConfig(), classifier_model=cloud).decide(msg("we need to move the office"))
+    assert (d.primary_route, d.source) == ("CHAT", "fallback") and cloud.requests == []
+    assert "cloud model, not asked" in d.notes[0]
+    allowed = RoutingConfig(cloud_routes=["CODE", "CHAT", "PLAN"])
+    d = await MessageRouter(allowed, classifier_model=cloud).decide(msg("we need to move the office"))
+    assert (d.primary_route, d.source) == ("PLAN", "classifier") and len(cloud.requests) == 1
+    d = await MessageRouter(allowed, classifier_model=cloud).decide(msg("we need to move the office"),
+                                                                    SessionFlags(local_only=True))
+    assert d.source == "fallback" and len(cloud.requests) == 1

@@ -2,8 +2,9 @@
 
 `Conversation.stream(text, images=())` answers the chat's own commands (/undo, /status …,
 channels/commands.py, as the terminal does; an unknown /word refused) without a model, else routes
-the message (commands → rules → classifier → fallback; LINE always starts at CHAT) and then runs whoever the route is for: the coding
-companion, the Chat role (which may hand the message on with `DELEGATE:`), the Worker loop
+the message (commands → rules → classifier → fallback; LINE always starts at CHAT; a coding task's
+follow-ups stay CODE) and then runs whoever the route is for: the coding companion — on its cloud
+model only for coding, on a local one otherwise (companion/seats.py, seed 003 §7) — the Chat role (which may hand the message on with `DELEGATE:`), the Worker loop
 (whose result the Chat role words when it has a model of its own) or a Coder job that waits
 for approval. It yields core Chunks in every case, each emitted once through the session's
 `ChunkHub` (one seq; a terminal renderer subscribed there sees the same chunks). A stream ends
@@ -29,7 +30,9 @@ from duckflow.channels.commands import (
     command_word,
 )
 from duckflow.companion.factory import OpenedSession
+from duckflow.companion.seats import Seats
 from duckflow.companion.session import CompanionSession
+from duckflow.companion.state import Step
 from duckflow.companion.task import AUTO_BY
 from duckflow.config import Config, load_config
 from duckflow.core.chunks import (
@@ -49,6 +52,7 @@ from duckflow.errors import DuckflowError
 from duckflow.llm.types import Model
 from duckflow.orchestra.orchestrator import Orchestrator, Turn
 from duckflow.orchestra.roles import role_for_route
+from duckflow.orchestra.settings import CODE_ROUTES
 
 COMPANION = "companion"
 COMMAND = "command"  # the agent of a chat command's answer
@@ -59,9 +63,12 @@ class Conversation:
     """One person's conversation on one channel: a companion session behind the orchestra's router."""
 
     def __init__(self, session: CompanionSession, orchestra: Orchestrator, *, max_turns: int = 12,
-                 slots: asyncio.Semaphore | None = None) -> None:
+                 slots: asyncio.Semaphore | None = None, local_model: Model | None = None) -> None:
         self.session = session
         self.orch = orchestra
+        self.seats = Seats(session, orchestra.config, local_model=local_model,
+                           codec=session.asked_codec, mode=session.asked_mode)
+        self._held = ""  # a message not sent (no local model for it): a bare /code sends it as coding
         self.max_turns = max_turns
         self.slots = slots  # at most this many companion tasks at once (a server's); None: no limit
         self.coder_job: str | None = None  # the Coder job this conversation waits on
@@ -74,23 +81,26 @@ class Conversation:
 
     @classmethod
     def for_session(cls, opened: OpenedSession, *, channel: str = "cli", config: Config | None = None,
-                    models: dict[str, Model] | None = None, max_turns: int = 12) -> Conversation:
+                    models: dict[str, Model] | None = None, max_turns: int = 12,
+                    local_model: Model | None = None) -> Conversation:
         """The conversation over an opened companion session: the orchestra's router, session flags
         and event log on `channel`, the session's gate; `models` gives roles their models directly
-        (`{"chat": ..., "worker": ...}`). `close()` closes the orchestra's state it opened."""
+        (`{"chat": ..., "worker": ...}`), `local_model` the companion's model for what is not coding
+        when its own is a cloud model. `close()` closes the orchestra's state it opened."""
         cfg = config if config is not None else opened.config if opened.config is not None \
             else load_config(opened.session.state.workspace)
         state = opened.session.state
         orch = Orchestrator(cfg, workspace=state.workspace, session_id=state.session_id, channel=channel,
                             models=models, gate=opened.session.runner.gate, companion=True)
-        conv = cls(opened.session, orch, max_turns=max_turns)
+        conv = cls(opened.session, orch, max_turns=max_turns, local_model=local_model)
         conv._closers.append(orch.state.close)
         return conv
 
     @classmethod
     def open(cls, workspace: str | Path, *, model: Model | None = None, model_name: str | None = None,
              session_id: str | None = None, resume: bool = False, channel: str = "cli",
-             models: dict[str, Model] | None = None, max_turns: int = 12) -> Conversation:
+             models: dict[str, Model] | None = None, max_turns: int = 12,
+             local_model: Model | None = None) -> Conversation:
         """Open (or resume) a companion session for `workspace` and the conversation over it, as
         `duckflow chat` does; `close()` closes both.
 
@@ -101,7 +111,8 @@ class Conversation:
 
         opened = open_session(workspace, model=model, model_name=model_name, session_id=session_id, resume=resume)
         try:
-            conv = cls.for_session(opened, channel=channel, models=models, max_turns=max_turns)
+            conv = cls.for_session(opened, channel=channel, models=models, max_turns=max_turns,
+                                   local_model=local_model)
         except BaseException:
             opened.close()
             raise
@@ -130,9 +141,10 @@ class Conversation:
                 self._done(COMPANION, message if isinstance(exc, DuckflowError) else "the task failed", "error")]
 
     async def stream(self, text: str, images: Sequence[str] = (), *, auto_approve_workspace: bool = False,
-                     said: str | None = None) -> AsyncIterator[AnyChunk]:
+                     said: str | None = None, task: bool = False) -> AsyncIterator[AnyChunk]:
         """Route the message, then run the role it is for; yields its chunks, ending with `done`.
-        `said`: the person's own words when `text` was composed for them (a Coder asked again)."""
+        `said`: the person's own words when `text` was composed for them (a Coder asked again);
+        `task`: a task to carry out (`duckflow run`): coding unless something says otherwise."""
         word = command_word(text)
         if word is not None and word not in ROUTER:  # the chat's own: answered here, never routed
             for c in self._command(word, text):
@@ -140,13 +152,13 @@ class Conversation:
             return
         history = [(e.user, e.reply) for e in self.session.state.exchanges[-6:]]
         try:
-            turn = await self.orch.handle(text, images=list(images) or None, history=history)
+            turn = await self.orch.handle(text, images=list(images) or None, history=history, task=task)
         except Exception as exc:  # noqa: BLE001 - said as one line, the session kept (no traceback)
             for c in self._error("session_error" if isinstance(exc, DuckflowError) else "internal_error", exc):
                 yield c
             return
         decision = turn.decision
-        self.route = decision.primary_route
+        self.route = turn.route
         yield self._notice("router", "route", decision.declaration or f"route: {decision.primary_route}",
                            **decision.public(), declaration=decision.declaration,
                            text=text if said is None else said)
@@ -157,17 +169,24 @@ class Conversation:
             yield self._notice("chat", "delegated", f"{self.orch.roles.alias('chat')} handed this to {to}: "
                                                     f"{turn.delegated}", to=turn.to)
         if turn.action != "companion":  # the router, the Chat role, the Worker loop or a Coder job answered
+            if turn.answered_by and not turn.failed and turn.action != "notice":  # the person is told which
+                yield self._notice("router", "answered_by", "answered by " + " + ".join(turn.answered_by),
+                                   models=list(turn.answered_by))
             for c in self._orchestra_turn(text, turn, auto_approve_workspace):
                 yield c
             return
-        refusal = self._local_only_refusal(turn)
+        body = turn.text or text
+        if turn.route in CODE_ROUTES and not turn.decision.text.strip() and self._held:
+            body = self._held  # a bare /code: the message that was not sent, now as coding
+        self._held = ""
+        refusal = self.seats.take(turn.route, turn.decision.flags.local_only)  # cloud only for coding
         if refusal:
+            self._held = body
             yield self._notice("router", "router", refusal)
             yield self._done("router", refusal, "input")
             return
         model = getattr(self.session, "model", None)
         await self.orch.roles.health.ensure(model)  # an Ollama model is checked before each message (cached)
-        body = turn.text or text
         if images:
             async for c in self._look(body, len(images)):
                 yield c
@@ -184,6 +203,7 @@ class Conversation:
         async for c in self._slot(lambda: self.session.stream(body, max_turns=self.max_turns,
                                                               auto_approve_workspace=auto_approve_workspace)):
             yield c
+        self._coded()
 
     async def stream_answer(self, job_id: str, granted: bool, *, by: str, note: str | None = None,
                             auto_approve_workspace: bool = False) -> AsyncIterator[AnyChunk]:
@@ -193,6 +213,7 @@ class Conversation:
             yield self._say(ApprovalChunk(agent="coder", data=ApprovalData(
                 phase="answer", job_id=job_id, granted=granted, by=by)))
             applied, report = self.orch.decide_job(job_id, granted, approver=by)
+            self.orch.coding(under_way=False)  # the Coder's task ended (a no with words asks it again)
             for c in self._applied(applied, report, granted and not note):
                 yield c
             if not granted and note and note.strip():  # "no, do it this way": the Coder is asked again
@@ -208,6 +229,7 @@ class Conversation:
         async for c in self._slot(lambda: self.session.stream_answer(
                 granted, by=by, note=note, max_turns=self.max_turns, auto_approve_workspace=auto_approve_workspace)):
             yield c
+        self._coded()
 
     def _instead(self, job_id: str, note: str) -> str:
         """The message that asks the same Coder again after a no with the person's words."""
@@ -234,14 +256,11 @@ class Conversation:
                               arg=arg, model=str(getattr(getattr(self.session, "model", None), "name", "?")))
 
     # -- the companion's part -------------------------------------------------------------
-    def _local_only_refusal(self, turn: Turn) -> str:
-        """Local-only mode and a cloud companion model: nothing is sent, whichever role would answer."""
-        model = getattr(self.session, "model", None)
-        if not turn.decision.flags.local_only or getattr(model, "is_local", True):
-            return ""
-        return (f"local-only mode is on and the companion's model {getattr(model, 'name', '?')} is a cloud "
-                "model, so nothing was sent. Send /cloud to allow it, or set a local model "
-                "(routing.llm.chat_model).")
+    def _coded(self) -> None:
+        """After a companion turn on a coding route: its task goes on, or it ended (the router
+        keeps the follow-ups of one on CODE)."""
+        if self.route in CODE_ROUTES:
+            self.orch.coding(under_way=self.session.state.step != Step.DONE)
 
     async def _look(self, text: str, count: int) -> AsyncIterator[AnyChunk]:
         """A message with images: answered by the session's model when it can see (one line why not, else)."""

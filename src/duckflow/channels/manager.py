@@ -3,9 +3,10 @@
 Every channel (HTTP, Slack, LINE) hands a person's message to `submit()`. Messages of one
 session run one after another (a queue and a worker per session); every chunk of the run goes
 into the chunk log (what SSE and the web page read), and a turn a model answered ends with the
-quiet `turn_end` line (channels/turnclock.py). Each run is its own task: `stop_turn()` (the web
-page's Stop) cancels it at once. A chat command sent while a run works is answered at once
-(`runner.command_now`), as the terminal does, not queued behind it. Chat channels register an `Outbox`: when a
+quiet `turn_end` line (channels/turnclock.py); a chat channel's reply ends with "(answered by
+MODEL)". Each run is its own task: `stop_turn()` (the web page's Stop) cancels it at once. A chat
+command sent while a run works is answered at once (`runner.command_now`), as the terminal does,
+not queued behind it. Chat channels register an `Outbox`: when a
 run ends (or stops at an approval) its text goes out through the outbox's sender, split to the
 channel's length limit, paced by a per-channel rate limit and retried with backoff on errors.
 What goes out to a chat service is masked by the sanitizer first (a chat service is a cloud).
@@ -392,7 +393,7 @@ class ChannelManager:
         clock = TurnClock()  # the quiet line that ends a turn (time, tokens, where the time went)
         texts: list[str] = []
         approval: dict[str, Any] | None = None
-        ending = ""
+        ending = answered = ""
         routed = False
         try:
             async for c in job():
@@ -401,6 +402,7 @@ class ChannelManager:
                     if ended:  # the turn's done: its end line goes just before it
                         self.chunks.publish(session_id, {"agent": "duckflow", "type": "notice", "data": {
                             "code": "turn_end", "message": ended, "details": {}}})
+                        answered = clock.answered  # a chat channel's reply ends with it, quietly
                 self.chunks.publish(session_id, c)
                 watch_chunk(changes, c)
                 if not routed:
@@ -438,6 +440,8 @@ class ChannelManager:
         finally:
             if not routed:  # it ended (or was cancelled) without a chunk: nobody waits for it
                 self._route_done()
+        if answered and texts:
+            texts.append(f"({answered})")
         return Reply("\n\n".join(t for t in texts if t), approval if ending == "approval" else None, ending)
 
     async def drain(self, timeout: float = 10.0) -> None:

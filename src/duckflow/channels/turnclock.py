@@ -1,13 +1,15 @@
 """The quiet line that ends a turn: how long it took, the tokens in and out, tokens per second, and
 where the time went when it was long — made from the Chunk stream (channels/present.py shows it).
 
-    12.4 s · 505 tokens in, 286 out · 23 tokens/s · openai:gpt-4o-mini
-    2 min 56 s · 505 tokens in, 286 out · 2.1 tokens/s · loading 4 s, reading the prompt 35 s, writing 2 min 14 s, running checks 3 s · local:default
+    12.4 s · 505 tokens in, 286 out · 23 tokens/s · answered by openai:gpt-4o-mini
+    2 min 56 s · 505 tokens in, 286 out · 2.1 tokens/s · loading 4 s, reading the prompt 35 s, writing 2 min 14 s, running checks 3 s · answered by local:default
 
 Time comes from the chunks' own stamps: a model call from its `progress` start to its end, split by
 the stages a local model reports (loading, reading the prompt, writing); a tool from its call to its
 result. Tokens are the `usage` chunks' (the provider's count, or ours when it gives none), and so
-are the names of the models that answered, said last: the person is told which model answered.
+are the names of the models that answered, said last: the person is told which model answered
+(a role of the orchestra that answered says it with an `answered_by` notice: then the line may be
+only "answered by ollama:chat-v1"). `answered` keeps the last turn's names for chat channels.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ class TurnClock:
     """Adds up one turn from its chunks; `feed` returns the end line when the turn's `done` arrives."""
 
     def __init__(self) -> None:
+        self.answered = ""  # "answered by …" of the last turn that ended ('' when no model answered)
         self.reset()
 
     def reset(self) -> None:
@@ -80,8 +83,13 @@ class TurnClock:
             self.tokens_out += int(d.completion_tokens or 0)
             if d.model and d.model not in self.models:
                 self.models.append(str(d.model))
+        elif kind == "notice" and d.code == "answered_by":
+            for name in d.details.get("models") or []:
+                if name and name not in self.models:
+                    self.models.append(str(name))
         elif kind == "done":
             said = self.line(now)
+            self.answered = f"answered by {' + '.join(self.models)}" if self.models and said else ""
             self.reset()
             return said
         return None
@@ -89,7 +97,9 @@ class TurnClock:
     def line(self, now: float) -> str | None:
         self._close(now)
         if not self.calls or self.started is None or not (self.tokens_in or self.tokens_out):
-            return None  # no model answered (a command, a refusal, a model that is down): nothing to add up
+            # no model call of the companion: a role's answer names its model; else (a command, a
+            # refusal, a model that is down) there is nothing to add up
+            return f"answered by {' + '.join(self.models)}" if self.models else None
         total = max(0.0, now - self.started)
         writing = self.spent.get("writing") or self.spent.get("model") or 0.0
         parts = [duration(total), f"{self.tokens_in:,} tokens in, {self.tokens_out:,} out"]
@@ -101,5 +111,5 @@ class TurnClock:
             if where:
                 parts.append(", ".join(where))
         if self.models:
-            parts.append(" + ".join(self.models))
+            parts.append("answered by " + " + ".join(self.models))
         return " · ".join(parts)

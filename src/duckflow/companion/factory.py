@@ -85,6 +85,7 @@ def open_session(
     from duckflow.prompts.budget import LayerBudget
     from duckflow.prompts.render import PromptBuilder, read_workspace_persona
 
+    asked_codec = codec  # --codec as the person gave it: a local model for what is not coding gets it too
     root = Path(workspace).expanduser().resolve()
     if not root.is_dir():
         if root.exists():
@@ -165,6 +166,7 @@ def open_session(
     from duckflow.companion.projectnotes import project_notes
     from duckflow.companion.turnmode import choose_mode
 
+    session.asked_codec, session.asked_mode = asked_codec, mode  # a local model for the rest gets them too
     session.project = project_notes(root, comp)  # AGENTS.md, read as data (never settings)
     session.mcp = hub
     session.open_notes += [("mcp", line) for line in said]  # told in the first turn, one line each

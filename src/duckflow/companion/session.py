@@ -134,6 +134,8 @@ class CompanionSession(LiveMixin, StepsMixin):
         self.project: ProjectNotes | None = None  # AGENTS.md (factory.py sets it from the config)
         self.mcp: McpHub | None = None  # MCP servers' connections (factory.py; closed with the session)
         self.open_notes: list[tuple[str, str]] = []  # (code, line) said as the first turn starts
+        self.asked_codec: Any = None  # --codec / --mode as the person gave them (companion/seats.py)
+        self.asked_mode: str | None = None
 
     def _emit(self, chunk: AnyChunk) -> None:
         self.chunks.emit(chunk)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -56,6 +56,13 @@ class Turn:
     delegated: str = ""  # the task the Chat role handed on (DELEGATE: ... TASK: ...), to `to`
     to: str = ""  # the role it went to: companion | worker | coder1-3
     said: str = ""  # what the Chat role said to the person before it handed the message on
+    work: str = ""  # the route of the work the companion is given (Chat's DELEGATE: CODE is CODE)
+    answered_by: list[str] = field(default_factory=list)  # the role models that answered (names)
+
+    @property
+    def route(self) -> str:
+        """The route of what is done with the message (the delegated one after DELEGATE:)."""
+        return self.work or (self.loop.final_route if self.loop is not None else self.decision.primary_route)
 
 
 def log_router_event(emit: Callable[..., Any], kind: str, data: dict[str, Any]) -> None:
@@ -151,19 +158,38 @@ class Orchestrator:
             return self.roles.explicit(role)
         return resolve_role(role, self.config) is not None
 
-    async def route(self, text: str, raw: dict[str, Any] | None = None) -> RoutingDecision:
+    async def route(self, text: str, raw: dict[str, Any] | None = None, *, task: bool = False) -> RoutingDecision:
+        """`task`: `duckflow run`'s task, coding by nature: not declared as CODE, and — unless the
+        Chat role has a model of its own to talk with — CODE when nothing else decides."""
         msg = InputMessage(channel=self.channel, session_id=self.session_id, user_text=text,  # type: ignore[arg-type]
                            raw=raw or {})
         flags = self.state.flags(self.channel, self.session_id)
-        decision = await self.router.decide(msg, flags)
+        fallback = "CODE" if task and not self._has_model("chat") else None
+        decision = await self.router.decide(msg, flags, task=task, fallback=fallback)
         self.state.save_flags(self.channel, self.session_id, flags)
         return decision
 
+    def coding(self, under_way: bool) -> None:
+        """After a coding turn: the task goes on (its follow-ups stay CODE) or it ended (only what
+        goes on with it stays CODE); the router reads it with the session's flags."""
+        flags = self.state.flags(self.channel, self.session_id)
+        flags.coding = "open" if under_way else "ended"
+        self.state.save_flags(self.channel, self.session_id, flags)
+
     async def handle(self, text: str, raw: dict[str, Any] | None = None,
                      images: Sequence[str | Path] | None = None,
-                     history: Sequence[tuple[str, str]] = ()) -> Turn:
+                     history: Sequence[tuple[str, str]] = (), task: bool = False) -> Turn:
         """One message; `images` (file paths, e.g. a LINE download) go to the role answering it;
-        `history` is the conversation so far as (person, reply) pairs, for the Chat role."""
+        `history` is the conversation so far as (person, reply) pairs, for the Chat role; `task`:
+        a task to carry out (`duckflow run`): without a Chat role model of its own, coding unless
+        something says otherwise."""
+        self.roles.used = []
+        turn = await self._handle(text, raw, images, history, task)
+        turn.answered_by = list(self.roles.used)
+        return turn
+
+    async def _handle(self, text: str, raw: dict[str, Any] | None, images: Sequence[str | Path] | None,
+                      history: Sequence[tuple[str, str]], task: bool) -> Turn:
         self._history = list(history)
         self._images, self._image_records = [], []
         if images:
@@ -171,7 +197,7 @@ class Orchestrator:
 
             ImageInbox().cleanup()
             self._images, self._image_records = prepare_images(list(images))
-        decision = await self.route(text, raw)
+        decision = await self.route(text, raw, task=task)
         local_only = decision.flags.local_only
         route = decision.primary_route
         body = decision.text or text
@@ -269,7 +295,7 @@ class Orchestrator:
                   stop_reason="need_user_confirmation" if action == "approval" else proposal.status,
                   job_id=proposal.job_id)
         return Turn(decision, action, proposal.message, decl, job_id=proposal.job_id,
-                    failed=proposal.status in ("failed", "refused"))
+                    failed=proposal.status in ("failed", "refused"), work=route)
 
     async def _chat(self, decision: RoutingDecision, text: str, local_only: bool) -> Turn:
         """Channels: the Chat role answers; DELEGATE:/TASK: or a §3.4 proposal hands the work on once."""
@@ -311,11 +337,11 @@ class Orchestrator:
                   reason="Chat delegated")
         if route == "CODE" and self.companion:  # the coding companion does the work, with its approvals
             self.emit("final.route", initial_route="CHAT", final_route=route, stop_reason="companion")
-            return Turn(decision, "companion", task, "", delegated=task, to="companion", said=said)
+            return Turn(decision, "companion", task, "", delegated=task, to="companion", said=said, work=route)
         if route in WORKER_ROUTES and self.companion and not self._has_model("worker"):
             self.emit("final.route", initial_route="CHAT", final_route=route, stop_reason="companion",
                       error_reason="no Worker model configured (routing.llm.worker_model)")
-            return Turn(decision, "companion", task, "", delegated=task, to="companion", said=said)
+            return Turn(decision, "companion", task, "", delegated=task, to="companion", said=said, work=route)
         if route in CODE_ROUTES:
             if local_only:
                 return Turn(decision, "notice", LIFT_LOCAL)

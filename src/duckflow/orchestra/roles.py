@@ -69,6 +69,7 @@ class Roles:
         self.models: dict[str, Any] = dict(models or {})
         self.on_event = on_event
         self.health: Any = None  # an OllamaReadiness, set by the orchestrator
+        self.used: list[str] = []  # the models given a call for the current message (the person is told)
 
     def alias(self, role: str) -> str:
         return str(getattr(self.config.routing.llm, _ALIAS_KEY[role]))
@@ -120,6 +121,8 @@ class Roles:
         from duckflow.llm.types import ModelSettings
 
         model = self.checked_model(role, route=route, local_only=local_only)
+        if model.name not in self.used:
+            self.used.append(model.name)
         settings = None
         if role == "coder3":
             c3 = self.config.coder3

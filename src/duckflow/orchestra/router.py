@@ -7,8 +7,9 @@ general `duckflow.routing` parts it applies seed 003's policy:
   commands `/local` (local_only on) and `/cloud` (off) count only at the start of a line;
 - a CODE route while local_only is refused here (CHAT answers with how to lift it, §2.2, §5);
 - LINE input always starts at CHAT (`line_forced_chat`, §2.6); Chat delegates with DELEGATE:;
-- the classifier runs only when `routing.classifier.model` is set; it is never a cloud model
-  while local_only; CODE from the classifier needs ≥ 0.8 and evidence quoted from a message
+- the classifier runs only when `routing.classifier.model` is set; a cloud one only when CHAT is
+  in `routing.cloud_routes` (it sees every message first) and never while local_only; CODE from
+  the classifier needs ≥ 0.8 and evidence quoted from a message
   that carries code vocabulary (§2.4);
 - the declaration line (§8) is set when the route changes and is never set for CHAT;
 - a coding task sticks: while one is under way (`SessionFlags.coding == "open"`) every message
@@ -207,8 +208,8 @@ class MessageRouter:
         model = self.classifier_model
         if model is None or not self.config.classifier.enabled:
             return None
-        if local_only and not getattr(model, "is_local", True):
-            return None  # §7: no cloud call while local_only
+        if not self._classifier_allowed(local_only):
+            return None  # §7: a cloud classifier would send messages that are not coding to the cloud
         cfg = self.config.classifier
         routes = [
             Route("CHAT", "conversation: explanations, advice, small talk, summaries"),
@@ -221,6 +222,13 @@ class MessageRouter:
         ]
         return LLMRouter(model, routes, min_confidence=cfg.min_confidence, fallback_route="CHAT",
                          on_event=self._emit)
+
+    def _classifier_allowed(self, local_only: bool) -> bool:
+        """A cloud classifier sees every message before its route is known: it is asked only when
+        conversation may go to the cloud too (CHAT in routing.cloud_routes), never while local_only."""
+        if getattr(self.classifier_model, "is_local", True):
+            return True
+        return not local_only and "CHAT" in self.config.cloud_routes
 
     async def decide(self, msg: InputMessage, flags: SessionFlags | None = None, *, task: bool = False,
                      fallback: str | None = None) -> RoutingDecision:
@@ -311,6 +319,9 @@ class MessageRouter:
             notes.append(f"classifier: {error_reason}")
         elif self.classifier_model is None and text.strip():
             notes.append("classifier: not configured (routing.classifier.model)")
+        elif text.strip() and not self._classifier_allowed(local_only):
+            notes.append(f"classifier: {getattr(self.classifier_model, 'name', '?')} is a cloud model, not asked "
+                         "(cloud models answer only routing.cloud_routes; local-only mode)")
         if follow_up:  # the classifier did not decide: it goes on with the coding task
             return self._sticky(base, "it goes on with the coding task that just ended",
                                 notes=notes, error_reason=error_reason)

@@ -69,7 +69,7 @@ def test_the_file_lines_stream_as_they_come_and_the_turn_ends_with_its_figures(t
     assert " │ " not in history and "🦆▶" not in history  # quiet: the scrollback keeps the action and its diff
     assert "● Create greet.py" in history and '+    print("hi", *sys.argv[1:])' in history
     assert (ws / "greet.py").exists()
-    end = re.search(r"\d+(\.\d)? s · \d+ tokens in, \d+ out · [\d.]+ tokens/s · ollama:coder:7b", history)
+    end = re.search(r"\d+(\.\d)? s · \d+ tokens in, \d+ out · [\d.]+ tokens/s · answered by ollama:coder:7b", history)
     assert end, history
     assert "Traceback" not in history
 
@@ -180,7 +180,7 @@ def test_a_native_tool_calls_file_streams_on_a_real_openai_wire(tmp_path: Path) 
         assert all(len([ln for ln in c.splitlines() if " │ " in ln]) <= 4 for c in screen.captures)
         assert " │ " not in history and "● Create greet.py (+11 −0)" in history and (ws / "greet.py").read_text() == GREET
         assert "● Run python3 greet.py Ada Linus" in history
-        assert re.search(r"\d+(\.\d)? s · [\d,]+ tokens in, \d+ out · [\d.]+ tokens/s · openai:gpt-4o-mini", history)
+        assert re.search(r"\d+(\.\d)? s · [\d,]+ tokens in, \d+ out · [\d.]+ tokens/s · answered by openai:gpt-4o-mini", history)
         assert "Traceback" not in history
     finally:
         subprocess.run(["tmux", "-L", name, "kill-server"], check=False, capture_output=True)

@@ -195,8 +195,11 @@ def test_a_plan_route_runs_the_worker_when_one_is_configured_and_joins_the_conve
                       headers={**srv.auth, "Accept": "text/event-stream"}, timeout=30) as r:
         chunks = _chunks(list(sse_events(r.iter_lines())))
     assert chunks[0]["data"]["details"]["primary_route"] == "PLAN"
-    assert [c["type"] for c in chunks[1:]] == ["reply", "done"]  # the Worker answered; no companion turn
-    assert "freeze" in chunks[1]["data"]["text"] and chunks[1]["agent"] == "worker"
+    # the Worker answered (and says with which model); no companion turn
+    assert [(c["type"], c["data"].get("code")) for c in chunks[1:]] == [
+        ("notice", "answered_by"), ("reply", None), ("notice", "turn_end"), ("done", None)]
+    assert chunks[3]["data"]["message"] == "answered by scripted:worker-test"
+    assert "freeze" in chunks[2]["data"]["text"] and chunks[2]["agent"] == "worker"
     state = httpx.get(f"{srv.url}/v1/sessions/{sid}", headers=srv.auth).json()
     assert "freeze" in json.dumps(state)  # the Worker's answer is in the companion's exchanges
 

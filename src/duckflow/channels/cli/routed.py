@@ -45,11 +45,13 @@ class CliConversation:
         return self.conv.coder_job
 
     def stream(self, text: str, images: Sequence[str] | None = None, *,
-               auto_approve_workspace: bool = False) -> AsyncIterator[AnyChunk]:
-        """The message through the front door (with the images given, or those of `--image`)."""
+               auto_approve_workspace: bool = False, task: bool = False) -> AsyncIterator[AnyChunk]:
+        """The message through the front door (with the images given, or those of `--image`);
+        `task`: `duckflow run`'s task (coding unless something says otherwise, no route line)."""
         images = list(images or self.images)
         self.images = []
-        return self._noting(self.conv.stream(text, images, auto_approve_workspace=auto_approve_workspace))
+        return self._noting(self.conv.stream(text, images, auto_approve_workspace=auto_approve_workspace,
+                                             task=task))
 
     async def _noting(self, stream: AsyncIterator[AnyChunk]) -> AsyncIterator[AnyChunk]:
         async for c in stream:

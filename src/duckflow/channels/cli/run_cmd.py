@@ -245,7 +245,7 @@ def _run(args: argparse.Namespace, started: Callable[[], None]) -> int:
                     return resumed
                 first = done()
         elif args.task:  # through the front door: the router, then the role the message is for
-            outcome = await outcome_of(talk.stream(args.task, getattr(args, "image", None),
+            outcome = await outcome_of(talk.stream(args.task, getattr(args, "image", None), task=True,
                                                    auto_approve_workspace=args.auto_approve_workspace))
             if talk.coder_job:
                 return await coder_answer(outcome)

@@ -117,7 +117,7 @@ class WorkspaceService:
                             "duckflow_task again.")
                 stream = self.session.stream_answer(job.status in ("granted", "auto_approved"), by="elsewhere")
             else:
-                stream = self.conversation.stream(text)
+                stream = self.conversation.stream(text, task=True)  # another agent gives a task: coding
             return self._cut(await _said(stream, self.root))
 
 
