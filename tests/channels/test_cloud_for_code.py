@@ -212,3 +212,49 @@ def test_duckflow_run_shows_no_route_line_for_its_task(tmp_path: Path, capsys: p
     assert rc == 0 and (tmp_path / "ws" / "hello.py").exists()
     assert "»" not in out and "Switching" not in out
     assert "answered by scripted:demo" in out
+
+
+async def test_after_the_coding_task_is_done_a_follow_up_stays_on_the_cloud_until_a_route_command(
+        env: Any, cloud: FakeServer) -> None:
+    def step(step: str, pattern: str, next_step: str, text: str) -> Reply:
+        return Reply(chunks=anthropic_stream([json.dumps({
+            "rationale": text, "goal_consistency": "yes", "constraint_check": "yes", "next_step": next_step,
+            "step": step, "prompt_pattern": pattern, "state_delta": {}, "reply": text})]))
+
+    write = json.dumps({"path": "hello.py", "content": "print('hello')\n"})
+    cloud.queue(PATH, step("EXECUTION", "base_main_specialized", "continue", "I will write hello.py."),
+                Reply(chunks=anthropic_stream([""], tool=("tu_1", "write_file", [write[:20], write[20:]]))),
+                step("DONE", "base_main", "done", "hello.py prints a greeting."),
+                step("PLANNING", "base_main", "pending_user", "Which test framework do you use?"),
+                step("PLANNING", "base_main", "pending_user", "I can explain once the test is written."))
+    local = local_says("A monad wraps a value with a way to chain steps.")
+    t = talk(env, cloud, local)
+    try:
+        [c async for c in t.conv.stream("make hello.py print a greeting", auto_approve_workspace=True)]
+        assert t.conv.session.state.step.value == "DONE" and (env.root / "hello.py").exists()
+        assert len(cloud.requests) == 3
+        orch = t.conv.orch
+        assert orch.state.flags(orch.channel, orch.session_id).coding == "ended"  # the task ended
+        await t.say("now add a test for it")  # goes on with what was just done: still coding, on the cloud
+        assert len(cloud.requests) == 4 and local.requests == []
+        await t.say("what is a monad?")  # inside the task under way (it asked a question): still coding
+        assert len(cloud.requests) == 5 and local.requests == []
+        await t.say("/chat what is a monad?")  # a route command leaves the task: local
+        assert len(cloud.requests) == 5 and len(local.requests) == 1
+        assert t.ends()[-1].endswith("answered by scripted:local")
+    finally:
+        t.conv.close()
+
+
+def test_duckflow_run_says_once_why_a_task_that_is_not_coding_was_not_sent(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    from duckflow.channels.cli.main import main
+
+    monkeypatch.setattr("duckflow.companion.seats._bundled_installed", lambda config: False)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")  # a cloud model; the refusal comes before any call
+    (tmp_path / "ws").mkdir()
+    rc = main(["run", "analyze the sales data by month", "-w", str(tmp_path / "ws"),
+               "--model", "anthropic:claude-test"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert rc == 1 and out.count("Not sent: this reads as data analysis") == 1
+    assert "anthropic:claude-test is a cloud model" in out and "Stopped:" not in out and "answered by" not in out

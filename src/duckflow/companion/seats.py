@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from duckflow.companion.session import CompanionSession
     from duckflow.llm.types import Model
 
+WHAT = {"CHAT": "conversation", "PLAN": "planning", "ANALYZE": "data analysis", "OPS": "operations work",
+        "RESEARCH": "research"}  # what a route is, in a person's words
 LOCAL_HINT = '`duckflow models install`, or models.roles.chat = "ollama:NAME" in the config'
 
 
@@ -58,11 +60,6 @@ class Seats:
     def cloud(self) -> bool:
         """Whether the session was opened on a cloud model (only then is anything switched)."""
         return not is_local(self.home.model)
-
-    @property
-    def current(self) -> Seat:
-        s = self.session
-        return Seat(s.model, s.specialized_model, s.codec, s.mode)
 
     def allows_cloud(self, route: str, local_only: bool) -> bool:
         routes = getattr(getattr(self.config, "routing", None), "cloud_routes", None) or ["CODE"]
@@ -140,7 +137,7 @@ class Seats:
             why = f"local-only mode is on and {name} is a cloud model"
             step = f"set a local model ({LOCAL_HINT}), or send /cloud to allow it"
         else:
-            what = "conversation" if route == "CHAT" else f"{route.lower()} work"
+            what = WHAT.get(route, f"{route.lower()} work")
             why = f"this reads as {what}, and {name} is a cloud model, used here only for coding"
             step = f"send /code to send it as a coding task, or set a local model for the rest ({LOCAL_HINT})"
         problem = f" ({self.problem})" if self.problem else ""

@@ -70,6 +70,8 @@ def _ending_line(outcome: Any, workspace: str) -> str:
         return result.said
     if outcome.ending == "done":
         return "Done."
+    if outcome.ending == "input" and (outcome.message or "").startswith("Not sent:"):
+        return ""  # the line above says why and what to do (a cloud model answers only coding)
     if outcome.ending == "input" and "model call failed" in (outcome.message or ""):
         # (chat would fail the same way): the model first, then the same task goes on
         return (f"Stopped: the model did not answer (see above); the task is kept. Once it runs: "
