@@ -258,3 +258,26 @@ def test_duckflow_run_says_once_why_a_task_that_is_not_coding_was_not_sent(
     out = " ".join(capsys.readouterr().out.split())
     assert rc == 1 and out.count("Not sent: this reads as data analysis") == 1
     assert "anthropic:claude-test is a cloud model" in out and "Stopped:" not in out and "answered by" not in out
+
+
+def test_the_banner_says_a_cloud_model_answers_coding_only(env: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from duckflow.channels.cli.routed import CliConversation
+    from duckflow.companion.factory import open_session
+    from duckflow.companion.store import SessionStore
+    from duckflow.gate import Gate
+
+    monkeypatch.setattr("duckflow.companion.seats._bundled_installed", lambda config: False)
+    cloud = AnthropicModel("claude-test", base_url="https://api.anthropic.com", api_key="k")
+    opened = open_session(env.root, model=cloud, store=SessionStore(env.home / "s.db"), gate=Gate(env.home / "g.db"))
+    env.opened.append(opened)
+    talk_ = CliConversation(opened, config=load_config(env={}))
+    try:
+        line = talk_.speakers()
+        assert line.startswith("anthropic:claude-test is a cloud model: it answers coding only;")
+        assert "other messages are not sent" in line and "duckflow models install" in line
+        assert talk_.conv.seats.cloud
+    finally:
+        talk_.close()
+    here = CliConversation(env.open(ScriptedModel([], name="here")), config=load_config(env={}))
+    assert here.speakers() == ""  # a local model answers everything: nothing to say
+    here.close()

@@ -65,6 +65,15 @@ class Seats:
         routes = getattr(getattr(self.config, "routing", None), "cloud_routes", None) or ["CODE"]
         return not local_only and route in routes
 
+    def plan(self) -> str:
+        """One line for a banner: who answers what ('' when the session's model is local)."""
+        if not self.cloud:
+            return ""
+        local = self._local.name if self._local is not None else next(iter(self._candidates()), "")
+        rest = (f"the rest goes to {local}" if local else
+                f"other messages are not sent (a local model for them: {LOCAL_HINT})")
+        return f"{self.home.name} is a cloud model: it answers coding only; {rest}"
+
     def take(self, route: str, local_only: bool) -> str:
         """Seat the model for a turn on `route`; '' when one is seated, else the line saying why
         nothing is sent (no local model for a turn a cloud model may not answer)."""

@@ -30,12 +30,13 @@ class CliConversation:
         self.last_job: str | None = None  # the last Coder job asked about (the exit hint names it)
 
     def speakers(self) -> str:
-        """Who answers, when the Chat role has a model of its own (one line for the banner)."""
+        """Who answers, when the Chat role has a model of its own or the companion's is a cloud
+        model (one line for the banner)."""
         from duckflow.config import resolve_role
 
         roles = self.conv.orch.roles
         if not roles.explicit("chat"):
-            return ""
+            return self.conv.seats.plan()
         name = resolve_role("chat", self.conv.orch.config) or "its model"
         return (f"{roles.alias('chat')} ({name}) talks with you and hands coding to the companion "
                 f"({getattr(self.conv.session.model, 'name', '?')})")
