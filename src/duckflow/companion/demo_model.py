@@ -5,7 +5,7 @@ hello.py (plan → write behind the gate → review → done). It reads what to 
 it is given — the step, the evidence, the person's message — not from a position in a fixed
 script, so a resumed session continues where it stopped (after `duckflow approvals grant`
 too) and any number of messages get an answer. Replies stream word by word at a visible pace
-(`delay_s`), like a real model's.
+(`delay_s`), like a real model's, and so do its tool calls' arguments (a file shows as written).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from duckflow.llm.types import (
     ModelSettings,
     TextDelta,
     ToolCall,
+    ToolCallDelta,
     ToolCallEvent,
     ToolSpec,
     Usage,
@@ -82,6 +83,11 @@ class DemoModel:
                 await asyncio.sleep(self.delay_s)
             yield TextDelta(piece)
         for n, call in enumerate(calls, 1):
+            raw = json.dumps(call.arguments)  # its arguments stream first, as a provider's do (shown as written)
+            for at in range(0, len(raw), 8):
+                if self.delay_s:
+                    await asyncio.sleep(self.delay_s)
+                yield ToolCallDelta(n - 1, raw[at:at + 8], f"demo_{self.calls}_{n}", call.name)
             yield ToolCallEvent(ToolCall(call.name, call.arguments, f"demo_{self.calls}_{n}"))
         yield UsageEvent(Usage(sum(len(m.content) for m in messages) // 4, len(text) // 4 + 8 * len(calls)))
         yield FinishEvent("tool_calls" if calls else "stop")
