@@ -281,3 +281,28 @@ def test_the_banner_says_a_cloud_model_answers_coding_only(env: Any, monkeypatch
     here = CliConversation(env.open(ScriptedModel([], name="here")), config=load_config(env={}))
     assert here.speakers() == ""  # a local model answers everything: nothing to say
     here.close()
+
+
+async def test_a_task_the_chat_role_hands_to_the_companion_is_coding_and_both_models_are_named(
+        env: Any, cloud: FakeServer) -> None:
+    from duckflow.companion.factory import open_session
+    from duckflow.companion.store import SessionStore
+    from duckflow.gate import Gate
+    from duckflow.llm.scripted import reply
+
+    cloud.queue(PATH, Reply(chunks=anthropic_stream([said("Which name should the script have?")])),
+                Reply(chunks=anthropic_stream([said("greet.py then.")])))
+    chat = ScriptedModel([reply("On it.\nDELEGATE: CODE\nTASK: write a greeting script")], name="mio")
+    opened = open_session(env.root, model=cloud_model(cloud), store=SessionStore(env.home / "sessions.db"),
+                          gate=Gate(env.home / "gate.db"), codec="native")
+    env.opened.append(opened)
+    t = Talk(Conversation.for_session(opened, config=load_config(env={}), models={"chat": chat}))
+    try:
+        await t.say("could you make me something that says hello?")  # CHAT: Mio (local) hands it on as CODE
+        assert len(chat.requests) == 1 and len(cloud.requests) == 1
+        assert t.ends()[-1].endswith("answered by scripted:mio + anthropic:claude-test")
+        await t.say("the friendly one, please")  # the answer to its question: the coding task's follow-up, straight to it
+        assert len(chat.requests) == 1 and len(cloud.requests) == 2
+        assert t.ends()[-1].endswith("answered by anthropic:claude-test")
+    finally:
+        t.conv.close()

@@ -162,6 +162,9 @@ class Conversation:
         yield self._notice("router", "route", decision.declaration or f"route: {decision.primary_route}",
                            **decision.public(), declaration=decision.declaration,
                            text=text if said is None else said)
+        if turn.answered_by and not turn.failed and turn.action != "notice":  # a role's model: the person is told
+            yield self._notice("router", "answered_by", "answered by " + " + ".join(turn.answered_by),
+                               models=list(turn.answered_by))
         if turn.said:  # the Chat role's own words before it handed the message on
             yield self._reply("chat", turn.said)
         if turn.delegated:  # the Chat role handed it on: said before what that role did
@@ -169,9 +172,6 @@ class Conversation:
             yield self._notice("chat", "delegated", f"{self.orch.roles.alias('chat')} handed this to {to}: "
                                                     f"{turn.delegated}", to=turn.to)
         if turn.action != "companion":  # the router, the Chat role, the Worker loop or a Coder job answered
-            if turn.answered_by and not turn.failed and turn.action != "notice":  # the person is told which
-                yield self._notice("router", "answered_by", "answered by " + " + ".join(turn.answered_by),
-                                   models=list(turn.answered_by))
             for c in self._orchestra_turn(text, turn, auto_approve_workspace):
                 yield c
             return
