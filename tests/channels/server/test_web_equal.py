@@ -305,3 +305,23 @@ def test_a_native_calls_file_and_a_dml_reply_show_as_lines_while_written(served:
     assert seen[-2].endswith("Writing greet.py:\nimport sys\nprint('hi')\n$ python3 greet.py")  # DML, without
     assert "🦆" not in seen[-2] and "◀" not in seen[-2]  # its markers
     assert seen[-1] == "(hidden)"
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_file_shows_line_by_line_while_the_demo_writes_it(tmp_path: Path, browser: Any, width: int) -> None:  # noqa: F811
+    """`duckflow serve -m scripted:demo` writing slowly: over SSE the page shows hello.py's lines under
+    "Working…" as its write_file arguments stream, before the card; they go when the turn ends."""
+    with serve(tmp_path, delay="0.08") as running:
+        page, errors = open_page(browser, running, width)
+        page.fill("#text", TASK)
+        page.press("#text", "Enter")
+        wait_js(page, "(document.querySelector('#log pre.writing') || {}).textContent?.includes('print(')", timeout=30)
+        box = page.locator("#log pre.writing")
+        seen = box.inner_text()
+        assert "Writing hello.py:" in seen and "def main() -> None:" in seen and "{" not in seen, seen
+        assert page.locator("#log .card").count() == 0  # before the card: it is being written
+        assert in_view(page, "#log pre.writing")
+        shot(page, f"web-{width}-writing")
+        page.locator("#log .card .approve").wait_for(timeout=30000)
+        wait_js(page, "document.querySelector('#log pre.writing').hidden", timeout=30)  # its turn ended
+        assert errors == []
