@@ -111,3 +111,32 @@ def test_the_wrong_value_fixed_ends_done_and_says_which_expectation(front_door: 
         assert out["result"]["kind"] == "done" and out["result"]["expected"] == "mean([1, 2, 3]) returns 2"
     else:
         assert "Done — checked: " in _plain(said) and "as the task expects: mean([1, 2, 3]) returns 2" in _plain(said)
+
+
+SUM_TASK = "Create total.py that prints 6, the sum of 1, 2 and 3."
+
+
+@pytest.mark.parametrize(("body", "kind"), [("print(1 + 2 + 4)\n", "not_done"), ("print(1 + 2 + 3)\n", "done"),
+                                            ("print(16)\n", "not_done")])
+def test_a_new_script_the_task_says_prints_a_number_is_compared_with_it(front_door: Any, scripted: Any,
+                                                                        body: str, kind: str) -> None:
+    scripted([step("write it", create("total.py", body))] * 4)
+    rc, out, _ = front_door.run(SUM_TASK)
+    assert out["result"]["kind"] == kind and out["result"]["check"] == "python3 total.py", out
+    if kind == "done":
+        assert rc == EXIT_OK and out["result"]["expected"] == "python3 total.py prints 6"
+    else:  # 16 shows a 6 in it: only the whole number counts
+        assert rc != EXIT_OK and "the task says it prints 6" in out["result"]["said"]
+
+
+def test_which_numbers_a_task_says_a_script_prints() -> None:
+    from duckflow.companion.expect import said_number
+
+    assert said_number(SUM_TASK, "total.py") == "6"
+    assert said_number("Write avg.py so that it prints 2.5.", "avg.py") == "2.5"
+    assert said_number("Write lines.py that prints 6 lines of stars", "lines.py") == ""  # 6 of something
+    assert said_number("Write total.py that prints 6 when given 1 2 3", "total.py") == ""  # with arguments
+    assert said_number("Write total.py that prints the sum", "total.py") == ""
+    assert said_number("Fix countdown.py so that it prints 3, 2, 1 on separate lines", "countdown.py") == ""
+    assert said_number("Fix countdown.py so that it prints 3 and 2", "countdown.py") == ""
+    assert said_number("Fix calc.py so that it prints 0.5, then commit", "calc.py") == "0.5"

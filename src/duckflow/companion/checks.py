@@ -103,14 +103,6 @@ def log_of(session: Any) -> CheckLog:
     return log
 
 
-
-
-
-
-
-
-
-
 def note(session: Any, ran: list[CallOutcome]) -> None:
     """Tool results into the CheckLog: changes, checks, and the calls that succeeded."""
     log = log_of(session)
@@ -229,6 +221,12 @@ def note(session: Any, ran: list[CallOutcome]) -> None:
                                f"it prints the argument {how}: {expected!r}"), f"{command} prints {expected!r}")
                 continue
             met += [f"{command} prints {expected!r}"] if expected and out.strip() else []
+            number = expect.said_number(log.task, script) if script and command == f"python3 {script}" else ""
+            if number and not expect.count_seen(out, float(number)):  # "total.py that prints 6"
+                log.fail(sig, f"check failed: {command} → printed {log.seen or 'nothing'}; the task says it prints "
+                         f"{number}", f"{command} prints {number}")
+                continue
+            met += [f"{command} prints {number}"] if number else []
             shows = expect.literal_shown(log.task, script, out) if script and not met else ""
             met += [shows] if shows else []
             count = expect.counted(log.task, session.runner.read_text)
@@ -268,11 +266,11 @@ def note(session: Any, ran: list[CallOutcome]) -> None:
                 log.passed, log.last = False, log.sticky
                 continue
             if UNITTEST.match(command):  # the standard library's runner says "Ran 3 tests … OK" on stderr
-                ran = re.search(r"^Ran (\d+) tests? in", err, re.M)
-                if not ran or ran.group(1) == "0":
+                tally = re.search(r"^Ran (\d+) tests? in", err, re.M)  # (not `ran`: the outcomes' name)
+                if not tally or tally.group(1) == "0":
                     log.last = f"not checked: {command} ran no test"
                     continue
-                out = f"{ran.group(1)} passed"
+                out = f"{tally.group(1)} passed"
             lines = len(out.strip().splitlines())
             log.passed, log.changed = True, []
             log.last = f"checked: {command} → exit 0" + (f", {lines} line{'s' * (lines != 1)} of output"
@@ -289,18 +287,6 @@ def note(session: Any, ran: list[CallOutcome]) -> None:
             elif quiet:
                 met = list(dict.fromkeys([*filter(None, log.met.split("; ")), *met, quietimport.met_words(quiet)]))
             log.met = "; ".join(met) or log.met
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 def did_something(log: CheckLog) -> bool:
@@ -391,7 +377,8 @@ def expectation_command(session: Any, log: CheckLog) -> str | None:
         return log.expect_cmd
     count = expect.counted(log.task, session.runner.read_text)
     for path in files:
-        if path.endswith(".py") and (quoted_output(log.task, path) or listed_output(log.task, path) or count):
+        if path.endswith(".py") and (quoted_output(log.task, path) or listed_output(log.task, path) or count
+                                     or expect.said_number(log.task, path)):
             argument = (" " + count[0].split()[-1]) if count and reads_arguments(
                 session.runner.read_text(path) or "") else ""
             return f"python3 {path}{argument}"
@@ -419,14 +406,6 @@ def call_targets(log: CheckLog) -> list[str]:
     """Changed modules that only a call of their function can check (`import m` names)."""
     return [PurePosixPath(p).stem for p in log.changed
             if "/" not in p and re.fullmatch(r"[A-Za-z_]\w*", PurePosixPath(p).stem)]
-
-
-
-
-
-
-
-
 
 
 def ending(log: CheckLog) -> str:

@@ -67,7 +67,7 @@ def numbers(text: str) -> list[str]:
     return re.findall(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])", text)
 
 
-def count_seen(out: str, want: int) -> bool:
+def count_seen(out: str, want: float) -> bool:
     """The output shows the count (3 and 3.0 alike) on its last line that has a number."""
     lines = [ln for ln in out.splitlines() if numbers(ln)]
     return bool(lines) and any(float(n) == want for n in numbers(lines[-1]))
@@ -87,6 +87,15 @@ def name_not_file(command: str, read: Any) -> str:
         return ""
     return (f"{m.group(2)}('{files[0]}') was given the file's name, and {m.group(2)} never opens a file: "
             f"it worked on the text '{files[0]}', not on what {files[0]} holds")
+
+
+def said_number(task: str, script: str) -> str:
+    """The number the task says `script` prints when run bare ("total.py that prints 6"), or "".
+    Only a number that ends the phrase: "prints 6 lines" says something else, "prints 3, 2, 1" a list."""
+    name = re.escape(script.rsplit("/", 1)[-1])
+    m = re.search(rf"(?<![\w/.-]){name}\b[^.;]*?\b(?:prints?|outputs?|shows?|displays?)\s+(-?\d+(?:\.\d+)?)"
+                  r"(?=[.;!]?\s*$|[.;!]\s|,\s+(?!-?\d)|\s+(?:and|then)\s+(?!-?\d))", task, re.I)  # (not a list)
+    return m.group(1) if m else ""
 
 
 _TEMPLATE = re.compile(r"\b([a-z_]\w*)\(([^()]*)\)[^.;]*?\b(?:returns?|prints?|gives?)\s+"
