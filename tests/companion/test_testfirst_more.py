@@ -82,3 +82,24 @@ def test_which_tasks_get_a_test_first_step() -> None:
     assert function_named("Add the slugify function to text.py; it returns a slug") == "slugify"
     assert function_named("Write a script that prints the sum of the numbers in data.txt") == ""
     assert function_named("Create hello.py that prints how long the name is, as len(name) does") == ""  # a builtin
+
+
+async def test_two_call_keeps_a_new_function_s_assertion_and_runs_it_before_the_end(env: Any) -> None:  # noqa: F811
+    o = env.open([decision("EXECUTION", "base_main_specialized", rationale="the check first"),
+                  tool_call("execute_shell", command=ADD_CHECK),
+                  decision("EXECUTION", "base_main_specialized", rationale="write it"),
+                  tool_call("write_file", path="calc.py", content="def add(a, b):\n    return a - b\n"),
+                  decision("DONE", next_step="done", rationale="done"),
+                  decision("DONE", next_step="done", rationale="done, I say")], mode="two-call")
+    said: list[str] = []
+    o.session.chunks.subscribe(lambda c: said.append(c.data.message) if c.type == "notice" else None)
+    out = await drive(o.session, o.session.handle_message(NEW_TASK), auto_approve_workspace=True)
+    model = o.session.model
+    assert isinstance(model, ScriptedModel)
+    assert "Before writing anything, write the check the result must pass: call add" in str(
+        model.requests[1].messages[-1].content)
+    assert "The check the result must pass: add(2, 3) == 5 (kept; it runs once calc.py is written)." in said
+    held, *runs = ran(out)
+    assert held.kept_note and '"exit_code"' not in held.content  # kept, not run on no code
+    assert [c.call.arguments["command"] for c in runs] == [ADD_CHECK]  # run once, before the end
+    assert out.result.kind == "not_done" and "add(2, 3) == 5 fails: it gave -1" in out.result.said, out.message

@@ -8,7 +8,8 @@ test (expect.protected: the tests that are the task's expectation); after it, `r
 and puts back every one that changed or vanished — boxed or not, auto-approved or approved by
 a person (the person approved a command, and was never told it changes the task's tests: a
 person who wants them changed says so in the task, or edits them). The restore comes right
-after the action, so the next action, a check included, runs against the tests as they were.
+after the action, so the next action, a check included, runs against the tests as they were
+(and nothing a command started outlives it to change them later: workspace/reaper.py).
 """
 
 from __future__ import annotations
