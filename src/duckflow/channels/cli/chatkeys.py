@@ -10,10 +10,9 @@ from __future__ import annotations
 import asyncio
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from duckflow.channels.cli.chat_cmd import Chat
+Chat = Any  # channels/cli/chat_cmd.Chat (not imported: chat_cmd imports this file)
 
 
 def history_file(root: str) -> Path:
