@@ -144,3 +144,16 @@ async def test_a_two_call_text_reply_shows_its_lines_too(env: Any) -> None:  # n
         assert chunks[-1].data.ending == "approval", codec
         before = seen.at["approval"]
         assert "Writing greet.py:" in before and '3 │ print("hi", *sys.argv[1:])' in before, (codec, before)
+
+
+async def test_a_two_call_dml_reply_names_a_file_by_its_path_not_its_alias(env: Any) -> None:  # noqa: F811
+    (env.root / "src").mkdir()
+    (env.root / "src" / "greet.py").write_text("print('hi')\n")
+    text = "Thought: change it\nAction:\n🦆▶️[T:write_file|{{F:greet}}|\nprint('hello')\n]◀️🦆\n"
+    script = [decision("EXECUTION", "base_main_specialized", rationale="edit it", say="Changing greet.py.",
+                       context_refs=["src/greet.py"]), reply(text)]
+    o = env.open(ScriptedModel(script, name="dml", supports_tools=False), codec="dml", mode="two-call")
+    seen = Watched(o)
+    chunks = [c async for c in o.session.stream("Make src/greet.py say hello")]
+    assert chunks[-1].data.ending == "approval", [c.type for c in chunks]
+    assert "Writing src/greet.py:" in seen.at["approval"] and "{{F:" not in seen.text, seen.text

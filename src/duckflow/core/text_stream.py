@@ -119,13 +119,23 @@ class ProtocolLines:
         self.reading = reading
         self.emit = emit
         self.pending = ""
+        aliases = getattr(reading.codec, "aliases", None)  # DML's `{{F:main}}`: shown as the file's path
+        self.expand: Callable[[str], str] | None = getattr(aliases, "expand", None)
 
     def feed(self, text: str) -> None:
         self.reading.feed(text)
         self.pending += text
         if "\n" in self.pending:
             done, _, self.pending = self.pending.rpartition("\n")
-            self.emit(done + "\n")
+            self.emit(self._shown(done + "\n"))
+
+    def _shown(self, text: str) -> str:
+        if self.expand is None or "{{" not in text:
+            return text
+        try:
+            return self.expand(text)
+        except LookupError:  # an alias the model made up: shown as written (the reading reports it)
+            return text
 
 
 class HeldText:
