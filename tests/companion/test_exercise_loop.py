@@ -113,3 +113,48 @@ async def test_a_unittest_run_that_ran_no_test_proves_nothing(env: Any) -> None:
     out = await drive(o.session, o.session.handle_message(TASK), auto_approve_workspace=True)
     assert not (out.ending == "done" and "Done" in out.message)
     assert "python3 -m unittest -q parity_test.py ran no test" in out.message or "not checked" in out.message
+
+
+class LocalScripted(ScriptedModel):
+    provider = "llamacpp"  # like llama.cpp's server on this machine: replies bounded and constrained
+    is_local = True
+
+
+async def test_a_fix_round_reply_is_bounded_by_the_file_it_fixes_not_the_first_replys_700(env: Any) -> None:  # noqa: F811
+    workspace(env.root, n=2)
+    model = LocalScripted([step("write it", create("parity.py", WRONG)),
+                           step("fix it", create("parity.py", RIGHT))], name="t")
+    o = env.open(model, codec="symops", mode="single-call")
+    out = await drive(o.session, o.session.handle_message(TASK), auto_approve_workspace=True)
+    bounds = [r.settings.max_tokens for r in model.requests if r.settings is not None]
+    assert bounds[0] == 700 and len(bounds) == 2
+    assert 300 <= bounds[1] < 700  # a fix of a 2-line file: the floor, far below the first reply's bound
+    assert out.ending == "done"
+
+
+def edit(path: str, search: str, replace: str) -> str:
+    return f"$ edit @ {path}\n---\n<<<<<<< SEARCH\n{search}=======\n{replace}>>>>>>> REPLACE\n---\n"
+
+
+async def test_a_fix_round_of_a_small_file_writes_it_whole_a_longer_one_may_be_edited(env: Any) -> None:  # noqa: F811
+    workspace(env.root, n=2)
+    model = LocalScripted([step("write it", create("parity.py", WRONG)),
+                           step("fix it", create("parity.py", RIGHT))], name="t")
+    o = env.open(model, codec="symops", mode="single-call")
+    out = await drive(o.session, o.session.handle_message(TASK), auto_approve_workspace=True)
+    first, fix = model.requests[0].settings, model.requests[1].settings
+    assert first is not None and fix is not None
+    assert "$ edit @ " in first.extra["grammar"] and "$ edit @ " not in fix.extra["grammar"]
+    assert "Write parity.py again, whole and fixed: $ create @ parity.py." in asked(model, 1)
+    assert out.ending == "done"
+    # a file longer than a screen keeps the edit in its fix round (a rewrite would drop lines)
+    long_wrong = WRONG + "".join(f"\n\ndef helper_{i}(x):\n    return x + {i}\n" for i in range(12))
+    (env.root / "parity.py").write_text(STUB)
+    model = LocalScripted([step("write it", create("parity.py", long_wrong)),
+                           step("fix it", edit("parity.py", "    return 'odd'\n",
+                                               "    return 'even' if n % 2 == 0 else 'odd'\n"))], name="t")
+    o = env.open(model, codec="symops", mode="single-call")
+    out = await drive(o.session, o.session.handle_message(TASK), auto_approve_workspace=True)
+    fix = model.requests[1].settings
+    assert fix is not None and "$ edit @ " in fix.extra["grammar"] and "whole and fixed" not in asked(model, 1)
+    assert out.ending == "done"

@@ -28,6 +28,7 @@ from duckflow.companion.decision import MainDecision
 from duckflow.companion.editkind import edit_kind as edit_kind  # re-exported: where it lived before
 from duckflow.companion.editkind import edit_templates
 from duckflow.companion.engine import SPECIALIZED_AGENT
+from duckflow.companion.fixround import MAX_REPLY, fix_bound, whole_fix
 from duckflow.companion.rejected import rejected_lines, rename_correction, symops_write
 from duckflow.companion.renames import loop_reply
 from duckflow.companion.replycheck import (
@@ -157,6 +158,11 @@ def build_step(session: TurnHost, user_text: str | None) -> StepPrompt:
     fixing = log.passed is False and bool({"create", "edit"} & set(verbs))
     if fixing:  # a fix round: only a change is useful (the loop runs the failed check again after it)
         verbs = [v for v in verbs if v in ("create", "edit")]
+        whole = whole_fix(log.changed, editable)
+        if whole and "create" in verbs and whole in plausible_paths(task, files):
+            verbs, editable = ["create"], {}  # a small file is written again whole: fewer tokens than
+            user += f"\nWrite {whole} again, whole and fixed: $ create @ {whole}."  # a SEARCH and its REPLACE
+            msgs[-1] = Message("user", user)
     paths = plausible_paths(task, files)
     new_paths = [p for p in paths if not any(m in p for m in EXAMPLE_MARKERS)]
     spec = SymOpsGrammarSpec(  # (a guarded test may be run, not written)
@@ -187,10 +193,13 @@ def build_step(session: TurnHost, user_text: str | None) -> StepPrompt:
             grammar = re.sub(r"action\{0,", "action{1,", grammar, count=1)
         grammar += 'callrun ::= "$ run @ " callcheck "\\n"\n' + checkask.call_commands_rule(calls_to)
     count = _counter(session)
+    # a fix round rewrites at most a file it was shown: its reply is bounded by that file's size
+    bound = fix_bound([count(t) for t in editable.values()] or [count(t) for t in shown.values()]) \
+        if fixing else MAX_REPLY
     if is_dml(session):  # the same step in DML: its templates, grammar and codec
-        return dml_step(session, user, spec, count, max_tokens=700)
+        return dml_step(session, user, spec, count, max_tokens=bound)
     tokens = {"system": count(system), "examples": sum(count(m.content) for m in examples), "task": count(user)}
-    return StepPrompt(msgs, grammar, tokens, max_tokens=700)
+    return StepPrompt(msgs, grammar, tokens, max_tokens=bound)
 
 
 def _counter(session: TurnHost) -> Any:
