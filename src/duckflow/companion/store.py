@@ -63,6 +63,12 @@ class SessionSummary:
     pending: bool
     task: str = ""  # the request the session works on (the person's words)
     created_at: float = 0.0
+    cancelled: bool = False  # its last turn was cancelled by the person (Stop, Ctrl-C), the state kept
+
+
+def was_cancelled(state: dict[str, Any]) -> bool:
+    """The saved state's last change says its turn was cancelled (live.note_cancelled)."""
+    return str(state.get("last_delta") or "").startswith("task cancelled")
 
 
 @dataclass(frozen=True)
@@ -165,7 +171,7 @@ class SessionStore:
                 SessionSummary(
                     r["session_id"], r["workspace"], r["updated_at"], r["step"], r["status"],
                     r["goal"], bool(state.get("pending_gate")), str(state.get("task") or ""),
-                    float(state.get("created_at") or 0.0),
+                    float(state.get("created_at") or 0.0), was_cancelled(state),
                 )
             )
         return out

@@ -61,6 +61,8 @@ def test_a_stop_on_another_process_cancels_the_turn_where_it_runs(
                    and not s["busy"] and s)
     assert state["task"] == "Create hello.py" and state["status"] == "REQUIRES_USER_INPUT"  # kept
     assert not (ws / "hello.py").exists()
+    listed = httpx.get(a.url + "/v1/sessions", headers=AUTH, timeout=10).json()["sessions"]
+    assert [(s["title"], s["state"]) for s in listed] == [("Create hello.py", "cancelled")]  # from PostgreSQL
     assert "Traceback" not in a.output() + b.output()
 
     # the conversation goes on, from B this time

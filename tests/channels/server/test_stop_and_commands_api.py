@@ -57,6 +57,9 @@ def test_stop_cancels_the_running_turn_at_once_and_keeps_the_state(live: Any, mo
     status = httpx.get(f"{srv.url}/v1/sessions/{sid}", headers=srv.auth).json()
     assert status["busy"] is False and status["task"] == "Create hello.py"  # the state is kept
     assert status["status"] == "REQUIRES_USER_INPUT"
+    listed = next(s for s in httpx.get(srv.url + "/v1/sessions", headers=srv.auth).json()["sessions"]
+                  if s["session_id"] == sid)
+    assert listed["state"] == "cancelled"  # not "waiting for your answer": nothing was asked
     assert not (srv.workspace / "hello.py").exists()
     monkeypatch.setenv("DUCKFLOW_DEMO_DELAY", "0")
     after = _send(srv, sid, "/status")  # the conversation goes on

@@ -121,7 +121,8 @@ def api_router() -> APIRouter:
             d["identity"] = ident["identity"] if ident else None
             d["busy"] = manager.busy(s.session_id)
             d["title"] = session_title(s.task)
-            d["state"] = plain_state(s.step, s.status, pending=s.pending, busy=d["busy"], started=bool(s.task))
+            d["state"] = plain_state(s.step, s.status, pending=s.pending, busy=d["busy"], started=bool(s.task),
+                                     cancelled=s.cancelled)
             rows.append(d)
         return {"sessions": rows}
 
@@ -338,7 +339,7 @@ def session_title(task: str, limit: int = 40) -> str:
     return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
 
 
-def plain_state(step: str, status: str, *, pending: bool, busy: bool, started: bool) -> str:
+def plain_state(step: str, status: str, *, pending: bool, busy: bool, started: bool, cancelled: bool = False) -> str:
     """Where a session stands, in plain words (never a step name): empty for a new one."""
     if busy:
         return "working"
@@ -349,7 +350,7 @@ def plain_state(step: str, status: str, *, pending: bool, busy: bool, started: b
     if status == "ERROR":
         return "stopped on an error"
     if status == "REQUIRES_USER_INPUT":
-        return "waiting for your answer"
+        return "cancelled" if cancelled else "waiting for your answer"
     return "paused" if started else ""
 
 

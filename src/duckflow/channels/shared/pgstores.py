@@ -20,7 +20,7 @@ from typing import Any
 from duckflow.channels.behind import WriteBehind, _keep_memory
 from duckflow.channels.shared.pg import Database, StoreUnavailable
 from duckflow.companion.state import AgentState
-from duckflow.companion.store import SaveRows, SessionStore, SessionSummary
+from duckflow.companion.store import SaveRows, SessionStore, SessionSummary, was_cancelled
 
 log = logging.getLogger("duckflow.channels")
 RETRY_S = 0.5
@@ -111,10 +111,15 @@ class PgSessionStore(SessionStore):
     def list(self, limit: int = 50, workspace: str | None = None) -> builtins.list[SessionSummary]:
         self.flush()
         where, args = ("WHERE workspace=%s ", (workspace, limit)) if workspace is not None else ("", (limit,))
-        rows = self.db.query("SELECT session_id, workspace, updated_at, step, status, goal, pending_job"
+        rows = self.db.query("SELECT session_id, workspace, updated_at, step, status, goal, pending_job, state_json"
                              f" FROM companion_sessions {where}ORDER BY updated_at DESC LIMIT %s", args)
-        return [SessionSummary(r["session_id"], r["workspace"], r["updated_at"], r["step"], r["status"],
-                               r["goal"], r["pending_job"] is not None) for r in rows]
+        out = []
+        for r in rows:
+            state = json.loads(r["state_json"] or "{}")
+            out.append(SessionSummary(r["session_id"], r["workspace"], r["updated_at"], r["step"], r["status"],
+                                      r["goal"], r["pending_job"] is not None, str(state.get("task") or ""),
+                                      float(state.get("created_at") or 0.0), was_cancelled(state)))
+        return out
 
     def waiting_on(self, job_id: str) -> str | None:
         """The session whose pending approval is this job, whichever process ran it."""
