@@ -103,3 +103,22 @@ async def test_two_call_keeps_a_new_function_s_assertion_and_runs_it_before_the_
     assert held.kept_note and '"exit_code"' not in held.content  # kept, not run on no code
     assert [c.call.arguments["command"] for c in runs] == [ADD_CHECK]  # run once, before the end
     assert out.result.kind == "not_done" and "add(2, 3) == 5 fails: it gave -1" in out.result.said, out.message
+
+
+def test_a_new_function_gets_the_step_unless_the_task_writes_a_call_and_its_value(env: Any) -> None:  # noqa: F811
+    from duckflow.companion.checks import CheckLog
+    from duckflow.companion.testfirst import target
+
+    o = env.open([], mode="single-call", codec="symops")
+
+    def first(task: str) -> Any:
+        log = CheckLog()
+        log.task = task
+        return target(o.session, log)
+
+    assert first(NEW_TASK) == ("calc", "add", True)
+    assert first("Write fizz.py with a function fizzbuzz(n) that returns 'Fizz' for multiples of 3") == (
+        "fizz", "fizzbuzz", True)  # a word with a parameter in it is no value to compare
+    assert first("Create calc.py with add(a, b); add(2, 3) should return 5.") is None  # the task's own value
+    assert first("Create hello.py that prints a greeting") is None  # no function named
+    assert first("Create greet.py with greet(name) that returns 'Hello, NAME!'") is None  # a value with a placeholder

@@ -102,6 +102,15 @@ _TEMPLATE = re.compile(r"\b([a-z_]\w*)\(([^()]*)\)[^.;]*?\b(?:returns?|prints?|g
                        r"(?:'([^'\n]*[A-Z]{3,}[^'\n]*)'|\"([^\"\n]*[A-Z]{3,}[^\"\n]*)\")")
 
 
+def templated(task: str, fn: str) -> bool:
+    """The task writes `fn`'s value with a placeholder for its parameter (see `template`)."""
+    for m in _TEMPLATE.finditer(task):
+        params = [p.strip().split("=")[0].strip().upper() for p in m.group(2).split(",") if p.strip()]
+        if m.group(1) == fn and any(p in (m.group(3) or m.group(4)) for p in params):
+            return True
+    return False
+
+
 def template(task: str, command: str, printed: str) -> tuple[str, bool] | None:
     """A call check against the value the task writes with a placeholder for its parameter
     ("greet(name) that returns 'Hello, NAME!'"): (what it expects, met); None when the task

@@ -82,10 +82,24 @@ def _new_target(session: Any, task: str, new: list[str]) -> Target | None:
             or expect.counted(task, session.runner.read_text) or quoted_output(task, new[0]) or listed_output(task, new[0]):
         return None
     fn = function_named(task)
-    if not fn or re.search(rf"\b{re.escape(fn)}\([^()]*\)[^.;]*?\b(returns?|gives?|==|should be|is|equals?)\s+"
-                           r"[-\d'\"\[({]", task):
-        return None
-    return Target(new[0][:-3], fn, True)
+    return Target(new[0][:-3], fn, True) if fn and not _writes_value(task, fn) else None
+
+
+def _writes_value(task: str, fn: str) -> bool:
+    """The task writes a call of `fn` with literal arguments and the value it gives (`add(2, 3)
+    should return 5`): that is the expectation. `fizzbuzz(n) returns 'Fizz' …` is not one."""
+    import ast
+
+    if expect.templated(task, fn):  # `greet(name) that returns 'Hello, NAME!'`: compared as it is
+        return True
+    for m in re.finditer(rf"\b{re.escape(fn)}\(([^()]*)\)[^.;]*?\b(?:returns?|gives?|==|should be|is|equals?)\s+"
+                         r"[-\d'\"\[({]", task):
+        try:
+            ast.literal_eval(f"({m.group(1)},)" if m.group(1).strip() else "()")
+        except (ValueError, SyntaxError):
+            continue
+        return True
+    return False
 
 
 def function_named(task: str) -> str:
