@@ -130,3 +130,24 @@ async def test_a_test_made_during_the_task_is_the_model_s_own(env: Any) -> None:
     assert checks.protected_paths(o.session) == {"test_calc.py"}
     (env.root / "calc_test.py").write_text("import calc\n")  # a command made it during the task
     assert checks.protected_paths(o.session) == {"test_calc.py"}
+
+
+async def test_a_test_that_cannot_be_put_back_is_said_so(env: Any, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    # (a folder the command made read-only, for a user who is not root): the person's line is
+    # true of the effect, never "Put back"
+    def refuse(root: Path, rel: str, kept: Any) -> None:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr("duckflow.companion.testguard._put_back", refuse)
+    _exercise(env.root)
+    o = env.open([], mode="two-call")
+    o.session.owner.change("task", lambda s: setattr(s, "task", EXERCISE))
+    said: list[str] = []
+    o.session.chunks.subscribe(lambda c: said.append(c.data.message) if c.type == "notice" else None)
+    await o.session._run_calls([ToolCall("execute_shell", {"command": "rm anagram_test.py"})], D)
+    done = await o.session.answer_approval(True)
+    assert done.outcomes[0].status == "refused" and not (env.root / "anagram_test.py").exists()
+    assert ("Could not put back anagram_test.py (Permission denied): a command changed the task's tests, which the "
+            "model may not change. Put them back by hand.") in said
+    assert not any(s.startswith("Put back") for s in said)
+    assert "it could not all be put back" in o.session.state.evidence[-1]

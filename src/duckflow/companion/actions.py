@@ -320,10 +320,10 @@ class ActionRunner:
                                f"({type(exc).__name__}: {exc})")
         result = await self.engine.run_tool(call, approved=approved, approval=approval,
                                             readonly=readonly, staging=staging)
-        back = testguard.restore(self.root, kept) if kept else []
-        if back:
+        back, lost = testguard.restore(self.root, kept) if kept else ([], [])
+        if back or lost:
             return self.kept_back(CallOutcome(call, "ok", bounded(result.content),
-                                              duration_ms=(time.perf_counter() - t0) * 1000), back)
+                                              duration_ms=(time.perf_counter() - t0) * 1000), back, lost=lost)
         if path and not result.is_error:
             from duckflow.gate.operation import normalize_path
 
@@ -333,13 +333,15 @@ class ActionRunner:
         return CallOutcome(call, "error" if result.is_error else "ok", bounded(result.content),
                            duration_ms=(time.perf_counter() - t0) * 1000)
 
-    def kept_back(self, out: CallOutcome, paths: list[str], *, reached: bool = True) -> CallOutcome:
+    def kept_back(self, out: CallOutcome, paths: list[str], *, reached: bool = True,
+                  lost: list[str] | None = None) -> CallOutcome:
         """`out` of an action that changed the task's tests (put back, or never applied when boxed):
         refused, with the reason first, so no check counts it and the model reads why."""
         code = [p for p in self.named or () if p.endswith(".py") and not TEST_FILE.search(p)]
-        out.status, out.restored = "refused", tuple(paths)
-        out.content = testguard.said_to_model(paths, code, reached=reached) + "\n" + out.content
-        out.kept_note = testguard.said_to_person(paths, reached=reached)
+        out.status, out.restored = "refused", (*paths, *(p.split(" (")[0] for p in lost or []))
+        out.content = testguard.said_to_model(list(out.restored), code, reached=reached, lost=bool(lost)) \
+            + "\n" + out.content
+        out.kept_note = testguard.said_to_person(paths, reached=reached, lost=lost)
         return out
 
     async def run_auto(self, call: ToolCall, by: str) -> CallOutcome:

@@ -72,22 +72,30 @@ def changed(root: Path, kept: dict[str, Kept]) -> list[str]:
     return out
 
 
-def restore(root: Path, kept: dict[str, Kept]) -> list[str]:
-    """Put back every kept test that changed (its folders made again if they went); the paths put back."""
-    back = changed(root, kept)
-    for rel in back:
-        k = kept[rel]
-        path = root / rel
-        parent = _folders(root, rel)
-        if path.is_symlink() or path.is_file():
-            path.unlink()
-        elif path.is_dir():
-            shutil.rmtree(path)  # a folder where the test was
-        tmp = parent / f".{path.name}.duckflow-restore"
-        tmp.write_bytes(k.data)
-        os.chmod(tmp, k.mode)
-        os.replace(tmp, path)
-    return back
+def restore(root: Path, kept: dict[str, Kept]) -> tuple[list[str], list[str]]:
+    """Put back every kept test that changed (its folders made again if they went): (the paths put
+    back, `path (why)` of those that could not be — a folder the command made read-only)."""
+    back, lost = [], []
+    for rel in changed(root, kept):
+        try:
+            _put_back(root, rel, kept[rel])
+            back.append(rel)
+        except OSError as exc:
+            lost.append(f"{rel} ({exc.strerror or type(exc).__name__})")
+    return back, lost
+
+
+def _put_back(root: Path, rel: str, k: Kept) -> None:
+    path = root / rel
+    parent = _folders(root, rel)
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+    elif path.is_dir():
+        shutil.rmtree(path)  # a folder where the test was
+    tmp = parent / f".{path.name}.duckflow-restore"
+    tmp.write_bytes(k.data)
+    os.chmod(tmp, k.mode)
+    os.replace(tmp, path)
 
 
 def _folders(root: Path, rel: str) -> Path:
@@ -103,18 +111,22 @@ def _folders(root: Path, rel: str) -> Path:
     return here
 
 
-def said_to_model(paths: list[str], code: list[str], *, reached: bool = True) -> str:
+def said_to_model(paths: list[str], code: list[str], *, reached: bool = True, lost: bool = False) -> str:
     """What the model reads in its next prompt: the tests are not its to change (asked again)."""
     names = ", ".join(paths[:3])
-    how = "it was put back as it was" if reached else "that change was not kept"
+    how = ("it could not all be put back; the person is told" if lost else
+           "it was put back as it was" if reached else "that change was not kept")
     to = " or ".join(code[:2]) or "the code"
     return (f"NOT KEPT: this changed {names}, the task's tests; {how}. The tests say what the result must "
             f"do and are not yours to change, by any command. Change {to} so that they pass.")
 
 
-def said_to_person(paths: list[str], *, reached: bool = True) -> str:
-    """One line for the person."""
+def said_to_person(paths: list[str], *, reached: bool = True, lost: list[str] | None = None) -> str:
+    """One line for the person (true of the effect: what could not be put back is said so)."""
     names = ", ".join(paths[:3])
+    if lost:
+        return (f"Could not put back {', '.join(lost[:3])}: a command changed the task's tests, which the model "
+                "may not change. Put them back by hand." + (f" (Put back: {names}.)" if paths else ""))
     if reached:
         return f"Put back {names} as it was: a command changed the task's tests, which the model may not change."
     return f"Not kept: a command changed {names}, the task's tests, which the model may not change."
