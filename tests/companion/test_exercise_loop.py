@@ -108,11 +108,12 @@ async def test_a_unittest_run_that_ran_no_test_proves_nothing(env: Any) -> None:
     (env.root / "parity.py").write_text(STUB)
     (env.root / "parity_test.py").write_text("import unittest\n\nfrom parity import label\n\n\n"
                                              "class ParityTest(unittest.TestCase):\n    pass\n")
-    model = ScriptedModel([step("write it", create("parity.py", RIGHT))] * 6, name="t")
+    call = "$ run @ python3 -c \"import parity; print(parity.label(2))\"\n"
+    model = ScriptedModel([step("write it", create("parity.py", RIGHT)), step("call it", call)], name="t")
     o = env.open(model, codec="symops", mode="single-call")
     out = await drive(o.session, o.session.handle_message(TASK), auto_approve_workspace=True)
-    assert not (out.ending == "done" and "Done" in out.message)
-    assert "python3 -m unittest -q parity_test.py ran no test" in out.message or "not checked" in out.message
+    assert not out.message.startswith("Done")  # the empty test run proved nothing; the call compared nothing
+    assert "Now check parity.py: call label" in asked(model, 1)  # a call is asked for: no test ran
 
 
 class LocalScripted(ScriptedModel):
@@ -158,3 +159,17 @@ async def test_a_fix_round_of_a_small_file_writes_it_whole_a_longer_one_may_be_e
     fix = model.requests[1].settings
     assert fix is not None and "$ edit @ " in fix.extra["grammar"] and "whole and fixed" not in asked(model, 1)
     assert out.ending == "done"
+
+
+async def test_a_fix_that_writes_the_file_as_it_is_is_told_so_in_the_next_round(env: Any) -> None:  # noqa: F811
+    workspace(env.root, n=2)
+    model = LocalScripted([step("write it", create("parity.py", WRONG)),
+                           step("write it", create("parity.py", WRONG)),  # the failing file, copied
+                           step("fix it", create("parity.py", RIGHT))], name="t")
+    o = env.open(model, codec="symops", mode="single-call")
+    out = await drive(o.session, o.session.handle_message(TASK), auto_approve_workspace=True)
+    # at temperature 0 the same prompt would give the same copy: the next round says what it did
+    assert "wrote parity.py exactly as it already was" not in asked(model, 1)
+    assert "Your last reply wrote parity.py exactly as it already was: nothing changed" in asked(model, 2)
+    assert "chance 2 of 2" in asked(model, 2) and len(model.requests) == 3  # no extra call for it
+    assert out.ending == "done" and (env.root / "parity.py").read_text() == RIGHT

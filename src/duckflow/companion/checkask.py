@@ -65,11 +65,23 @@ def check_lines(session: Any, log: CheckLog, ask_call: bool, mods: list[str],
                  task: str) -> list[str]:
     """What the step says about checking: the failed check to fix, or the call to write."""
     if log.passed is False:
-        if len(log.failed_tests) > 1:  # every failed test at once: one change can fix them all
-            return [f"The check failed: {log.command} →\n" + "\n".join(f"- {f}" for f in log.failed_tests)
-                    + f"\nFix the code so that they pass (chance {log.fixes} of {MAX_FIXES})."]
-        return [f"The check failed: {log.last.removeprefix('check failed: ')}. Fix the code so that "
-                f"it passes (chance {log.fixes} of {MAX_FIXES})."]
+        if log.same_write:  # at temperature 0 the same prompt gives the same reply: say what it did
+            return [*_fix_lines(log), f"Your last reply wrote {log.same_write} exactly as it already was: "
+                    "nothing changed. Change the lines that make the check fail."]
+        return _fix_lines(log)
+    return _other_lines(session, log, ask_call, mods, task)
+
+
+def _fix_lines(log: CheckLog) -> list[str]:
+    """The failed check to fix: every failed test at once (one change can fix them all), or its error."""
+    if len(log.failed_tests) > 1:
+        return [f"The check failed: {log.command} →\n" + "\n".join(f"- {f}" for f in log.failed_tests)
+                + f"\nFix the code so that they pass (chance {log.fixes} of {MAX_FIXES})."]
+    return [f"The check failed: {log.last.removeprefix('check failed: ')}. Fix the code so that "
+            f"it passes (chance {log.fixes} of {MAX_FIXES})."]
+
+
+def _other_lines(session: Any, log: CheckLog, ask_call: bool, mods: list[str], task: str) -> list[str]:
     scripts = argument_scripts(session, log)
     if session.turn.take_ask_run() and scripts:
         session.turn.run_only = scripts[0]  # the step's grammar allows only that run

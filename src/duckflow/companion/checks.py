@@ -82,6 +82,7 @@ class CheckLog:
     asked_expect: int = 0  # the step asked for that assertion (companion/testfirst.py)
     quiet_seen: set[str] = field(default_factory=set)  # quiet-import checks met since the last change
     failed_tests: list[str] = field(default_factory=list)  # the last failed test run's failures, for the fix
+    same_write: str = ""  # a fix round wrote this file as it already was (nothing changed)
     tests_before: set[str] | None = None  # the test files there when the task's first action came
 
     def fail(self, sig: tuple[str, str], why: str, expected: str = "") -> None:
@@ -116,8 +117,11 @@ def note(session: Any, ran: list[CallOutcome]) -> None:
             log.done.add(sig)
             continue
         if o.call.name in WRITE_TOOLS:
+            if o.status == "ok" and o.unchanged and log.passed is False:  # a fix that changed nothing:
+                log.same_write = str(o.call.arguments.get("path") or "")  # the next round is told so
             if o.status != "ok" or o.unchanged:  # (a write that changed nothing is no change)
                 continue
+            log.same_write = ""
             log.done.add(sig)
             log.done = {s for s in log.done if s[0] not in RUN_TOOLS}  # a run after a change is new
             log.sticky = ""

@@ -277,6 +277,9 @@ async def single_turn(session: TurnHost, user_text: str | None) -> TurnResult:
     if vitals:
         session.owner.change("vitals", lambda s: s.vitals.update_from_symops(vitals))
     fresh = [c for c in calls if checks.signature(c) not in log.done]
+    if log.passed is False:  # a fix round that wrote a file as it was before: the next round is told
+        log.same_write = next((str(c.arguments.get("path")) for c in calls if c not in fresh
+                               and c.name in ("write_file", "edit_file")), log.same_write)
     session._emit(DecisionChunk(agent="companion", data=DecisionData(
         rationale=thought or "(no thought given)", step="EXECUTION" if calls else ("DONE" if done_said else state.step.value),
         pattern="single_call", next_step="done" if done_said else "continue",
