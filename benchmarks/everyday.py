@@ -30,8 +30,9 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 TIMEOUT_S = 600.0
 
 
-def run_task(task: Task, root: Path, model: str, timeout_s: float) -> dict[str, Any]:
-    """One task: its workspace, one `duckflow run`, its check. The row of the report."""
+def run_task(task: Task, root: Path, model: str, timeout_s: float, keep: Path | None = None) -> dict[str, Any]:
+    """One task: its workspace, one `duckflow run`, its check. The row of the report (`keep`: the
+    run's output and the workspace's files as it ended are copied to keep/TASK/)."""
     ws, home = root / "ws", root / "home"
     setup(task, ws)
     home.mkdir()
@@ -40,20 +41,27 @@ def run_task(task: Task, root: Path, model: str, timeout_s: float) -> dict[str, 
     argv = [sys.executable, "-m", "duckflow", "run", "--auto-approve-workspace", "--json", "-w", str(ws),
             "--model", model, task.text]
     started = time.perf_counter()
-    note, data = "", {}
+    note, data, said = "", {}, ""
     try:
         done = subprocess.run(argv, cwd=ws, env=env, capture_output=True, text=True, timeout=timeout_s,
                               stdin=subprocess.DEVNULL)
+        said = done.stdout + "\n--- stderr\n" + done.stderr
         last = (done.stdout.strip().splitlines() or [""])[-1]
         try:
             data = json.loads(last)
         except ValueError:
             note = f"exit {done.returncode}, no JSON: {(done.stderr.strip().splitlines() or [''])[-1][:200]}"
         ending = ending_kind(data) if data else "error"
-    except subprocess.TimeoutExpired:
+    except subprocess.TimeoutExpired as exc:
         ending, note = "timeout", f"no ending within {timeout_s:.0f} s"
+        said = exc.stdout.decode("utf-8", "replace") if isinstance(exc.stdout, bytes) else str(exc.stdout or "")
     seconds = time.perf_counter() - started
     passed = check(task, ws)
+    if keep is not None:
+        import shutil
+
+        shutil.copytree(ws, keep / task.name, dirs_exist_ok=True)
+        (keep / task.name / "_run.txt").write_text(said, encoding="utf-8")
     result = data.get("result") or {}
     return {"task": task.name, "passed": passed, "ending": ending, "seconds": round(seconds, 1),
             "said": str(result.get("said") or data.get("message") or note)[:300], "note": note,
@@ -91,6 +99,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--tasks", default="", help="comma list of task names (default: all twelve)")
     parser.add_argument("--timeout", type=float, default=TIMEOUT_S, help="seconds per task (default 600)")
     parser.add_argument("--out", default="", help="write the results here after every task (JSON)")
+    parser.add_argument("--keep", default="", help="copy each run's output and files to DIR/TASK/")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     wanted = [t for t in args.tasks.split(",") if t]
@@ -103,7 +112,7 @@ def main(argv: list[str]) -> int:
     result: dict[str, Any] = {}
     for i, task in enumerate(tasks, 1):
         with tempfile.TemporaryDirectory(prefix="duckflow-everyday-") as d:
-            rows.append(run_task(task, Path(d), args.model, args.timeout))
+            rows.append(run_task(task, Path(d), args.model, args.timeout, Path(args.keep) if args.keep else None))
         r = rows[-1]
         print(f"{i}/{len(tasks)} {task.name}: {'pass' if r['passed'] else 'FAIL'} · {r['ending']} · "
               f"{r['seconds']} s · {r['said'][:120]}", file=sys.stderr, flush=True)
