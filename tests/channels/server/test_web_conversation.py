@@ -265,7 +265,7 @@ def test_each_action_is_one_line_a_person_reads(served: Served, browser: Any) ->
     page.wait_for_selector("#login:not([hidden])")
     chunks = [
         {"seq": 1, "type": "tool_call", "data": {"id": "a", "name": "edit_file", "arguments": {"path": "calc.py", "content": EDIT}}},
-        {"seq": 2, "type": "tool_response", "data": {"id": "a", "name": "edit_file", "content": '{"path": "calc.py"}', "is_error": False}},
+        {"seq": 2, "type": "tool_response", "data": {"id": "a", "name": "edit_file", "content": '{"path": "calc.py", "checkpoint": 3}', "is_error": False}},
         {"seq": 3, "type": "tool_call", "data": {"id": "b", "name": "execute_shell", "arguments": {"command": "python3 hello.py"}}},
         {"seq": 4, "type": "tool_response", "data": {"id": "b", "name": "execute_shell", "content": RUN, "is_error": False}},
         {"seq": 5, "type": "tool_call", "data": {"id": "c", "name": "read_file", "arguments": {"path": "nope.py"}}},

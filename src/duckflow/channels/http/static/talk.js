@@ -126,16 +126,16 @@ const Talk = (() => {
       const d = this.pending || {}; this.pending = null;
       const box = this.add(el("div", "msg bot cmd" + (d.ok === false ? " refused" : "")));
       if (d.diff) box.appendChild(diffBlock(text)); else box.appendChild(el("pre", "answer", text));
-      if (d.word === "undo" || d.word === "redo") this.hooks.refreshUndo();  // the rows follow the checkpoints
+      if ((d.word === "undo" || d.word === "redo") && this.hooks.refreshUndo) this.hooks.refreshUndo();  // the rows follow the checkpoints
     }
 
     offerUndo(row, cp) {  // every change made: Undo on its row (what it does is read from the stack)
       if (!cp || row.querySelector(".undo")) return;
       row.dataset.checkpoint = String(cp); this.changes.set(cp, row);
-      const b = el("button", "undo", "Undo"); b.type = "button"; b.hidden = true;
+      const b = el("button", "undo", "Undo"); b.type = "button"; b.title = `take it back (/undo #${cp})`;  // (just made)
       b.onclick = (e) => { e.preventDefault(); e.stopPropagation(); this.undoClick(row, cp); };
       row.querySelector("summary").appendChild(b);
-      this.hooks.refreshUndo();
+      if (this.hooks.refreshUndo) this.hooks.refreshUndo();
     }
 
     undoStates(list) {  // GET /v1/undo: each row's button says what is true now
