@@ -7,7 +7,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from duckflow.protocols.grammar import plausible_paths
+from duckflow.protocols.filenames import plausible_paths
 
 MAX_FILES_SHOWN = 4
 MAX_FILE_CHARS = 2500
