@@ -9,7 +9,7 @@ import pytest
 from duckflow.companion.task import drive
 from duckflow.companion.taskchecks import expected_value
 from duckflow.llm.scripted import ScriptedModel
-from tests.companion.test_honest_ending import edit, ran, run, step
+from tests.companion.test_honest_ending import asked, edit, ran, run, step
 from tests.helpers.companion import env  # noqa: F401
 
 MEAN = "def mean(xs):\n    return sum(xs) / (len(xs) - 1)\n"
@@ -132,3 +132,27 @@ async def test_a_count_of_some_lines_is_not_compared_with_all_of_them(env: Any) 
         "Write errors.py that counts the lines in app.log that contain ERROR."), auto_approve_workspace=True)
     assert out.result.kind != "done" and "Done" not in out.message, out.message
     assert out.result.kind == "not_verified" and "it printed '5'" in out.message
+
+
+async def test_a_module_that_prints_on_import_is_told_which_lines_run_on_import(env: Any) -> None:  # noqa: F811
+    # the 1.5B model removed one of the two prints and kept the other: the failed check now names
+    # the module's top-level lines that run on import, the ones to move under __main__
+    (env.root / "greetings.py").write_text(LOUD)
+    half = LOUD.replace("print('loaded')\n", "")
+    model = ScriptedModel([step("drop one print", edit("greetings.py", LOUD, half)),
+                           step("guard it", edit("greetings.py", half, GUARDED_DEMO))], name="t")
+    o = env.open(model, codec="symops", mode="single-call")
+    out = await drive(o.session, o.session.handle_message(QUIET_TASK), auto_approve_workspace=True)
+    fix = asked(model, 1)
+    assert "importing greetings printed 'Hello, World!'" in fix
+    assert "these top-level lines of greetings.py run on import: `print(hello('World'))`" in fix
+    assert "under `if __name__ == \"__main__\":`" in fix
+    assert out.success and out.result.kind == "done", out.message
+
+
+def test_the_lines_that_run_on_import_leave_out_definitions_values_and_main() -> None:
+    from duckflow.companion.quietimport import top_level_runs
+
+    text = ("import os\nPORT = int(os.environ.get('PORT', 80))\n\n\ndef f():\n    print('x')\n\n\nprint('loaded')\n"
+            "for i in range(2):\n    print(i)\nif __name__ == '__main__':\n    f()\n")
+    assert top_level_runs(text) == ["print('loaded')", "for i in range(2):"]

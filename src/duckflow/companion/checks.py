@@ -170,7 +170,7 @@ def note(session: Any, ran: list[CallOutcome]) -> None:
             met: list[str] = []
             quiet = quietimport.commands(session, log.task)  # the module must print nothing on import
             if command in quiet:
-                why = quietimport.judged(command, out, quiet)
+                why = quietimport.judged(command, out, quiet, session.runner.read_text)
                 if why:
                     log.fail(sig, why, quietimport.met_words(quiet))
                     continue

@@ -10,6 +10,7 @@ them itself, no model call) before such a task may end "Done", after every chang
 
 from __future__ import annotations
 
+import ast
 import re
 from typing import Any
 
@@ -52,12 +53,38 @@ def commands(session: Any, task: str) -> list[str]:
     return [f'python3 -c "import {mod}"'] + ([f"python3 {mod}.py"] if script else [])
 
 
-def judged(command: str, out: str, needed: list[str]) -> str:
-    """Why a passing run of one of `needed` fails the expectation ("" when it meets it)."""
+def top_level_runs(text: str) -> list[str]:
+    """The module's top-level statements that run on import and may print (`print(hello('World'))`),
+    as written: not imports, definitions, assignments, docstrings or a `__main__` block."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return []
+    quiet = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    runs = []
+    for node in tree.body:
+        if isinstance(node, quiet) or (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)):
+            continue
+        if isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):  # (moving a value would break it)
+            continue
+        if isinstance(node, ast.If) and "__main__" in (ast.get_source_segment(text, node.test) or ""):
+            continue
+        runs.append((ast.get_source_segment(text, node) or "").splitlines()[0][:80])
+    return [r for r in runs if r]
+
+
+def judged(command: str, out: str, needed: list[str], read: Any = None) -> str:
+    """Why a passing run of one of `needed` fails the expectation ("" when it meets it); for an
+    import that printed, the module's top-level lines that ran, to move under `__main__`."""
     if command == needed[0] and out.strip():
         first = out.strip().splitlines()[0][:80]
-        return (f"check failed: importing {command.split()[-1].rstrip(chr(34))} printed {first!r}; the task "
-                "says importing it prints nothing (put that code under `if __name__ == \"__main__\":`)")
+        mod = command.split()[-1].rstrip(chr(34))
+        runs = top_level_runs((read(f"{mod}.py") if read else None) or "")
+        where = (f"these top-level lines of {mod}.py run on import: " + ", ".join(f"`{r}`" for r in runs[:4])
+                 + ". Move them, indented, under `if __name__ == \"__main__\":` at the end of the file"
+                 if runs else "put that code under `if __name__ == \"__main__\":`")
+        return (f"check failed: importing {mod} printed {first!r}; the task says importing it prints nothing "
+                f"({where})")
     if len(needed) > 1 and command == needed[1] and not out.strip():
         return f"check failed: {command} printed nothing; the task says it still runs as a script"
     return ""
