@@ -156,3 +156,30 @@ def test_the_lines_that_run_on_import_leave_out_definitions_values_and_main() ->
     text = ("import os\nPORT = int(os.environ.get('PORT', 80))\n\n\ndef f():\n    print('x')\n\n\nprint('loaded')\n"
             "for i in range(2):\n    print(i)\nif __name__ == '__main__':\n    f()\n")
     assert top_level_runs(text) == ["print('loaded')", "for i in range(2):"]
+
+
+CONFIG = "import os\n\nHOST = os.environ.get('HOST', 'localhost')\nPORT = int(os.environ['PORT'])\n"
+CONFIG_TASK = "config.py crashes when the PORT environment variable is not set. Make it use 8080 then."
+
+
+async def test_a_module_of_values_is_checked_by_running_it(env: Any) -> None:  # noqa: F811
+    # a module with no function to call ended "Not done — not checked: nothing ran the changed code"
+    (env.root / "config.py").write_text(CONFIG)
+    fixed = CONFIG.replace("int(os.environ['PORT'])", "int(os.environ.get('PORT', 8080))")
+    model = ScriptedModel([step("default it", edit("config.py", CONFIG, fixed))], name="t")
+    o = env.open(model, codec="symops", mode="single-call")
+    out = await drive(o.session, o.session.handle_message(CONFIG_TASK), auto_approve_workspace=True)
+    assert [c.call.arguments["command"] for c in ran(out)] == ["python3 config.py"]  # the loop ran it itself
+    assert out.success and out.result.kind == "not_verified", out.message
+    assert "ran python3 config.py, it printed nothing" in out.message and "Done" not in out.message
+
+
+async def test_a_module_of_values_that_still_crashes_is_not_done(env: Any) -> None:  # noqa: F811
+    (env.root / "config.py").write_text(CONFIG)
+    moved = CONFIG.replace("HOST = os.environ.get('HOST', 'localhost')", "HOST = 'localhost'")
+    model = ScriptedModel([step("change it", edit("config.py", CONFIG, moved)), *[step("fine", done=True)] * 4],
+                          name="t")
+    o = env.open(model, codec="symops", mode="single-call")
+    out = await drive(o.session, o.session.handle_message(CONFIG_TASK), auto_approve_workspace=True)
+    assert not out.success and out.result.kind == "not_done" and "Done" not in out.message
+    assert "check failed: python3 config.py → exit 1: KeyError: 'PORT'" in out.message

@@ -262,7 +262,7 @@ def note(session: Any, ran: list[CallOutcome]) -> None:
                 log.last = (f"not checked: {command} ran without {flags[0]}, the option the task "
                             "names")
                 continue
-            if not out.strip() and script and text is not None and only_definitions(text):
+            if not out.strip() and script and text is not None and only_definitions(text) and callables(text):
                 log.last = (f"not checked: {command} exits 0 with no output ({script} only defines "
                             "functions; a call of its function is needed)")
                 continue
@@ -323,7 +323,7 @@ def auto_command(session: Any, log: CheckLog, files: list[str]) -> str | None:
             return test_command(test, text)
     for path in log.changed:
         text = session.runner.read_text(path)
-        if text is not None and not only_definitions(text) and not reads_arguments(text) \
+        if text is not None and (not only_definitions(text) or not callables(text)) and not reads_arguments(text) \
                 and f"python3 {path}" not in log.auto_tried:
             return f"python3 {path}"
     return None
@@ -387,6 +387,12 @@ def expectation_command(session: Any, log: CheckLog) -> str | None:
                 session.runner.read_text(path) or "") else ""
             return f"python3 {path}{argument}"
     return None
+
+
+def callables(text: str) -> bool:
+    """The module defines a function or class (a call can check it); a module of values alone
+    (`PORT = int(os.environ.get('PORT', 8080))`) has nothing to call: running it is its check."""
+    return bool(re.search(r"^(?:async\s+)?(?:def|class)\s", text, re.M))
 
 
 def _words(command: str) -> list[str]:
