@@ -183,3 +183,14 @@ async def test_a_module_of_values_that_still_crashes_is_not_done(env: Any) -> No
     out = await drive(o.session, o.session.handle_message(CONFIG_TASK), auto_approve_workspace=True)
     assert not out.success and out.result.kind == "not_done" and "Done" not in out.message
     assert "check failed: python3 config.py → exit 1: KeyError: 'PORT'" in out.message
+
+
+async def test_the_checks_the_loop_runs_itself_do_not_use_up_the_turns(env: Any) -> None:  # noqa: F811
+    # the 1.5B model's right edit came at turn 11; the loop's own two checks of it (no model call)
+    # ran into the 12-turn limit, and a result that met the task ended "stopped after 12 turns"
+    (env.root / "greetings.py").write_text(LOUD)
+    model = ScriptedModel([step("guard it", edit("greetings.py", LOUD, GUARDED_DEMO))], name="t")
+    o = env.open(model, codec="symops", mode="single-call")
+    out = await drive(o.session, o.session.handle_message(QUIET_TASK), max_turns=2, auto_approve_workspace=True)
+    assert out.ending == "done" and out.result.kind == "done", out.message
+    assert len(model.requests) == 1 and len(ran(out)) == 2

@@ -5,7 +5,9 @@ tools is an observation (the next turn is a new utterance for the transition lim
 with no tool results keeps the same utterance, so a model that only flips steps is refused
 and stopped after `max_idle` such turns. Every task ends: it has a bounded number of model
 calls and a time budget, said once at the start (`TaskBudget`); past either it stops with what it
-has. The outcome carries the ending's kind and evidence (`expect.Result`): done, not done, or
+has. `max_turns` counts the turns that called the model: a check the loop runs itself, and the
+turn that concludes from it, use none (the 1.5B model's right edit at turn 11 was stopped before
+its two checks could end it "Done"). The outcome carries the ending's kind and evidence (`expect.Result`): done, not done, or
 finished but not verified.
 """
 
@@ -124,7 +126,7 @@ async def _drive(session: TurnHost, first: Awaitable[TurnResult], max_turns: int
 
     if await within(first) is None:
         return spent(f"out of time after {int(budget.seconds)} s")
-    idle = approvals = 0
+    idle = approvals = free = 0  # free: turns with no model call (a check the loop ran itself)
     while True:
         res = results[-1]
         state = session.state
@@ -152,7 +154,7 @@ async def _drive(session: TurnHost, first: Awaitable[TurnResult], max_turns: int
             )
         if state.status == Status.REQUIRES_USER_INPUT or res.next_step in ("pending_user", "defer"):
             return TaskOutcome("input", res.reply or "the companion needs your input", len(results), results)
-        if len(results) - approvals >= max_turns:
+        if len(results) - approvals - free >= max_turns:
             return TaskOutcome("max_turns", f"stopped after {max_turns} turns without finishing", len(results), results)
         idle = 0 if (res.ran_tools or res.moved) else idle + 1
         if idle >= max_idle:
@@ -160,8 +162,10 @@ async def _drive(session: TurnHost, first: Awaitable[TurnResult], max_turns: int
                                f"{max_idle} turns", len(results), results)
         if _calls(session) - calls0 >= budget.max_calls:
             return spent(f"{budget.max_calls} model calls used")
+        before = _calls(session)
         if await within(session.continue_task(observed=res.ran_tools)) is None:
             return spent(f"out of time after {int(budget.seconds)} s")
+        free += int(_calls(session) == before)  # (bounded: each check runs once a change, idle turns stop it)
 
 
 def _calls(session: TurnHost) -> int:
