@@ -1,4 +1,4 @@
-"""`bench everyday`'s tasks: twelve everyday jobs nobody tuned the loop on, each with a hidden check.
+"""`bench everyday`'s tasks: everyday jobs nobody tuned the loop on, each with a hidden check.
 
 Written the way a person asks (no "run it", no file to write named for a fix, values stated only
 where a person would state them): a module with a bug, a script to extend with an option, a data
@@ -9,7 +9,7 @@ task is done); it judges the result by running it, never by reading the model's 
 
 from __future__ import annotations
 
-from benchmarks._compliance_tasks import Task, _fn, _run
+from benchmarks._compliance_tasks import Task, _fn, _pytest, _run
 
 
 def _quiet(module: str, *asserts: str) -> str:
@@ -113,6 +113,36 @@ EVERYDAY: tuple[Task, ...] = (
          {"config.py": "import os\n\nHOST = os.environ.get('HOST', 'localhost')\nPORT = int(os.environ['PORT'])\n"}),
 )
 
+# an earlier set (formerly scripts/everyday_tasks.py; its figures are in docs/benchmarks.md, "Everyday
+# tasks", issue 24) without its Japanese request, which `bench compliance` runs as h_japanese:
+# `bench everyday --set earlier`
+SLUG_TEST = "from slug import slugify\n\n\ndef test_spaces():\n    assert slugify('Hello World') == 'hello-world'\n"
+EARLIER: tuple[Task, ...] = (
+    Task("fix_bug", "Fix the bug in stats.py: average([2, 4]) should return 3.",
+         _fn("stats", "m.average([2, 4]) == 3", "m.average([1, 2, 3]) == 2"), (),
+         {"stats.py": "def average(xs):\n    return sum(xs) / (len(xs) + 1)\n"}),
+    Task("add_flag", "Add a --name option to greet.py so that `python3 greet.py --name Ann` prints Hello, Ann!",
+         _run("greet.py", "assert out.strip() == 'Hello, Ann!', out", "--name", "Ann")
+         + "r = subprocess.run([sys.executable, 'greet.py'], capture_output=True, text=True, timeout=10)\n"
+           "assert 'hello, world' in r.stdout.lower(), r.stdout\n",
+         (), {"greet.py": "def main():\n    print('Hello, World!')\n\n\nif __name__ == '__main__':\n    main()\n"}),
+    Task("rename", "Rename the function calc_total to compute_total in shop.py and in main.py.",
+         _run("main.py", "assert out.strip() == '6', out")
+         + "src = open('shop.py').read() + open('main.py').read()\n"
+           "assert 'def compute_total' in src and 'calc_total' not in src, src\n",
+         (), {"shop.py": "def calc_total(prices):\n    return sum(prices)\n",
+              "main.py": "from shop import calc_total\n\nprint(calc_total([1, 2, 3]))\n"}),
+    Task("csv_total", "Write total.py that prints the sum of the amount column in sales.csv.",
+         _run("total.py", "assert out.strip() in ('12', '12.0'), out"), (),
+         {"sales.csv": "item,amount\napple,3\npear,4\nplum,5\n"}),
+    Task("count_words", "Create words.py with a function count_words(text) that returns the number of words in text.",
+         _fn("words", "m.count_words('a b  c') == 3", "m.count_words('') == 0"), (), {}),
+    Task("fix_test", "The test in test_slug.py fails. Fix slug.py so that it passes.",
+         f"open('test_slug.py', 'w').write({SLUG_TEST!r})\n" + _pytest("test_slug.py"), (),
+         {"slug.py": "def slugify(text):\n    return text.lower()\n", "test_slug.py": SLUG_TEST}),
+)
+SETS: dict[str, tuple[Task, ...]] = {"new": EVERYDAY, "earlier": EARLIER, "all": EVERYDAY + EARLIER}
+
 # a right answer for every task (tests/bench/test_everyday.py: each check passes on it and fails
 # on the workspace as it starts)
 ANSWERS: dict[str, dict[str, str]] = {
@@ -143,4 +173,13 @@ ANSWERS: dict[str, dict[str, str]] = {
                                     "    print(w, n)\n"},
     "e_port_default": {"config.py": "import os\n\nHOST = os.environ.get('HOST', 'localhost')\n"
                                     "PORT = int(os.environ.get('PORT', 8080))\n"},
+    "fix_bug": {"stats.py": "def average(xs):\n    return sum(xs) / len(xs)\n"},
+    "add_flag": {"greet.py": "import argparse\n\n\ndef main():\n    p = argparse.ArgumentParser()\n"
+                             "    p.add_argument('--name', default='World')\n"
+                             "    print(f'Hello, {p.parse_args().name}!')\n\n\nif __name__ == '__main__':\n    main()\n"},
+    "rename": {"shop.py": "def compute_total(prices):\n    return sum(prices)\n",
+               "main.py": "from shop import compute_total\n\nprint(compute_total([1, 2, 3]))\n"},
+    "csv_total": {"total.py": "import csv\nprint(sum(int(r['amount']) for r in csv.DictReader(open('sales.csv'))))\n"},
+    "count_words": {"words.py": "def count_words(text):\n    return len(text.split())\n"},
+    "fix_test": {"slug.py": "def slugify(text):\n    return '-'.join(text.lower().split())\n"},
 }

@@ -1,6 +1,7 @@
-"""`duckflow bench everyday [--tasks a,b] [--model M] [--timeout S] [--json]`: held-out everyday tasks, run as a person runs them.
+"""`duckflow bench everyday [--set new|earlier|all] [--tasks a,b] [--model M] [--timeout S] [--json]`: held-out everyday tasks, run as a person runs them.
 
-Each task of `_everyday_tasks` (twelve small jobs nobody tuned the loop on) gets a fresh
+Each task of `_everyday_tasks` (twelve small jobs nobody tuned the loop on; `--set earlier`: an
+earlier set of six) gets a fresh
 workspace with its files and one `duckflow run --auto-approve-workspace --json "TASK"` in a
 child process (the front door, model loaded as a person's run loads it, its own DUCKFLOW_HOME),
 bounded by `--timeout`. Then the task's hidden check runs the result. Per task: passed, the
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks._compliance_tasks import Task
-from benchmarks._everyday_tasks import EVERYDAY
+from benchmarks._everyday_tasks import SETS
 from benchmarks.compliance import check, setup
 from benchmarks.exercism import ending_kind
 
@@ -96,18 +97,20 @@ def report(result: dict[str, Any]) -> str:
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="duckflow bench everyday")
     parser.add_argument("--model", default="local:default")
-    parser.add_argument("--tasks", default="", help="comma list of task names (default: all twelve)")
+    parser.add_argument("--set", default="new", choices=sorted(SETS),
+                        help="new: the twelve (default); earlier: an earlier set of six; all: both")
+    parser.add_argument("--tasks", default="", help="comma list of task names (default: all of the set)")
     parser.add_argument("--timeout", type=float, default=TIMEOUT_S, help="seconds per task (default 600)")
     parser.add_argument("--out", default="", help="write the results here after every task (JSON)")
     parser.add_argument("--keep", default="", help="copy each run's output and files to DIR/TASK/")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     wanted = [t for t in args.tasks.split(",") if t]
-    unknown = [t for t in wanted if t not in {x.name for x in EVERYDAY}]
+    unknown = [t for t in wanted if t not in {x.name for x in SETS[args.set]}]
     if unknown:
-        print(f"duckflow bench everyday: no task {', '.join(unknown)}", file=sys.stderr)
+        print(f"duckflow bench everyday: no task {', '.join(unknown)} in --set {args.set}", file=sys.stderr)
         return 2
-    tasks = [t for t in EVERYDAY if not wanted or t.name in wanted]
+    tasks = [t for t in SETS[args.set] if not wanted or t.name in wanted]
     rows: list[dict[str, Any]] = []
     result: dict[str, Any] = {}
     for i, task in enumerate(tasks, 1):

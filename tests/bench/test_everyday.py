@@ -7,15 +7,16 @@ from __future__ import annotations
 from pathlib import Path
 
 from benchmarks._compliance_tasks import HELDOUT, TASKS
-from benchmarks._everyday_tasks import ANSWERS, EVERYDAY
+from benchmarks._everyday_tasks import ANSWERS, EARLIER, EVERYDAY, SETS
 from benchmarks.compliance import check, setup
 from benchmarks.everyday import report, run_task, summarize
 
 
 def test_every_check_fails_as_it_starts_and_passes_on_a_right_answer(tmp_path: Path) -> None:
-    assert len(EVERYDAY) == 12 and set(ANSWERS) == {t.name for t in EVERYDAY}
-    assert not {t.text for t in EVERYDAY} & {t.text for t in (*TASKS, *HELDOUT)}  # a set of its own
-    for task in EVERYDAY:
+    assert len(EVERYDAY) == 12 and len(EARLIER) == 6 and SETS["all"] == EVERYDAY + EARLIER
+    assert set(ANSWERS) == {t.name for t in SETS["all"]}
+    assert not {t.text for t in SETS["all"]} & {t.text for t in (*TASKS, *HELDOUT)}  # a set of its own
+    for task in SETS["all"]:
         root = tmp_path / task.name
         setup(task, root)
         assert not check(task, root), task.name
@@ -30,9 +31,12 @@ def test_a_wrong_answer_fails_its_check(tmp_path: Path) -> None:
     wrong = {"e_median": {"numstats.py": "def median(xs):\n    return sorted(xs)[len(xs) // 2] if xs else None\n\n\n"
                                          "def spread(xs):\n    return max(xs) - min(xs)\n"},
              "e_total": {"total.py": "print(5)\n"},
-             "e_quiet": {"greetings.py": "def hello(name):\n    return f'Hello, {name}!'\n\n\nprint(hello('World'))\n"}}
+             "e_quiet": {"greetings.py": "def hello(name):\n    return f'Hello, {name}!'\n\n\nprint(hello('World'))\n"},
+             # the test the task points at, edited to pass, is put back before the check runs
+             "fix_test": {"test_slug.py": "def test_spaces():\n    assert True\n"},
+             "rename": {"shop.py": "def compute_total(prices):\n    return sum(prices)\n"}}
     for name, files in wrong.items():
-        task = next(t for t in EVERYDAY if t.name == name)
+        task = next(t for t in SETS["all"] if t.name == name)
         root = tmp_path / name
         setup(task, root)
         for rel, text in files.items():
