@@ -47,7 +47,8 @@ def bounded(content: str) -> str:
     return content[:RESULT_MAX - 60] + f"\n[result cut at {RESULT_MAX - 60:,} of {len(content):,} characters]"
 
 
-def _bounded_command(content: str) -> str | None:
+def command_result(content: str) -> dict[str, Any] | None:
+    """A tool result read as a command's result (a JSON object with `exit_code`), else None."""
     import json
 
     if not content.startswith("{") or '"exit_code"' not in content:
@@ -56,7 +57,14 @@ def _bounded_command(content: str) -> str | None:
         data = json.loads(content)
     except ValueError:
         return None
-    if not isinstance(data, dict):
+    return data if isinstance(data, dict) and "exit_code" in data else None
+
+
+def _bounded_command(content: str) -> str | None:
+    import json
+
+    data = command_result(content)
+    if data is None:
         return None
     outputs = [k for k in ("stdout", "stderr") if isinstance(data.get(k), str) and data[k]]
     rest = len(json.dumps({k: v for k, v in data.items() if k not in outputs}))
@@ -103,15 +111,8 @@ class CallOutcome:
 def command_summary(content: str, limit: int) -> str | None:
     """A command's result as `exit N; stdout: …; stderr: …` with the ENDS of the outputs (where
     a traceback names the error), or None when `content` is not a command result."""
-    import json
-
-    if not content.startswith("{") or '"exit_code"' not in content:
-        return None
-    try:
-        data = json.loads(content)
-    except ValueError:
-        return None
-    if not isinstance(data, dict) or "exit_code" not in data:
+    data = command_result(content)
+    if data is None:
         return None
     parts = ["timed out" if data.get("timed_out") else f"exit {data.get('exit_code')}"]
     room = max(40, limit // 2 - 30)
