@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from duckflow.channels.present import Presenter, card, headline, visible
+from duckflow.channels.actionwords import card, headline
+from duckflow.channels.present import Presenter, visible
 from duckflow.core.chunks import (
     ApprovalChunk,
     ApprovalData,

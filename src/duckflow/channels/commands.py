@@ -66,7 +66,7 @@ def unknown(word: str) -> str:
 
 def status_text(state: Any, busy: bool) -> str:
     """Where the task stands, in words (no step or status names, vitals or ids)."""
-    from duckflow.channels.present import headline
+    from duckflow.channels.actionwords import headline
 
     lines = [f"Task: {state.task or '(none yet)'}"]
     if busy:

@@ -28,7 +28,8 @@ from acp import (
 )
 from acp.schema import ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolKind
 
-from duckflow.channels.present import Presenter, action_text, card, card_text, plan_step, visible
+from duckflow.channels.actionwords import action_text, card, card_text
+from duckflow.channels.present import Presenter, plan_step, visible
 from duckflow.toolkinds import kind_of
 
 # Duckflow's tool kinds (toolkinds.py) as ACP's ToolKind

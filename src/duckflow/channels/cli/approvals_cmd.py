@@ -24,7 +24,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def _said(job: Job) -> str:
     """The change in words (`Create hello.py — 6 lines`), as the chat's approval card says it."""
-    from duckflow.channels.present import headline, scrub
+    from duckflow.channels.actionwords import headline, scrub
 
     said = headline(job.to_dict()["request"])
     summary = (job.request.summary or "").splitlines()[0] if job.request.summary else ""
@@ -72,7 +72,7 @@ def _show(gate: Gate, args: argparse.Namespace) -> int:
     if args.json:
         print_json(job.to_dict())
         return 0
-    from duckflow.channels.present import card, card_text
+    from duckflow.channels.actionwords import card, card_text
 
     request = job.to_dict()["request"]
     parts = card(request, None, job.job_id)

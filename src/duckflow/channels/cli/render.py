@@ -17,7 +17,8 @@ import re
 import time
 from typing import Any
 
-from duckflow.channels.present import CHAT, MAIN, Line, Presenter, card, visible
+from duckflow.channels.actionwords import card
+from duckflow.channels.present import CHAT, MAIN, Line, Presenter, visible
 
 PREFIX = {MAIN: "🦆 ", CHAT: "🦆 ↳ "}
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # a model's text must not drive the terminal

@@ -40,7 +40,7 @@ class LineTarget:
 
 def approval_message(approval: dict[str, Any]) -> dict[str, Any]:
     """A buttons template: the job's intent and Approve / Deny postbacks."""
-    from duckflow.channels.present import headline
+    from duckflow.channels.actionwords import headline
 
     req = approval.get("request") or {}
     job_id = str(approval.get("job_id", ""))
@@ -56,7 +56,7 @@ def approval_message(approval: dict[str, Any]) -> dict[str, Any]:
 
 
 def approval_text(approval: dict[str, Any]) -> str:
-    from duckflow.channels.present import card, card_text
+    from duckflow.channels.actionwords import card, card_text
 
     parts = card(approval.get("request") or {}, approval.get("call"), approval.get("job_id"))
     return card_text(parts)[:3500]

@@ -20,7 +20,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from duckflow.channels.present import Presenter, action_text, card, card_text, visible
+from duckflow.channels.actionwords import action_text, card, card_text
+from duckflow.channels.present import Presenter, visible
 from duckflow.core.chunks import AnyChunk
 from duckflow.errors import DuckflowError
 from duckflow.llm.types import ToolCall

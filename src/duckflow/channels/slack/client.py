@@ -14,7 +14,7 @@ DIFF_LIMIT = 2500
 
 
 def approval_blocks(approval: dict[str, Any]) -> list[dict[str, Any]]:
-    from duckflow.channels.present import card
+    from duckflow.channels.actionwords import card
 
     req = approval.get("request") or {}
     job_id = str(approval.get("job_id", ""))
