@@ -12,7 +12,8 @@ import re
 from pathlib import PurePosixPath
 from typing import Any
 
-from duckflow.companion.checks import MAX_FIXES, CheckLog, argument_scripts
+from duckflow.companion.checks import MAX_FIXES, CheckLog
+from duckflow.companion.nextcheck import argument_scripts
 from duckflow.companion.taskchecks import TEST_FILE, task_flags
 
 

@@ -1,16 +1,16 @@
-"""Check, then fix: what proved a task's change works, which check to run next, and the ending's words.
+"""Check, then fix: what proved a task's change works (the check log), the task's tests kept, and the ending's words.
 
 A write or edit is not the end of a task: the result must be checked by running it. Each tool
 result is noted here (`note`): a change makes the task unchecked; a run that exits 0 proves it
 only when it shows something (output, passing tests, a call of the function) — running a
 module that only defines functions exits 0 with no output and proves nothing. When the model
-says DONE without such a proof, the loop picks the check itself (`auto_command`: the tests that
-import the changed module, or the changed script), or asks the model for a short call of the
-function the task names (`python3 -c "import m; print(m.f(...))"`). A failed check goes back
-to the model with its first error, at most `MAX_FIXES` times. `ending` is the line the result
-says: `checked: python3 hello.py → exit 0`, `check failed: …`, `not checked: …`. A passing check
+says DONE without such a proof, the loop picks the check itself or asks the model for a short
+call of the function the task names (companion/nextcheck.py). A failed check goes back to the
+model with its first error, at most `MAX_FIXES` times. `ending` is the line the result says:
+`checked: python3 hello.py → exit 0`, `check failed: …`, `not checked: …`. A passing check
 makes the task "Done" only when its output met the task's own expectation (`CheckLog.met`, from
-companion/expect.py and testfirst.py); the task's tests stay the model's to run, never to write.
+companion/expect.py and testfirst.py); the task's tests stay the model's to run, never to write
+(`refused_test_write`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from __future__ import annotations
 import re
 import shlex
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from duckflow.companion import expect, quietimport, testfirst
@@ -304,42 +303,7 @@ def needs_check(log: CheckLog) -> bool:
     return (bool(log.changed) and log.passed is not True) or log.passed is False
 
 
-def auto_command(session: Any, log: CheckLog, files: list[str]) -> str | None:
-    """The check the loop runs itself: tests that import a changed module (or a changed test),
-    else a changed script that shows something when run. None when only a call can prove it.
-    The command the task names for a changed script comes first."""
-    if log.expect_cmd and log.expect_cmd not in log.auto_tried:
-        return log.expect_cmd  # the assertion written first: the task's expectation
-    named = task_command(log.task, log.changed) or task_call(session, log.task, log.changed)
-    if named and named[0] not in log.auto_tried:
-        return named[0]
-    for path in log.changed:
-        if TEST_FILE.search(path):
-            return test_command(path, session.runner.read_text(path) or "")
-    mods = {PurePosixPath(p).stem for p in log.changed}
-    for test in (f for f in files if TEST_FILE.search(f)):
-        text = session.runner.read_text(test) or ""
-        if any(re.search(rf"^\s*(from|import)\s+{re.escape(m)}\b", text, re.M) for m in mods):
-            return test_command(test, text)
-    for path in log.changed:
-        text = session.runner.read_text(path)
-        if text is not None and (not only_definitions(text) or not callables(text)) and not reads_arguments(text) \
-                and f"python3 {path}" not in log.auto_tried:
-            return f"python3 {path}"
-    return None
-
-
 UNITTEST = re.compile(r"^python3 -m unittest -q \S+$")
-_PYTEST_ONLY = re.compile(r"^\s*(import pytest|from pytest\b)|@pytest\.|^def test\w*\(|^async def test", re.M)
-
-
-def test_command(path: str, text: str) -> str:
-    """How the loop runs a test file: a plain unittest file with the standard library's runner
-    (no plugins to load: a fraction of a second where pytest took seconds on a busy machine),
-    anything else with pytest."""
-    if "unittest.TestCase" in text and not _PYTEST_ONLY.search(text):
-        return f"python3 -m unittest -q {path}"
-    return f"python3 -m pytest -q {path}"
 
 
 def protected_paths(session: Any) -> set[str]:
@@ -368,27 +332,6 @@ def refused_test_write(session: Any, call: ToolCall) -> str:
     return expect.refused_write(path, code)
 
 
-def expectation_command(session: Any, log: CheckLog) -> str | None:
-    """The check that compares with what the task names: its command with the output it gives,
-    its call with the value, the assertion written first, a script whose output it quotes or lists."""
-    files = log.written or log.changed
-    named = task_command(log.task, files)
-    called = task_call(session, log.task, files)
-    for found in (named, called):
-        if found and found[1]:
-            return found[0]
-    if log.expect_cmd:
-        return log.expect_cmd
-    count = expect.counted(log.task, session.runner.read_text)
-    for path in files:
-        if path.endswith(".py") and (quoted_output(log.task, path) or listed_output(log.task, path) or count
-                                     or expect.said_number(log.task, path)):
-            argument = (" " + count[0].split()[-1]) if count and reads_arguments(
-                session.runner.read_text(path) or "") else ""
-            return f"python3 {path}{argument}"
-    return None
-
-
 def callables(text: str) -> bool:
     """The module defines a function or class (a call can check it); a module of values alone
     (`PORT = int(os.environ.get('PORT', 8080))`) has nothing to call: running it is its check."""
@@ -401,21 +344,6 @@ def _words(command: str) -> list[str]:
     except ValueError:
         return command.split()
 
-
-def reads_arguments(text: str) -> bool:
-    """A script that needs command-line arguments (run bare, it would fail for that alone)."""
-    return "sys.argv" in text or "argparse" in text
-
-
-def argument_scripts(session: Any, log: CheckLog) -> list[str]:
-    """Changed scripts that read their arguments: the model runs them, with sample arguments."""
-    return [p for p in log.changed if reads_arguments(session.runner.read_text(p) or "")]
-
-
-def call_targets(log: CheckLog) -> list[str]:
-    """Changed modules that only a call of their function can check (`import m` names)."""
-    return [PurePosixPath(p).stem for p in log.changed
-            if "/" not in p and re.fullmatch(r"[A-Za-z_]\w*", PurePosixPath(p).stem)]
 
 
 def ending(log: CheckLog) -> str:

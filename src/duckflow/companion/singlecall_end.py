@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any, Literal
 
-from duckflow.companion import checks, quietimport
+from duckflow.companion import checks, nextcheck, quietimport
 from duckflow.companion.decision import MainDecision
 from duckflow.companion.runresult import failed_run
 from duckflow.companion.state import Status, Step
@@ -51,16 +51,16 @@ def conclude(session: TurnHost, files: list[str]) -> Verdict:
             return "continue"  # the next step shows the model the error to fix
         if log.bad_call:  # its check call did not fit the function: the next step calls it again
             return "continue"
-        cmd = checks.auto_command(session, log, files)
+        cmd = nextcheck.auto_command(session, log, files)
         if cmd is not None and cmd not in log.auto_tried:
             log.auto_tried.add(cmd)
             session.turn.check_next = cmd
             return "continue"
-        if checks.argument_scripts(session, log) and log.asked_call < 1:
+        if nextcheck.argument_scripts(session, log) and log.asked_call < 1:
             log.asked_call += 1
             session.turn.ask_run = True  # run with sample arguments
             return "continue"
-        if checks.call_targets(log) and log.asked_call < 1:
+        if nextcheck.call_targets(log) and log.asked_call < 1:
             log.asked_call += 1
             session.turn.ask_call = True
             return "continue"
@@ -70,7 +70,7 @@ def conclude(session: TurnHost, files: list[str]) -> Verdict:
             log.auto_tried.add(quiet)
             session.turn.check_next = quiet
             return "continue"
-    owed = checks.expectation_command(session, log)  # a check passed that compared nothing, and
+    owed = nextcheck.expectation_command(session, log)  # a check passed that compared nothing, and
     if owed is not None and not log.met and owed not in log.auto_tried:  # the task names what to compare:
         log.auto_tried.add(owed)  # its own check runs before the task may end
         session.turn.check_next = owed

@@ -3,7 +3,7 @@
 In the two-call turn the Main decision says DONE. A change that nothing compared with the task's
 expectation would then end "Finished, not verified" at best — and a check the model chose, or
 none, is no evidence. So when the decision moves to DONE after a change, and the task has an
-expectation (`checks.expectation_command`: the assertion the model wrote first, the call or
+expectation (`nextcheck.expectation_command`: the assertion the model wrote first, the call or
 command the task writes out with its value, the count it asks for, the output it quotes) that no
 check has met since that change, the loop runs it first, once per change, through the gate like
 any run. Met: the task ends "Done — … as the task expects: …". Not met: it stays where it was,
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from duckflow.companion import checks
+from duckflow.companion import checks, nextcheck
 from duckflow.llm.types import ToolCall
 
 if TYPE_CHECKING:
@@ -27,7 +27,7 @@ def owed(session: Any) -> str | None:
     log = checks.log_of(session)
     if log.met or not log.written or "execute_shell" not in session.runner.tool_names:
         return None
-    command = checks.expectation_command(session, log)
+    command = nextcheck.expectation_command(session, log)
     return command if command and command not in log.auto_tried else None
 
 
