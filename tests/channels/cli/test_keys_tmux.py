@@ -5,59 +5,51 @@ is not installed."""
 
 from __future__ import annotations
 
-import subprocess
+import json
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
-from tests.channels.cli.test_chat_tmux import Screen, _start
+from tests.channels.cli.tmuxpane import Screen, duckflow, needs_tmux, pane
 
-pytestmark = pytest.mark.timeout(240)
-
-
-def _kill(screen: Screen) -> None:
-    subprocess.run(["tmux", "-L", screen.name, "kill-server"], check=False, capture_output=True)
+pytestmark = [needs_tmux, pytest.mark.timeout(240)]
 
 
 def _prompt_line(screen: Screen) -> str:
     return next((ln for ln in reversed(screen.grab().splitlines()) if "you ›" in ln), "")
 
 
-def _chat(tmp_path: Path, name: str, ws: Path, delay: str = "0.02") -> Screen:
-    screen = _start(tmp_path, name, f"chat -w {ws} --model scripted:demo", delay=delay)
-    screen.wait_for("you ›", 30)
-    return screen
+@contextmanager
+def _chat(tmp_path: Path, name: str, ws: Path, delay: str = "0.02") -> Iterator[Screen]:
+    with pane(tmp_path, name, f"chat -w {ws} --model scripted:demo", env={"DUCKFLOW_DEMO_DELAY": delay}) as screen:
+        screen.wait_for("you ›", 30)
+        yield screen
 
 
 def test_ctrl_c_clears_the_line_and_only_a_second_one_at_an_empty_prompt_quits(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
-    screen = _chat(tmp_path, "keys-ctrl-c", ws)
-    try:
+    with _chat(tmp_path, "keys-ctrl-c", ws) as screen:
         screen.keys("-l", "something I typed")
         screen.wait_for("something I typed")
         screen.keys("C-c")  # clears the typed line, the chat goes on
-        deadline = time.monotonic() + 10
-        while "something I typed" in _prompt_line(screen) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert "something I typed" not in _prompt_line(screen)
+        assert screen.wait_gone("something I typed", lambda: _prompt_line(screen))
         screen.keys("C-c")  # at an empty prompt: says how to quit
         screen.wait_for("Ctrl-C again to quit")
         assert "EXIT=" not in screen.history()
         screen.keys("C-c")  # the second one quits
         screen.wait_for("EXIT=0", 20)
         assert "Traceback" not in screen.history()
-    finally:
-        _kill(screen)
 
 
 @pytest.mark.parametrize("key", ["C-c", "Escape"])
 def test_ctrl_c_or_esc_cancels_the_running_turn_and_the_chat_goes_on(tmp_path: Path, key: str) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
-    screen = _chat(tmp_path, f"keys-cancel-{key}", ws, delay="0.3")
-    try:
+    with _chat(tmp_path, f"keys-cancel-{key}", ws, delay="0.3") as screen:
         screen.type("create hello.py")
         screen.wait_for("🦆")
         screen.keys(key)
@@ -71,65 +63,46 @@ def test_ctrl_c_or_esc_cancels_the_running_turn_and_the_chat_goes_on(tmp_path: P
         screen.wait_for("Task: create hello.py", 20)  # the task is kept
         screen.keys("C-d")
         screen.wait_for("EXIT=0", 20)
-    finally:
-        _kill(screen)
 
 
 def test_up_arrow_history_across_sessions_of_one_workspace(tmp_path: Path) -> None:
     ws, other = tmp_path / "ws", tmp_path / "other"
     ws.mkdir()
     other.mkdir()
-    first = _chat(tmp_path, "keys-history-1", ws)
-    try:
+    with _chat(tmp_path, "keys-history-1", ws) as first:
         first.type("/status")
         first.wait_for("Task:", 20)
         first.keys("C-d")
         first.wait_for("EXIT=0", 20)
-    finally:
-        _kill(first)
-    again = _chat(tmp_path, "keys-history-2", ws)
-    try:
+    with _chat(tmp_path, "keys-history-2", ws) as again:
         again.keys("Up")
         again.wait_for("you › /status")
-    finally:
-        _kill(again)
-    elsewhere = _chat(tmp_path, "keys-history-3", other)
-    try:
+    with _chat(tmp_path, "keys-history-3", other) as elsewhere:
         elsewhere.keys("Up")
         time.sleep(1)
         assert "/status" not in _prompt_line(elsewhere)  # another workspace has its own history
-    finally:
-        _kill(elsewhere)
 
 
 def test_multi_line_input_and_a_pasted_block_wait_for_enter(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
-    screen = _chat(tmp_path, "keys-multiline", ws)
-    try:
+    with _chat(tmp_path, "keys-multiline", ws) as screen:
         screen.keys("-l", "first line")
         screen.keys("Escape", "Enter")  # Alt+Enter: a new line, nothing sent
         screen.keys("-l", "second line")
         screen.wait_for("second line")
-        subprocess.run(["tmux", "-L", screen.name, "set-buffer", "-b", "p", "\npasted one\npasted two"], check=True)
-        subprocess.run(["tmux", "-L", screen.name, "paste-buffer", "-p", "-b", "p", "-t", screen.name], check=True)
+        screen.paste("\npasted one\npasted two")
         screen.wait_for("pasted two")
         time.sleep(0.5)
         assert "🦆" not in screen.history()  # nothing was sent before Enter
         screen.keys("C-c")  # and Ctrl-C clears all of it
-        deadline = time.monotonic() + 10
-        while "pasted two" in screen.grab() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert "pasted two" not in screen.grab()
-    finally:
-        _kill(screen)
+        assert screen.wait_gone("pasted two")
 
 
 def test_a_free_answer_at_the_card_is_a_no_with_those_words(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
-    screen = _chat(tmp_path, "keys-free-answer", ws)
-    try:
+    with _chat(tmp_path, "keys-free-answer", ws) as screen:
         screen.type("create hello.py")
         screen.wait_for("Apply? y(es)")
         screen.idle()
@@ -138,8 +111,6 @@ def test_a_free_answer_at_the_card_is_a_no_with_those_words(tmp_path: Path) -> N
         history = screen.history()
         assert "What should it do instead?" not in history
         assert not (ws / "hello.py").exists()
-    finally:
-        _kill(screen)
 
 
 def test_esc_after_a_write_says_what_changed_undo_takes_it_back_and_the_next_turn_starts_clean(tmp_path: Path) -> None:
@@ -147,8 +118,7 @@ def test_esc_after_a_write_says_what_changed_undo_takes_it_back_and_the_next_tur
     back, the partial reply is in the conversation's history, and a new message runs as any other."""
     ws = tmp_path / "ws"
     ws.mkdir()
-    screen = _chat(tmp_path, "keys-cancel-after-write", ws, delay="0.15")
-    try:
+    with _chat(tmp_path, "keys-cancel-after-write", ws, delay="0.15") as screen:
         screen.type("create hello.py")
         screen.wait_for("Apply? y(es)", 60)
         screen.idle()
@@ -172,15 +142,6 @@ def test_esc_after_a_write_says_what_changed_undo_takes_it_back_and_the_next_tur
         screen.keys("C-d")
         screen.wait_for("EXIT=0", 20)
         assert "Traceback" not in screen.history()
-    finally:
-        _kill(screen)
-    import json
-    import os
-    import sys
-
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3] / "src"),
-           "DUCKFLOW_HOME": str(tmp_path / "home"), "DUCKFLOW_CONFIG": os.devnull}
-    status = subprocess.run([sys.executable, "-m", "duckflow", "status", "-w", str(ws), "--json"], env=env,
-                            capture_output=True, text=True, timeout=60)
+    status = duckflow(tmp_path, "status", "-w", str(ws), "--json")
     replies = [e for e in json.loads(status.stdout).get("exchanges", []) if "(cancelled)" in str(e)]
     assert replies, status.stdout  # the partial reply is kept in the conversation, marked as cancelled

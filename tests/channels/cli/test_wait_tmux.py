@@ -6,23 +6,27 @@ slow local model does. Skipped when tmux is not installed."""
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
-import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.channels.cli.test_chat_tmux import SRC, Screen
+from tests.channels.cli.tmuxpane import Screen, needs_tmux, pane
 from tests.orchestra.ollama_server import FakeOllama
 
-pytestmark = pytest.mark.timeout(240)
+pytestmark = [needs_tmux, pytest.mark.timeout(240)]
 REPLY = ("~ write greet.py that greets its arguments\n#c0.9 #m0.9 #f0.9 #s0.9\n$ create @ greet.py\n---\n"
          "import sys\n\n\ndef main():\n    print(\"hi\", *sys.argv[1:])\n\n\nmain()\n---\n"
          "$ run @ python3 greet.py\n~ next: DONE\n")
+
+
+def _finished(screen: Screen) -> str:
+    """The scrollback once the run exited (kept beside the captures)."""
+    screen.wait_for("EXIT=", 120)
+    history = screen.history()
+    (screen.folder / "final.txt").write_text(history)
+    return history
 
 
 def _run_streaming(tmp_path: Path, reply: str, codec: str) -> tuple[Screen, str, Path]:
@@ -32,23 +36,10 @@ def _run_streaming(tmp_path: Path, reply: str, codec: str) -> tuple[Screen, str,
     with FakeOllama("coder:7b") as server:
         server.pace = 0.12
         server.replies = [reply] * 4
-        name = f"duckflow-wait-{uuid.uuid4().hex[:8]}"
-        folder = tmp_path / "captures"
-        folder.mkdir()
-        env = (f"OLLAMA_HOST={server.url} DUCKFLOW_HOME={tmp_path / 'home'} DUCKFLOW_CONFIG={os.devnull} "
-               f"PYTHONPATH={SRC}")
-        cmd = (f'env {env} {sys.executable} -m duckflow run "Create greet.py that greets its arguments" -w {ws} '
-               f"--model ollama:coder:7b --mode single-call --codec {codec} --auto-approve-workspace; "
-               "echo EXIT=$?; sleep 60")
-        subprocess.run(["tmux", "-L", name, "new-session", "-d", "-s", name, "-x", "80", "-y", "24", cmd], check=True)
-        screen = Screen(name, folder)
-        try:
-            screen.wait_for("EXIT=", 120)
-            history = screen.history()
-            (folder / "final.txt").write_text(history)
-            return screen, history, ws
-        finally:
-            subprocess.run(["tmux", "-L", name, "kill-server"], check=False, capture_output=True)
+        with pane(tmp_path, f"wait-{codec}", f'run "Create greet.py that greets its arguments" -w {ws} '
+                  f"--model ollama:coder:7b --mode single-call --codec {codec} --auto-approve-workspace",
+                  env={"OLLAMA_HOST": server.url}, size=(80, 24)) as screen:
+            return screen, _finished(screen), ws
 
 
 DML_REPLY = ("Thought: write greet.py that greets its arguments\nAction:\n🦆▶️[T:write_file|greet.py|\n"
@@ -85,29 +76,18 @@ def test_a_question_with_options_is_shown_and_the_run_waits_for_the_answer(tmp_p
     ws.mkdir()
     with FakeOllama("coder:7b") as server:
         server.replies = [ASK, HELLO, HELLO]
-        name = f"duckflow-ask-{uuid.uuid4().hex[:8]}"
-        folder = tmp_path / "captures"
-        folder.mkdir()
-        env = (f"OLLAMA_HOST={server.url} DUCKFLOW_HOME={tmp_path / 'home'} DUCKFLOW_CONFIG={os.devnull} "
-               f"PYTHONPATH={SRC}")
-        cmd = (f'env {env} {sys.executable} -m duckflow run "Create a script that prints hi" -w {ws} '
-               "--model ollama:coder:7b --mode single-call --auto-approve-workspace; echo EXIT=$?; sleep 60")
-        subprocess.run(["tmux", "-L", name, "new-session", "-d", "-s", name, "-x", "100", "-y", "30", cmd], check=True)
-        screen = Screen(name, folder)
-        try:
+        with pane(tmp_path, "wait-ask", f'run "Create a script that prints hi" -w {ws} '
+                  "--model ollama:coder:7b --mode single-call --auto-approve-workspace",
+                  env={"OLLAMA_HOST": server.url}, size=(100, 30)) as screen:
             screen.wait_for("Your answer ›", 120)
             shown = screen.history()
             assert "Which name should the script have?" in shown and "1. greet.py" in shown and "2. hello.py" in shown
             assert not list(ws.iterdir())  # nothing ran before the answer
             screen.type("2")
-            screen.wait_for("EXIT=", 120)
-            history = screen.history()
-            (folder / "final.txt").write_text(history)
+            history = _finished(screen)
             assert (ws / "hello.py").exists() and not (ws / "greet.py").exists(), history
             assert "Answer: hello.py" in history and "Traceback" not in history
             assert history.count("Finished, not verified") <= 1  # the ending is said once
-        finally:
-            subprocess.run(["tmux", "-L", name, "kill-server"], check=False, capture_output=True)
 
 
 GREET = ('import sys\n\n\ndef main():\n    names = sys.argv[1:] or ["world"]\n    for name in names:\n'
@@ -161,19 +141,11 @@ def test_a_native_tool_calls_file_streams_on_a_real_openai_wire(tmp_path: Path) 
     started.wait(10)
     ws = tmp_path / "ws"
     ws.mkdir()
-    name = f"duckflow-native-{uuid.uuid4().hex[:8]}"
-    folder = tmp_path / "captures"
-    folder.mkdir()
-    env = (f"OPENAI_BASE_URL={server.url}/v1 OPENAI_API_KEY=sk-test DUCKFLOW_HOME={tmp_path / 'home'} "
-           f"DUCKFLOW_CONFIG={os.devnull} PYTHONPATH={SRC}")
-    cmd = (f"env {env} {sys.executable} -m duckflow run 'Create greet.py that greets each name given' -w {ws} "
-           "--model openai:gpt-4o-mini --mode two-call --auto-approve-workspace; echo EXIT=$?; sleep 60")
-    subprocess.run(["tmux", "-L", name, "new-session", "-d", "-s", name, "-x", "80", "-y", "24", cmd], check=True)
-    screen = Screen(name, folder)
     try:
-        screen.wait_for("EXIT=", 120)
-        history = screen.history()
-        (folder / "final.txt").write_text(history)
+        with pane(tmp_path, "wait-native", f"run 'Create greet.py that greets each name given' -w {ws} "
+                  "--model openai:gpt-4o-mini --mode two-call --auto-approve-workspace",
+                  env={"OPENAI_BASE_URL": f"{server.url}/v1", "OPENAI_API_KEY": "sk-test"}, size=(80, 24)) as screen:
+            history = _finished(screen)
         partly = [c for c in screen.captures if '5 │     names = sys.argv[1:] or ["world"]' in c
                   and "● Create greet.py" not in c]
         assert partly and "🦆 I will write greet.py." in partly[0], "no screen showed the file as it was written"
@@ -183,6 +155,5 @@ def test_a_native_tool_calls_file_streams_on_a_real_openai_wire(tmp_path: Path) 
         assert re.search(r"\d+(\.\d)? s · [\d,]+ tokens in, \d+ out · [\d.]+ tokens/s · answered by openai:gpt-4o-mini", history)
         assert "Traceback" not in history
     finally:
-        subprocess.run(["tmux", "-L", name, "kill-server"], check=False, capture_output=True)
         loop.call_soon_threadsafe(loop.stop)
         thread.join(5)
