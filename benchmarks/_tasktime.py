@@ -47,9 +47,14 @@ class Recorder:
 
     async def stream(self, messages: Sequence[Message], *, tools: Sequence[ToolSpec] = (),
                      settings: ModelSettings | None = None) -> AsyncIterator[ModelEvent]:
-        if settings is not None:  # deterministic runs
-            settings = ModelSettings(temperature=0.0, max_tokens=settings.max_tokens,
-                                     timeout_s=settings.timeout_s, extra={**settings.extra, "seed": 0})
+        if settings is not None:
+            # deterministic runs: temperature 0 and seed 0, except where the loop itself samples again
+            # (a re-ask at a raised temperature with its own seed; forced back to 0 it gave the same
+            # unusable reply again, a call the product does not waste)
+            resample = settings.temperature is not None
+            settings = ModelSettings(temperature=settings.temperature if resample else 0.0,
+                                     max_tokens=settings.max_tokens, timeout_s=settings.timeout_s,
+                                     extra={"seed": 0, **settings.extra} if resample else {**settings.extra, "seed": 0})
         parts: list[str] = []
         t = CallTimes()
         t0 = time.perf_counter()

@@ -160,3 +160,22 @@ def test_bad_options_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert exercism.main(["--exercises", str(tmp_path / "missing")]) == 2
     assert "is not a folder" in capsys.readouterr().err
     assert exercism.main(["--systems", "cursor"]) == 2
+
+
+async def test_the_recorder_runs_deterministically_but_keeps_the_loops_own_resampling() -> None:
+    # the bench's calls run at temperature 0 and seed 0; a re-ask the loop raises the temperature for
+    # (the same unusable reply twice) keeps its temperature and seed, as the product sends it
+    from benchmarks._tasktime import Recorder
+
+    from duckflow.llm.scripted import ScriptedModel, reply
+    from duckflow.llm.types import Message, ModelSettings
+
+    inner = ScriptedModel([reply("a"), reply("b")], name="t")
+    rec = Recorder(inner)
+    for settings in (ModelSettings(max_tokens=50), ModelSettings(max_tokens=50, temperature=0.7, extra={"seed": 3})):
+        async for _ in rec.stream([Message("user", "x")], settings=settings):
+            pass
+    plain, resampled = (r.settings for r in inner.requests)
+    assert (plain.temperature, plain.extra["seed"]) == (0.0, 0)
+    assert (resampled.temperature, resampled.extra["seed"]) == (0.7, 3)
+    assert rec.replies == ["a", "b"]

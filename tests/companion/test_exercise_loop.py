@@ -173,3 +173,35 @@ async def test_a_fix_that_writes_the_file_as_it_is_is_told_so_in_the_next_round(
     assert "Your last reply wrote parity.py exactly as it already was: nothing changed" in asked(model, 2)
     assert "chance 2 of 2" in asked(model, 2) and len(model.requests) == 3  # no extra call for it
     assert out.ending == "done" and (env.root / "parity.py").read_text() == RIGHT
+
+
+async def test_the_tests_beside_the_stub_are_the_check_not_a_call_the_prose_names(env: Any) -> None:  # noqa: F811
+    # the instructions name `label()` with empty parentheses ("if the `label()` function is passed …"):
+    # that names the function, it is not a call with a value. The tests judge the result, and they run.
+    workspace(env.root, n=2)
+    task = TASK.replace("Label a number", "Raise a ValueError if the `label()` function is passed a negative "
+                        "number. Label a number")
+    model = ScriptedModel([step("write it", create("parity.py", WRONG)),
+                           step("fix it", create("parity.py", RIGHT))], name="t")
+    o = env.open(model, codec="symops", mode="single-call")
+    out = await drive(o.session, o.session.handle_message(task), auto_approve_workspace=True)
+    fix = asked(model, 1)
+    assert "label(0) returned 'odd', but the test expects 'even'" in fix  # the tests ran first, and failed
+    assert "label()" not in fix.split("Results so far:")[-1]  # no call without its argument was run
+    assert out.ending == "done" and "python3 -m unittest -q parity_test.py → 2 passed" in out.message
+    assert len(model.requests) == 2  # no call asked for once the tests passed
+
+
+async def test_a_call_the_task_names_with_its_value_is_compared_after_the_tests_pass(env: Any) -> None:  # noqa: F811
+    # both expectations stand: the tests pass, but the task's own `label(3) should return 'odd'` is
+    # run too, and a result that contradicts it is not Done
+    workspace(env.root, n=2)
+    even_only = "def label(n):\n    return 'even'\n"
+    task = TASK.replace("Label a number: 'even' or 'odd'.", "Label a number: label(3) should return 'odd'.")
+    model = ScriptedModel([step("write it", create("parity.py", even_only)),
+                           step("fix it", create("parity.py", RIGHT))], name="t")
+    o = env.open(model, codec="symops", mode="single-call")
+    out = await drive(o.session, o.session.handle_message(task), auto_approve_workspace=True)
+    assert "the task says 'odd'" in asked(model, 1)  # tests passed, the task's call did not: fix round
+    assert out.ending == "done" and (env.root / "parity.py").read_text() == RIGHT
+    assert "the tests in parity_test.py pass; label(3) returns 'odd'" in out.message  # both, said

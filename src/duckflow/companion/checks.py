@@ -73,6 +73,7 @@ class CheckLog:
     sticky: str = ""  # a failed check that only a change clears (the script broke without its new option)
     task: str = ""
     met: str = ""  # the task's expectation the last passing check met ("" when it compared nothing)
+    met_by: set[str] = field(default_factory=set)  # the checks that met one since the last change
     expected: str = ""  # the expectation the last failed check missed
     command: str = ""  # the last check that ran, and what it printed (its first line)
     seen: str = ""
@@ -133,6 +134,7 @@ def note(session: Any, ran: list[CallOutcome]) -> None:
                 log.changed.append(path)
             if path.endswith(".py"):
                 log.passed, log.last, log.met = None, "", ""
+                log.met_by.clear()
         elif o.call.name in RUN_TOOLS:
             command = str(o.call.arguments.get("command") or o.call.arguments.get("path") or "the tests")
             log.failed_tests = []
@@ -289,7 +291,9 @@ def note(session: Any, ran: list[CallOutcome]) -> None:
                 met, log.met = [], ""
             elif quiet:
                 met = list(dict.fromkeys([*filter(None, log.met.split("; ")), *met, quietimport.met_words(quiet)]))
-            log.met = "; ".join(met) or log.met
+            log.met = "; ".join(dict.fromkeys([*filter(None, log.met.split("; ")), *met]))  # (each one met since
+            if met:  # the last change, the tests and the call the task names alike)
+                log.met_by.add(command)
 
 
 def did_something(log: CheckLog) -> bool:

@@ -27,22 +27,24 @@ from duckflow.companion.taskchecks import (
 
 
 def auto_command(session: Any, log: CheckLog, files: list[str]) -> str | None:
-    """The check the loop runs itself: tests that import a changed module (or a changed test),
-    else a changed script that shows something when run. None when only a call can prove it.
-    The command the task names for a changed script comes first."""
+    """The check the loop runs itself: the assertion written first; the tests that import a changed
+    module (or a changed test), which are the task's expectation where they exist; the command or
+    call the task names; else a changed script that shows something when run. None when only a
+    call can prove it."""
     if log.expect_cmd and log.expect_cmd not in log.auto_tried:
         return log.expect_cmd  # the assertion written first: the task's expectation
-    named = task_command(log.task, log.changed) or task_call(session, log.task, log.changed)
-    if named and named[0] not in log.auto_tried:
-        return named[0]
-    for path in log.changed:
-        if TEST_FILE.search(path):
-            return test_command(path, session.runner.read_text(path) or "")
+    tests = [test_command(p, session.runner.read_text(p) or "") for p in log.changed if TEST_FILE.search(p)]
     mods = {PurePosixPath(p).stem for p in log.changed}
     for test in (f for f in files if TEST_FILE.search(f)):
         text = session.runner.read_text(test) or ""
         if any(re.search(rf"^\s*(from|import)\s+{re.escape(m)}\b", text, re.M) for m in mods):
-            return test_command(test, text)
+            tests.append(test_command(test, text))
+    for command in tests:  # the tests come first: where a test of the change exists, it is the task's
+        if command not in log.auto_tried:  # expectation (a call the task names with its value is
+            return command  # compared after it, by expectation_command, before the task may end)
+    named = task_command(log.task, log.changed) or task_call(session, log.task, log.changed)
+    if named and named[0] not in log.auto_tried:
+        return named[0]
     for path in log.changed:
         text = session.runner.read_text(path)
         if text is not None and (not only_definitions(text) or not callables(text)) and not reads_arguments(text) \

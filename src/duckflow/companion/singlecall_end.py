@@ -70,8 +70,8 @@ def conclude(session: TurnHost, files: list[str]) -> Verdict:
             log.auto_tried.add(quiet)
             session.turn.check_next = quiet
             return "continue"
-    owed = nextcheck.expectation_command(session, log)  # a check passed that compared nothing, and
-    if owed is not None and not log.met and owed not in log.auto_tried:  # the task names what to compare:
+    owed = nextcheck.expectation_command(session, log)  # the task names what to compare, and no check
+    if owed is not None and owed not in log.met_by and owed not in log.auto_tried:  # has compared it yet:
         log.auto_tried.add(owed)  # its own check runs before the task may end
         session.turn.check_next = owed
         return "continue"

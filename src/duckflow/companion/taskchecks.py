@@ -107,10 +107,25 @@ def task_call(session: Any, task: str, changed: list[str]) -> tuple[str, str] | 
             mod = PurePosixPath(path).stem
             if "/" in path or not re.fullmatch(r"[A-Za-z_]\w*", mod):
                 continue
-            if re.search(rf"^def {re.escape(m.group(1))}\(", session.runner.read_text(path) or "", re.M):
+            found = re.search(rf"^def {re.escape(m.group(1))}\((.*?)\)", session.runner.read_text(path) or "",
+                              re.M | re.S)
+            if found and not args.strip() and _required(found.group(1)):
+                continue  # "if the `classify()` function is passed …" names it, it does not call it
+            if found:
                 return (f'python3 -c "import {mod}; print({mod}.{m.group(1)}({args}))"',
                         expected_value(task, end + 1))
     return None
+
+
+def _required(params: str) -> bool:
+    """A def's parameters include one a call must give (neither defaulted nor *args, **kw or self)."""
+    try:
+        a = ast.parse(f"def f({params}): pass").body[0].args  # type: ignore[attr-defined]
+    except SyntaxError:
+        return False
+    plain = [*a.posonlyargs, *a.args]
+    names = [x.arg for x in plain[:len(plain) - len(a.defaults)] if x.arg not in ("self", "cls")]
+    return bool(names) or any(d is None for d in a.kw_defaults)
 
 
 def gives(printed: str, expected: str) -> bool:
