@@ -205,3 +205,33 @@ async def test_a_call_the_task_names_with_its_value_is_compared_after_the_tests_
     assert "the task says 'odd'" in asked(model, 1)  # tests passed, the task's call did not: fix round
     assert out.ending == "done" and (env.root / "parity.py").read_text() == RIGHT
     assert "the tests in parity_test.py pass; label(3) returns 'odd'" in out.message  # both, said
+
+
+RAISING_TEST = ("import unittest\n\nfrom parity import label\n\n\nclass ParityTest(unittest.TestCase):\n"
+                "    def test_even(self):\n        self.assertEqual(label(2), 'even')\n\n"
+                "    def test_negative(self):\n        with self.assertRaises(ValueError) as err:\n"
+                "            label(-1)\n        self.assertEqual(type(err.exception), ValueError)\n"
+                "        self.assertEqual(err.exception.args[0], 'n must be positive')\n\n"
+                "    def test_none(self):\n        with self.assertRaises(ValueError) as err:\n"
+                "            label(None)\n        self.assertEqual(err.exception.args[0], 'n is missing')\n")
+
+
+async def test_a_fix_round_sees_the_call_of_a_failed_raising_test_and_the_error_it_expects(env: Any) -> None:  # noqa: F811
+    # unittest's output names neither the call nor the wanted error of an assertRaises test
+    # ("AssertionError: 'bad' != 'n must be positive'"): the fix round is told both
+    (env.root / "parity.py").write_text(STUB)
+    (env.root / "parity_test.py").write_text(RAISING_TEST)
+    wrong = ("def label(n):\n    if n is not None and n < 0:\n        raise ValueError('bad')\n"
+             "    return 'even' if n % 2 == 0 else 'odd'\n")
+    model = ScriptedModel([step("write it", create("parity.py", wrong)),
+                           step("fix it", create("parity.py", RIGHT))], name="t")
+    o = env.open(model, codec="symops", mode="single-call")
+    await drive(o.session, o.session.handle_message(TASK), auto_approve_workspace=True)
+    fix = asked(model, 1)
+    assert ("label(-1) raised ValueError('bad'), but the test expects ValueError('n must be positive')" in fix)
+    # a test whose call raised something else, and one that raised nothing
+    assert "label(None) raised TypeError: " in fix and "but the test expects ValueError('n is missing')" in fix
+    from duckflow.companion.testview import raised_words
+    assert raised_words(RAISING_TEST, "test_negative", "AssertionError: ValueError not raised") == \
+        "label(-1) raised no error, but the test expects ValueError('n must be positive')"
+    assert raised_words(RAISING_TEST, "test_even", "AssertionError: 'odd' != 'even'") == ""  # not its shape

@@ -20,7 +20,7 @@ import shlex
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from duckflow.companion import expect, quietimport, testfirst
+from duckflow.companion import expect, quietimport, testfirst, testview
 from duckflow.companion.runresult import (
     call_mismatch,
     failures,
@@ -159,7 +159,7 @@ def note(session: Any, ran: list[CallOutcome]) -> None:
                 why = "timed out" if code is None and o.status == "ok" else (
                     f"exit {code}" if code is not None else o.status)
                 log.command = command
-                log.failed_tests = failures(out, err)
+                log.failed_tests = failures(out, err, explain=_explainer(session, command))
                 said = testfirst.failed_words(log, command, err) if o.status == "ok" else ""
                 log.fail(sig, f"check failed: {said}" if said else f"check failed: {command} → {why}: "
                          f"{(log.failed_tests or [first_error(out, err)])[0]}", log.expect_says if said else "")
@@ -294,6 +294,12 @@ def note(session: Any, ran: list[CallOutcome]) -> None:
             log.met = "; ".join(dict.fromkeys([*filter(None, log.met.split("; ")), *met]))  # (each one met since
             if met:  # the last change, the tests and the call the task names alike)
                 log.met_by.add(command)
+
+
+def _explainer(session: Any, command: str) -> Any:
+    """How a failed test of `command`'s test files is said from their source (testview.raised_words)."""
+    sources = [session.runner.read_text(t) or "" for t in expect.tests_of(command)]
+    return lambda name, said: next(filter(None, (testview.raised_words(s, name, said) for s in sources)), "")
 
 
 def did_something(log: CheckLog) -> bool:

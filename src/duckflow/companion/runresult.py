@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+from collections.abc import Callable
 
 _MISMATCH = re.compile(r"TypeError: \w+\(\) (takes \d+ positional arguments? but \d+ (were|was) given|"
                        r"missing \d+ required positional arguments?|got an unexpected keyword argument)")
@@ -115,9 +116,11 @@ _UNITTEST_BLOCK = re.compile(r"^(?:FAIL|ERROR): (test\w*) \(")
 _RAISED = re.compile(r"^[\w.]*(Error|Exception|Exit)\b|^[\w.]*Warning:")
 
 
-def failures(stdout: str, stderr: str, limit: int = 3) -> list[str]:
+def failures(stdout: str, stderr: str, limit: int = 3,
+             explain: Callable[[str, str], str] | None = None) -> list[str]:
     """The first `limit` failed tests of a pytest or unittest run, each as `test: the test's line
-    → the error` (what a fix needs to see all at once), with how many more; [] when none is named."""
+    → the error` (what a fix needs to see all at once), with how many more; [] when none is named.
+    `explain(test, error)` may say a test's failure better (from the test's source)."""
     found: list[tuple[str, str, str]] = []
     lines = (stdout + "\n" + stderr).splitlines()
     i = 0
@@ -140,6 +143,7 @@ def failures(stdout: str, stderr: str, limit: int = 3) -> list[str]:
             i += 1
         if said and all(said != s for _, _, s in found):  # the same error again says nothing new
             found.append((name, at, said))
-    shown = [f"{name}: {compared(at, said)}"[:240] for name, at, said in found[:limit]]
+    shown = [f"{name}: {(explain and explain(name, said)) or compared(at, said)}"[:240]
+             for name, at, said in found[:limit]]
     more = len(found) - limit
     return shown + ([f"(and {more} more failing with other errors)"] if more > 0 else [])

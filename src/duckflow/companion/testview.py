@@ -5,11 +5,14 @@ leap_test.py beside it) is judged by those tests. A small model that sees only t
 guesses the names, the return values and the error messages, and its first reply fails; the
 asserts say them. The step shows the bodies of the test methods (one block per test, the test's
 name dropped), each shape of assert once before any repeats, within a character budget; the
-test file stays the task's expectation, read-only (companion/expect.py).
+test file stays the task's expectation, read-only (companion/expect.py). After a failed run,
+`raised_words` says a failed `assertRaises` test as its call and what it raised against the
+error the test expects (the run's output names neither the call nor the wanted error).
 """
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Callable
 from pathlib import PurePosixPath
@@ -97,3 +100,51 @@ def lines_of(tests: dict[str, str]) -> list[str]:
     """The step's words for them: the asserts the change must pass, not to be changed."""
     return [f"The tests in {path} (they judge the result; do not change them):\n---\n{text}\n---"
             for path, text in tests.items()]
+
+
+_MESSAGE = re.compile(r"AssertionError: (.+?) != (.+?)(?: : .*)?$")
+_NOT_RAISED = re.compile(r"AssertionError: (\w+) not raised")
+
+
+def _raising(source: str, name: str) -> tuple[str, str, str] | None:
+    """(the call, the exception, its message as the test writes it) of test `name`'s first
+    `with self.assertRaises(E) as err: CALL` checked with `assertEqual(err.exception.args[0], MSG)`."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    test = next((n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == name), None)
+    for node in ast.walk(test) if test else ():
+        if not isinstance(node, ast.With) or not node.items or not node.body:
+            continue
+        ctx, body = node.items[0].context_expr, node.body[0]
+        if not (isinstance(ctx, ast.Call) and isinstance(ctx.func, ast.Attribute) and ctx.args
+                and ctx.func.attr.startswith("assertRaises") and isinstance(body, ast.Expr)):
+            continue
+        message = ""
+        for check in ast.walk(test):  # type: ignore[arg-type]
+            if isinstance(check, ast.Call) and isinstance(check.func, ast.Attribute) and \
+                    check.func.attr == "assertEqual" and len(check.args) == 2 and \
+                    ast.unparse(check.args[0]).endswith("exception.args[0]"):
+                message = ast.unparse(check.args[1])
+        return ast.unparse(body.value), ast.unparse(ctx.args[0]), message
+    return None
+
+
+def raised_words(source: str, name: str, said: str) -> str:
+    """A failed `assertRaises` test as what its call did against the error the test expects:
+    "slices('', 1) raised ValueError('slice length cannot be greater than series length'), but the
+    test expects ValueError('series cannot be empty')"; "" when the test is not of that shape."""
+    found = _raising(source, name)
+    if found is None:
+        return ""
+    call, exc, message = found
+    wanted = f"{exc}({message})" if message else exc
+    if _NOT_RAISED.match(said):
+        return f"{call} raised no error, but the test expects {wanted}"
+    got = _MESSAGE.match(said)
+    if got and message:
+        return f"{call} raised {exc}({got.group(1)}), but the test expects {wanted}"
+    if re.match(r"^\w*(Error|Exception)\b", said):  # another error escaped the call
+        return f"{call} raised {said[:120]}, but the test expects {wanted}"
+    return ""
