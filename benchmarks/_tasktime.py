@@ -48,13 +48,12 @@ class Recorder:
     async def stream(self, messages: Sequence[Message], *, tools: Sequence[ToolSpec] = (),
                      settings: ModelSettings | None = None) -> AsyncIterator[ModelEvent]:
         if settings is not None:
-            # deterministic runs: temperature 0 and seed 0, except where the loop itself samples again
-            # (a re-ask at a raised temperature with its own seed; forced back to 0 it gave the same
-            # unusable reply again, a call the product does not waste)
-            resample = settings.temperature is not None
-            settings = ModelSettings(temperature=settings.temperature if resample else 0.0,
+            # deterministic runs: seed 0 (unless the loop gives its own: a re-ask sampling again) and
+            # the temperature the loop asks for (the product's own: low for a constrained local
+            # call, raised for such a re-ask), 0 where it names none
+            settings = ModelSettings(temperature=0.0 if settings.temperature is None else settings.temperature,
                                      max_tokens=settings.max_tokens, timeout_s=settings.timeout_s,
-                                     extra={"seed": 0, **settings.extra} if resample else {**settings.extra, "seed": 0})
+                                     extra={"seed": 0, **settings.extra})
         parts: list[str] = []
         t = CallTimes()
         t0 = time.perf_counter()

@@ -162,9 +162,9 @@ def test_bad_options_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert exercism.main(["--systems", "cursor"]) == 2
 
 
-async def test_the_recorder_runs_deterministically_but_keeps_the_loops_own_resampling() -> None:
-    # the bench's calls run at temperature 0 and seed 0; a re-ask the loop raises the temperature for
-    # (the same unusable reply twice) keeps its temperature and seed, as the product sends it
+async def test_the_recorder_runs_deterministically_but_keeps_the_loops_own_sampling() -> None:
+    # the bench's calls run with seed 0, at temperature 0 where the loop names none; a temperature
+    # and seed the loop sets (a re-ask sampling again) are kept, as the product sends them
     from benchmarks._tasktime import Recorder
 
     from duckflow.llm.scripted import ScriptedModel, reply

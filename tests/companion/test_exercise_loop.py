@@ -172,6 +172,11 @@ async def test_a_fix_that_writes_the_file_as_it_is_is_told_so_in_the_next_round(
     assert "wrote parity.py exactly as it already was" not in asked(model, 1)
     assert "Your last reply wrote parity.py exactly as it already was: nothing changed" in asked(model, 2)
     assert "chance 2 of 2" in asked(model, 2) and len(model.requests) == 3  # no extra call for it
+    # and that round samples (the words alone gave the same copy again with the 1.5B: bench series)
+    from duckflow.companion.replycheck import RESAMPLE_TEMPERATURE
+    from duckflow.llm.constrain import LOCAL_TEMPERATURE
+    assert model.requests[1].settings.temperature == LOCAL_TEMPERATURE < RESAMPLE_TEMPERATURE
+    assert model.requests[2].settings.temperature == RESAMPLE_TEMPERATURE
     assert out.ending == "done" and (env.root / "parity.py").read_text() == RIGHT
 
 

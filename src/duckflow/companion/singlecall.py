@@ -328,6 +328,11 @@ async def _ask(session: TurnHost, step: StepPrompt) -> tuple[str, list[ToolCall]
     state = session.state
     settings = constrained(session.model, max_tokens=step.max_tokens, grammar=step.grammar,
                            enabled=getattr(session, "constrained_decoding", True))
+    log = checks.log_of(session)
+    if log.same_write and settings is not None:  # the last fix wrote the file as it was: at a low
+        seed = int(settings.extra.get("seed") or 0) + log.fixes  # temperature this prompt, told so,
+        settings = replace(settings, temperature=RESAMPLE_TEMPERATURE,  # still gave the same copy
+                           extra={**settings.extra, "seed": seed})
     proto = step_protocol(session)
     messages = list(step.messages)
     denied = session.owner.plans.denied_calls()
@@ -351,7 +356,6 @@ async def _ask(session: TurnHost, step: StepPrompt) -> tuple[str, list[ToolCall]
             calls = []
         usable, again = problems(calls, decoded.errors, session.runner.read_text, denied,
                                  wants_action=not state.evidence and not asks_answer(state.task))
-        log = checks.log_of(session)
         tests = [why for why in (checks.refused_test_write(session, c) for c in usable) if why]
         if tests:  # the task's tests are the expectation: a reply that edits one is asked again
             usable = [c for c in usable if not checks.refused_test_write(session, c)]
