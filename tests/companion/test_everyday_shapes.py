@@ -79,6 +79,7 @@ async def test_a_module_that_still_prints_on_import_is_not_done(env: Any) -> Non
         "Importing greetings.py prints output; it should not. hello('Ann') must still return 'Hello, Ann!'."),
         auto_approve_workspace=True)
     assert not out.success and out.result.kind == "not_done" and "Done" not in out.message
+    assert "run on import: `print('ready')`" in str(model.requests[1].messages[-1].content)  # as it is now
     assert 'python3 -c "import greetings"' in [c.call.arguments["command"] for c in ran(out)]
     assert "importing greetings printed 'ready'; the task says importing it prints nothing" in out.message
 
@@ -90,6 +91,10 @@ async def test_the_demo_put_under_main_is_done_with_both_checks(env: Any) -> Non
     out = await drive(o.session, o.session.handle_message(QUIET_TASK), auto_approve_workspace=True)
     assert out.success and out.result.kind == "done", out.message
     assert len(model.requests) == 1  # the loop ran both checks itself
+    # the first step named the lines that run on import (the 1.5B, told only the task, changed nothing)
+    first = str(model.requests[0].messages[-1].content)
+    assert ("These top-level lines of greetings.py run on import: `print('loaded')`, `print(hello('World'))`. "
+            "Move them, indented, under `if __name__ == \"__main__\":`") in first
     assert {'python3 -c "import greetings"', "python3 greetings.py"} <= {c.call.arguments["command"] for c in ran(out)}
     assert "importing greetings prints nothing, and python3 greetings.py still prints" in out.message
 

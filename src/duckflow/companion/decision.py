@@ -280,3 +280,17 @@ class Silent:
 
     def feed(self, text: str) -> None:
         return None
+
+
+class LineFeed:
+    """Streams the reply to the person line by line as it is written (the actions as they come)."""
+
+    def __init__(self, emit: Any) -> None:
+        self.emit = emit
+        self.pending = ""
+
+    def feed(self, text: str) -> None:
+        self.pending += text
+        if "\n" in self.pending:
+            done, _, self.pending = self.pending.rpartition("\n")
+            self.emit(done + "\n")

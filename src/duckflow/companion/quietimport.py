@@ -5,7 +5,9 @@ what the result must show, with no value to compare: `python3 -c "import greetin
 nothing, and (when the task says it still runs as a script) `python3 greetings.py` still prints.
 A run of the script that prints, or a call of its function that returns the right value, shows
 neither: a module that still prints on import had ended "Done". Both checks run (the loop runs
-them itself, no model call) before such a task may end "Done", after every change.
+them itself, no model call) before such a task may end "Done", after every change. Each step
+of such a task names the module's lines that run on import (`step_lines`): the 1.5B, told only
+the task, was seen making no change at all before a failed check named them.
 """
 
 from __future__ import annotations
@@ -51,6 +53,17 @@ def commands(session: Any, task: str) -> list[str]:
         return []
     mod, script = found
     return [f'python3 -c "import {mod}"'] + ([f"python3 {mod}.py"] if script else [])
+
+
+def step_lines(session: Any, task: str, files: list[str]) -> list[str]:
+    """A step's words for the lines of the module that still run on import ([] when none, or
+    when the task does not ask for a quiet import)."""
+    found = quiet_import(task, files)
+    runs = top_level_runs(session.runner.read_text(f"{found[0]}.py") or "") if found else []
+    if not found or not runs:
+        return []
+    return [f"These top-level lines of {found[0]}.py run on import: " + ", ".join(f"`{r}`" for r in runs[:4])
+            + ". Move them, indented, under `if __name__ == \"__main__\":` at the end of the file."]
 
 
 def top_level_runs(text: str) -> list[str]:

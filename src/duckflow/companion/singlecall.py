@@ -23,7 +23,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from duckflow.companion import checkask, checks, testfirst, testview
+from duckflow.companion import checkask, checks, quietimport, testfirst, testview
 from duckflow.companion.decision import MainDecision
 from duckflow.companion.editkind import edit_kind as edit_kind  # re-exported: where it lived before
 from duckflow.companion.editkind import edit_templates
@@ -88,20 +88,6 @@ def templates() -> tuple[str, str, str]:
                  ("system.txt", "example_task.txt", "example_reply.txt"))
 
 
-class LineFeed:
-    """Streams the reply to the person line by line as it is written (the actions as they come)."""
-
-    def __init__(self, emit: Any) -> None:
-        self.emit = emit
-        self.pending = ""
-
-    def feed(self, text: str) -> None:
-        self.pending += text
-        if "\n" in self.pending:
-            done, _, self.pending = self.pending.rpartition("\n")
-            self.emit(done + "\n")
-
-
 def build_step(session: TurnHost, user_text: str | None) -> StepPrompt:
     """Messages and grammar of one step: system rules, the example exchange, then this task."""
     state = session.state
@@ -117,6 +103,7 @@ def build_step(session: TurnHost, user_text: str | None) -> StepPrompt:
     lines += testview.lines_of(testview.beside(files, list(shown), session.runner.read_text))  # (kept before
     if shown:  # the files, which change between steps: the prompt's prefix stays the same)
         lines.append(file_block(shown))
+    lines += quietimport.step_lines(session, task, files)  # what runs on import, where that is the task
     if state.constraints:
         lines.append("Constraints: " + "; ".join(state.constraints))
     if user_text and user_text.strip() and user_text.strip() != task.strip():
@@ -322,7 +309,7 @@ async def single_turn(session: TurnHost, user_text: str | None) -> TurnResult:
 async def _ask(session: TurnHost, step: StepPrompt) -> tuple[str, list[ToolCall], bool]:
     """The model's reply for `step`, re-asked (at most `MAX_REASKS` times, with the error and
     the file's closest lines) while it cannot be used: (raw reply, usable calls, said DONE)."""
-    from duckflow.companion.decision import Silent
+    from duckflow.companion.decision import LineFeed, Silent
     from duckflow.llm.constrain import constrained
 
     state = session.state
