@@ -66,13 +66,35 @@ async def test_continue_then_done_and_a_failing_run_goes_back(env: Any, steps_of
 async def test_a_copied_example_is_not_run(env: Any) -> None:  # noqa: F811
     copied = ("~ copy\n#c0.9 #m0.8 #f0.9 #s0.9\n$ create @ zeta_demo.py\n---\nfor zeta_number in range(1, 4):\n"
               "    print(zeta_number)\n---\n~ next: DONE\n")
-    o = env.open([reply(copied)] * 3, codec="symops", mode="single-call")
+    model = ScriptedModel([reply(copied)] * 3, name="t")
+    o = env.open(model, codec="symops", mode="single-call")
     out = await drive(o.session, o.session.handle_message("Create count.py that prints 1 to 5"),
                       auto_approve_workspace=True)
     assert not out.success
     assert not (env.root / "zeta_demo.py").exists()
     assert any("copied the prompt's example" in t for r in out.results for t in
                [getattr(c.data, "message", "") for c in r.chunks])
+    from duckflow.companion.editkind import COPIED
+    assert model.requests[1].messages[-1].content == COPIED  # said as a copy, not as "no action"
+
+
+async def test_the_examples_loop_variable_in_the_tasks_own_code_is_no_copy(env: Any) -> None:  # noqa: F811
+    # the 1.5B named its loop variable as the example does; the file, the code and the task are its own
+    own = ("~ write it\n#c0.9 #m0.8 #f0.9 #s0.9\n$ create @ count.py\n---\nfor zeta_number in range(1, 6):\n"
+           "    print(zeta_number * 10)\n---\n$ run @ python3 count.py\n~ next: DONE\n")
+    model = ScriptedModel([reply(own)] * 2, name="t")
+    o = env.open(model, codec="symops", mode="single-call")
+    out = await drive(o.session, o.session.handle_message("Create count.py that prints 10, 20, 30, 40, 50"),
+                      auto_approve_workspace=True)
+    assert (env.root / "count.py").exists() and len(model.requests) == 1
+    assert out.success, out.message
+    # the example's own lines in the task's file are still a copy
+    from duckflow.companion.editkind import copied_example
+    from duckflow.llm.types import ToolCall
+    example = "for zeta_number in range(1, 4):\n    print(zeta_number)\n"
+    assert copied_example([ToolCall("write_file", {"path": "count.py", "content": example}, "1")], "Create count.py")
+    assert not copied_example([ToolCall("write_file", {"path": "count.py", "content": example}, "1")],
+                              "Rename zeta_number in count.py")
 
 
 async def test_create_of_an_existing_file_is_an_overwrite_with_its_diff(env: Any) -> None:  # noqa: F811

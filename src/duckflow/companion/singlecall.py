@@ -17,16 +17,20 @@ already succeeded ends the task instead of looping.
 
 from __future__ import annotations
 
-import functools
 import re
 from dataclasses import replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from duckflow.companion import checkask, checks, quietimport, testfirst, testview
 from duckflow.companion.decision import MainDecision
+from duckflow.companion.editkind import (
+    COPIED,
+    EXAMPLE_MARKERS,
+    copied_example,
+    edit_templates,
+    templates,
+)
 from duckflow.companion.editkind import edit_kind as edit_kind  # re-exported: where it lived before
-from duckflow.companion.editkind import edit_templates
 from duckflow.companion.engine import SPECIALIZED_AGENT
 from duckflow.companion.fixround import MAX_REPLY, fix_bound, whole_fix
 from duckflow.companion.rejected import rejected_lines, rename_correction, symops_write
@@ -76,16 +80,7 @@ if TYPE_CHECKING:
     from duckflow.companion.host import TurnHost
     from duckflow.companion.turnctx import TurnResult
 
-DATA = Path(__file__).parent / "data" / "singlecall"
-EXAMPLE_MARKERS = ("zeta_demo", "zeta_number")  # names only the example uses
 MARKER = re.compile(r"^~ next: (DONE|CONTINUE)\s*$", re.M)
-
-
-@functools.lru_cache(maxsize=1)
-def templates() -> tuple[str, str, str]:
-    """(system, example task, example reply) from the template files."""
-    return tuple((DATA / n).read_text(encoding="utf-8").strip() for n in  # type: ignore[return-value]
-                 ("system.txt", "example_task.txt", "example_reply.txt"))
 
 
 def build_step(session: TurnHost, user_text: str | None) -> StepPrompt:
@@ -197,15 +192,6 @@ def _counter(session: TurnHost) -> Any:
     from duckflow.llm.tokens import count_tokens
 
     return lambda text: count_tokens(text, session.model.name).tokens
-
-
-def copied_example(calls: list[ToolCall], task: str) -> bool:
-    """A call that carries the example's names (which the task does not use)."""
-    for call in calls:
-        blob = " ".join(str(v) for v in call.arguments.values())
-        if any(m in blob and m not in task for m in EXAMPLE_MARKERS):
-            return True
-    return False
 
 
 async def single_turn(session: TurnHost, user_text: str | None) -> TurnResult:
@@ -338,11 +324,13 @@ async def _ask(session: TurnHost, step: StepPrompt) -> tuple[str, list[ToolCall]
         if decoded.questions and not reply.cut_off:  # it asks the person: nothing runs until they answer
             session.turn.asked = list(decoded.questions)
             return raw, [], False
-        if copied_example(calls, state.task):
+        copied = copied_example(calls, state.task)
+        if copied:
             session.chunks.notice("copied_example", "the reply copied the prompt's example; nothing was run")
             calls = []
         usable, again = problems(calls, decoded.errors, session.runner.read_text, denied,
                                  wants_action=not state.evidence and not asks_answer(state.task))
+        again = COPIED if copied else again  # (not "no action": it had one, the example's)
         tests = [why for why in (checks.refused_test_write(session, c) for c in usable) if why]
         if tests:  # the task's tests are the expectation: a reply that edits one is asked again
             usable = [c for c in usable if not checks.refused_test_write(session, c)]
