@@ -240,3 +240,19 @@ async def test_a_fix_round_sees_the_call_of_a_failed_raising_test_and_the_error_
     assert raised_words(RAISING_TEST, "test_negative", "AssertionError: ValueError not raised") == \
         "label(-1) raised no error, but the test expects ValueError('n must be positive')"
     assert raised_words(RAISING_TEST, "test_even", "AssertionError: 'odd' != 'even'") == ""  # not its shape
+
+
+async def test_a_failed_assert_over_several_lines_is_said_with_its_call(env: Any) -> None:  # noqa: F811
+    # unittest names a statement over several lines by its first, `self.assertEqual(`: the fix
+    # round is told the call (its input), what it returned and what the test expects
+    (env.root / "parity.py").write_text(STUB)
+    (env.root / "parity_test.py").write_text(
+        "import unittest\n\nfrom parity import label\n\n\nclass ParityTest(unittest.TestCase):\n"
+        "    def test_words(self):\n        self.assertEqual(\n            label(4),\n"
+        "            'even',\n        )\n")
+    model = ScriptedModel([step("write it", create("parity.py", WRONG)),
+                           step("fix it", create("parity.py", RIGHT))], name="t")
+    o = env.open(model, codec="symops", mode="single-call")
+    out = await drive(o.session, o.session.handle_message(TASK), auto_approve_workspace=True)
+    assert "test_words: label(4) returned 'odd', but the test expects 'even'" in asked(model, 1)
+    assert out.ending == "done"

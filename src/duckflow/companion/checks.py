@@ -297,9 +297,10 @@ def note(session: Any, ran: list[CallOutcome]) -> None:
 
 
 def _explainer(session: Any, command: str) -> Any:
-    """How a failed test of `command`'s test files is said from their source (testview.raised_words)."""
+    """How a failed test of `command`'s test files is said from their source (testview.failed_words)."""
     sources = [session.runner.read_text(t) or "" for t in expect.tests_of(command)]
-    return lambda name, said: next(filter(None, (testview.raised_words(s, name, said) for s in sources)), "")
+    return lambda name, said, line: next(filter(None, (testview.failed_words(s, name, said, line)
+                                                       for s in sources)), "")
 
 
 def did_something(log: CheckLog) -> bool:

@@ -117,11 +117,12 @@ _RAISED = re.compile(r"^[\w.]*(Error|Exception|Exit)\b|^[\w.]*Warning:")
 
 
 def failures(stdout: str, stderr: str, limit: int = 3,
-             explain: Callable[[str, str], str] | None = None) -> list[str]:
+             explain: Callable[[str, str, int], str] | None = None) -> list[str]:
     """The first `limit` failed tests of a pytest or unittest run, each as `test: the test's line
     → the error` (what a fix needs to see all at once), with how many more; [] when none is named.
-    `explain(test, error)` may say a test's failure better (from the test's source)."""
-    found: list[tuple[str, str, str]] = []
+    `explain(test, error, line)` may say a test's failure better from the test's source (unittest
+    names the line of a statement over several lines by its first: `self.assertEqual(`)."""
+    found: list[tuple[str, str, str, int]] = []
     lines = (stdout + "\n" + stderr).splitlines()
     i = 0
     while i < len(lines):
@@ -129,21 +130,22 @@ def failures(stdout: str, stderr: str, limit: int = 3,
         if not head:
             i += 1
             continue
-        name, at, said = head.group(1), "", ""
+        name, at, said, line_no = head.group(1), "", "", 0
         i += 1
         while i < len(lines) and not (_PYTEST_SECTION.match(lines[i].strip()) or _UNITTEST_BLOCK.match(lines[i])
                                       or lines[i].startswith("=====") or lines[i].startswith("Ran ")):
             line = lines[i]
             if line.startswith(">"):  # pytest: the test's line that failed
                 at = line[1:].strip()
-            elif re.match(r'^\s+File ".*", line \d+, in ' + re.escape(name) + r"$", line) and i + 1 < len(lines):
-                at = lines[i + 1].strip()  # unittest: the line under the test's own frame
+            elif (frame := re.match(r'^\s+File ".*", line (\d+), in ' + re.escape(name) + r"$", line)) \
+                    and i + 1 < len(lines):
+                at, line_no = lines[i + 1].strip(), int(frame.group(1))  # unittest: the test's own frame
             elif not said and (re.match(r"^E\s+\S", line) or _RAISED.match(line)):
                 said = line[1:].strip() if line.startswith("E ") else line.strip()
             i += 1
-        if said and all(said != s for _, _, s in found):  # the same error again says nothing new
-            found.append((name, at, said))
-    shown = [f"{name}: {(explain and explain(name, said)) or compared(at, said)}"[:240]
-             for name, at, said in found[:limit]]
+        if said and all(said != s for _, _, s, _ in found):  # the same error again says nothing new
+            found.append((name, at, said, line_no))
+    shown = [f"{name}: {(explain and explain(name, said, n)) or compared(at, said)}"[:240]
+             for name, at, said, n in found[:limit]]
     more = len(found) - limit
     return shown + ([f"(and {more} more failing with other errors)"] if more > 0 else [])

@@ -6,8 +6,10 @@ guesses the names, the return values and the error messages, and its first reply
 asserts say them. The step shows the bodies of the test methods (one block per test, the test's
 name dropped), each shape of assert once before any repeats, within a character budget; the
 test file stays the task's expectation, read-only (companion/expect.py). After a failed run,
-`raised_words` says a failed `assertRaises` test as its call and what it raised against the
-error the test expects (the run's output names neither the call nor the wanted error).
+`failed_words` says a failed test from its source where the run's output does not: an
+`assertRaises` test as its call and what it raised against the error the test expects, and an
+`assertEqual` over several lines (unittest shows only `self.assertEqual(`) as its call, what it
+returned and what the test expects.
 """
 
 from __future__ import annotations
@@ -147,4 +149,27 @@ def raised_words(source: str, name: str, said: str) -> str:
         return f"{call} raised {exc}({got.group(1)}), but the test expects {wanted}"
     if re.match(r"^\w*(Error|Exception)\b", said):  # another error escaped the call
         return f"{call} raised {said[:120]}, but the test expects {wanted}"
+    return ""
+
+
+def failed_words(source: str, name: str, said: str, line: int = 0) -> str:
+    """A failed test said from its source: `raised_words`, else the `assertEqual(CALL, WANTED)`
+    at `line` (unittest's frame line) as "CALL returned GOT, but the test expects WANTED"; ""
+    when the source says no more than the run did."""
+    raised = raised_words(source, name, said)
+    got = _MESSAGE.match(said)
+    if raised or not got or line <= 0:
+        return raised
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return ""
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and node.lineno == line):
+            continue
+        call = node.value
+        if isinstance(call.func, ast.Attribute) and call.func.attr == "assertEqual" and len(call.args) >= 2 \
+                and isinstance(call.args[0], ast.Call):
+            return (f"{ast.unparse(call.args[0])} returned {got.group(1)}, but the test expects "
+                    f"{ast.unparse(call.args[1])}")
     return ""
