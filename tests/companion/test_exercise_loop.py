@@ -256,3 +256,17 @@ async def test_a_failed_assert_over_several_lines_is_said_with_its_call(env: Any
     out = await drive(o.session, o.session.handle_message(TASK), auto_approve_workspace=True)
     assert "test_words: label(4) returned 'odd', but the test expects 'even'" in asked(model, 1)
     assert out.ending == "done"
+
+
+def test_a_test_file_built_to_break_the_parser_says_no_more_than_the_run() -> None:
+    # a cloned repository's test file is the workspace's, not ours: one nested past the parser's
+    # limits (MemoryError from CPython's parser) leaves the failure as the run said it, no crash
+    from duckflow.companion.taskchecks import _required
+    from duckflow.companion.testview import failed_words
+
+    deep = "class T:\n    def t(self):\n        self.assertEqual(f(" + "-" * 300000 + "1), 2)\n"
+    raising = ("def t(self):\n    with self.assertRaises(ValueError) as err:\n        f(" + "not " * 200000 + "1)\n")
+    assert failed_words(deep, "t", "AssertionError: 1 != 2", 3) == ""
+    assert failed_words(raising, "t", "AssertionError: ValueError not raised") == ""
+    assert failed_words("a\x00b", "t", "AssertionError: 1 != 2", 1) == ""
+    assert _required("x" + ", y=" + "-" * 300000 + "1") is False

@@ -121,7 +121,7 @@ def _required(params: str) -> bool:
     """A def's parameters include one a call must give (neither defaulted nor *args, **kw or self)."""
     try:
         a = ast.parse(f"def f({params}): pass").body[0].args  # type: ignore[attr-defined]
-    except SyntaxError:
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # (a file built to break the parser)
         return False
     plain = [*a.posonlyargs, *a.args]
     names = [x.arg for x in plain[:len(plain) - len(a.defaults)] if x.arg not in ("self", "cls")]

@@ -108,12 +108,22 @@ _MESSAGE = re.compile(r"AssertionError: (.+?) != (.+?)(?: : .*)?$")
 _NOT_RAISED = re.compile(r"AssertionError: (\w+) not raised")
 
 
+_UNREADABLE = (SyntaxError, ValueError, RecursionError, MemoryError)  # a test file built to break a parser
+
+
+def _tree(source: str) -> ast.Module | None:
+    """The test file parsed, or None when it cannot be (its words then say no more than the run)."""
+    try:
+        return ast.parse(source)
+    except _UNREADABLE:
+        return None
+
+
 def _raising(source: str, name: str) -> tuple[str, str, str] | None:
     """(the call, the exception, its message as the test writes it) of test `name`'s first
     `with self.assertRaises(E) as err: CALL` checked with `assertEqual(err.exception.args[0], MSG)`."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
+    tree = _tree(source)
+    if tree is None:
         return None
     test = next((n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == name), None)
     for node in ast.walk(test) if test else ():
@@ -137,7 +147,10 @@ def raised_words(source: str, name: str, said: str) -> str:
     """A failed `assertRaises` test as what its call did against the error the test expects:
     "slices('', 1) raised ValueError('slice length cannot be greater than series length'), but the
     test expects ValueError('series cannot be empty')"; "" when the test is not of that shape."""
-    found = _raising(source, name)
+    try:
+        found = _raising(source, name)
+    except _UNREADABLE:
+        found = None
     if found is None:
         return ""
     call, exc, message = found
@@ -160,16 +173,16 @@ def failed_words(source: str, name: str, said: str, line: int = 0) -> str:
     got = _MESSAGE.match(said)
     if raised or not got or line <= 0:
         return raised
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return ""
-    for node in ast.walk(tree):
+    tree = _tree(source)
+    for node in ast.walk(tree) if tree is not None else ():
         if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and node.lineno == line):
             continue
         call = node.value
         if isinstance(call.func, ast.Attribute) and call.func.attr == "assertEqual" and len(call.args) >= 2 \
                 and isinstance(call.args[0], ast.Call):
-            return (f"{ast.unparse(call.args[0])} returned {got.group(1)}, but the test expects "
-                    f"{ast.unparse(call.args[1])}")
+            try:
+                return (f"{ast.unparse(call.args[0])} returned {got.group(1)}, but the test expects "
+                        f"{ast.unparse(call.args[1])}")
+            except _UNREADABLE:
+                return ""
     return ""
